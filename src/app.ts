@@ -1,0 +1,119 @@
+// Builds the Fastify app from config and deps; never listens.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Deps } from './deps.js';
+import { AuthGuard } from './http/authenticate.js';
+import type { App, FeatureModule, ModuleContext } from './http/context.js';
+import { registerErrorHandling } from './http/errors.js';
+import { registerRateLimits } from './http/rate-limit.js';
+import { validatorCompiler } from './http/validation.js';
+import { ErrorResponse } from './shared/schemas.js';
+import { TokenService } from './modules/auth/tokens.js';
+import { healthModule } from './modules/health/health.routes.js';
+import { countriesModule } from './modules/countries/countries.routes.js';
+import { authModule } from './modules/auth/auth.routes.js';
+import { adminModule } from './modules/admin/admin.routes.js';
+import { driversModule } from './modules/drivers/drivers.routes.js';
+import { matchingModule } from './modules/matching/matching.routes.js';
+import { packagesModule } from './modules/packages/packages.routes.js';
+import { ridesModule } from './modules/rides/rides.routes.js';
+import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
+
+const API_MODULES: FeatureModule[] = [
+  countriesModule,
+  authModule,
+  adminModule,
+  driversModule,
+  matchingModule,
+  packagesModule,
+  ridesModule,
+  webhooksModule,
+];
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Strips secrets that clients may put in a query string (the WebSocket access_token). */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&](?:access_token|token)=)[^&]*/gi, '$1[redacted]');
+}
+
+export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // A hop count is accepted at runtime (proxy-addr), though the typings omit it.
+    trustProxy: config.trustProxy as boolean | string[],
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    requestIdLogLabel: 'requestId',
+    disableRequestLogging: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.addSchema(ErrorResponse);
+  registerErrorHandling(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route, status: String(reply.statusCode) };
+    deps.metrics.httpRequests.inc(labels);
+    deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Ride-hailing and package delivery API',
+        version: '0.1.0',
+        description: 'One HTTP API for customer, driver, business, company and admin apps and integrators.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+
+  const tokens = new TokenService({
+    secret: config.jwtSecret,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    accessTtlMs: config.accessTokenTtlMs,
+    clock: deps.clock,
+  });
+  const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, clock: deps.clock, tokens });
+  const ctx: ModuleContext = { deps, tokens, guard };
+
+  await app.register(async (root) => {
+    await healthModule(root as App, ctx);
+  });
+
+  await app.register(
+    async (api) => {
+      await registerRateLimits(api as App, ctx);
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      for (const register of API_MODULES) {
+        await api.register(async (scope) => register(scope as App, ctx));
+      }
+    },
+    { prefix: '/api' },
+  );
+
+  return app;
+}

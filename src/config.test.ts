@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from './config.js';
+
+test('defaults follow the contract', () => {
+  const c = loadConfig({});
+  assert.equal(c.port, 3000);
+  assert.equal(c.host, '0.0.0.0');
+  assert.equal(c.dataDir, './data');
+  assert.equal(c.databaseUrl, undefined);
+  assert.equal(c.accessTokenTtlMs, 15 * 60_000);
+  assert.equal(c.refreshTokenTtlMs, 7 * 86_400_000);
+  assert.equal(c.rememberMeRefreshTokenTtlMs, 30 * 86_400_000);
+  assert.equal(c.loginSessionTtlMs, 10 * 60_000);
+  assert.equal(c.otpTtlMs, 5 * 60_000);
+  assert.equal(c.otpMaxAttempts, 5);
+  assert.equal(c.otpMaxResends, 3);
+  assert.equal(c.smsTransport, 'console');
+  assert.equal(c.smsFile, 'data/sms.log');
+  assert.deepEqual(c.rateLimits.global, { max: 100, windowMs: 900_000 });
+  assert.deepEqual(c.rateLimits.login, { max: 5, windowMs: 900_000 });
+  assert.deepEqual(c.rateLimits.loginSendOtp, { max: 3, windowMs: 300_000 });
+  assert.deepEqual(c.rateLimits.registerSendOtp, { max: 3, windowMs: 300_000 });
+  assert.equal(c.trustProxy, false);
+  assert.equal(c.driverLocationTtlMs, 120_000);
+  assert.deepEqual(c.webhookRetryScheduleMs.slice(0, 3), [5000, 30_000, 120_000]);
+  assert.equal(c.webhookRetryScheduleMs.length, 10);
+  assert.equal(c.webhookTimeoutMs, 10_000);
+  assert.equal(c.webhookAllowHttp, true);
+  assert.equal(c.webhookAllowPrivateTargets, true);
+  assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
+  assert.equal(c.logLevel, 'info');
+});
+
+test('one error names every bad variable', () => {
+  try {
+    loadConfig({
+      PORT: 'abc',
+      ACCESS_TOKEN_TTL: '15 minutes',
+      RATE_LIMIT_LOGIN: 'five',
+      JWT_SECRET: 'short',
+      TRUST_PROXY: 'not-an-ip',
+      SMS_TRANSPORT: 'pigeon',
+      WEBHOOK_ALLOW_HTTP: 'maybe',
+      ADMIN_EMAIL: 'a@example.com',
+    });
+    assert.fail('expected a ConfigError');
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    const text = err.message;
+    for (const name of ['PORT', 'ACCESS_TOKEN_TTL', 'RATE_LIMIT_LOGIN', 'JWT_SECRET', 'TRUST_PROXY', 'SMS_TRANSPORT', 'WEBHOOK_ALLOW_HTTP', 'ADMIN_PASSWORD']) {
+      assert.match(text, new RegExp(name), `${name} should be named`);
+    }
+    assert.equal(err.problems.length, 8);
+  }
+});
+
+test('production refuses unsafe defaults and flips webhook safety', () => {
+  assert.throws(() => loadConfig({ NODE_ENV: 'production' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    assert.match(err.message, /DATABASE_URL is required/);
+    assert.match(err.message, /JWT_SECRET is required/);
+    assert.match(err.message, /SMS_TRANSPORT=console is refused/);
+    return true;
+  });
+  const c = loadConfig({
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgres://db/app',
+    JWT_SECRET: 'x'.repeat(32),
+    SMS_TRANSPORT: 'http',
+    SMS_HTTP_URL: 'https://sms.example.com/send',
+  });
+  assert.equal(c.webhookAllowHttp, false);
+  assert.equal(c.webhookAllowPrivateTargets, false);
+});
+
+test('rate limits take off, trust proxy takes hops and CIDRs', () => {
+  const c = loadConfig({ RATE_LIMIT_GLOBAL: 'off', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' });
+  assert.equal(c.rateLimits.global, null);
+  assert.deepEqual(c.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+});

@@ -1,0 +1,236 @@
+// Configuration: a pure function of the environment, validated at once, every bad variable named.
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { parseDuration, parseRateLimit, type RateLimitSpec } from './shared/durations.js';
+
+export type SmsTransport = 'console' | 'file' | 'http';
+
+export interface Config {
+  port: number;
+  host: string;
+  nodeEnv: string;
+  isProduction: boolean;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  redisKeyPrefix: string;
+  /** undefined in development until deps fill it from DATA_DIR/jwt-secret. */
+  jwtSecret: string | undefined;
+  jwtIssuer: string;
+  jwtAudience: string;
+  accessTokenTtlMs: number;
+  refreshTokenTtlMs: number;
+  rememberMeRefreshTokenTtlMs: number;
+  loginSessionTtlMs: number;
+  otpTtlMs: number;
+  otpMaxAttempts: number;
+  otpMaxResends: number;
+  smsTransport: SmsTransport;
+  smsFile: string;
+  smsHttpUrl: string | undefined;
+  smsHttpToken: string | undefined;
+  admin: { email: string; phone: string; password: string } | undefined;
+  rateLimits: {
+    global: RateLimitSpec | null;
+    login: RateLimitSpec | null;
+    loginSendOtp: RateLimitSpec | null;
+    registerSendOtp: RateLimitSpec | null;
+  };
+  /** false, a hop count, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
+  trustProxy: boolean | number | string[];
+  driverLocationTtlMs: number;
+  webhookRetryScheduleMs: number[];
+  webhookTimeoutMs: number;
+  webhookAllowHttp: boolean;
+  webhookAllowPrivateTargets: boolean;
+  webhookSignatureHeader: string;
+  /** Whether the API process also runs the webhook worker (`npm run worker` runs it alone). */
+  webhookWorkerInProcess: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const problems: string[] = [];
+  const get = (name: string) => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+
+  const str = (name: string, fallback: string) => get(name) ?? fallback;
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const duration = (name: string, fallback: string) => {
+    const raw = get(name) ?? fallback;
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms <= 0) {
+      problems.push(`${name} must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "${raw}")`);
+      return parseDuration(fallback)!;
+    }
+    return ms;
+  };
+  const bool = (name: string, fallback: boolean) => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const rateLimit = (name: string, fallback: string) => {
+    const raw = get(name) ?? fallback;
+    const spec = parseRateLimit(raw);
+    if (spec === undefined) {
+      problems.push(`${name} must be N/window such as 100/15m, or off (got "${raw}")`);
+      return parseRateLimit(fallback) ?? null;
+    }
+    return spec;
+  };
+  const url = (name: string, protocols: string[]) => {
+    const raw = get(name);
+    if (raw === undefined) return undefined;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) throw new Error();
+      return raw;
+    } catch {
+      problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
+      return undefined;
+    }
+  };
+
+  const nodeEnv = str('NODE_ENV', 'development');
+  const isProduction = nodeEnv === 'production';
+
+  const port = int('PORT', 3000, 0, 65535);
+  const host = str('HOST', '0.0.0.0');
+  const dataDir = str('DATA_DIR', './data');
+  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+  const redisKeyPrefix = str('REDIS_KEY_PREFIX', 'rd:');
+
+  const jwtSecret = get('JWT_SECRET');
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
+    problems.push('JWT_SECRET must be at least 32 bytes');
+  }
+
+  const smsRaw = str('SMS_TRANSPORT', 'console');
+  let smsTransport: SmsTransport = 'console';
+  if (smsRaw === 'console' || smsRaw === 'file' || smsRaw === 'http') smsTransport = smsRaw;
+  else problems.push(`SMS_TRANSPORT must be console, file or http (got "${smsRaw}")`);
+  const smsHttpUrl = url('SMS_HTTP_URL', ['http:', 'https:']);
+  const smsHttpToken = get('SMS_HTTP_TOKEN');
+  if (smsTransport === 'http' && smsHttpUrl === undefined) problems.push('SMS_HTTP_URL is required when SMS_TRANSPORT=http');
+
+  const adminEmail = get('ADMIN_EMAIL');
+  const adminPhone = get('ADMIN_PHONE');
+  const adminPassword = get('ADMIN_PASSWORD');
+  const adminCount = [adminEmail, adminPhone, adminPassword].filter((v) => v !== undefined).length;
+  if (adminCount > 0 && adminCount < 3) {
+    problems.push('ADMIN_EMAIL, ADMIN_PHONE and ADMIN_PASSWORD must be set together');
+  }
+
+  const trustProxy = parseTrustProxy(get('TRUST_PROXY'), problems);
+
+  const scheduleRaw = str('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h');
+  const webhookRetryScheduleMs: number[] = [];
+  for (const part of scheduleRaw.split(',')) {
+    const ms = parseDuration(part);
+    if (ms === undefined) {
+      problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations (bad entry "${part}")`);
+      break;
+    }
+    webhookRetryScheduleMs.push(ms);
+  }
+
+  const signatureHeader = str('WEBHOOK_SIGNATURE_HEADER', 'X-Service-Signature');
+  if (!/^[A-Za-z0-9-]{1,100}$/.test(signatureHeader)) {
+    problems.push('WEBHOOK_SIGNATURE_HEADER must be a header name (letters, digits and dashes)');
+  }
+
+  const logLevel = str('LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const config: Config = {
+    port,
+    host,
+    nodeEnv,
+    isProduction,
+    dataDir,
+    databaseUrl,
+    redisUrl,
+    redisKeyPrefix,
+    jwtSecret,
+    jwtIssuer: str('JWT_ISSUER', 'ride-delivery-backend'),
+    jwtAudience: str('JWT_AUDIENCE', 'ride-delivery-api'),
+    accessTokenTtlMs: duration('ACCESS_TOKEN_TTL', '15m'),
+    refreshTokenTtlMs: duration('REFRESH_TOKEN_TTL', '7d'),
+    rememberMeRefreshTokenTtlMs: duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d'),
+    loginSessionTtlMs: duration('LOGIN_SESSION_TTL', '10m'),
+    otpTtlMs: duration('OTP_TTL', '5m'),
+    otpMaxAttempts: int('OTP_MAX_ATTEMPTS', 5, 1, 100),
+    otpMaxResends: int('OTP_MAX_RESENDS', 3, 0, 100),
+    smsTransport,
+    smsFile: str('SMS_FILE', path.join(dataDir, 'sms.log')),
+    smsHttpUrl,
+    smsHttpToken,
+    admin: adminCount === 3 ? { email: adminEmail!, phone: adminPhone!, password: adminPassword! } : undefined,
+    rateLimits: {
+      global: rateLimit('RATE_LIMIT_GLOBAL', '100/15m'),
+      login: rateLimit('RATE_LIMIT_LOGIN', '5/15m'),
+      loginSendOtp: rateLimit('RATE_LIMIT_LOGIN_SEND_OTP', '3/5m'),
+      registerSendOtp: rateLimit('RATE_LIMIT_REGISTER_SEND_OTP', '3/5m'),
+    },
+    trustProxy,
+    driverLocationTtlMs: duration('DRIVER_LOCATION_TTL', '2m'),
+    webhookRetryScheduleMs,
+    webhookTimeoutMs: duration('WEBHOOK_TIMEOUT', '10s'),
+    webhookAllowHttp: bool('WEBHOOK_ALLOW_HTTP', !isProduction),
+    webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', !isProduction),
+    webhookSignatureHeader: signatureHeader,
+    webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
+    logLevel,
+  };
+
+  if (isProduction) {
+    if (!databaseUrl) problems.push('DATABASE_URL is required in production');
+    if (!jwtSecret) problems.push('JWT_SECRET is required in production');
+    if (smsTransport === 'console') problems.push('SMS_TRANSPORT=console is refused in production (use http or file)');
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | number | string[] {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [address, bits] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    if (family === 0 || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > maxBits))) {
+      problems.push(`TRUST_PROXY must be false, true, a hop count or a comma-separated list of addresses/CIDRs (bad entry "${entry}")`);
+      return false;
+    }
+  }
+  return entries;
+}

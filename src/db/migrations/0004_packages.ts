@@ -1,0 +1,8 @@
+// Packages, rides, their status history and idempotency keys (packages/rides modules).
+import type { Kysely } from 'kysely';
+
+export async function up(_db: Kysely<any>): Promise<void> {
+  // Filled by the module that owns these tables.
+}
+
+export async function down(_db: Kysely<any>): Promise<void> {}

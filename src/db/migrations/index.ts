@@ -1,0 +1,15 @@
+// Versioned migrations, applied in this order. Never edit one that has shipped: add a new file.
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_auth.js';
+import * as m0003 from './0003_drivers.js';
+import * as m0004 from './0004_packages.js';
+import * as m0005 from './0005_webhooks.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+  '0002_auth': m0002,
+  '0003_drivers': m0003,
+  '0004_packages': m0004,
+  '0005_webhooks': m0005,
+};

@@ -1,0 +1,113 @@
+// createDeps(config): the only place that opens real connections.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { LocalBus, RedisBus, type Bus } from './shared/bus.js';
+import { systemClock, type Clock } from './shared/clock.js';
+import { createMetrics, type Metrics } from './shared/metrics.js';
+
+export interface Deps {
+  config: Config & { jwtSecret: string };
+  logger: Logger;
+  database: DatabaseHandle;
+  redis: Redis | undefined;
+  bus: Bus;
+  clock: Clock;
+  metrics: Metrics;
+  /** Closes what createDeps opened, in reverse order. */
+  close(): Promise<void>;
+}
+
+export interface DepsOverrides {
+  clock?: Clock;
+  logger?: Logger;
+  database?: DatabaseHandle;
+}
+
+// Keys, tokens, codes and passwords never reach the log.
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  '*.password',
+  '*.newPassword',
+  '*.currentPassword',
+  '*.code',
+  '*.refreshToken',
+  '*.accessToken',
+  '*.secret',
+  '*.token',
+];
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
+}
+
+export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
+  const logger = overrides.logger ?? createLogger(config);
+  const jwtSecret = config.jwtSecret ?? (await developmentJwtSecret(config.dataDir));
+
+  const database = overrides.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
+  const closers: (() => Promise<unknown>)[] = [() => database.close()];
+  try {
+    const applied = await migrateToLatest(database.db);
+    if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
+
+    let redis: Redis | undefined;
+    let bus: Bus;
+    if (config.redisUrl) {
+      redis = new Redis(config.redisUrl, {
+        // Fail fast while Redis is down, so callers fall back instead of queueing forever.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        lazyConnect: true,
+      });
+      redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      const client = redis;
+      closers.push(async () => client.disconnect());
+      await redis.connect();
+      const redisBus = new RedisBus(redis, config.redisKeyPrefix, logger);
+      await redisBus.ready();
+      bus = redisBus;
+    } else {
+      bus = new LocalBus(logger);
+    }
+    closers.push(() => bus.close());
+
+    return {
+      config: { ...config, jwtSecret },
+      logger,
+      database,
+      redis,
+      bus,
+      clock: overrides.clock ?? systemClock,
+      metrics: createMetrics(),
+      close: async () => {
+        for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'close failed'));
+      },
+    };
+  } catch (err) {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Development only: a random key generated once and kept in DATA_DIR, so tokens survive restarts. */
+async function developmentJwtSecret(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'jwt-secret');
+  try {
+    const existing = (await readFile(file, 'utf8')).trim();
+    if (existing.length >= 32) return existing;
+  } catch {
+    // not there yet
+  }
+  const secret = randomBytes(48).toString('base64url');
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}

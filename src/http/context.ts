@@ -1,0 +1,23 @@
+// What every feature module receives when it registers its routes.
+import type { FastifyInstance, FastifyBaseLogger, RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Deps } from '../deps.js';
+import type { TokenService } from '../modules/auth/tokens.js';
+import type { AuthGuard } from './authenticate.js';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface ModuleContext {
+  deps: Deps;
+  tokens: TokenService;
+  guard: AuthGuard;
+}
+
+/** A feature module: registers its routes (under /api) and its lifecycle hooks. */
+export type FeatureModule = (app: App, ctx: ModuleContext) => Promise<void> | void;

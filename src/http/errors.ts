@@ -1,0 +1,58 @@
+// Every failure leaves in the contract's shape { statusCode, message, error, code? }.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, statusName } from '../shared/errors.js';
+import { describeValidationError } from './validation.js';
+
+interface ErrorBody {
+  statusCode: number;
+  message: string;
+  error: string;
+  code?: string;
+}
+
+export function errorBody(statusCode: number, message: string, code?: string): ErrorBody {
+  const body: ErrorBody = { statusCode, message, error: statusName(statusCode) };
+  if (code) body.code = code;
+  return body;
+}
+
+const FRAMEWORK_CODES: Record<string, { status: number; code: string; message?: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 1 MiB' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'Body cannot be empty when Content-Type is application/json' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'Body is not valid JSON' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH' },
+};
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof AppError) {
+      if (err.statusCode >= 500) request.log.error({ err }, 'application error');
+      return reply.code(err.statusCode).headers(err.headers).send(errorBody(err.statusCode, err.message, err.code));
+    }
+    const fastifyError = err as FastifyError;
+    if (fastifyError.validation) {
+      const message = describeValidationError(fastifyError.validation as any, fastifyError.validationContext ?? 'request');
+      return reply.code(400).send(errorBody(400, message, 'VALIDATION_FAILED'));
+    }
+    const known = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
+    if (known) {
+      return reply.code(known.status).send(errorBody(known.status, known.message ?? fastifyError.message, known.code));
+    }
+    if (err instanceof SyntaxError && fastifyError.statusCode === 400) {
+      return reply.code(400).send(errorBody(400, 'Body is not valid JSON', 'INVALID_JSON'));
+    }
+    const status = fastifyError.statusCode;
+    if (status && status >= 400 && status < 500) {
+      if (status === 429) return reply.code(429).send(errorBody(429, fastifyError.message, 'RATE_LIMITED'));
+      return reply.code(status).send(errorBody(status, fastifyError.message, fastifyError.code));
+    }
+    // Unexpected: full detail to the log (with the request id), none to the client.
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send(errorBody(500, 'Internal server error', 'INTERNAL'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
+  });
+}

@@ -1,0 +1,6 @@
+// Routes of the rides module (registered under /api by app.ts).
+import type { FeatureModule } from '../../http/context.js';
+
+export const ridesModule: FeatureModule = async (_app, _ctx) => {
+  // Routes are added by the work on this module.
+};

@@ -1,0 +1,6 @@
+// Routes of the webhooks module (registered under /api by app.ts).
+import type { FeatureModule } from '../../http/context.js';
+
+export const webhooksModule: FeatureModule = async (_app, _ctx) => {
+  // Routes are added by the work on this module.
+};

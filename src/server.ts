@@ -1,0 +1,33 @@
+// loadConfig(env) → createDeps(config) → buildApp({ deps }) → listen, with graceful shutdown.
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createDeps } from './deps.js';
+
+const started = performance.now();
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const deps = await createDeps(config);
+const app = await buildApp({ deps });
+
+closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  if (err) app.log.error({ err }, 'shutting down after an error');
+  else app.log.info({ signal }, 'shutting down');
+  await app.close();
+  await deps.close();
+});
+
+await app.listen({ port: config.port, host: config.host });
+app.log.info(
+  { database: deps.database.kind, redis: Boolean(deps.redis), startupMs: Math.round(performance.now() - started) },
+  'ready',
+);

@@ -1,0 +1,43 @@
+// Cursor pagination: an opaque base64url cursor holding the last item's (createdAt, id).
+import { Type, type Static } from '@sinclair/typebox';
+import { badRequest } from './errors.js';
+
+export const PaginationQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+});
+export type PaginationQuery = Static<typeof PaginationQuery>;
+
+export interface Cursor {
+  createdAt: Date;
+  id: string;
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
+}
+
+export function decodeCursor(text: string | undefined): Cursor | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as [string, string];
+    const createdAt = new Date(at);
+    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(createdAt.getTime())) throw new Error();
+    return { createdAt, id };
+  } catch {
+    throw badRequest('Invalid cursor', 'INVALID_CURSOR');
+  }
+}
+
+/** Takes `limit + 1` rows (newest first) and returns the page and the next cursor. */
+export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map(map),
+    nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+  };
+}
+
+export const pageSchema = <T extends import('@sinclair/typebox').TSchema>(item: T) =>
+  Type.Object({ items: Type.Array(item), nextCursor: Type.Union([Type.String(), Type.Null()]) });

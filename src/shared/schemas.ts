@@ -1,0 +1,44 @@
+// Schemas shared by several modules.
+import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+
+/** A request body object: unknown properties are rejected with 400 (no mass assignment). */
+export const Body = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const DateTime = Type.String({ format: 'date-time' });
+export const Nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Phone = Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164: + and 7 to 15 digits' });
+export const Email = Type.String({ format: 'email', maxLength: 254 });
+
+export const Location = Type.Object(
+  {
+    lat: Type.Number({ minimum: -90, maximum: 90 }),
+    lng: Type.Number({ minimum: -180, maximum: 180 }),
+  },
+  { additionalProperties: false },
+);
+
+export const VehicleType = Type.Union([Type.Literal('BIKE'), Type.Literal('CAR'), Type.Literal('VAN'), Type.Literal('TRUCK')]);
+export const OrderType = Type.Union([Type.Literal('RIDE'), Type.Literal('PACKAGE_DELIVERY')]);
+export const Role = Type.Union([
+  Type.Literal('CUSTOMER'),
+  Type.Literal('DRIVER'),
+  Type.Literal('BUSINESS'),
+  Type.Literal('COMPANY'),
+  Type.Literal('ADMIN'),
+]);
+
+export const ErrorResponse = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    message: Type.String(),
+    error: Type.String(),
+    code: Type.Optional(Type.String()),
+  },
+  { $id: 'ErrorResponse' },
+);
+
+export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });

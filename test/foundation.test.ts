@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { buildTestApp, redisSkipReason, type TestApp } from './helpers/app.js';
+
+describe('foundation', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+  });
+  after(async () => t.close());
+
+  test('GET /api/countries lists the seeded countries', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/countries' });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    const codes = body.items.map((c: { code: string }) => c.code);
+    for (const code of ['KE', 'NG', 'GH', 'UG', 'TZ', 'RW', 'ZA', 'EG', 'GB', 'US']) assert.ok(codes.includes(code), code);
+    const kenya = body.items.find((c: { code: string }) => c.code === 'KE');
+    assert.deepEqual(Object.keys(kenya).sort(), ['code', 'currency', 'dialCode', 'id', 'name']);
+    assert.equal(kenya.dialCode, '+254');
+    assert.equal(kenya.currency, 'KES');
+    assert.match(kenya.id, /^[0-9a-f-]{36}$/);
+  });
+
+  test('an unknown route is a 404 in the error shape', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/nope?x=1' });
+    assert.equal(res.statusCode, 404);
+    assert.deepEqual(res.json(), {
+      statusCode: 404,
+      message: 'Route GET /api/nope not found',
+      error: 'Not Found',
+      code: 'ROUTE_NOT_FOUND',
+    });
+  });
+
+  test('every response carries X-Request-Id, taken from a sane request header', async () => {
+    const generated = await t.app.inject({ method: 'GET', url: '/health' });
+    assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const given = await t.app.inject({ method: 'GET', url: '/api/countries', headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(given.headers['x-request-id'], 'abc-123');
+    const insane = await t.app.inject({ method: 'GET', url: '/api/countries', headers: { 'x-request-id': 'a b<script>' } });
+    assert.notEqual(insane.headers['x-request-id'], 'a b<script>');
+    const notFound = await t.app.inject({ method: 'GET', url: '/nothing', headers: { 'x-request-id': 'req-9' } });
+    assert.equal(notFound.headers['x-request-id'], 'req-9');
+  });
+
+  test('health, readiness and metrics', async () => {
+    const health = await t.app.inject({ method: 'GET', url: '/health' });
+    assert.deepEqual(health.json(), { status: 'ok' });
+    const ready = await t.app.inject({ method: 'GET', url: '/health/ready' });
+    assert.equal(ready.statusCode, 200);
+    assert.deepEqual(ready.json(), { status: 'ok', checks: { database: 'ok' } });
+    await t.app.inject({ method: 'GET', url: '/api/countries' });
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(metrics.statusCode, 200);
+    assert.match(metrics.headers['content-type'] as string, /text\/plain/);
+    assert.match(metrics.body, /http_requests_total\{method="GET",route="\/api\/countries",status="200"\} \d+/);
+    assert.match(metrics.body, /http_request_duration_seconds_bucket/);
+    assert.match(metrics.body, /nodejs_eventloop_lag_seconds/);
+  });
+
+  test('the OpenAPI document is valid 3.1 and lists the routes; docs are served', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    const doc = res.json();
+    assert.equal(doc.openapi, '3.1.0');
+    await SwaggerParser.validate(structuredClone(doc));
+    assert.ok(doc.paths['/api/countries']);
+    const docs = await t.app.inject({ method: 'GET', url: '/api/docs' });
+    assert.ok([200, 302].includes(docs.statusCode));
+    const page = await t.app.inject({ method: 'GET', url: '/api/docs/' });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /swagger/i);
+  });
+});
+
+describe('readiness with Redis', { skip: redisSkipReason }, () => {
+  test('reports the Redis check, and 503 when Redis stops answering', async () => {
+    const t = await buildTestApp({ redis: true });
+    try {
+      const ok = await t.app.inject({ method: 'GET', url: '/health/ready' });
+      assert.equal(ok.statusCode, 200);
+      assert.deepEqual(ok.json().checks, { database: 'ok', redis: 'ok' });
+      t.deps.redis!.disconnect();
+      const down = await t.app.inject({ method: 'GET', url: '/health/ready' });
+      assert.equal(down.statusCode, 503);
+      assert.equal(down.json().checks.database, 'ok');
+      assert.match(down.json().checks.redis, /^failed/);
+    } finally {
+      await t.close();
+    }
+  });
+});
