@@ -52,7 +52,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger(config);
   const jwtSecret = config.jwtSecret ?? (await developmentJwtSecret(config.dataDir));
 
-  const database = overrides.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }));
+  const database = overrides.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, 'pgdata') }));
   const closers: (() => Promise<unknown>)[] = [() => database.close()];
   try {
     const applied = await migrateToLatest(database.db);

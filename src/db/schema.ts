@@ -64,6 +64,8 @@ export interface DriverProfilesTable {
   last_heading: number | null;
   last_speed: number | null;
   last_location_at: Date | null;
+  active_job_type: 'PACKAGE' | 'RIDE' | null;
+  active_job_id: string | null;
   updated_at: Generated<Date>;
 }
 

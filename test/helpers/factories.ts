@@ -96,6 +96,8 @@ export async function createUser(t: TestApp, options: CreateUserOptions = {}): P
         last_heading: null,
         last_speed: null,
         last_location_at: null,
+        active_job_type: null,
+        active_job_id: null,
       })
       .execute();
   }

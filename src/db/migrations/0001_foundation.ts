@@ -58,6 +58,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       last_heading double precision,
       last_speed double precision,
       last_location_at timestamptz,
+      -- The one job a driver is on (set when it accepts or is assigned, cleared when the job ends):
+      -- a conditional update on it is what stops a driver from taking two jobs at once.
+      active_job_type text check (active_job_type in ('PACKAGE', 'RIDE')),
+      active_job_id uuid,
       updated_at timestamptz not null default now()
     );
     create index driver_profiles_company_idx on driver_profiles (company_id);
