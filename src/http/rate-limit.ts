@@ -1,6 +1,98 @@
-// Per-IP rate limits (contract section 5). Owned by the auth module's work; see docs/configuration.md.
+// Per-IP rate limits (contract section 5): a global limit on every /api request and per-route limits
+// on the login and code-sending routes. Counted in Redis when it is configured (shared by every
+// instance); while Redis fails, each instance falls back to its own in-process counters (never unlimited).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { errorBody } from './errors.js';
 import type { App, ModuleContext } from './context.js';
+import type { RateLimitSpec } from '../shared/durations.js';
 
-export async function registerRateLimits(_app: App, _ctx: ModuleContext): Promise<void> {
-  // Registered before any route so the global limit covers every /api request.
+interface Limiter {
+  name: string;
+  spec: RateLimitSpec;
+  limiter: RateLimiterAbstract;
+}
+
+/** Route limits by `METHOD /api/path` (the route's URL as Fastify knows it). */
+function routeLimits(limits: ModuleContext['deps']['config']['rateLimits']): [string, string, RateLimitSpec | null][] {
+  return [
+    ['POST /api/auth/login', 'login', limits.login],
+    ['POST /api/auth/login/send-otp', 'login-send-otp', limits.loginSendOtp],
+    ['POST /api/auth/register/send-otp', 'register-send-otp', limits.registerSendOtp],
+    // The same numbers as registration codes, counted separately (contract section 2).
+    ['POST /api/auth/password/forgot', 'password-forgot', limits.registerSendOtp],
+  ];
+}
+
+export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<void> {
+  const { config, redis, logger } = ctx.deps;
+  const make = (name: string, spec: RateLimitSpec): Limiter => {
+    const duration = Math.max(1, Math.ceil(spec.windowMs / 1000));
+    const memory = new RateLimiterMemory({ keyPrefix: name, points: spec.max, duration });
+    const limiter = redis
+      ? new RateLimiterRedis({
+          storeClient: redis,
+          keyPrefix: `${config.redisKeyPrefix}rl:${name}`,
+          points: spec.max,
+          duration,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: memory,
+        })
+      : memory;
+    return { name, spec, limiter };
+  };
+
+  const global = config.rateLimits.global ? make('global', config.rateLimits.global) : undefined;
+  const byRoute = new Map<string, Limiter>();
+  for (const [route, name, spec] of routeLimits(config.rateLimits)) if (spec) byRoute.set(route, make(name, spec));
+  if (!global && byRoute.size === 0) return;
+
+  let warned = false;
+  const consume = async (limit: Limiter, ip: string): Promise<{ res: RateLimiterRes; allowed: boolean }> => {
+    try {
+      return { res: await limit.limiter.consume(ip), allowed: true };
+    } catch (err) {
+      if (err instanceof RateLimiterRes) return { res: err, allowed: false };
+      // Both stores failed (should not happen: the memory store does not fail). Refuse nothing,
+      // but say so loudly once.
+      if (!warned) logger.error({ err, limiter: limit.name }, 'rate limiter failed');
+      warned = true;
+      return { res: new RateLimiterRes(limit.spec.max, 0, 0), allowed: true };
+    }
+  };
+
+  const setHeaders = (reply: FastifyReply, limit: Limiter, res: RateLimiterRes) => {
+    reply.header('x-ratelimit-limit', String(limit.spec.max));
+    reply.header('x-ratelimit-remaining', String(Math.max(0, res.remainingPoints)));
+    reply.header('x-ratelimit-reset', String(Math.max(0, Math.ceil(res.msBeforeNext / 1000))));
+  };
+
+  const reject = (reply: FastifyReply, limit: Limiter, res: RateLimiterRes) => {
+    const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+    reply.header('retry-after', String(retryAfter));
+    return reply
+      .code(429)
+      .send(errorBody(429, `Too many requests; retry in ${retryAfter} seconds`, 'RATE_LIMITED'));
+  };
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const ip = request.ip;
+    if (global) {
+      const { res, allowed } = await consume(global, ip);
+      setHeaders(reply, global, res);
+      if (!allowed) return reject(reply, global, res);
+    }
+    const route = byRoute.get(`${request.method} ${request.routeOptions.url}`);
+    if (route) {
+      const { res, allowed } = await consume(route, ip);
+      // The route limit is the tighter one: its state is what the headers report.
+      setHeaders(reply, route, res);
+      if (!allowed) return reject(reply, route, res);
+    }
+  });
+
+  // Unknown /api paths count too: without a 404 handler in this scope they would skip the hook above.
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
+  });
 }

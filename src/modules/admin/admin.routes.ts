@@ -1,6 +1,185 @@
-// Routes of the admin module (registered under /api by app.ts).
+// Admin routes: accounts (list, read, approve, reject, suspend, reactivate, create) and countries.
+import { randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
+import { conflict, notFound } from '../../shared/errors.js';
+import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
+import { Body, ErrorResponse, IdParams, Role } from '../../shared/schemas.js';
+import { CountryResponse, toCountryResponse } from '../countries/countries.schemas.js';
+import { createAuthServices } from '../auth/auth.factory.js';
+import { AccountFields, RoleFields } from '../auth/auth.schemas.js';
+import { AccountStatus, UserResponse } from '../auth/users.schemas.js';
+import { AdminService } from './admin.service.js';
 
-export const adminModule: FeatureModule = async (_app, _ctx) => {
-  // Routes are added by the work on this module.
+const tags = ['admin'];
+const security = [{ bearerAuth: [] }];
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
+
+const ListUsersQuery = Type.Object(
+  { role: Type.Optional(Role), status: Type.Optional(AccountStatus), ...PaginationQuery.properties },
+  { additionalProperties: false },
+);
+const ReasonBody = Body({ reason: Type.String({ minLength: 1, maxLength: 500 }) });
+const CreateUserBody = Body({
+  ...AccountFields,
+  phone: Type.String({ minLength: 1, maxLength: 32 }),
+  role: Role,
+  countryId: Type.Optional(Type.String({ format: 'uuid' })),
+  ...RoleFields,
+});
+const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
+const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' });
+const DialCode = Type.String({ pattern: '^\\+[1-9][0-9]{0,3}$' });
+const CountryName = Type.String({ minLength: 1, maxLength: 100 });
+const CreateCountryBody = Body({ code: CountryCode, name: CountryName, currency: Currency, dialCode: DialCode });
+const UpdateCountryBody = Body(
+  { code: Type.Optional(CountryCode), name: Type.Optional(CountryName), currency: Type.Optional(Currency), dialCode: Type.Optional(DialCode) },
+  { minProperties: 1 },
+);
+
+export const adminModule: FeatureModule = async (app, ctx) => {
+  const { deps } = ctx;
+  const db = deps.database.db;
+  const { accounts, auth, sms } = createAuthServices(ctx);
+  const admin = new AdminService({ db, clock: deps.clock, sms, accounts, auth });
+  const onlyAdmin = ctx.guard.required(['ADMIN']);
+
+  if (deps.config.admin) {
+    const bootstrap = deps.config.admin;
+    app.addHook('onReady', async () => {
+      const result = await admin.ensureAdmin(bootstrap);
+      if (result === 'created') deps.logger.info({ email: bootstrap.email }, 'created the bootstrap admin account');
+    });
+  }
+
+  app.get(
+    '/admin/users',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'List accounts, newest first (filter by role and status)',
+        querystring: ListUsersQuery,
+        response: { 200: pageSchema(UserResponse), ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => admin.listUsers(request.query),
+  );
+
+  app.get(
+    '/admin/users/:id',
+    {
+      onRequest: onlyAdmin,
+      schema: { tags, security, summary: 'One account', params: IdParams, response: { 200: UserResponse, ...errors(400, 401, 403, 404) } },
+    },
+    async (request) => admin.getUser(request.params.id),
+  );
+
+  app.post(
+    '/admin/users',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'Create an account of any role (ADMIN included), ACTIVE at once',
+        body: CreateUserBody,
+        response: { 201: UserResponse, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request, reply) => {
+      reply.code(201);
+      return admin.createUser({ ...request.body, status: 'ACTIVE' });
+    },
+  );
+
+  const transitions = [
+    ['approve', 'Approve a pending or rejected account (the user gets an SMS)', false],
+    ['reject', 'Reject a pending account', true],
+    ['suspend', 'Suspend an account (revokes all its sessions)', true],
+    ['reactivate', 'Reactivate a suspended account', false],
+  ] as const;
+  for (const [action, summary, needsReason] of transitions) {
+    app.post(
+      `/admin/users/:id/${action}`,
+      {
+        onRequest: onlyAdmin,
+        schema: {
+          tags,
+          security,
+          summary,
+          params: IdParams,
+          ...(needsReason ? { body: ReasonBody } : {}),
+          response: { 200: UserResponse, ...errors(400, 401, 403, 404, 409) },
+        },
+      },
+      async (request) => {
+        const reason = (request.body as { reason?: string } | undefined)?.reason;
+        return admin.transition(request.auth.userId, request.params.id, action, reason);
+      },
+    );
+  }
+
+  app.post(
+    '/admin/countries',
+    {
+      onRequest: onlyAdmin,
+      schema: { tags, security, summary: 'Add a country', body: CreateCountryBody, response: { 201: CountryResponse, ...errors(400, 401, 403, 409) } },
+    },
+    async (request, reply) => {
+      const { code, name, currency, dialCode } = request.body;
+      const exists = await db.selectFrom('countries').select('id').where('code', '=', code).executeTakeFirst();
+      if (exists) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
+      const now = deps.clock.now();
+      const row = await db
+        .insertInto('countries')
+        .values({ id: randomUUID(), code, name, currency, dial_code: dialCode, created_at: now, updated_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      reply.code(201);
+      return toCountryResponse(row);
+    },
+  );
+
+  app.patch(
+    '/admin/countries/:id',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'Change a country',
+        params: IdParams,
+        body: UpdateCountryBody,
+        response: { 200: CountryResponse, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { code, name, currency, dialCode } = request.body;
+      if (code) {
+        const taken = await db
+          .selectFrom('countries')
+          .select('id')
+          .where('code', '=', code)
+          .where('id', '!=', request.params.id)
+          .executeTakeFirst();
+        if (taken) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
+      }
+      const row = await db
+        .updateTable('countries')
+        .set({
+          ...(code ? { code } : {}),
+          ...(name ? { name } : {}),
+          ...(currency ? { currency } : {}),
+          ...(dialCode ? { dial_code: dialCode } : {}),
+          updated_at: deps.clock.now(),
+        })
+        .where('id', '=', request.params.id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+      return toCountryResponse(row);
+    },
+  );
 };

@@ -1,3 +1,40 @@
-// Kysely types of the tables this module owns (see src/db/migrations).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface AuthTables {}
+// Kysely types of the tables this module owns (see src/db/migrations/0002_auth.ts).
+import type { ColumnType, Generated } from 'kysely';
+
+export type OtpPurpose = 'REGISTER' | 'LOGIN' | 'PASSWORD_RESET';
+
+/** A pending code step: registration, login or password reset. */
+export interface OtpSessionsTable {
+  id: string;
+  purpose: OtpPurpose;
+  user_id: string | null;
+  phone: string;
+  code_hash: string;
+  code_expires_at: Date;
+  attempts: Generated<number>;
+  resends: Generated<number>;
+  remember_me: Generated<boolean>;
+  expires_at: Date;
+  consumed_at: Date | null;
+  created_at: Date;
+}
+
+/** One row per code sent, for the per-phone hourly cap. */
+export interface OtpSendsTable {
+  id: string;
+  phone: string;
+  sent_at: Date;
+}
+
+// Columns this module adds to users (0002): the wrong-password counter and the lock it sets.
+declare module '../../db/schema.js' {
+  interface UsersTable {
+    failed_login_count: Generated<number>;
+    locked_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  }
+}
+
+export interface AuthTables {
+  otp_sessions: OtpSessionsTable;
+  otp_sends: OtpSendsTable;
+}

@@ -1,0 +1,111 @@
+// Account administration: listing, approval, rejection, suspension, reactivation, creation.
+import { sql } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { AccountStatus, Role } from '../../db/schema.js';
+import type { SmsSender } from '../../sms/sms.js';
+import type { Clock } from '../../shared/clock.js';
+import { conflict, notFound } from '../../shared/errors.js';
+import { decodeCursor, toPage } from '../../shared/pagination.js';
+import type { AccountService, NewAccount } from '../auth/accounts.service.js';
+import type { AuthService } from '../auth/auth.service.js';
+import { USER_COLUMNS, toUserResponse, type UserResponse } from '../auth/users.schemas.js';
+
+type Transition = 'approve' | 'reject' | 'suspend' | 'reactivate';
+
+const TRANSITIONS: Record<Transition, { from: AccountStatus[]; to: AccountStatus }> = {
+  approve: { from: ['PENDING_APPROVAL', 'REJECTED'], to: 'ACTIVE' },
+  reject: { from: ['PENDING_APPROVAL'], to: 'REJECTED' },
+  suspend: { from: ['ACTIVE', 'PENDING_APPROVAL'], to: 'SUSPENDED' },
+  reactivate: { from: ['SUSPENDED'], to: 'ACTIVE' },
+};
+
+export class AdminService {
+  constructor(
+    private readonly deps: { db: DB; clock: Clock; sms: SmsSender; accounts: AccountService; auth: AuthService },
+  ) {}
+
+  async listUsers(query: { role?: Role; status?: AccountStatus; limit?: number; cursor?: string }) {
+    const limit = query.limit ?? 20;
+    const cursor = decodeCursor(query.cursor);
+    let q = this.deps.db.selectFrom('users').select(USER_COLUMNS);
+    if (query.role) q = q.where('role', '=', query.role);
+    if (query.status) q = q.where('status', '=', query.status);
+    // Compared at millisecond precision: the cursor carries an ISO (ms) timestamp.
+    const at = sql`date_trunc('milliseconds', created_at)`;
+    if (cursor) q = q.where(sql<boolean>`(${at}, id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`);
+    const rows = await q
+      .orderBy(at, 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return toPage(
+      rows.map((r) => ({ ...r, createdAt: new Date(r.created_at) })),
+      limit,
+      toUserResponse,
+    );
+  }
+
+  async getUser(id: string): Promise<UserResponse> {
+    const row = await this.deps.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+    if (!row) throw notFound('User not found', 'USER_NOT_FOUND');
+    return toUserResponse(row);
+  }
+
+  async createUser(input: NewAccount): Promise<UserResponse> {
+    return toUserResponse(await this.deps.accounts.createAccount(input));
+  }
+
+  async transition(adminId: string, userId: string, action: Transition, reason?: string): Promise<UserResponse> {
+    const { from, to } = TRANSITIONS[action];
+    if (userId === adminId && (action === 'suspend' || action === 'reject')) {
+      throw conflict('An admin cannot suspend or reject its own account', 'INVALID_STATUS_TRANSITION');
+    }
+    const { user, revoked } = await this.deps.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('users')
+        .set({ status: to, status_reason: reason ?? null, updated_at: this.deps.clock.now() })
+        .where('id', '=', userId)
+        .where('status', 'in', from)
+        .returning(USER_COLUMNS)
+        .executeTakeFirst();
+      if (!updated) {
+        const current = await trx.selectFrom('users').select('status').where('id', '=', userId).executeTakeFirst();
+        if (!current) throw notFound('User not found', 'USER_NOT_FOUND');
+        throw conflict(`Cannot ${action} an account whose status is ${current.status}`, 'INVALID_STATUS_TRANSITION');
+      }
+      const revokedIds = to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.auth.revokeSessions(userId, trx) : [];
+      return { user: updated, revoked: revokedIds };
+    });
+    this.deps.auth.announceRevoked(userId, revoked, to);
+    if (action === 'approve') {
+      await this.deps.sms.send(user.phone, 'Your account has been approved. You can now log in.');
+    }
+    return toUserResponse(user);
+  }
+
+  /** Start-up bootstrap: creates the ADMIN account when no account has that e-mail (idempotent). */
+  async ensureAdmin(admin: { email: string; phone: string; password: string }): Promise<'created' | 'exists'> {
+    const existing = await this.deps.db
+      .selectFrom('users')
+      .select('id')
+      .where(sql`lower(email)`, '=', admin.email.toLowerCase())
+      .executeTakeFirst();
+    if (existing) return 'exists';
+    try {
+      await this.deps.accounts.createAccount({
+        ...admin,
+        firstName: 'Admin',
+        lastName: 'Admin',
+        role: 'ADMIN',
+        status: 'ACTIVE',
+        countryId: null,
+        isPhoneVerified: true,
+      });
+      return 'created';
+    } catch (err) {
+      // Another instance starting at the same moment created it first.
+      if ((err as { code?: string }).code === 'EMAIL_TAKEN') return 'exists';
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+// Builds the auth services from the module context (used by the auth and admin modules).
+import { createHmac } from 'node:crypto';
+import type { ModuleContext } from '../../http/context.js';
+import { createSmsSender, type SmsSender } from '../../sms/sms.js';
+import { AccountService } from './accounts.service.js';
+import { AuthService } from './auth.service.js';
+
+export interface AuthServices {
+  accounts: AccountService;
+  auth: AuthService;
+  sms: SmsSender;
+}
+
+export function createAuthServices({ deps, tokens }: ModuleContext): AuthServices {
+  const sms = createSmsSender(deps.config, deps.logger, deps.clock);
+  const accounts = new AccountService({ db: deps.database.db, clock: deps.clock });
+  const auth = new AuthService({
+    db: deps.database.db,
+    clock: deps.clock,
+    config: deps.config,
+    codeKey: createHmac('sha256', deps.config.jwtSecret).update('otp-code-key').digest('hex'),
+    tokens,
+    bus: deps.bus,
+    sms,
+    accounts,
+  });
+  return { accounts, auth, sms };
+}
