@@ -34,6 +34,18 @@ describe('foundation', () => {
     });
   });
 
+  test('a text/plain body is refused with 415, and logs carry the request id', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: 'identifier=a',
+      headers: { 'content-type': 'text/plain', 'x-request-id': 'plain-1' },
+    });
+    assert.equal(res.statusCode, 415);
+    assert.equal(res.json().code, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.ok(t.logLines.some((line) => line.includes('"requestId":"plain-1"')));
+  });
+
   test('every response carries X-Request-Id, taken from a sane request header', async () => {
     const generated = await t.app.inject({ method: 'GET', url: '/health' });
     assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
