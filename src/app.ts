@@ -1,6 +1,6 @@
 // Builds the Fastify app from config and deps; never listens.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -43,7 +43,21 @@ export function redactUrl(url: string): string {
 export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
   const { config } = deps;
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Fastify's request serializer, with secrets in the query string (the WebSocket access_token) redacted.
+    loggerInstance: deps.logger.child(
+      {},
+      {
+        serializers: {
+          req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+            method: req.method,
+            url: redactUrl(req.url),
+            host: req.host,
+            remoteAddress: req.ip,
+            remotePort: req.socket?.remotePort,
+          }),
+        },
+      },
+    ) as FastifyBaseLogger,
     // A hop count is accepted at runtime (proxy-addr), though the typings omit it.
     trustProxy: config.trustProxy as boolean | string[],
     bodyLimit: 1024 * 1024,
@@ -52,14 +66,15 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    requestIdLogLabel: 'requestId',
-    disableRequestLogging: false,
+    logController: new LogController({ requestIdLogLabel: 'requestId' } as ConstructorParameters<typeof LogController>[0]),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  // JSON only: without this, text/plain bodies would reach validation instead of getting a 415.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorResponse);
   registerErrorHandling(app);
 

@@ -1,6 +1,86 @@
-// Routes of the drivers module (registered under /api by app.ts).
+// Driver profile, availability and positions (HTTP and WebSocket); also registers the business and
+// company profile routes. The live index it feeds is shared with the matching module.
+import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
+import { liveDrivers } from '../matching/live-drivers.js';
+import { registerDriverStream } from './driver-stream.js';
+import { DriversRepository } from './drivers.repository.js';
+import { AvailabilityBody, DriverResponse, LocationBody, PatchDriverBody } from './drivers.schemas.js';
+import { DriversService } from './drivers.service.js';
+import { registerProfileRoutes } from './profiles.routes.js';
 
-export const driversModule: FeatureModule = async (_app, _ctx) => {
-  // Routes are added by the work on this module.
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
+
+export const driversModule: FeatureModule = async (app, ctx) => {
+  const { deps, guard } = ctx;
+  const live = liveDrivers(deps);
+  await live.start();
+  app.addHook('onClose', async () => live.stop());
+
+  const repo = new DriversRepository(deps.database.db, deps.clock);
+  const service = new DriversService({ repo, live, bus: deps.bus });
+  const driverOnly = guard.required(['DRIVER']);
+  const security = [{ bearerAuth: [] }];
+
+  app.get(
+    '/drivers/me',
+    {
+      onRequest: driverOnly,
+      schema: { tags: ['drivers'], summary: 'The calling driver', security, response: { 200: DriverResponse, ...errors(401, 403, 404) } },
+    },
+    async (request) => service.getDriver(request.auth.userId),
+  );
+
+  app.patch(
+    '/drivers/me',
+    {
+      onRequest: driverOnly,
+      schema: {
+        tags: ['drivers'],
+        summary: 'Change vehicle type, plate or service types',
+        security,
+        body: PatchDriverBody,
+        response: { 200: DriverResponse, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => service.updateDriver(request.auth.userId, request.body),
+  );
+
+  app.post(
+    '/drivers/me/availability',
+    {
+      onRequest: driverOnly,
+      schema: {
+        tags: ['drivers'],
+        summary: 'Go ONLINE or OFFLINE',
+        description: 'ONLINE needs an ACTIVE account and, for a company driver, an ACTIVE company (else 409). OFFLINE is refused with 409 during an active job.',
+        security,
+        body: AvailabilityBody,
+        response: { 200: DriverResponse, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => service.setAvailability(request.auth.userId, request.body.status),
+  );
+
+  app.post(
+    '/drivers/me/location',
+    {
+      onRequest: driverOnly,
+      schema: {
+        tags: ['drivers'],
+        summary: 'Report the current position',
+        description: 'An update older than the one held is ignored (still 204). A recordedAt in the future counts as now.',
+        security,
+        body: LocationBody,
+        response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await service.reportLocation(request.auth.userId, request.body);
+      return reply.code(204).send(null);
+    },
+  );
+
+  await registerDriverStream(app, ctx, { live });
+  registerProfileRoutes(app, ctx, { repo, service });
 };

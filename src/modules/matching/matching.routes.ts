@@ -1,6 +1,91 @@
-// Routes of the matching module (registered under /api by app.ts).
+// POST /matching/find-drivers: nearest eligible drivers from the live index (contract section 8).
 import type { FeatureModule } from '../../http/context.js';
+import type { VehicleType } from '../../db/schema.js';
+import { forbidden, notFound } from '../../shared/errors.js';
+import { liveDrivers } from './live-drivers.js';
+import { DEFAULT_LIMIT, DEFAULT_RADIUS_METERS, FindDriversBody, FindDriversResponse } from './matching.schemas.js';
 
-export const matchingModule: FeatureModule = async (_app, _ctx) => {
-  // Routes are added by the work on this module.
+/** Average door-to-door speeds in town (m/s) for the ETA estimate, until real routing is plugged in. */
+export const AVERAGE_SPEED_MPS: Record<VehicleType, number> = {
+  BIKE: 25 / 3.6,
+  CAR: 30 / 3.6,
+  VAN: 25 / 3.6,
+  TRUCK: 20 / 3.6,
+};
+
+export const etaSeconds = (distanceMeters: number, vehicleType: VehicleType) => Math.round(distanceMeters / AVERAGE_SPEED_MPS[vehicleType]);
+
+const COUNTRY_CACHE_MS = 60_000;
+
+export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
+  const live = liveDrivers(deps);
+  await live.start();
+  const db = deps.database.db;
+  // Countries are reference data: remember the ones that exist for a minute (never the misses).
+  const knownCountries = new Map<string, number>();
+
+  const countryExists = async (id: string) => {
+    const now = deps.clock.now().getTime();
+    const until = knownCountries.get(id);
+    if (until !== undefined && until > now) return true;
+    const row = await db.selectFrom('countries').select('id').where('id', '=', id).executeTakeFirst();
+    if (row) knownCountries.set(id, now + COUNTRY_CACHE_MS);
+    return Boolean(row);
+  };
+
+  app.post(
+    '/matching/find-drivers',
+    {
+      onRequest: guard.required(),
+      schema: {
+        tags: ['matching'],
+        summary: 'Find the nearest eligible drivers',
+        description:
+          'Drivers that are ACTIVE, ONLINE, without an active job, of that vehicleType, serving that orderType, with a position younger than DRIVER_LOCATION_TTL and within radiusMeters (great-circle), nearest first.',
+        security: [{ bearerAuth: [] }],
+        body: FindDriversBody,
+        response: {
+          200: FindDriversResponse,
+          ...Object.fromEntries([400, 401, 403, 404].map((c) => [c, { $ref: 'ErrorResponse#' }])),
+        },
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      if (body.customerId !== undefined) {
+        if (request.auth.role === 'CUSTOMER' && body.customerId !== request.auth.userId) {
+          throw forbidden('A customer may only find drivers for itself', 'CUSTOMER_MISMATCH');
+        }
+        const customer = await db.selectFrom('users').select('id').where('id', '=', body.customerId).where('role', '=', 'CUSTOMER').executeTakeFirst();
+        if (!customer) throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
+      }
+      if (body.countryId !== undefined && !(await countryExists(body.countryId))) {
+        throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+      }
+      const radiusMeters = body.radiusMeters ?? DEFAULT_RADIUS_METERS;
+      const found = live.index.nearest({
+        lat: body.pickupLocation.lat,
+        lng: body.pickupLocation.lng,
+        radiusMeters,
+        limit: body.limit ?? DEFAULT_LIMIT,
+        vehicleType: body.vehicleType,
+        orderType: body.orderType,
+        countryId: body.countryId,
+        staleBefore: deps.clock.now().getTime() - deps.config.driverLocationTtlMs,
+      });
+      return {
+        drivers: found.map(({ driver, distanceMeters }) => ({
+          driverId: driver.id,
+          firstName: driver.firstName,
+          vehicleType: driver.vehicleType,
+          vehiclePlate: driver.vehiclePlate,
+          rating: driver.rating,
+          location: { lat: driver.position!.lat, lng: driver.position!.lng },
+          distanceMeters: Math.round(distanceMeters),
+          etaSeconds: etaSeconds(distanceMeters, driver.vehicleType),
+        })),
+        radiusMeters,
+      };
+    },
+  );
 };

@@ -1,0 +1,85 @@
+// Benchmark server process: a bare Fastify constant route (the baseline) or the real app seeded with
+// BENCH_DRIVERS online drivers. Started by bench/lib/harness.ts; talks to it over IPC.
+import Fastify from 'fastify';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/database.js';
+import { createDeps } from '../../src/deps.js';
+import { TokenService } from '../../src/modules/auth/tokens.js';
+import { liveDrivers, type FlushStats } from '../../src/modules/matching/live-drivers.js';
+
+const send = (message: unknown) => process.send!(message);
+
+async function baseline() {
+  const app = Fastify();
+  app.get('/const', async () => ({ status: 'ok', service: 'bench', n: 42 }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port });
+}
+
+export const CENTRE = { lat: -1.2921, lng: 36.8219 };
+export const SPREAD_DEG = 0.27; // ±30 km around Nairobi
+
+async function real() {
+  const drivers = Number(process.env.BENCH_DRIVERS ?? 100_000);
+  const sessions = Number(process.env.BENCH_SESSIONS ?? 10_000);
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'bench',
+    JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256-0123456789',
+    RATE_LIMIT_GLOBAL: 'off',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    DATA_DIR: process.env.DATA_DIR ?? '/tmp/rd-drivers-bench',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL,
+    WEBHOOK_WORKER_IN_PROCESS: 'false',
+  });
+  const database = config.databaseUrl ? undefined : await openDatabase({});
+  const deps = await createDeps(config, { database, logger: pino({ level: config.logLevel }) });
+  const db = deps.database.db;
+  const t0 = performance.now();
+  await sql`delete from users where email like 'bench-%'`.execute(db);
+  await sql`
+    insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
+    select gen_random_uuid(), 'bench-' || g || '@example.com', '+2547' || lpad(g::text, 8, '0'), 'x', 'Driver' || g, 'Bench',
+           'DRIVER', 'ACTIVE', (select id from countries where code = 'KE')
+    from generate_series(1, ${drivers}::int) g`.execute(db);
+  await sql`
+    insert into driver_profiles (user_id, vehicle_type, vehicle_plate, availability, rating, last_lat, last_lng, last_location_at)
+    select id, (array['BIKE','CAR','VAN','TRUCK'])[1 + (n % 4)], 'KB ' || n, 'ONLINE', 4.5,
+           ${CENTRE.lat}::float8 + (random() - 0.5) * ${2 * SPREAD_DEG}::float8,
+           ${CENTRE.lng}::float8 + (random() - 0.5) * ${2 * SPREAD_DEG}::float8, now()
+    from (select id, row_number() over (order by id) as n from users where email like 'bench-%') u`.execute(db);
+  const rows = await sql<{ id: string; user_id: string }>`
+    insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
+    select gen_random_uuid(), id, md5(random()::text || id::text), false, now() + interval '1 day'
+    from (select id from users where email like 'bench-%' order by id limit ${sessions}::int) u
+    returning id, user_id`.execute(db);
+  const seededMs = performance.now() - t0;
+
+  const app = await buildApp({ deps });
+  const t1 = performance.now();
+  await app.ready();
+  const readyMs = performance.now() - t1;
+  const tokens = new TokenService({ secret: deps.config.jwtSecret, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3_600_000, clock: deps.clock });
+  const auth: { driverId: string; token: string }[] = [];
+  for (const r of rows.rows) auth.push({ driverId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'DRIVER', sessionId: r.id })).token });
+
+  const flushes: FlushStats[] = [];
+  const live = liveDrivers(deps);
+  live.onFlush = (s) => flushes.push(s);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.on('message', async (m: { type: string }) => {
+    if (m.type === 'stats') {
+      send({ type: 'stats', flushes: flushes.splice(0), rssMB: Math.round(process.memoryUsage().rss / 1048576), online: live.index.onlineCount });
+    } else if (m.type === 'stop') {
+      await app.close();
+      await deps.close();
+      process.exit(0);
+    }
+  });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
+}
+
+await (process.env.BENCH_KIND === 'baseline' ? baseline() : real());

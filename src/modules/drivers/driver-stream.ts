@@ -1,0 +1,132 @@
+// The driver WebSocket (GET /drivers/me/stream): position messages in, pushed jobs and updates out.
+import websocket from '@fastify/websocket';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { App, ModuleContext } from '../../http/context.js';
+import { describeValidationError } from '../../http/validation.js';
+import { forbidden, notFound, unauthorized } from '../../shared/errors.js';
+import type { LiveDrivers } from '../matching/live-drivers.js';
+import { LocationMessage } from './drivers.schemas.js';
+
+/** Per-connection cap: messages beyond it within one second are dropped with an error message. */
+export const MAX_MESSAGES_PER_SECOND = 10;
+const MAX_MESSAGE_BYTES = 4096;
+export const CLOSE_SESSION_REVOKED = 4001;
+export const CLOSE_ACCOUNT_INACTIVE = 4003;
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const ajv = addFormats(new Ajv({ coerceTypes: false, allErrors: false, strict: false }));
+const validateLocation = ajv.compile(LocationMessage);
+
+interface Connection {
+  socket: WebSocket;
+  driverId: string;
+  sessionId: string;
+  /** Kept in memory only, to re-check the session when the account changes. */
+  token: string;
+}
+
+/** The access token: Authorization header, or the access_token query parameter (never logged). */
+function tokenOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (match) return match[1];
+  const query = request.query as Record<string, unknown> | undefined;
+  const fromQuery = query?.access_token;
+  return typeof fromQuery === 'string' && fromQuery.length > 0 ? fromQuery : undefined;
+}
+
+export async function registerDriverStream(app: App, ctx: ModuleContext, { live }: { live: LiveDrivers }) {
+  const { deps, guard } = ctx;
+  await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
+  const byDriver = new Map<string, Set<Connection>>();
+  const tokens = new WeakMap<FastifyRequest, string>();
+
+  const send = (socket: WebSocket, message: unknown) => {
+    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+  };
+  const forEach = (fn: (c: Connection) => void) => {
+    for (const set of byDriver.values()) for (const c of set) fn(c);
+  };
+
+  const subscriptions = [
+    deps.bus.subscribe('session.revoked', ({ sessionId }) =>
+      forEach((c) => c.sessionId === sessionId && c.socket.close(CLOSE_SESSION_REVOKED, 'Session revoked')),
+    ),
+    deps.bus.subscribe('user.changed', ({ userId, status }) => {
+      const set = byDriver.get(userId);
+      if (!set) return;
+      for (const c of set) {
+        if (status !== undefined && status !== 'ACTIVE') c.socket.close(CLOSE_ACCOUNT_INACTIVE, 'Account is not active');
+        else {
+          // Sessions may have been revoked in bulk: check this one again (the guard dropped its cache).
+          guard.authenticateToken(c.token).catch(() => c.socket.close(CLOSE_SESSION_REVOKED, 'Session revoked'));
+        }
+      }
+    }),
+    deps.bus.subscribe('driver.push', ({ driverId, message }) => {
+      const set = byDriver.get(driverId);
+      if (set) for (const c of set) send(c.socket, message);
+    }),
+  ];
+  app.addHook('onClose', async () => subscriptions.forEach((off) => off()));
+
+  app.get(
+    '/drivers/me/stream',
+    {
+      websocket: true,
+      onRequest: async (request) => {
+        const token = tokenOf(request);
+        if (!token) throw unauthorized('Missing bearer token', 'MISSING_TOKEN');
+        request.auth = await guard.authenticateToken(token);
+        if (request.auth.role !== 'DRIVER') throw forbidden('This action requires role DRIVER', 'WRONG_ROLE');
+        tokens.set(request, token);
+      },
+      // Load the driver before the upgrade, so no message arrives before the handler listens.
+      preHandler: async (request) => {
+        if (!(await live.ensure(request.auth.userId))) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+      },
+    },
+    (socket, request) => {
+      const conn: Connection = { socket, driverId: request.auth.userId, sessionId: request.auth.sessionId, token: tokens.get(request) ?? '' };
+      let set = byDriver.get(conn.driverId);
+      if (!set) byDriver.set(conn.driverId, (set = new Set()));
+      set.add(conn);
+      let windowStart = performance.now();
+      let count = 0;
+
+      socket.on('message', (data, isBinary) => {
+        const now = performance.now();
+        if (now - windowStart >= 1000) {
+          windowStart = now;
+          count = 0;
+        }
+        count += 1;
+        if (count > MAX_MESSAGES_PER_SECOND) {
+          return send(socket, { type: 'error', message: `Too many messages: at most ${MAX_MESSAGES_PER_SECOND} per second; message dropped` });
+        }
+        let message: unknown;
+        try {
+          if (isBinary) throw new Error('binary');
+          message = JSON.parse(data.toString());
+        } catch {
+          return send(socket, { type: 'error', message: 'Message is not valid JSON' });
+        }
+        const type = message && typeof message === 'object' ? (message as { type?: unknown }).type : undefined;
+        if (type === 'ping') return send(socket, { type: 'pong' });
+        if (type !== 'location') return send(socket, { type: 'error', message: 'message.type must be one of location, ping' });
+        if (!validateLocation(message)) {
+          return send(socket, { type: 'error', message: describeValidationError(validateLocation.errors ?? [], 'message') });
+        }
+        live.report(conn.driverId, message);
+      });
+      socket.on('close', () => {
+        set.delete(conn);
+        if (set.size === 0 && byDriver.get(conn.driverId) === set) byDriver.delete(conn.driverId);
+      });
+      socket.on('error', (err) => request.log.warn({ err: err.message }, 'driver socket error'));
+    },
+  );
+}

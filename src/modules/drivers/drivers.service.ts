@@ -1,0 +1,76 @@
+// Driver profile, availability and position rules.
+import type { Bus } from '../../shared/bus.js';
+import { conflict, notFound } from '../../shared/errors.js';
+import type { LiveDrivers } from '../matching/live-drivers.js';
+import type { DriverRow, DriversRepository } from './drivers.repository.js';
+import type { LocationBody, PatchDriverBody } from './drivers.schemas.js';
+
+export class DriversService {
+  constructor(private readonly deps: { repo: DriversRepository; live: LiveDrivers; bus: Bus }) {}
+
+  async getDriver(id: string) {
+    const row = await this.deps.repo.getDriver(id);
+    if (!row) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+    return this.toResponse(row);
+  }
+
+  async updateDriver(id: string, patch: PatchDriverBody) {
+    await this.getDriver(id);
+    await this.deps.repo.updateDriver(id, patch);
+    await this.deps.live.reload(id);
+    this.deps.bus.publish('driver.changed', { driverId: id });
+    return this.getDriver(id);
+  }
+
+  /**
+   * ONLINE needs an ACTIVE account (the guard) and, for a company driver, an ACTIVE company.
+   * OFFLINE is refused while the driver has an active job: the job must end (or be failed) first.
+   */
+  async setAvailability(id: string, status: 'ONLINE' | 'OFFLINE') {
+    const row = await this.deps.repo.getDriver(id);
+    if (!row) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+    if (status === 'ONLINE' && row.company_id) {
+      const company = await this.deps.repo.userStatus(row.company_id);
+      if (company?.status !== 'ACTIVE') throw conflict('Your company account is not active', 'COMPANY_NOT_ACTIVE');
+    }
+    if (status === 'OFFLINE' && row.active_job_id) {
+      throw conflict('Cannot go offline during an active job', 'DRIVER_HAS_ACTIVE_JOB');
+    }
+    if (row.availability !== status) await this.deps.repo.setAvailability(id, status);
+    await this.deps.live.ensure(id);
+    this.deps.live.setOnline(id, status === 'ONLINE');
+    return this.getDriver(id);
+  }
+
+  async reportLocation(id: string, body: LocationBody): Promise<void> {
+    const rec = await this.deps.live.ensure(id);
+    if (!rec) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+    this.deps.live.report(id, body);
+  }
+
+  /** The contract's driver object; the position comes from the live index when it is newer. */
+  toResponse(row: DriverRow) {
+    const live = this.deps.live.index.get(row.id)?.position;
+    const dbAt = row.last_location_at ? new Date(row.last_location_at).getTime() : 0;
+    let location = null;
+    if (live && live.at >= dbAt) {
+      location = { lat: live.lat, lng: live.lng, heading: live.heading, speed: live.speed, updatedAt: new Date(live.at).toISOString() };
+    } else if (row.last_lat !== null && row.last_lng !== null && row.last_location_at) {
+      location = { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, updatedAt: new Date(dbAt).toISOString() };
+    }
+    return {
+      id: row.id,
+      firstName: row.first_name,
+      lastName: row.last_name,
+      phone: row.phone,
+      vehicleType: row.vehicle_type,
+      vehiclePlate: row.vehicle_plate,
+      serviceTypes: row.service_types,
+      companyId: row.company_id,
+      availability: row.availability,
+      location,
+      rating: row.rating,
+      createdAt: new Date(row.created_at).toISOString(),
+    };
+  }
+}

@@ -1,0 +1,393 @@
+// The live driver index: every driver the process knows, and a lat/lng grid per vehicle type holding
+// the ones that can take work (ACTIVE, ONLINE, free, with a position). Pure: no I/O, no clock.
+import type { OrderType, VehicleType } from '../../db/schema.js';
+
+export const EARTH_RADIUS_M = 6_371_008.8;
+const RAD = Math.PI / 180;
+/** Grid cell edge in degrees (about 1.1 km of latitude). */
+export const CELL_DEG = 0.01;
+const NROWS = Math.round(180 / CELL_DEG);
+const NCOLS = Math.round(360 / CELL_DEG);
+
+export const SERVICE_BITS: Record<OrderType, number> = { RIDE: 1, PACKAGE_DELIVERY: 2 };
+export const serviceMask = (types: readonly OrderType[]) => types.reduce((mask, t) => mask | SERVICE_BITS[t], 0);
+
+export interface DriverAttributes {
+  id: string;
+  firstName: string;
+  vehicleType: VehicleType;
+  vehiclePlate: string;
+  rating: number | null;
+  countryId: string | null;
+  serviceTypes: OrderType[];
+  active: boolean;
+  online: boolean;
+  busy: boolean;
+}
+
+export interface Position {
+  lat: number;
+  lng: number;
+  heading: number | null;
+  speed: number | null;
+  /** When the position was recorded (epoch ms). */
+  at: number;
+}
+
+export interface DriverRecord extends DriverAttributes {
+  serviceMask: number;
+  /** at = 0: no position known. */
+  position: Position | null;
+  /** The position as a unit vector: the chord between two of them orders distances without trigonometry. */
+  x: number;
+  y: number;
+  z: number;
+  /** Where it sits in the grid (cell = -1 when it is not in any). */
+  gridType: VehicleType | null;
+  cell: number;
+  slot: number;
+}
+
+export interface NearestQuery {
+  lat: number;
+  lng: number;
+  radiusMeters: number;
+  limit: number;
+  vehicleType: VehicleType;
+  orderType: OrderType;
+  countryId?: string;
+  /** Positions recorded at or before this instant (epoch ms) are too old. */
+  staleBefore: number;
+}
+
+export interface NearestResult {
+  driver: DriverRecord;
+  distanceMeters: number;
+}
+
+/** Great-circle distance (haversine) in meters. */
+export function distanceMeters(lat1: number, lng1: number, lat2: number, lng2: number): number {
+  const p1 = lat1 * RAD;
+  const p2 = lat2 * RAD;
+  const sLat = Math.sin((p2 - p1) / 2);
+  const sLng = Math.sin(((lng2 - lng1) * RAD) / 2);
+  const h = sLat * sLat + Math.cos(p1) * Math.cos(p2) * sLng * sLng;
+  return 2 * EARTH_RADIUS_M * Math.asin(Math.sqrt(Math.min(1, Math.max(0, h))));
+}
+
+const rowOf = (lat: number) => Math.min(NROWS - 1, Math.max(0, Math.floor((lat + 90) / CELL_DEG)));
+const colOf = (lng: number) => (((Math.floor((lng + 180) / CELL_DEG) % NCOLS) + NCOLS) % NCOLS);
+
+interface Grid {
+  cells: Map<number, DriverRecord[]>;
+  /** Occupied columns per row, for queries whose box spans every longitude (near the poles). */
+  rows: Map<number, Set<number>>;
+}
+
+interface Candidate {
+  cell: DriverRecord[];
+  bound: number;
+}
+
+export class DriverIndex {
+  private readonly drivers = new Map<string, DriverRecord>();
+  private readonly grids = new Map<VehicleType, Grid>();
+  private online = 0;
+
+  get size(): number {
+    return this.drivers.size;
+  }
+
+  /** ACTIVE and ONLINE drivers (the `online drivers` gauge). */
+  get onlineCount(): number {
+    return this.online;
+  }
+
+  get(id: string): DriverRecord | undefined {
+    return this.drivers.get(id);
+  }
+
+  /** Adds a driver or replaces its attributes; keeps its position unless one is given and newer. */
+  upsert(attrs: DriverAttributes, position?: Position | null): DriverRecord {
+    let rec = this.drivers.get(attrs.id);
+    if (!rec) {
+      rec = {
+        ...attrs,
+        serviceTypes: [...attrs.serviceTypes],
+        serviceMask: serviceMask(attrs.serviceTypes),
+        position: null,
+        x: 0,
+        y: 0,
+        z: 0,
+        gridType: null,
+        cell: -1,
+        slot: -1,
+      };
+      this.drivers.set(attrs.id, rec);
+    } else {
+      if (rec.active && rec.online) this.online -= 1;
+      rec.firstName = attrs.firstName;
+      rec.vehicleType = attrs.vehicleType;
+      rec.vehiclePlate = attrs.vehiclePlate;
+      rec.rating = attrs.rating;
+      rec.countryId = attrs.countryId;
+      rec.serviceTypes = [...attrs.serviceTypes];
+      rec.serviceMask = serviceMask(attrs.serviceTypes);
+      rec.active = attrs.active;
+      rec.online = attrs.online;
+      rec.busy = attrs.busy;
+    }
+    if (rec.active && rec.online) this.online += 1;
+    if (position && (!rec.position || position.at > rec.position.at)) this.assignPosition(rec, position);
+    this.place(rec);
+    return rec;
+  }
+
+  /** Records a position; an older one than the one held is ignored (returns false). */
+  setPosition(id: string, position: Position): boolean {
+    const rec = this.drivers.get(id);
+    if (!rec) return false;
+    if (rec.position && position.at < rec.position.at) return false;
+    this.assignPosition(rec, position);
+    this.place(rec);
+    return true;
+  }
+
+  setOnline(id: string, online: boolean): void {
+    this.update(id, (rec) => (rec.online = online));
+  }
+
+  setActive(id: string, active: boolean): void {
+    this.update(id, (rec) => (rec.active = active));
+  }
+
+  setBusy(id: string, busy: boolean): void {
+    this.update(id, (rec) => (rec.busy = busy));
+  }
+
+  remove(id: string): void {
+    const rec = this.drivers.get(id);
+    if (!rec) return;
+    if (rec.active && rec.online) this.online -= 1;
+    this.unplace(rec);
+    this.drivers.delete(id);
+  }
+
+  /** Up to `limit` eligible drivers within the radius, nearest first, without scanning every driver. */
+  nearest(q: NearestQuery): NearestResult[] {
+    const grid = this.grids.get(q.vehicleType);
+    const limit = Math.max(0, Math.floor(q.limit));
+    if (!grid || limit === 0 || !(q.radiusMeters >= 0)) return [];
+    const delta = q.radiusMeters / EARTH_RADIUS_M;
+    const dLatDeg = delta / RAD;
+    const qLat = q.lat * RAD;
+    const qLng = q.lng * RAD;
+    const cosQ = Math.max(0, Math.cos(qLat));
+    const qx = cosQ * Math.cos(qLng);
+    const qy = cosQ * Math.sin(qLng);
+    const qz = Math.sin(qLat);
+    // Below, distances are compared as haversines h = sin²(d/2R) = chord²/4, and turned into meters at the end.
+    const hRadius = Math.sin(Math.min(Math.PI, delta) / 2) ** 2;
+
+    const rowLo = rowOf(q.lat - dLatDeg - CELL_DEG);
+    const rowHi = rowOf(q.lat + dLatDeg + CELL_DEG);
+    let fullRows = q.lat - dLatDeg <= -90 || q.lat + dLatDeg >= 90;
+    let colLo = 0;
+    let colCount = NCOLS;
+    if (!fullRows) {
+      // Longitude half-width of a spherical cap (exact for a circle on the sphere), plus a cell of margin.
+      const s = Math.sin(delta) / cosQ;
+      if (s >= 1) fullRows = true;
+      else {
+        const dLngDeg = Math.asin(s) / RAD;
+        colLo = Math.floor((q.lng - dLngDeg + 180) / CELL_DEG) - 1;
+        colCount = Math.floor((q.lng + dLngDeg + 180) / CELL_DEG) + 1 - colLo + 1;
+        if (colCount >= NCOLS) fullRows = true;
+      }
+    }
+
+    const best: NearestResult[] = [];
+    const mask = SERVICE_BITS[q.orderType];
+    // A little slack keeps a driver right on the radius despite rounding.
+    const hLimit = hRadius * (1 + 1e-9) + 1e-18;
+    const scan = (cell: DriverRecord[]) => {
+      for (let i = 0; i < cell.length; i++) {
+        const d = cell[i];
+        if (d.position!.at <= q.staleBefore || (d.serviceMask & mask) === 0) continue;
+        if (q.countryId !== undefined && d.countryId !== q.countryId) continue;
+        const dx = d.x - qx;
+        const dy = d.y - qy;
+        const dz = d.z - qz;
+        const h = (dx * dx + dy * dy + dz * dz) / 4;
+        if (h > hLimit) continue;
+        if (best.length === limit) {
+          if (h >= best[limit - 1].distanceMeters) continue;
+          best.pop();
+        }
+        let j = best.length;
+        while (j > 0 && best[j - 1].distanceMeters > h) j--;
+        best.splice(j, 0, { driver: d, distanceMeters: h });
+      }
+    };
+    // hav(d) >= hav(latGap) + cos(lat1)·min cos(lat2)·hav(lngGap): a true lower bound for a cell.
+    const rowBound = (row: number) => {
+      const latLo = row * CELL_DEG - 90;
+      const latHi = latLo + CELL_DEG;
+      const latGap = q.lat < latLo ? (latLo - q.lat) * RAD : q.lat > latHi ? (q.lat - latHi) * RAD : 0;
+      // The smallest cos(latitude) of any point in the row bounds the longitude term from below.
+      return { hLat: Math.sin(latGap / 2) ** 2, lngFactor: cosQ * Math.max(0, Math.min(Math.cos(latLo * RAD), Math.cos(latHi * RAD))) };
+    };
+    const cellBound = (hLat: number, lngFactor: number, col: number) => {
+      const lngLo = col * CELL_DEG - 180;
+      let gap = 0;
+      if (!(q.lng >= lngLo && q.lng <= lngLo + CELL_DEG)) {
+        gap = Math.min(Math.abs(wrapDeg(q.lng - lngLo)), Math.abs(wrapDeg(q.lng - lngLo - CELL_DEG))) * RAD;
+      }
+      return hLat + lngFactor * Math.sin(gap / 2) ** 2;
+    };
+
+    if (fullRows) {
+      // Near a pole the box spans every longitude: visit the occupied cells, nearest bound first.
+      const candidates: Candidate[] = [];
+      for (let row = rowLo; row <= rowHi; row++) {
+        const cols = grid.rows.get(row);
+        if (!cols) continue;
+        const { hLat, lngFactor } = rowBound(row);
+        for (const col of cols) {
+          const bound = cellBound(hLat, lngFactor, col);
+          if (bound <= hRadius) candidates.push({ cell: grid.cells.get(row * NCOLS + col)!, bound });
+        }
+      }
+      candidates.sort((a, b) => a.bound - b.bound);
+      for (const { cell, bound } of candidates) {
+        if (best.length === limit && bound > best[limit - 1].distanceMeters) break;
+        scan(cell);
+      }
+    } else {
+      // Rings of cells around the query's cell; stop once a ring cannot hold anything nearer.
+      const colHi = colLo + colCount - 1;
+      const r0 = rowOf(q.lat);
+      const c0 = Math.floor((q.lng + 180) / CELL_DEG);
+      const rows = new Map<number, { hLat: number; lngFactor: number }>();
+      let minFactor = 1;
+      for (let row = rowLo; row <= rowHi; row++) {
+        const b = rowBound(row);
+        rows.set(row, b);
+        if (b.lngFactor < minFactor) minFactor = b.lngFactor;
+      }
+      const visit = (row: number, col: number) => {
+        if (row < rowLo || row > rowHi || col < colLo || col > colHi) return;
+        const cell = grid.cells.get(row * NCOLS + (((col % NCOLS) + NCOLS) % NCOLS));
+        if (!cell) return;
+        const b = rows.get(row)!;
+        const bound = cellBound(b.hLat, b.lngFactor, ((col % NCOLS) + NCOLS) % NCOLS);
+        if (bound > hRadius || (best.length === limit && bound > best[limit - 1].distanceMeters)) return;
+        scan(cell);
+      };
+      const maxRing = Math.max(r0 - rowLo, rowHi - r0, c0 - colLo, colHi - c0);
+      for (let k = 0; k <= maxRing; k++) {
+        if (k >= 2) {
+          // Every cell of ring k is at least k-1 cells away in latitude or in longitude.
+          const gap = (k - 1) * CELL_DEG * RAD;
+          const ringBound = minFactor * Math.sin(gap / 2) ** 2;
+          if (ringBound > hRadius || (best.length === limit && ringBound > best[limit - 1].distanceMeters)) break;
+        }
+        if (k === 0) {
+          visit(r0, c0);
+          continue;
+        }
+        for (let col = c0 - k; col <= c0 + k; col++) {
+          visit(r0 - k, col);
+          visit(r0 + k, col);
+        }
+        for (let row = r0 - k + 1; row <= r0 + k - 1; row++) {
+          visit(row, c0 - k);
+          visit(row, c0 + k);
+        }
+      }
+    }
+    // distanceMeters held h until here; the radius check in meters is the exact one.
+    let n = 0;
+    for (const r of best) {
+      r.distanceMeters = 2 * EARTH_RADIUS_M * Math.asin(Math.sqrt(Math.min(1, r.distanceMeters)));
+      if (r.distanceMeters <= q.radiusMeters) best[n++] = r;
+    }
+    best.length = n;
+    return best;
+  }
+
+  private update(id: string, change: (rec: DriverRecord) => void): void {
+    const rec = this.drivers.get(id);
+    if (!rec) return;
+    if (rec.active && rec.online) this.online -= 1;
+    change(rec);
+    if (rec.active && rec.online) this.online += 1;
+    this.place(rec);
+  }
+
+  private assignPosition(rec: DriverRecord, p: Position): void {
+    rec.position = { lat: p.lat, lng: p.lng, heading: p.heading, speed: p.speed, at: p.at };
+    const lat = p.lat * RAD;
+    const lng = p.lng * RAD;
+    rec.x = Math.cos(lat) * Math.cos(lng);
+    rec.y = Math.cos(lat) * Math.sin(lng);
+    rec.z = Math.sin(lat);
+  }
+
+  /** Puts the driver in the cell of its position when it can take work; takes it out otherwise. */
+  private place(rec: DriverRecord): void {
+    const p = rec.position;
+    if (!p || !rec.active || !rec.online || rec.busy) {
+      this.unplace(rec);
+      return;
+    }
+    const row = rowOf(p.lat);
+    const col = colOf(p.lng);
+    const key = row * NCOLS + col;
+    if (rec.cell === key && rec.gridType === rec.vehicleType) return;
+    this.unplace(rec);
+    let grid = this.grids.get(rec.vehicleType);
+    if (!grid) {
+      grid = { cells: new Map(), rows: new Map() };
+      this.grids.set(rec.vehicleType, grid);
+    }
+    let cell = grid.cells.get(key);
+    if (!cell) {
+      cell = [];
+      grid.cells.set(key, cell);
+      let cols = grid.rows.get(row);
+      if (!cols) grid.rows.set(row, (cols = new Set()));
+      cols.add(col);
+    }
+    rec.slot = cell.length;
+    cell.push(rec);
+    rec.cell = key;
+    rec.gridType = rec.vehicleType;
+  }
+
+  private unplace(rec: DriverRecord): void {
+    if (rec.cell < 0 || !rec.gridType) return;
+    const grid = this.grids.get(rec.gridType)!;
+    const cell = grid.cells.get(rec.cell)!;
+    const last = cell.pop()!;
+    if (last !== rec) {
+      cell[rec.slot] = last;
+      last.slot = rec.slot;
+    }
+    if (cell.length === 0) {
+      grid.cells.delete(rec.cell);
+      const row = Math.floor(rec.cell / NCOLS);
+      const cols = grid.rows.get(row);
+      cols?.delete(rec.cell % NCOLS);
+      if (cols && cols.size === 0) grid.rows.delete(row);
+    }
+    rec.cell = -1;
+    rec.slot = -1;
+    rec.gridType = null;
+  }
+}
+
+/** A longitude difference folded into [-180, 180). */
+function wrapDeg(d: number): number {
+  return ((((d + 180) % 360) + 360) % 360) - 180;
+}

@@ -1,0 +1,314 @@
+// Owns the live driver index of this process: loads it from PostgreSQL, keeps it current from the
+// bus, shares positions between instances through Redis, and writes positions behind to PostgreSQL.
+import { randomUUID } from 'node:crypto';
+import { Gauge } from 'prom-client';
+import { sql } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Deps } from '../../deps.js';
+import type { OrderType, VehicleType } from '../../db/schema.js';
+import { DriverIndex, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
+
+/** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
+export const DB_FLUSH_INTERVAL_MS = 1000;
+export const REDIS_FLUSH_INTERVAL_MS = 50;
+const DB_BATCH_ROWS = 2000;
+
+interface LiveRow {
+  user_id: string;
+  first_name: string;
+  status: string;
+  country_id: string | null;
+  vehicle_type: VehicleType;
+  vehicle_plate: string;
+  service_types: OrderType[];
+  availability: 'ONLINE' | 'OFFLINE';
+  rating: number | null;
+  last_lat: number | null;
+  last_lng: number | null;
+  last_heading: number | null;
+  last_speed: number | null;
+  last_location_at: Date | null;
+  active_job_id: string | null;
+}
+
+export interface FlushStats {
+  rows: number;
+  durationMs: number;
+  /** Oldest position in the batch: time from its report to the commit. */
+  maxLagMs: number;
+}
+
+type Queued = { position: Position; queuedAt: number };
+
+export class LiveDrivers {
+  readonly index = new DriverIndex();
+  private readonly instanceId = randomUUID();
+  private dirty = new Map<string, Queued>();
+  private outgoing = new Map<string, Position>();
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: (() => void)[] = [];
+  private subscriber: Redis | undefined;
+  private flushing: Promise<void> | undefined;
+  private started: Promise<void> | undefined;
+  /** Called after each write-behind batch (benchmarks read the lag from it). */
+  onFlush: ((stats: FlushStats) => void) | undefined;
+
+  constructor(private readonly deps: Deps) {
+    const index = this.index;
+    new Gauge({
+      name: 'drivers_online',
+      help: 'ACTIVE drivers that are ONLINE, as this instance sees them',
+      registers: [deps.metrics.registry],
+      collect() {
+        this.set(index.onlineCount);
+      },
+    });
+  }
+
+  private get positionsKey() {
+    return `${this.deps.config.redisKeyPrefix}drivers:positions`;
+  }
+
+  start(): Promise<void> {
+    this.started ??= this.doStart();
+    return this.started;
+  }
+
+  private async doStart(): Promise<void> {
+    const { bus } = this.deps;
+    const rows = await this.baseQuery().execute();
+    for (const row of rows) this.apply(row as LiveRow);
+
+    const redis = this.deps.redis;
+    if (redis) {
+      // The shared truth for positions newer than the write-behind copy: overlay it, then follow.
+      const subscriber = redis.duplicate();
+      this.subscriber = subscriber;
+      subscriber.on('error', (err) => this.deps.logger.warn({ err: err.message }, 'redis positions subscriber error'));
+      subscriber.on('message', (_channel, raw: string) => this.receive(raw));
+      if (subscriber.status === 'wait') await subscriber.connect();
+      else if (subscriber.status !== 'ready') await new Promise((resolve) => subscriber.once('ready', resolve));
+      await subscriber.subscribe(this.positionsKey);
+      const all = await redis.hgetall(this.positionsKey);
+      for (const [id, value] of Object.entries(all)) {
+        const p = decodePosition(value);
+        if (p) this.index.setPosition(id, p);
+      }
+      this.timers.push(setInterval(() => void this.publishPositions(), REDIS_FLUSH_INTERVAL_MS));
+    }
+
+    this.unsubscribe.push(
+      bus.subscribe('driver.changed', ({ driverId }) => void this.reload(driverId)),
+      bus.subscribe('driver.job', ({ driverId, busy }) => {
+        if (this.index.get(driverId)) this.index.setBusy(driverId, busy);
+        else void this.reload(driverId);
+      }),
+      bus.subscribe('user.changed', ({ userId, status }) => {
+        if (status !== undefined) this.index.setActive(userId, status === 'ACTIVE');
+        void this.reload(userId);
+      }),
+    );
+    this.timers.push(setInterval(() => void this.flush(), DB_FLUSH_INTERVAL_MS));
+    for (const timer of this.timers) timer.unref();
+  }
+
+  /** Stops the timers and writes everything still pending (Redis, then PostgreSQL). */
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    for (const off of this.unsubscribe) off();
+    this.unsubscribe = [];
+    await this.publishPositions();
+    this.subscriber?.disconnect();
+    await this.flush();
+  }
+
+  /** The driver's live record, loaded from the database when this instance has not seen it yet. */
+  async ensure(driverId: string): Promise<DriverRecord | undefined> {
+    return this.index.get(driverId) ?? (await this.reload(driverId));
+  }
+
+  /** Reads the driver from the database into the index (or out of it when it is gone). */
+  async reload(driverId: string): Promise<DriverRecord | undefined> {
+    try {
+      const row = await this.baseQuery().where('dp.user_id', '=', driverId).executeTakeFirst();
+      if (!row) {
+        this.index.remove(driverId);
+        return undefined;
+      }
+      return this.apply(row as LiveRow);
+    } catch (err) {
+      this.deps.logger.error({ err, driverId }, 'reloading a driver failed');
+      return this.index.get(driverId);
+    }
+  }
+
+  /**
+   * Records a position reported by the driver. An update older than the one held is ignored; a
+   * recordedAt in the future counts as now. Returns whether it was applied.
+   */
+  report(driverId: string, input: { lat: number; lng: number; heading?: number; speed?: number; recordedAt?: string }): boolean {
+    const now = this.deps.clock.now().getTime();
+    let at = now;
+    if (input.recordedAt !== undefined) {
+      const parsed = Date.parse(input.recordedAt);
+      if (Number.isFinite(parsed) && parsed < now) at = parsed;
+    }
+    const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at };
+    if (!this.index.setPosition(driverId, position)) return false;
+    this.dirty.set(driverId, { position, queuedAt: performance.now() });
+    if (this.deps.redis) this.outgoing.set(driverId, position);
+    return true;
+  }
+
+  /** Applies an availability change here at once; other instances reload it (driver.changed). */
+  setOnline(driverId: string, online: boolean): void {
+    this.index.setOnline(driverId, online);
+    this.deps.bus.publish('driver.changed', { driverId });
+  }
+
+  /** Writes the dirty positions to PostgreSQL: one multi-row UPDATE per batch, never one per ping. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.dirty.size ? this.flush() : undefined));
+    if (this.dirty.size === 0) return Promise.resolve();
+    const batch = this.dirty;
+    this.dirty = new Map();
+    this.flushing = this.write(batch).finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  private async write(batch: Map<string, Queued>): Promise<void> {
+    const started = performance.now();
+    let oldest = started;
+    const entries = [...batch];
+    try {
+      for (let i = 0; i < entries.length; i += DB_BATCH_ROWS) {
+        const chunk = entries.slice(i, i + DB_BATCH_ROWS);
+        const values = sql.join(
+          chunk.map(([id, { position: p, queuedAt }]) => {
+            if (queuedAt < oldest) oldest = queuedAt;
+            return sql`(${id}::uuid, ${p.lat}::float8, ${p.lng}::float8, ${p.heading}::float8, ${p.speed}::float8, ${new Date(p.at).toISOString()}::timestamptz)`;
+          }),
+        );
+        await sql`
+          update driver_profiles as d
+          set last_lat = v.lat, last_lng = v.lng, last_heading = v.heading, last_speed = v.speed, last_location_at = v.at
+          from (values ${values}) as v(id, lat, lng, heading, speed, at)
+          where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
+        `.execute(this.deps.database.db);
+      }
+      const done = performance.now();
+      this.onFlush?.({ rows: entries.length, durationMs: done - started, maxLagMs: done - oldest });
+    } catch (err) {
+      this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
+      // Put the batch back unless a newer position arrived meanwhile.
+      for (const [id, queued] of entries) {
+        const newer = this.dirty.get(id);
+        if (!newer || newer.position.at < queued.position.at) this.dirty.set(id, queued);
+      }
+    }
+  }
+
+  private async publishPositions(): Promise<void> {
+    const redis = this.deps.redis;
+    if (!redis || this.outgoing.size === 0) return;
+    const batch = this.outgoing;
+    this.outgoing = new Map();
+    const fields: string[] = [];
+    const list: unknown[] = [];
+    for (const [id, p] of batch) {
+      fields.push(id, encodePosition(p));
+      list.push([id, p.lat, p.lng, p.heading, p.speed, p.at]);
+    }
+    try {
+      await redis
+        .multi()
+        .hset(this.positionsKey, ...fields)
+        .publish(this.positionsKey, JSON.stringify({ from: this.instanceId, positions: list }))
+        .exec();
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'sharing driver positions through redis failed');
+      for (const [id, p] of batch) if (!this.outgoing.has(id)) this.outgoing.set(id, p);
+    }
+  }
+
+  private receive(raw: string): void {
+    try {
+      const { from, positions } = JSON.parse(raw) as { from: string; positions: [string, number, number, number | null, number | null, number][] };
+      if (from === this.instanceId) return;
+      for (const [id, lat, lng, heading, speed, at] of positions) {
+        if (!this.index.get(id)) {
+          void this.reload(id).then(() => this.index.setPosition(id, { lat, lng, heading, speed, at }));
+        } else this.index.setPosition(id, { lat, lng, heading, speed, at });
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'bad positions message');
+    }
+  }
+
+  private apply(row: LiveRow): DriverRecord {
+    const attrs: DriverAttributes = {
+      id: row.user_id,
+      firstName: row.first_name,
+      vehicleType: row.vehicle_type,
+      vehiclePlate: row.vehicle_plate,
+      rating: row.rating,
+      countryId: row.country_id,
+      serviceTypes: row.service_types,
+      active: row.status === 'ACTIVE',
+      online: row.availability === 'ONLINE',
+      busy: row.active_job_id !== null,
+    };
+    const position =
+      row.last_lat !== null && row.last_lng !== null && row.last_location_at
+        ? { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, at: new Date(row.last_location_at).getTime() }
+        : null;
+    return this.index.upsert(attrs, position);
+  }
+
+  private baseQuery() {
+    return this.deps.database.db
+      .selectFrom('driver_profiles as dp')
+      .innerJoin('users as u', 'u.id', 'dp.user_id')
+      .select([
+        'dp.user_id',
+        'u.first_name',
+        'u.status',
+        'u.country_id',
+        'dp.vehicle_type',
+        'dp.vehicle_plate',
+        'dp.service_types',
+        'dp.availability',
+        'dp.rating',
+        'dp.last_lat',
+        'dp.last_lng',
+        'dp.last_heading',
+        'dp.last_speed',
+        'dp.last_location_at',
+        'dp.active_job_id',
+      ]);
+  }
+}
+
+function encodePosition(p: Position): string {
+  return JSON.stringify([p.lat, p.lng, p.heading, p.speed, p.at]);
+}
+
+function decodePosition(value: string): Position | undefined {
+  try {
+    const [lat, lng, heading, speed, at] = JSON.parse(value) as [number, number, number | null, number | null, number];
+    if (typeof lat !== 'number' || typeof lng !== 'number' || typeof at !== 'number') return undefined;
+    return { lat, lng, heading, speed, at };
+  } catch {
+    return undefined;
+  }
+}
+
+const instances = new WeakMap<Deps, LiveDrivers>();
+
+/** One live index per app (the drivers and matching modules share it). */
+export function liveDrivers(deps: Deps): LiveDrivers {
+  let live = instances.get(deps);
+  if (!live) instances.set(deps, (live = new LiveDrivers(deps)));
+  return live;
+}
