@@ -11,6 +11,8 @@ export type DB = Kysely<Database>;
 export interface DatabaseHandle {
   db: DB;
   kind: 'pglite' | 'postgres';
+  /** The pg pool behind `db` (PostgreSQL server only), for hot reads that use named prepared statements. */
+  pgPool?: pg.Pool;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -34,6 +36,7 @@ export async function openDatabase(options: { url?: string; dataDir?: string; po
     return {
       db,
       kind: 'postgres',
+      pgPool: pool,
       ping: async () => {
         await sql`select 1`.execute(db);
       },

@@ -21,6 +21,8 @@ export interface BusEvents {
   'driver.push': { driverId: string; message: Record<string, unknown> };
   /** New work may be available for the webhook worker. */
   'webhooks.wake': Record<string, never>;
+  /** A package changed: instances drop their cached copy (GET /packages/:id read cache). */
+  'package.changed': { packageId: string };
 }
 export type Topic = keyof BusEvents;
 type Handler<T extends Topic> = (payload: BusEvents[T]) => void;

@@ -1,3 +1,83 @@
-// Kysely types of the tables this module owns (see src/db/migrations).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface PackageTables {}
+// Kysely types of the tables the packages and rides modules own (see src/db/migrations/0004).
+import type { Generated } from 'kysely';
+import type { VehicleType } from '../../db/schema.js';
+
+export type PackageStatus = 'PENDING' | 'ASSIGNED' | 'PICKED_UP' | 'IN_TRANSIT' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
+export type RideStatus = 'REQUESTED' | 'ACCEPTED' | 'ARRIVED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED';
+
+export interface StopJson {
+  location: { lat: number; lng: number };
+  address: string;
+  contactName: string;
+  contactPhone: string;
+  notes?: string;
+}
+
+export interface ParcelJson {
+  description: string;
+  weightKg?: number;
+  size?: 'SMALL' | 'MEDIUM' | 'LARGE';
+}
+
+export interface PackagesTable {
+  id: string;
+  status: PackageStatus;
+  vehicle_type: VehicleType;
+  country_id: string;
+  created_by: string;
+  business_id: string | null;
+  customer_id: string | null;
+  driver_id: string | null;
+  reference: string | null;
+  pickup: StopJson | string;
+  dropoff: StopJson | string;
+  parcel: ParcelJson | string;
+  pickup_lat: number;
+  pickup_lng: number;
+  delivery_code_hash: string | null;
+  delivery_code_attempts: Generated<number>;
+  recipient_name: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface StatusHistoryTable<S> {
+  id: Generated<number>;
+  status: S;
+  reason: string | null;
+  actor_id: string | null;
+  at: Date;
+}
+
+export interface RidesTable {
+  id: string;
+  status: RideStatus;
+  customer_id: string;
+  driver_id: string | null;
+  vehicle_type: VehicleType;
+  country_id: string;
+  pickup_lat: number;
+  pickup_lng: number;
+  destination_lat: number;
+  destination_lng: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  request_hash: string;
+  state: 'IN_FLIGHT' | 'DONE';
+  response_status: number | null;
+  response_body: string | null;
+  created_at: Date;
+}
+
+export interface PackageTables {
+  packages: PackagesTable;
+  package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string };
+  rides: RidesTable;
+  ride_status_history: StatusHistoryTable<RideStatus> & { ride_id: string };
+  idempotency_keys: IdempotencyKeysTable;
+}

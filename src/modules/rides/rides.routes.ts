@@ -1,6 +1,83 @@
-// Routes of the rides module (registered under /api by app.ts).
+// Routes of the rides module (registered under /api by app.ts), and the ride expiry sweep.
 import type { FeatureModule } from '../../http/context.js';
+import { IdParams } from '../../shared/schemas.js';
+import { idempotencyKeyFrom, IdempotencyStore } from '../packages/idempotency.js';
+import { optionalBody } from '../packages/packages.routes.js';
+import { CancelRideBody, CreateRideBody, RideListQuery, RidePage, RideResponse } from './rides.schemas.js';
+import { RideService } from './rides.service.js';
 
-export const ridesModule: FeatureModule = async (_app, _ctx) => {
-  // Routes are added by the work on this module.
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
+const security = [{ bearerAuth: [] }];
+/** How often each instance runs the expiry sweep (and purges old idempotency records). */
+export const SWEEP_INTERVAL_MS = 10_000;
+
+export const ridesModule: FeatureModule = async (app, { deps, guard }) => {
+  const { db } = deps.database;
+  const service = new RideService({ db, bus: deps.bus, clock: deps.clock, driverLocationTtlMs: deps.config.driverLocationTtlMs });
+  const idempotency = new IdempotencyStore({ db, clock: deps.clock, secret: deps.config.jwtSecret });
+  const tags = ['rides'];
+  const viewers = guard.required(['CUSTOMER', 'DRIVER', 'COMPANY', 'ADMIN']);
+
+  let timer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> | undefined;
+  const sweep = () => {
+    if (sweeping) return;
+    sweeping = Promise.all([service.expireStale(), idempotency.purgeExpired()])
+      .catch((err) => deps.logger.warn({ err }, 'ride expiry sweep failed'))
+      .finally(() => (sweeping = undefined));
+  };
+  app.addHook('onReady', async () => {
+    timer = setInterval(sweep, SWEEP_INTERVAL_MS);
+    timer.unref();
+  });
+  app.addHook('onClose', async () => {
+    if (timer) clearInterval(timer);
+    await sweeping;
+  });
+
+  app.post(
+    '/rides',
+    {
+      onRequest: guard.required(['CUSTOMER']),
+      schema: { tags, summary: 'Request a ride (honours Idempotency-Key)', security, body: CreateRideBody, response: { 201: RideResponse, ...errors(400, 401, 403, 404, 409, 422) } },
+    },
+    async (request, reply) => {
+      const key = idempotencyKeyFrom(request.headers);
+      const result = await idempotency.run(
+        { accountId: request.auth.userId, key, scope: 'POST /rides', body: request.body },
+        async (trx) => ({ statusCode: 201, body: await service.create(trx, request.auth, request.body) }),
+      );
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      else void service.announce(result.body).catch((err) => request.log.warn({ err }, 'nearby push failed'));
+      return reply.code(result.statusCode as 201).send(result.body);
+    },
+  );
+
+  app.get(
+    '/rides',
+    { onRequest: viewers, schema: { tags, summary: 'List the rides the caller may see, newest first', security, querystring: RideListQuery, response: { 200: RidePage, ...errors(400, 401, 403) } } },
+    async (request) => service.list(request.auth, request.query),
+  );
+
+  app.get(
+    '/rides/:id',
+    { onRequest: viewers, schema: { tags, summary: 'Get a ride', security, params: IdParams, response: { 200: RideResponse, ...errors(400, 401, 403, 404) } } },
+    async (request) => service.get(request.params.id, request.auth),
+  );
+
+  const step = (path: string, summary: string, run: (id: string, request: any) => Promise<unknown>, roles: ('CUSTOMER' | 'DRIVER' | 'ADMIN')[] = ['DRIVER'], body?: object) =>
+    app.route({
+      method: 'POST',
+      url: `/rides/:id/${path}`,
+      onRequest: guard.required(roles),
+      preValidation: optionalBody,
+      schema: { tags, summary, security, params: IdParams, ...(body ? { body } : {}), response: { 200: RideResponse, ...errors(400, 401, 403, 404, 409) } } as any,
+      handler: async (request: any) => run(request.params.id, request),
+    });
+
+  step('accept', 'Take a REQUESTED ride (eligible driver; first wins, the others get 409)', (id, r) => service.accept(id, r.auth));
+  step('arrive', 'The driver is at the pickup (assigned driver)', (id, r) => service.arrive(id, r.auth));
+  step('start', 'The passenger is on board: IN_PROGRESS (assigned driver)', (id, r) => service.start(id, r.auth));
+  step('complete', 'The ride is over (assigned driver)', (id, r) => service.complete(id, r.auth));
+  step('cancel', 'Cancel a REQUESTED, ACCEPTED or ARRIVED ride (its customer, its driver or an admin)', (id, r) => service.cancel(id, r.auth, r.body?.reason), ['CUSTOMER', 'DRIVER', 'ADMIN'], CancelRideBody);
 };

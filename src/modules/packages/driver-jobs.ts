@@ -1,0 +1,201 @@
+// A driver's one active job (driver_profiles.active_job_*): claimed with a conditional update in the
+// same transaction as the job's status change, released when the job ends. Shared by packages and rides.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { Database, OrderType, VehicleType } from '../../db/schema.js';
+import type { Bus } from '../../shared/bus.js';
+import { AppError, conflict } from '../../shared/errors.js';
+
+export type JobType = 'PACKAGE' | 'RIDE';
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface ClaimRequest {
+  driverId: string;
+  jobType: JobType;
+  jobId: string;
+  vehicleType: VehicleType;
+  orderType: OrderType;
+}
+
+/** Marks the driver busy with this job when it is ACTIVE, ONLINE, free and fits the job; false otherwise. */
+export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('driver_profiles')
+    .set({ active_job_type: claim.jobType, active_job_id: claim.jobId, updated_at: now })
+    .where('user_id', '=', claim.driverId)
+    .where('active_job_id', 'is', null)
+    .where('availability', '=', 'ONLINE')
+    .where('vehicle_type', '=', claim.vehicleType)
+    .where(sql<boolean>`${claim.orderType} = any(service_types)`)
+    .where((eb) =>
+      eb.exists(eb.selectFrom('users').select(sql`1`.as('one')).where('users.id', '=', claim.driverId).where('users.status', '=', 'ACTIVE')),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Why claimDriver refused: a 409 (or 404 for a missing driver) the caller can act on. */
+export async function explainClaimFailure(db: Executor, claim: ClaimRequest): Promise<AppError> {
+  const row = await db
+    .selectFrom('driver_profiles as d')
+    .innerJoin('users as u', 'u.id', 'd.user_id')
+    .select(['d.availability', 'd.vehicle_type', 'd.service_types', 'd.active_job_id', 'u.status'])
+    .where('d.user_id', '=', claim.driverId)
+    .executeTakeFirst();
+  if (!row) return new AppError(404, 'DRIVER_NOT_FOUND', 'Driver not found');
+  if (row.status !== 'ACTIVE') return conflict('Driver account is not active', 'DRIVER_NOT_ACTIVE');
+  if (row.active_job_id !== null) return conflict('Driver already has an active job', 'DRIVER_BUSY');
+  if (row.availability !== 'ONLINE') return conflict('Driver is offline', 'DRIVER_OFFLINE');
+  if (row.vehicle_type !== claim.vehicleType) return conflict(`This job needs a ${claim.vehicleType}`, 'VEHICLE_TYPE_MISMATCH');
+  if (!row.service_types.includes(claim.orderType)) return conflict(`Driver does not serve ${claim.orderType}`, 'SERVICE_TYPE_MISMATCH');
+  return conflict('Driver cannot take this job now', 'DRIVER_NOT_ELIGIBLE');
+}
+
+/** Frees the driver when this job was its active one. */
+export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('driver_profiles')
+    .set({ active_job_type: null, active_job_id: null, updated_at: now })
+    .where('user_id', '=', driverId)
+    .where('active_job_id', '=', jobId)
+    .execute();
+}
+
+export function publishDriverJob(bus: Bus, driverId: string, jobType: JobType, jobId: string, busy: boolean): void {
+  bus.publish('driver.job', { driverId, busy, jobId, jobType });
+}
+
+export interface DriverSummaryRow {
+  driver_id: string | null;
+  driver_first_name: string | null;
+  driver_phone: string | null;
+  driver_vehicle_type: VehicleType | null;
+  driver_vehicle_plate: string | null;
+  driver_lat: number | null;
+  driver_lng: number | null;
+  driver_heading: number | null;
+  driver_speed: number | null;
+  driver_location_at: Date | null;
+  driver_company_id: string | null;
+}
+
+/** The columns of DriverSummaryRow, for a query with `du` (users) and `dp` (driver_profiles) joined on the driver. */
+export const DRIVER_SUMMARY_COLUMNS = [
+  'du.first_name as driver_first_name',
+  'du.phone as driver_phone',
+  'dp.vehicle_type as driver_vehicle_type',
+  'dp.vehicle_plate as driver_vehicle_plate',
+  'dp.last_lat as driver_lat',
+  'dp.last_lng as driver_lng',
+  'dp.last_heading as driver_heading',
+  'dp.last_speed as driver_speed',
+  'dp.last_location_at as driver_location_at',
+  'dp.company_id as driver_company_id',
+] as const;
+
+export function toDriverSummary(row: DriverSummaryRow) {
+  if (!row.driver_id || !row.driver_vehicle_type) return null;
+  return {
+    id: row.driver_id,
+    firstName: row.driver_first_name ?? '',
+    phone: row.driver_phone ?? '',
+    vehicleType: row.driver_vehicle_type,
+    vehiclePlate: row.driver_vehicle_plate ?? '',
+    location:
+      row.driver_lat !== null && row.driver_lng !== null && row.driver_location_at
+        ? {
+            lat: row.driver_lat,
+            lng: row.driver_lng,
+            heading: row.driver_heading,
+            speed: row.driver_speed,
+            updatedAt: row.driver_location_at.toISOString(),
+          }
+        : null,
+  };
+}
+
+export interface HistoryJson {
+  status: string;
+  at: number;
+  reason: string | null;
+}
+
+export function toHistory(history: HistoryJson[] | string) {
+  const list = typeof history === 'string' ? (JSON.parse(history) as HistoryJson[]) : history;
+  return list.map((h) => {
+    const item: { status: string; at: string; reason?: string } = { status: h.status, at: new Date(Number(h.at)).toISOString() };
+    if (h.reason !== null) item.reason = h.reason;
+    return item;
+  });
+}
+
+// ~111 km per degree of latitude.
+const METERS_PER_DEGREE = 111_320;
+
+export function boundingBox(lat: number, lng: number, radiusMeters: number) {
+  const dLat = radiusMeters / METERS_PER_DEGREE;
+  const cos = Math.max(Math.cos((lat * Math.PI) / 180), 0.01);
+  const dLng = Math.min(radiusMeters / (METERS_PER_DEGREE * cos), 180);
+  return { minLat: lat - dLat, maxLat: lat + dLat, minLng: lng - dLng, maxLng: lng + dLng };
+}
+
+export function distanceMeters(aLat: number, aLng: number, bLat: number, bLng: number): number {
+  const toRad = Math.PI / 180;
+  const dLat = (bLat - aLat) * toRad;
+  const dLng = (bLng - aLng) * toRad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(aLat * toRad) * Math.cos(bLat * toRad) * Math.sin(dLng / 2) ** 2;
+  return 2 * 6_371_000 * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** Pickup area shown before a job is taken: coordinates rounded to 3 decimals (about 100 m). */
+export const roundArea = (value: number) => Math.round(value * 1000) / 1000;
+
+/** Radius within which a new job is pushed to drivers and listed as nearby. */
+export const NEARBY_RADIUS_METERS = 5000;
+
+/**
+ * Pushes a new job to eligible drivers near its pickup (ACTIVE, ONLINE, free, that vehicle and
+ * service, position younger than the location TTL). Best effort, after commit.
+ */
+export async function pushNearbyJob(
+  deps: { db: DB; bus: Bus; now: Date; locationTtlMs: number },
+  job: { jobType: JobType; jobId: string; vehicleType: VehicleType; orderType: OrderType; lat: number; lng: number; parcelSize: string | null },
+): Promise<number> {
+  const box = boundingBox(job.lat, job.lng, NEARBY_RADIUS_METERS);
+  const drivers = await deps.db
+    .selectFrom('driver_profiles as d')
+    .innerJoin('users as u', 'u.id', 'd.user_id')
+    .select(['d.user_id', 'd.last_lat', 'd.last_lng'])
+    .where('u.status', '=', 'ACTIVE')
+    .where('d.availability', '=', 'ONLINE')
+    .where('d.active_job_id', 'is', null)
+    .where('d.vehicle_type', '=', job.vehicleType)
+    .where(sql<boolean>`${job.orderType} = any(d.service_types)`)
+    .where('d.last_location_at', '>', new Date(deps.now.getTime() - deps.locationTtlMs))
+    .where('d.last_lat', '>=', box.minLat)
+    .where('d.last_lat', '<=', box.maxLat)
+    .where('d.last_lng', '>=', box.minLng)
+    .where('d.last_lng', '<=', box.maxLng)
+    .limit(200)
+    .execute();
+  let pushed = 0;
+  for (const d of drivers) {
+    const distance = distanceMeters(job.lat, job.lng, d.last_lat!, d.last_lng!);
+    if (distance > NEARBY_RADIUS_METERS) continue;
+    deps.bus.publish('driver.push', {
+      driverId: d.user_id,
+      message: {
+        type: 'job.nearby',
+        jobType: job.jobType,
+        jobId: job.jobId,
+        orderType: job.orderType,
+        vehicleType: job.vehicleType,
+        pickupArea: { lat: roundArea(job.lat), lng: roundArea(job.lng) },
+        parcelSize: job.parcelSize,
+        distanceMeters: Math.round(distance),
+      },
+    });
+    pushed += 1;
+  }
+  return pushed;
+}

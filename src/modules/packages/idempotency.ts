@@ -1,0 +1,150 @@
+// Idempotency-Key handling for POST /packages and POST /rides (contract section 1): a key is claimed
+// (committed IN_FLIGHT row) before the work runs, and the response is stored in the work's own
+// transaction, so "created" and "response stored" commit together.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../shared/clock.js';
+import { badRequest, conflict, unprocessable } from '../../shared/errors.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+// A claim older than this whose request never finished (a crashed instance) may be taken over.
+const ABANDONED_CLAIM_MS = 60_000;
+
+export interface StoredResponse<B> {
+  statusCode: number;
+  body: B;
+}
+
+/** Sorted-key JSON, so that the same body with its keys in another order is the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Reads and validates the Idempotency-Key header: undefined when absent. */
+export function idempotencyKeyFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const raw = headers['idempotency-key'];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.length < 1 || raw.length > 255) {
+    throw badRequest('Idempotency-Key must be 1 to 255 characters', 'INVALID_IDEMPOTENCY_KEY');
+  }
+  return raw;
+}
+
+export class IdempotencyStore {
+  private readonly key: Buffer;
+
+  constructor(private readonly deps: { db: DB; clock: Clock; secret: string }) {
+    // Stored responses may carry a delivery code: they are kept encrypted at rest.
+    this.key = createHash('sha256').update(`idempotency-response:${deps.secret}`).digest();
+  }
+
+  /**
+   * Runs `work` in a transaction. With a key: replays the stored response of an earlier identical
+   * request (replayed: true), 422 for the same key with another request, 409 while it is in flight.
+   */
+  async run<B>(
+    options: { accountId: string; key: string | undefined; scope: string; body: unknown },
+    work: (trx: Transaction<Database>) => Promise<StoredResponse<B>>,
+  ): Promise<StoredResponse<B> & { replayed: boolean }> {
+    const { db } = this.deps;
+    if (options.key === undefined) return { ...(await db.transaction().execute(work)), replayed: false };
+    const { accountId, key } = options;
+    const requestHash = createHash('sha256').update(`${options.scope}\n${canonicalJson(options.body)}`).digest('hex');
+
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const now = this.deps.clock.now();
+      const claimed = await db
+        .insertInto('idempotency_keys')
+        .values({ account_id: accountId, key, request_hash: requestHash, state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: now })
+        .onConflict((oc) =>
+          oc
+            .columns(['account_id', 'key'])
+            .doUpdateSet({ request_hash: requestHash, state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: now })
+            .where((eb) =>
+              eb.or([
+                eb('idempotency_keys.created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS)),
+                eb.and([
+                  eb('idempotency_keys.state', '=', 'IN_FLIGHT'),
+                  eb('idempotency_keys.created_at', '<', new Date(now.getTime() - ABANDONED_CLAIM_MS)),
+                ]),
+              ]),
+            ),
+        )
+        .returning('account_id')
+        .executeTakeFirst();
+
+      if (claimed) {
+        try {
+          const result = await db.transaction().execute(async (trx) => {
+            const response = await work(trx);
+            await trx
+              .updateTable('idempotency_keys')
+              .set({ state: 'DONE', response_status: response.statusCode, response_body: this.seal(JSON.stringify(response.body)) })
+              .where('account_id', '=', accountId)
+              .where('key', '=', key)
+              .execute();
+            return response;
+          });
+          return { ...result, replayed: false };
+        } catch (err) {
+          // A failed request stores nothing: the client may fix it and retry with the same key.
+          await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('state', '=', 'IN_FLIGHT').execute();
+          throw err;
+        }
+      }
+
+      const existing = await db
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'state', 'response_status', 'response_body'])
+        .where('account_id', '=', accountId)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!existing) continue; // released between our insert and select: claim again
+      if (existing.request_hash !== requestHash) {
+        throw unprocessable('Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED');
+      }
+      if (existing.state === 'IN_FLIGHT' || existing.response_status === null || existing.response_body === null) {
+        throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
+      }
+      let body: B;
+      try {
+        body = JSON.parse(this.open(existing.response_body)) as B;
+      } catch {
+        // Sealed under another JWT_SECRET (rotated): replaying is impossible, re-running would duplicate.
+        throw conflict('The stored response of this Idempotency-Key can no longer be read; use a new key', 'IDEMPOTENCY_KEY_UNREADABLE');
+      }
+      return { statusCode: existing.response_status, body, replayed: true };
+    }
+    throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
+  }
+
+  /** Deletes records past their 24 hours (called from a periodic sweep). */
+  async purgeExpired(): Promise<number> {
+    const cutoff = new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
+    const result = await this.deps.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+    return Number(result.numDeletedRows ?? 0);
+  }
+
+  private seal(text: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
+  }
+
+  private open(sealed: string): string {
+    const raw = Buffer.from(sealed, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
+}

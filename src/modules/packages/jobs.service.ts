@@ -1,0 +1,156 @@
+// The driver's view of work: its active and recent jobs, and open jobs near its last position.
+import { sql } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { VehicleType } from '../../db/schema.js';
+import { conflict, notFound } from '../../shared/errors.js';
+import { boundingBox, distanceMeters, roundArea } from './driver-jobs.js';
+import type { ParcelJson, StopJson } from './packages.tables.js';
+
+const RECENT_JOBS = 20;
+
+interface Job {
+  jobType: 'PACKAGE' | 'RIDE';
+  id: string;
+  status: string;
+  orderType: 'PACKAGE_DELIVERY' | 'RIDE';
+  vehicleType: VehicleType;
+  pickupLocation: { lat: number; lng: number };
+  destinationLocation: { lat: number; lng: number };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export class JobsService {
+  constructor(private readonly deps: { db: DB }) {}
+
+  async myJobs(driverId: string) {
+    const { db } = this.deps;
+    const profile = await db.selectFrom('driver_profiles').select(['active_job_id']).where('user_id', '=', driverId).executeTakeFirst();
+    if (!profile) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+    const [packages, rides] = await Promise.all([
+      db
+        .selectFrom('packages')
+        .select(['id', 'status', 'vehicle_type', 'pickup', 'dropoff', 'created_at', 'updated_at'])
+        .where('driver_id', '=', driverId)
+        .orderBy('updated_at', 'desc')
+        .limit(RECENT_JOBS)
+        .execute(),
+      db
+        .selectFrom('rides')
+        .select(['id', 'status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'created_at', 'updated_at'])
+        .where('driver_id', '=', driverId)
+        .orderBy('updated_at', 'desc')
+        .limit(RECENT_JOBS)
+        .execute(),
+    ]);
+    const jobs: Job[] = [
+      ...packages.map((p) => {
+        const pickup = json<StopJson>(p.pickup);
+        const dropoff = json<StopJson>(p.dropoff);
+        return {
+          jobType: 'PACKAGE' as const,
+          id: p.id,
+          status: p.status,
+          orderType: 'PACKAGE_DELIVERY' as const,
+          vehicleType: p.vehicle_type,
+          pickupLocation: pickup.location,
+          destinationLocation: dropoff.location,
+          createdAt: p.created_at.toISOString(),
+          updatedAt: p.updated_at.toISOString(),
+        };
+      }),
+      ...rides.map((r) => ({
+        jobType: 'RIDE' as const,
+        id: r.id,
+        status: r.status,
+        orderType: 'RIDE' as const,
+        vehicleType: r.vehicle_type,
+        pickupLocation: { lat: r.pickup_lat, lng: r.pickup_lng },
+        destinationLocation: { lat: r.destination_lat, lng: r.destination_lng },
+        createdAt: r.created_at.toISOString(),
+        updatedAt: r.updated_at.toISOString(),
+      })),
+    ].sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
+    const active = jobs.find((j) => j.id === profile.active_job_id) ?? null;
+    return { active, recent: jobs.filter((j) => j !== active).slice(0, RECENT_JOBS) };
+  }
+
+  /** PENDING packages and REQUESTED rides within the radius that fit the driver's vehicle and services. */
+  async nearby(driverId: string, radiusMeters: number, limit: number) {
+    const { db } = this.deps;
+    const driver = await db
+      .selectFrom('driver_profiles')
+      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng'])
+      .where('user_id', '=', driverId)
+      .executeTakeFirst();
+    if (!driver) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+    if (driver.last_lat === null || driver.last_lng === null) {
+      throw conflict('Driver location is unknown: send a location first', 'LOCATION_UNKNOWN');
+    }
+    const lat = driver.last_lat;
+    const lng = driver.last_lng;
+    const box = boundingBox(lat, lng, radiusMeters);
+    // The bounding box narrows on the partial indexes; the exact distance is checked below.
+    const candidates = Math.min(limit * 5, 500);
+    const [packages, rides] = await Promise.all([
+      driver.service_types.includes('PACKAGE_DELIVERY')
+        ? db
+            .selectFrom('packages')
+            .select(['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'parcel', 'created_at'])
+            .where('status', '=', 'PENDING')
+            .where('vehicle_type', '=', driver.vehicle_type)
+            .where('pickup_lat', '>=', box.minLat)
+            .where('pickup_lat', '<=', box.maxLat)
+            .where('pickup_lng', '>=', box.minLng)
+            .where('pickup_lng', '<=', box.maxLng)
+            .orderBy(sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`)
+            .limit(candidates)
+            .execute()
+        : [],
+      driver.service_types.includes('RIDE')
+        ? db
+            .selectFrom('rides')
+            .select(['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'created_at'])
+            .where('status', '=', 'REQUESTED')
+            .where('vehicle_type', '=', driver.vehicle_type)
+            .where('pickup_lat', '>=', box.minLat)
+            .where('pickup_lat', '<=', box.maxLat)
+            .where('pickup_lng', '>=', box.minLng)
+            .where('pickup_lng', '<=', box.maxLng)
+            .orderBy(sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`)
+            .limit(candidates)
+            .execute()
+        : [],
+    ]);
+    const items = [
+      ...packages.map((p) => ({
+        jobType: 'PACKAGE' as const,
+        id: p.id,
+        orderType: 'PACKAGE_DELIVERY' as const,
+        vehicleType: p.vehicle_type,
+        pickupArea: { lat: roundArea(p.pickup_lat), lng: roundArea(p.pickup_lng) },
+        parcelSize: json<ParcelJson>(p.parcel).size ?? null,
+        distanceMeters: Math.round(distanceMeters(lat, lng, p.pickup_lat, p.pickup_lng)),
+        createdAt: p.created_at.toISOString(),
+      })),
+      ...rides.map((r) => ({
+        jobType: 'RIDE' as const,
+        id: r.id,
+        orderType: 'RIDE' as const,
+        vehicleType: r.vehicle_type,
+        pickupArea: { lat: roundArea(r.pickup_lat), lng: roundArea(r.pickup_lng) },
+        parcelSize: null,
+        distanceMeters: Math.round(distanceMeters(lat, lng, r.pickup_lat, r.pickup_lng)),
+        createdAt: r.created_at.toISOString(),
+      })),
+    ]
+      .filter((j) => j.distanceMeters <= radiusMeters)
+      .sort((a, b) => a.distanceMeters - b.distanceMeters)
+      .slice(0, limit);
+    return { items, radiusMeters };
+  }
+}
+
+function json<T>(value: T | string): T {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : value;
+}

@@ -1,0 +1,45 @@
+// Request and response schemas of the rides module.
+import { Type, type Static } from '@sinclair/typebox';
+import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
+import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
+import { DriverSummary, StatusHistoryItem } from '../packages/packages.schemas.js';
+
+export const CreateRideBody = Body({
+  pickupLocation: Location,
+  destinationLocation: Location,
+  vehicleType: VehicleType,
+  countryId: Uuid,
+});
+export type CreateRideBody = Static<typeof CreateRideBody>;
+
+export const RideStatus = Type.Union([
+  Type.Literal('REQUESTED'),
+  Type.Literal('ACCEPTED'),
+  Type.Literal('ARRIVED'),
+  Type.Literal('IN_PROGRESS'),
+  Type.Literal('COMPLETED'),
+  Type.Literal('CANCELLED'),
+  Type.Literal('EXPIRED'),
+]);
+
+export const RideResponse = Type.Object({
+  id: Type.String(),
+  status: RideStatus,
+  orderType: Type.Literal('RIDE'),
+  customerId: Type.String(),
+  vehicleType: VehicleType,
+  countryId: Type.String(),
+  pickupLocation: Location,
+  destinationLocation: Location,
+  driver: Nullable(DriverSummary),
+  statusHistory: Type.Array(StatusHistoryItem),
+  createdAt: DateTime,
+  updatedAt: DateTime,
+});
+export type RideResponse = Static<typeof RideResponse>;
+
+export const RideListQuery = Type.Object({ ...PaginationQuery.properties, status: Type.Optional(RideStatus) }, { additionalProperties: false });
+export type RideListQuery = Static<typeof RideListQuery>;
+export const RidePage = pageSchema(RideResponse);
+
+export const CancelRideBody = Body({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })) });

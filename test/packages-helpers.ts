@@ -1,0 +1,50 @@
+// Shared bits of the package, ride and job tests.
+import type { TestApp } from './helpers/app.js';
+
+export function stop(lat: number, lng: number, overrides: Record<string, unknown> = {}) {
+  return { location: { lat, lng }, address: 'Moi Avenue 1, Nairobi', contactName: 'Wanjiru', contactPhone: '+254712345678', ...overrides };
+}
+
+export function packageBody(countryId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    pickup: stop(-1.2864, 36.8172),
+    dropoff: stop(-1.3, 36.8, { contactName: 'Otieno', contactPhone: '+254722000111', notes: 'Gate B' }),
+    vehicleType: 'BIKE',
+    countryId,
+    parcel: { description: 'Documents', weightKg: 1.5, size: 'SMALL' },
+    ...overrides,
+  };
+}
+
+export function rideBody(countryId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    pickupLocation: { lat: -1.2864, lng: 36.8172 },
+    destinationLocation: { lat: -1.3, lng: 36.8 },
+    vehicleType: 'CAR',
+    countryId,
+    ...overrides,
+  };
+}
+
+export async function post(t: TestApp, url: string, headers: Record<string, string>, payload?: unknown) {
+  return t.app.inject({ method: 'POST', url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+}
+
+export async function get(t: TestApp, url: string, headers: Record<string, string>) {
+  return t.app.inject({ method: 'GET', url, headers });
+}
+
+export async function setDriverPosition(t: TestApp, driverId: string, lat: number, lng: number) {
+  await t.db
+    .updateTable('driver_profiles')
+    .set({ last_lat: lat, last_lng: lng, last_location_at: t.clock.now(), availability: 'ONLINE' })
+    .where('user_id', '=', driverId)
+    .execute();
+}
+
+export const notFoundBody = (what: 'Package' | 'Ride') => ({
+  statusCode: 404,
+  message: `${what} not found`,
+  error: 'Not Found',
+  code: `${what.toUpperCase()}_NOT_FOUND`,
+});
