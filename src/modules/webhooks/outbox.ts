@@ -1,6 +1,6 @@
 // The writing side of the transactional outbox: called by the package lifecycle inside the same
 // transaction as the status change, so an event exists exactly when its change committed.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 export const DELIVERY_EVENTS = [
@@ -23,10 +23,25 @@ export interface DeliveryEvent {
   occurredAt: Date;
 }
 
+/** The body, exactly the interface description's four fields in its order. */
+export function webhookPayload(event: string, deliveryId: string, status: string, occurredAt: Date): string {
+  return JSON.stringify({ event, delivery_id: deliveryId, status, timestamp: occurredAt.toISOString() });
+}
+
 /**
  * Records a delivery event for every enabled endpoint of the business that subscribes to it.
  * Must be called with the transaction that changes the package's status.
  */
-export async function recordDeliveryEvent(_trx: Transaction<Database> | Kysely<Database>, _event: DeliveryEvent): Promise<void> {
-  // Implemented by the webhooks module (issue 6): fan-out into its delivery table.
+export async function recordDeliveryEvent(trx: Transaction<Database> | Kysely<Database>, event: DeliveryEvent): Promise<void> {
+  if (!event.businessId) return;
+  const payload = webhookPayload(event.event, event.packageId, event.status, event.occurredAt);
+  // One row per endpoint subscribed at this moment; the row is due at once (next_attempt_at = the change).
+  await sql`
+    insert into webhook_deliveries (id, endpoint_id, event, delivery_id, payload, status, next_attempt_at, created_at)
+    select gen_random_uuid(), e.id, ${event.event}::text, ${event.packageId}::text, ${payload}::text, 'PENDING',
+      ${event.occurredAt}::timestamptz, ${event.occurredAt}::timestamptz
+    from webhook_endpoints e
+    where e.business_id = ${event.businessId}::uuid and e.enabled and ${event.event}::text = any(e.events)
+    order by e.created_at, e.id
+  `.execute(trx);
 }

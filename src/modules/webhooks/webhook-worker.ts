@@ -1,0 +1,392 @@
+// The reading side of the outbox: claims due deliveries (FOR UPDATE SKIP LOCKED), sends them, records the outcome.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import type { Config } from '../../config.js';
+import type { DB } from '../../db/database.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { buildHeaders } from './webhook-signature.js';
+import { WebhookSender, type AttemptResult } from './webhook-sender.js';
+
+export type WorkerConfig = Pick<
+  Config,
+  'webhookRetryScheduleMs' | 'webhookTimeoutMs' | 'webhookAllowPrivateTargets' | 'webhookSignatureHeader'
+>;
+
+export interface WebhookWorkerOptions {
+  db: DB;
+  clock: Clock;
+  logger: Logger;
+  config: WorkerConfig;
+  bus?: Bus;
+  registry?: Registry;
+  /** How often the worker looks for due rows without a wake-up (default 500 ms). */
+  pollIntervalMs?: number;
+  /** Rows claimed per query (default 100). */
+  batchSize?: number;
+  /** Attempts in flight at once to one endpoint, per worker (default 16). */
+  perEndpointConcurrency?: number;
+  /** Attempts in flight at once, per worker (default 200). */
+  maxInFlight?: number;
+}
+
+interface ClaimedRow {
+  id: string;
+  endpoint_id: string;
+  event: string;
+  payload: string;
+  attempts: number;
+  attempt_base: number;
+  url: string;
+  secret: string;
+}
+
+export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
+
+interface Completion {
+  id: string;
+  attempts: number;
+  status: 'SUCCEEDED' | 'PENDING' | 'FAILED';
+  next: string | null;
+  code: number | null;
+  error: string | null;
+  completed: string | null;
+}
+
+/** Outcomes wait at most this long to be written together. */
+const FLUSH_DELAY_MS = 5;
+
+/** Longest wait a Retry-After header may impose. */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+
+export function deliveryCounter(registry: Registry): Counter<'outcome'> {
+  const name = 'webhook_deliveries_total';
+  const existing = registry.getSingleMetric(name);
+  if (existing) return existing as Counter<'outcome'>;
+  return new Counter({ name, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: Date): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
+}
+
+/** The wait before the next attempt, or undefined when the schedule is exhausted. */
+export function nextDelay(step: number, schedule: number[], result: Pick<AttemptResult, 'status' | 'retryAfter'>, now: Date): number | undefined {
+  if (step > schedule.length) return undefined;
+  let delay = schedule[step - 1];
+  if (result.status === 429 || result.status === 503) {
+    const retryAfter = parseRetryAfter(result.retryAfter, now);
+    if (retryAfter !== undefined) delay = Math.max(delay, Math.min(retryAfter, MAX_RETRY_AFTER_MS));
+  }
+  return delay;
+}
+
+export class WebhookWorker {
+  readonly id = `worker-${randomUUID()}`;
+  private readonly sender: WebhookSender;
+  private readonly counter: Counter<'outcome'> | undefined;
+  private readonly pollIntervalMs: number;
+  private readonly batchSize: number;
+  private readonly perEndpoint: number;
+  private readonly maxInFlight: number;
+  private readonly leaseMs: number;
+  private readonly inFlightByEndpoint = new Map<string, number>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private running = false;
+  private claiming = false;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private completions: { change: Completion; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private kickScheduled = false;
+  private sending = 0;
+
+  constructor(private readonly options: WebhookWorkerOptions) {
+    const { config } = options;
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.batchSize = options.batchSize ?? 100;
+    this.perEndpoint = options.perEndpointConcurrency ?? 16;
+    this.maxInFlight = options.maxInFlight ?? 200;
+    // A claim is held for at most one attempt (timeout) plus a margin; a worker that dies loses its
+    // claims when the lease runs out and another worker takes them (at least once, same webhook-id).
+    this.leaseMs = config.webhookTimeoutMs * 2 + 1000;
+    this.sender = new WebhookSender({
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      connectionsPerOrigin: this.perEndpoint,
+    });
+    this.counter = options.registry ? deliveryCounter(options.registry) : undefined;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.options.bus?.subscribe('webhooks.wake', () => this.kick());
+    this.kick();
+  }
+
+  /** Stops claiming, waits for the attempts in flight (each bounded by the timeout), closes connections. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    while (this.claiming || this.inFlight.size > 0) {
+      await Promise.all([...this.inFlight]);
+      await this.flush();
+      if (this.claiming) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await this.sender.close();
+  }
+
+  /** Claims and sends until nothing is due (tests drive the worker with this instead of start()). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await this.claimAndDispatch();
+      total += claimed;
+      await Promise.all([...this.inFlight]);
+      if (claimed === 0 && this.inFlight.size === 0) return total;
+    }
+  }
+
+  /** One claim after the current burst of finished attempts, not one per attempt. */
+  private kickSoon(): void {
+    if (this.kickScheduled || !this.running) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    this.claiming = true;
+    try {
+      let claimed: number;
+      do {
+        this.again = false;
+        claimed = await this.claimAndDispatch();
+      } while (this.running && (this.again || claimed === this.batchSize));
+    } catch (err) {
+      this.options.logger.error({ err }, 'webhook claim failed');
+    } finally {
+      this.claiming = false;
+      if (this.running) {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = setTimeout(() => this.kick(), this.pollIntervalMs);
+        this.timer.unref?.();
+      }
+    }
+  }
+
+  private async claimAndDispatch(): Promise<number> {
+    const room = this.maxInFlight - this.sending;
+    if (room <= 0) return 0;
+    const rows = await this.claim(Math.min(room, this.batchSize));
+    for (const row of rows) {
+      this.sending += 1;
+      this.inFlightByEndpoint.set(row.endpoint_id, (this.inFlightByEndpoint.get(row.endpoint_id) ?? 0) + 1);
+      // The endpoint's slot is free as soon as its answer is in; the outcome is written in a batch after.
+      const release = () => {
+        this.sending -= 1;
+        const left = (this.inFlightByEndpoint.get(row.endpoint_id) ?? 1) - 1;
+        if (left > 0) this.inFlightByEndpoint.set(row.endpoint_id, left);
+        else this.inFlightByEndpoint.delete(row.endpoint_id);
+        this.kickSoon();
+      };
+      const attempt = this.attempt(row, release)
+        .catch((err) => this.options.logger.error({ err, deliveryId: row.id }, 'webhook attempt bookkeeping failed'))
+        .finally(() => this.inFlight.delete(attempt));
+      this.inFlight.add(attempt);
+    }
+    return rows.length;
+  }
+
+  /**
+   * One statement: for each enabled endpoint, its oldest due rows whose earlier events for the same
+   * package are done, at most this worker's free slots for that endpoint (so a slow endpoint's backlog
+   * never fills a claim), lock them with SKIP LOCKED so concurrent
+   * workers never take the same row, and lease them. The state is re-checked on the locked row itself
+   * (`c`), so a row another worker leased after this statement's snapshot is skipped, not taken twice.
+   */
+  private async claim(limit: number): Promise<ClaimedRow[]> {
+    const now = this.options.clock.now();
+    const lease = new Date(now.getTime() + this.leaseMs);
+    const busyIds = [...this.inFlightByEndpoint.keys()];
+    const busyCounts = busyIds.map((id) => this.inFlightByEndpoint.get(id) ?? 0);
+    const result = await sql<ClaimedRow>`
+      with busy as (
+        select f.id, f.n from unnest(${busyIds}::uuid[], ${busyCounts}::int[]) as f(id, n)
+      ),
+      candidates as (
+        select x.id, x.next_attempt_at, x.seq
+        from webhook_endpoints e
+        left join busy on busy.id = e.id
+        cross join lateral (
+          select p.id, p.next_attempt_at, p.seq
+          from webhook_deliveries p
+          where p.endpoint_id = e.id and p.status = 'PENDING'
+            and p.next_attempt_at <= ${now}::timestamptz
+            and (p.locked_until is null or p.locked_until <= ${now}::timestamptz)
+            and not exists (
+              select 1 from webhook_deliveries q
+              where q.endpoint_id = p.endpoint_id and q.delivery_id = p.delivery_id
+                and q.status = 'PENDING' and q.seq < p.seq
+            )
+          order by p.next_attempt_at, p.seq
+          limit greatest(0, ${this.perEndpoint}::int - coalesce(busy.n, 0))
+        ) x
+        where e.enabled
+        order by x.next_attempt_at, x.seq
+        limit ${limit}::int
+      ),
+      locked as (
+        select c.id from webhook_deliveries c
+        where c.id = any(array(select id from candidates)) and c.status = 'PENDING'
+          and (c.locked_until is null or c.locked_until <= ${now}::timestamptz)
+        for update of c skip locked
+      )
+      update webhook_deliveries d
+      set attempts = d.attempts + 1, locked_until = ${lease}::timestamptz, locked_by = ${this.id}::text,
+          last_attempt_at = ${now}::timestamptz
+      from webhook_endpoints e
+      where d.id = any(array(select id from locked)) and e.id = d.endpoint_id
+      returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, d.attempt_base, e.url, e.secret
+    `.execute(this.options.db);
+    return result.rows;
+  }
+
+  private async attempt(row: ClaimedRow, release: () => void): Promise<void> {
+    const { config, clock } = this.options;
+    const headers = buildHeaders({
+      secret: row.secret,
+      signatureHeader: config.webhookSignatureHeader,
+      event: row.event,
+      webhookId: row.id,
+      timestampSeconds: Math.floor(clock.now().getTime() / 1000),
+      body: row.payload,
+    });
+    let result: AttemptResult;
+    try {
+      result = await this.sender.send(row.url, headers, row.payload);
+    } finally {
+      release();
+    }
+    await this.record(row, result);
+  }
+
+  /** Records an attempt's outcome; plain outcomes are written in batches (one UPDATE for many rows). */
+  private async record(row: ClaimedRow, result: AttemptResult): Promise<void> {
+    const now = this.options.clock.now();
+    if (result.status === 410) {
+      await this.recordGone(row, result, now);
+      this.count(row, result, 'gone');
+      return;
+    }
+    let outcome: Outcome;
+    let change: Completion;
+    if (result.ok) {
+      outcome = 'succeeded';
+      change = { id: row.id, attempts: row.attempts, status: 'SUCCEEDED', next: null, code: result.status, error: null, completed: now.toISOString() };
+    } else {
+      const delay = nextDelay(row.attempts - row.attempt_base, this.options.config.webhookRetryScheduleMs, result, now);
+      outcome = delay === undefined ? 'failed' : 'retrying';
+      change = {
+        id: row.id,
+        attempts: row.attempts,
+        status: delay === undefined ? 'FAILED' : 'PENDING',
+        next: delay === undefined ? null : new Date(now.getTime() + delay).toISOString(),
+        code: result.status,
+        error: result.error,
+        completed: delay === undefined ? now.toISOString() : null,
+      };
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.completions.push({ change, resolve, reject });
+      if (this.completions.length >= this.batchSize) void this.flush();
+      else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
+    });
+    this.count(row, result, outcome);
+  }
+
+  private count(row: ClaimedRow, result: AttemptResult, outcome: Outcome): void {
+    this.counter?.inc({ outcome });
+    if (outcome !== 'succeeded') {
+      this.options.logger.info({ deliveryId: row.id, endpointId: row.endpoint_id, status: result.status, outcome }, 'webhook attempt failed');
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = this.completions.splice(0);
+    if (batch.length === 0) return;
+    const c = batch.map((b) => b.change);
+    try {
+      // Only the claim this worker still holds is updated: a row whose lease ran out and was taken by
+      // another worker is left to that worker. `d.id = any(...)` makes the planner use the primary key
+      // (it guesses 100 rows for unnest and would otherwise scan the whole table).
+      await sql`
+        update webhook_deliveries d
+        set status = v.status, next_attempt_at = v.next, last_response_status = v.code, last_error = v.error,
+            completed_at = v.completed, locked_until = null, locked_by = null
+        from unnest(${c.map((x) => x.id)}::uuid[], ${c.map((x) => x.attempts)}::int[], ${c.map((x) => x.status)}::text[],
+                    ${c.map((x) => x.next)}::timestamptz[], ${c.map((x) => x.code)}::int[], ${c.map((x) => x.error)}::text[],
+                    ${c.map((x) => x.completed)}::timestamptz[])
+             as v(id, attempts, status, next, code, error, completed)
+        where d.id = any(${c.map((x) => x.id)}::uuid[]) and d.id = v.id and d.attempts = v.attempts
+          and d.locked_by = ${this.id}::text
+      `.execute(this.options.db);
+      for (const b of batch) b.resolve();
+    } catch (err) {
+      for (const b of batch) b.reject(err);
+    }
+  }
+
+  private async recordGone(row: ClaimedRow, result: AttemptResult, now: Date): Promise<void> {
+    // 410 Gone: the receiver says the endpoint no longer exists; stop sending to it.
+    await this.options.db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: 'FAILED',
+          next_attempt_at: null,
+          locked_until: null,
+          locked_by: null,
+          last_response_status: result.status,
+          last_error: `${result.error} (endpoint disabled)`,
+          completed_at: now,
+        })
+        .where('id', '=', row.id)
+        .where('locked_by', '=', this.id)
+        .where('attempts', '=', row.attempts)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) > 0) {
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ enabled: false, disabled_reason: 'GONE', updated_at: now })
+          .where('id', '=', row.endpoint_id)
+          .execute();
+      }
+    });
+  }
+}
