@@ -81,6 +81,14 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Ids in paths are used as given (cache keys, webhook payloads): make an upper-case UUID the same id.
+  app.addHook('preValidation', async (request) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    if (!params) return;
+    for (const [key, value] of Object.entries(params)) {
+      if (typeof value === 'string' && value.length === 36 && /[A-F]/.test(value)) params[key] = value.toLowerCase();
+    }
+  });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route, status: String(reply.statusCode) };

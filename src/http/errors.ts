@@ -47,6 +47,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
       if (status === 429) return reply.code(429).send(errorBody(429, fastifyError.message, 'RATE_LIMITED'));
       return reply.code(status).send(errorBody(status, fastifyError.message, fastifyError.code));
     }
+    // PostgreSQL "data exception" (class 22: a NUL byte in text, a value out of range, a malformed
+    // uuid that slipped past validation): the input was bad, not the server.
+    const sqlState = (err as { code?: unknown }).code;
+    if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState) && !fastifyError.statusCode) {
+      request.log.warn({ err }, 'input rejected by the database');
+      return reply.code(400).send(errorBody(400, 'Invalid input: a value is malformed or out of range', 'INVALID_INPUT'));
+    }
     // Unexpected: full detail to the log (with the request id), none to the client.
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send(errorBody(500, 'Internal server error', 'INTERNAL'));

@@ -16,6 +16,16 @@ function makeAjv(coerce: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv);
+  // ajv-formats' uuid also accepts a `urn:uuid:` prefix, which PostgreSQL refuses: only the plain form.
+  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+  // PostgreSQL text cannot hold NUL; a date-time must be a year PostgreSQL can store.
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) =>
+      /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})$/.test(value) &&
+      !Number.isNaN(Date.parse(value)) &&
+      Number(value.slice(0, 4)) >= 1970,
+  });
   return ajv;
 }
 

@@ -8,6 +8,8 @@ export const PaginationQuery = Type.Object({
 });
 export type PaginationQuery = Static<typeof PaginationQuery>;
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface Cursor {
   createdAt: Date;
   id: string;
@@ -22,7 +24,8 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
   try {
     const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as [string, string];
     const createdAt = new Date(at);
-    if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/i.test(id) || Number.isNaN(createdAt.getTime())) throw new Error();
+    const year = createdAt.getUTCFullYear();
+    if (typeof id !== 'string' || !UUID.test(id) || Number.isNaN(year) || year < 1970 || year > 9999) throw new Error();
     return { createdAt, id };
   } catch {
     throw badRequest('Invalid cursor', 'INVALID_CURSOR');
