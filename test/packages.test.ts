@@ -375,6 +375,17 @@ describe('packages', () => {
     assert.equal((await post(t, `/api/packages/${pkg.id}/fail`, otherDriver.headers, { reason: 'Code locked' })).statusCode, 200);
   });
 
+  test('parallel guesses cannot test more than five delivery codes', async () => {
+    const pkg = (await create(business, { requireDeliveryCode: true })).json();
+    for (const step of ['accept', 'pickup', 'start']) assert.equal((await post(t, `/api/packages/${pkg.id}/${step}`, otherDriver.headers)).statusCode, 200);
+    const guesses = Array.from({ length: 20 }, (_, i) => String((Number(pkg.deliveryCode) + 1 + i) % 10000).padStart(4, '0'));
+    const results = await Promise.all(guesses.map((code) => post(t, `/api/packages/${pkg.id}/deliver`, otherDriver.headers, { deliveryCode: code })));
+    const codes = results.map((r) => r.json().code);
+    assert.equal(codes.filter((c) => c === 'DELIVERY_CODE_INVALID').length, 5);
+    assert.equal(codes.filter((c) => c === 'DELIVERY_CODE_LOCKED').length, 15);
+    assert.equal((await post(t, `/api/packages/${pkg.id}/fail`, otherDriver.headers, { reason: 'Code locked' })).statusCode, 200);
+  });
+
   test('GET /packages: what the caller may see, newest first, cursor pages and status filter', async () => {
     const lister = await createUser(t, { role: 'BUSINESS' });
     const ids: string[] = [];

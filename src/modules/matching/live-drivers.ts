@@ -152,7 +152,8 @@ export class LiveDrivers {
     let at = now;
     if (input.recordedAt !== undefined) {
       const parsed = Date.parse(input.recordedAt);
-      if (Number.isFinite(parsed) && parsed < now) at = parsed;
+      // A report older than a day can never be matched; keep it old but within what PostgreSQL stores.
+      if (Number.isFinite(parsed) && parsed < now) at = Math.max(parsed, now - 86_400_000);
     }
     const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at };
     if (!this.index.setPosition(driverId, position)) return false;
@@ -200,6 +201,12 @@ export class LiveDrivers {
       const done = performance.now();
       this.onFlush?.({ rows: entries.length, durationMs: done - started, maxLagMs: done - oldest });
     } catch (err) {
+      // A data error (class 22) would fail every retry of the batch: drop it rather than block all drivers.
+      const sqlState = (err as { code?: unknown }).code;
+      if (typeof sqlState === 'string' && sqlState.startsWith('22')) {
+        this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'driver positions refused by the database; batch dropped');
+        return;
+      }
       this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
       // Put the batch back unless a newer position arrived meanwhile.
       for (const [id, queued] of entries) {

@@ -353,18 +353,20 @@ export class PackageService {
       recipientName: body.recipientName,
       before: async (row) => {
         if (row.delivery_code_hash === null) return;
-        if (row.delivery_code_attempts >= MAX_DELIVERY_CODE_ATTEMPTS) {
-          throw forbidden('Too many wrong delivery codes; contact support', 'DELIVERY_CODE_LOCKED');
-        }
         if (body.deliveryCode === undefined) throw badRequest('This package needs its deliveryCode to be delivered', 'DELIVERY_CODE_REQUIRED');
+        // Reserve the attempt before comparing, in one conditional statement, so that parallel guesses
+        // cannot test more codes than the limit allows.
+        const reserved = await this.deps.db
+          .updateTable('packages')
+          .set((eb) => ({ delivery_code_attempts: eb('delivery_code_attempts', '+', 1) }))
+          .where('id', '=', row.id)
+          .where('delivery_code_attempts', '<', MAX_DELIVERY_CODE_ATTEMPTS)
+          .returning('id')
+          .executeTakeFirst();
+        if (!reserved) throw forbidden('Too many wrong delivery codes; contact support', 'DELIVERY_CODE_LOCKED');
         const expected = Buffer.from(row.delivery_code_hash, 'hex');
         const given = Buffer.from(this.hashCode(row.id, body.deliveryCode), 'hex');
         if (!timingSafeEqual(expected, given)) {
-          await this.deps.db
-            .updateTable('packages')
-            .set((eb) => ({ delivery_code_attempts: eb('delivery_code_attempts', '+', 1) }))
-            .where('id', '=', row.id)
-            .execute();
           throw forbidden('Delivery code is incorrect', 'DELIVERY_CODE_INVALID');
         }
       },
