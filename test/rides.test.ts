@@ -117,6 +117,15 @@ describe('rides', () => {
     await post(t, `/api/rides/${second.id}/cancel`, customer.headers);
   });
 
+  test('a ride past its five minutes cannot be accepted, even before the sweep marks it', async () => {
+    const ride = (await request()).json();
+    t.clock.advance(5 * 60_000 + 1);
+    for (const u of [customer, driver]) u.headers.authorization = `Bearer ${(await t.tokens.signAccess({ userId: u.id, role: u.role, sessionId: u.sessionId })).token}`;
+    const late = await post(t, `/api/rides/${ride.id}/accept`, driver.headers);
+    assert.deepEqual(late.json(), { statusCode: 409, message: 'Ride is EXPIRED', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(await rides.expireStale(), [ride.id]);
+  });
+
   test('a REQUESTED ride expires after 5 minutes, once, even with two sweeps at once', async () => {
     const old = (await request()).json();
     t.clock.advance(4 * 60_000);

@@ -62,8 +62,12 @@ export class DriversRepository {
       .execute();
   }
 
-  async setAvailability(id: string, availability: 'ONLINE' | 'OFFLINE') {
-    await this.db.updateTable('driver_profiles').set({ availability, updated_at: this.clock.now() }).where('user_id', '=', id).execute();
+  /** Going OFFLINE only applies while the driver has no active job (checked in the same statement). */
+  async setAvailability(id: string, availability: 'ONLINE' | 'OFFLINE'): Promise<boolean> {
+    let q = this.db.updateTable('driver_profiles').set({ availability, updated_at: this.clock.now() }).where('user_id', '=', id);
+    if (availability === 'OFFLINE') q = q.where('active_job_id', 'is', null);
+    const result = await q.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   userStatus(id: string) {

@@ -36,7 +36,10 @@ export class DriversService {
     if (status === 'OFFLINE' && row.active_job_id) {
       throw conflict('Cannot go offline during an active job', 'DRIVER_HAS_ACTIVE_JOB');
     }
-    if (row.availability !== status) await this.deps.repo.setAvailability(id, status);
+    if (row.availability !== status && !(await this.deps.repo.setAvailability(id, status))) {
+      // An accept committed between the read above and this write.
+      throw conflict('Cannot go offline during an active job', 'DRIVER_HAS_ACTIVE_JOB');
+    }
     await this.deps.live.ensure(id);
     this.deps.live.setOnline(id, status === 'ONLINE');
     return this.getDriver(id);

@@ -171,6 +171,9 @@ export class RideService {
     const check = checkRideTransition(row.status, 'ACCEPTED', 'DRIVER');
     if (!check.ok) throw invalidTransition(row.status);
     const now = this.deps.clock.now();
+    // Past five minutes a ride is expired, whether or not the sweep has marked it yet.
+    const cutoff = new Date(now.getTime() - RIDE_EXPIRY_MS);
+    if (row.created_at <= cutoff) throw invalidTransition('EXPIRED');
     const claim = { driverId: auth.userId, jobType: 'RIDE' as const, jobId: id, vehicleType: row.vehicle_type, orderType: 'RIDE' as const };
     const updated = await this.deps.db.transaction().execute(async (trx) => {
       const moved = await trx
@@ -178,9 +181,13 @@ export class RideService {
         .set({ status: 'ACCEPTED', driver_id: auth.userId, updated_at: now })
         .where('id', '=', id)
         .where('status', '=', 'REQUESTED')
+        .where('created_at', '>', cutoff)
         .returning('id')
         .executeTakeFirst();
-      if (!moved) throw invalidTransition(await this.currentStatus(trx, id));
+      if (!moved) {
+        const current = await this.currentStatus(trx, id);
+        throw invalidTransition(current === 'REQUESTED' ? 'EXPIRED' : current);
+      }
       if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
       await trx.insertInto('ride_status_history').values({ ride_id: id, status: 'ACCEPTED', reason: null, actor_id: auth.userId, at: now }).execute();
       return (await this.load(id, trx))!;
