@@ -76,7 +76,7 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
   };
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const ip = request.ip;
+    const ip = clientKey(request.ip);
     if (global) {
       const { res, allowed } = await consume(global, ip);
       setHeaders(reply, global, res);
@@ -95,4 +95,19 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
   });
+}
+
+/**
+ * The key a client is counted under: its IPv4 address, or the /64 prefix of its IPv6 address
+ * (one subscriber usually holds a whole /64 and could otherwise rotate through it).
+ */
+export function clientKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!ip.includes(':')) return ip;
+  const [head, tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = ip.includes('::') && tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
