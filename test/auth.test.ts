@@ -421,9 +421,7 @@ describe('accounts and authentication', () => {
     assert.equal(forgot.statusCode, 200);
     const body = forgot.json();
     assert.deepEqual(Object.keys(body).sort(), ['message', 'phone', 'sessionId', 'success']);
-    assert.notEqual(body.phone, user.phone);
-    assert.equal(body.phone.length, user.phone.length);
-    assert.equal(body.phone.slice(-2), user.phone.slice(-2));
+    assert.equal(body.phone, `+*******${user.phone.slice(-2)}`);
     const code = t.lastCode(user.phone);
 
     const common = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code, newPassword: 'qwerty123' });
@@ -456,7 +454,7 @@ describe('accounts and authentication', () => {
     const body = res.json();
     assert.deepEqual(Object.keys(body).sort(), ['message', 'phone', 'sessionId', 'success']);
     assert.equal(body.message, 'If the account exists, a reset code was sent to its phone');
-    assert.match(body.phone, /^\+\d{3}\*+\d{2}$/);
+    assert.match(body.phone, /^\+\*{7}\d{2}$/);
     assert.equal(t.messages().length, count);
     const reset = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code: '123456', newPassword: NEW_PASSWORD });
     assert.equal(reset.statusCode, 401);

@@ -82,11 +82,12 @@ function humanDuration(ms: number): string {
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** `+254712345678` → `+254*******78`: tells the owner which phone, tells others little. */
+/**
+ * `+*******78`: only the last two digits, behind a mask of fixed width, so the answer for an unknown
+ * e-mail (made-up digits) cannot be told from a real one by its country code or its length.
+ */
 export function maskPhone(phone: string): string {
-  const digits = phone.slice(1);
-  const head = digits.slice(0, 3);
-  const tail = digits.slice(-2);
-  return `+${head}${'*'.repeat(Math.max(0, digits.length - head.length - tail.length))}${tail}`;
+  return `+*******${phone.slice(-2)}`;
 }
 
 export class AuthService {
