@@ -218,6 +218,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return config;
 }
 
+/** For entry points: the configuration, or the list of problems on stderr and exit code 1. */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
 function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | number | string[] {
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;

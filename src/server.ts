@@ -1,20 +1,11 @@
 // loadConfig(env) → createDeps(config) → buildApp({ deps }) → listen, with graceful shutdown.
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { createDeps } from './deps.js';
 
 const started = performance.now();
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit();
 
 const deps = await createDeps(config);
 const app = await buildApp({ deps });

@@ -1,19 +1,10 @@
 // The webhook worker alone (`npm run worker`): loadConfig → createDeps (opens and migrates the database) → run → SIGTERM.
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { createDeps } from './deps.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = loadConfigOrExit();
 
 if (!config.databaseUrl) {
   // The embedded database lives inside one process; a separate worker needs the shared server.
