@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
+import { packageBody, post } from './packages-helpers.js';
 
 describe('input hardening', () => {
   let t: TestApp;
@@ -43,10 +44,18 @@ describe('input hardening', () => {
     assert.equal(body.statusCode, 400);
   });
 
-  test('an upper-case id names the same package', async () => {
-    const missing = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11';
-    const res = await t.app.inject({ method: 'GET', url: `/api/packages/${missing}`, headers: business.headers });
-    assert.equal(res.statusCode, 404);
+  test('an upper-case id names the same package, and the package keeps its own id', async () => {
+    const created = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
+    assert.equal(created.statusCode, 201);
+    const id: string = created.json().id;
+    assert.equal((await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status, 'PENDING');
+    const res = await t.app.inject({ method: 'GET', url: `/api/packages/${id.toUpperCase()}`, headers: business.headers });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().id, id);
+    const cancelled = await post(t, `/api/packages/${id.toUpperCase()}/cancel`, business.headers, {});
+    assert.equal(cancelled.statusCode, 200);
+    // The poll by the canonical id sees the change at once (the read cache is keyed by the lower-case id).
+    assert.equal((await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status, 'CANCELLED');
   });
 
   test('a crafted cursor is a 400', async () => {
