@@ -140,7 +140,6 @@ async function seed(dbUrl: string, count: number) {
       .values({
         user_id: driverId, vehicle_type: 'BIKE', vehicle_plate: 'KAA 001B', company_id: null, rating: 4.8,
         last_lat: -1.28, last_lng: 36.81, last_heading: 90, last_speed: 8, last_location_at: new Date(),
-        active_job_type: null, active_job_id: null,
       })
       .execute();
     const stop = (name: string) =>

@@ -98,7 +98,8 @@ describe('readiness with Redis', { skip: redisSkipReason }, () => {
       const down = await t.app.inject({ method: 'GET', url: '/health/ready' });
       assert.equal(down.statusCode, 503);
       assert.equal(down.json().checks.database, 'ok');
-      assert.match(down.json().checks.redis, /^failed/);
+      // The error text (hosts, users) stays in the log.
+      assert.equal(down.json().checks.redis, 'failed');
     } finally {
       await t.close();
     }

@@ -5,6 +5,8 @@ import type { DriverTables } from '../modules/drivers/drivers.tables.js';
 import type { PackageTables } from '../modules/packages/packages.tables.js';
 import type { WebhookTables } from '../modules/webhooks/webhooks.tables.js';
 
+/** A nullable column with a null default: selected as `T | null`, optional on insert. */
+export type Nullish<T, I = T> = ColumnType<T | null, I | null | undefined, I | null>;
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 export type Role = 'CUSTOMER' | 'DRIVER' | 'BUSINESS' | 'COMPANY' | 'ADMIN';
 export type AccountStatus = 'ACTIVE' | 'PENDING_APPROVAL' | 'REJECTED' | 'SUSPENDED';
@@ -58,14 +60,15 @@ export interface DriverProfilesTable {
   company_id: string | null;
   service_types: Generated<OrderType[]>;
   availability: Generated<'ONLINE' | 'OFFLINE'>;
-  rating: number | null;
-  last_lat: number | null;
-  last_lng: number | null;
-  last_heading: number | null;
-  last_speed: number | null;
-  last_location_at: Date | null;
-  active_job_type: 'PACKAGE' | 'RIDE' | null;
-  active_job_id: string | null;
+  // Nullable columns that default to null: optional on insert.
+  rating: Nullish<number>;
+  last_lat: Nullish<number>;
+  last_lng: Nullish<number>;
+  last_heading: Nullish<number>;
+  last_speed: Nullish<number>;
+  last_location_at: Nullish<Date, Date | string>;
+  active_job_type: Nullish<'PACKAGE' | 'RIDE'>;
+  active_job_id: Nullish<string>;
   updated_at: Generated<Date>;
 }
 

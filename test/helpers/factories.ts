@@ -90,14 +90,6 @@ export async function createUser(t: TestApp, options: CreateUserOptions = {}): P
         company_id: d.companyId ?? null,
         service_types: d.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'],
         availability: d.availability ?? 'OFFLINE',
-        rating: null,
-        last_lat: null,
-        last_lng: null,
-        last_heading: null,
-        last_speed: null,
-        last_location_at: null,
-        active_job_type: null,
-        active_job_id: null,
       })
       .execute();
   }

@@ -164,14 +164,6 @@ export class AccountService {
             vehicle_plate: input.vehiclePlate!,
             company_id: input.companyId ?? null,
             service_types: [...new Set<OrderType>(input.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'])],
-            rating: null,
-            last_lat: null,
-            last_lng: null,
-            last_heading: null,
-            last_speed: null,
-            last_location_at: null,
-            active_job_type: null,
-            active_job_id: null,
           })
           .execute();
       }

@@ -23,7 +23,7 @@ export interface TokenServiceOptions {
 const ROLES = new Set(['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN']);
 
 export class TokenService {
-  // A KeyObject made once: with raw bytes jose would import the key again on every verification.
+  // Signing key for jose, made once; verification goes through fast-jwt below.
   private readonly key: KeyObject;
   private readonly verifier: (token: string) => unknown;
   constructor(private readonly options: TokenServiceOptions) {
