@@ -425,7 +425,10 @@ describe('packages', () => {
       assert.equal(await count(), before + 1);
       // The stored response is not readable at rest (it holds the delivery code).
       const row = await t.db.selectFrom('idempotency_keys').select('response_body').where('key', '=', 'order-42').executeTakeFirstOrThrow();
+      const stored = Buffer.from(row.response_body!, 'base64').toString('latin1');
       assert.ok(!row.response_body!.includes(first.json().id));
+      assert.ok(!stored.includes(first.json().id), 'the decoded bytes must not show the package id');
+      assert.throws(() => JSON.parse(stored));
 
       const different = await create(business, { reference: 'other' }, { 'idempotency-key': 'order-42' });
       assert.deepEqual(different.json(), { statusCode: 422, message: 'Idempotency-Key was already used with a different request', error: 'Unprocessable Entity', code: 'IDEMPOTENCY_KEY_REUSED' });

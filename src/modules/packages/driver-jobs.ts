@@ -1,5 +1,6 @@
 // A driver's one active job (driver_profiles.active_job_*): claimed with a conditional update in the
 // same transaction as the job's status change, released when the job ends. Shared by packages and rides.
+import { distanceMeters } from '../matching/driver-index.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database, OrderType, VehicleType } from '../../db/schema.js';
@@ -139,14 +140,6 @@ export function boundingBox(lat: number, lng: number, radiusMeters: number) {
   return { minLat: lat - dLat, maxLat: lat + dLat, minLng: lng - dLng, maxLng: lng + dLng };
 }
 
-export function distanceMeters(aLat: number, aLng: number, bLat: number, bLng: number): number {
-  const toRad = Math.PI / 180;
-  const dLat = (bLat - aLat) * toRad;
-  const dLng = (bLng - aLng) * toRad;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(aLat * toRad) * Math.cos(bLat * toRad) * Math.sin(dLng / 2) ** 2;
-  return 2 * 6_371_000 * Math.asin(Math.min(1, Math.sqrt(h)));
-}
-
 /** Pickup area shown before a job is taken: coordinates rounded to 3 decimals (about 100 m). */
 export const roundArea = (value: number) => Math.round(value * 1000) / 1000;
 
@@ -198,4 +191,9 @@ export async function pushNearbyJob(
     pushed += 1;
   }
   return pushed;
+}
+
+/** A json column: PGlite hands back text where the pg driver parses it. */
+export function json<T>(value: T | string): T {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : value;
 }

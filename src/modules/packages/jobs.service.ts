@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { VehicleType } from '../../db/schema.js';
 import { conflict, notFound } from '../../shared/errors.js';
-import { boundingBox, distanceMeters, roundArea } from './driver-jobs.js';
+import { distanceMeters } from '../matching/driver-index.js';
+import { boundingBox, roundArea, json } from './driver-jobs.js';
 import type { ParcelJson, StopJson } from './packages.tables.js';
 
 const RECENT_JOBS = 20;
@@ -149,8 +150,4 @@ export class JobsService {
       .slice(0, limit);
     return { items, radiusMeters };
   }
-}
-
-function json<T>(value: T | string): T {
-  return typeof value === 'string' ? (JSON.parse(value) as T) : value;
 }

@@ -22,6 +22,7 @@ import {
   toHistory,
   type DriverSummaryRow,
   type HistoryJson,
+  json,
 } from './driver-jobs.js';
 import { checkPackageTransition, FINAL_PACKAGE_STATUSES, type PackageActor } from './package-status.js';
 import type { CreatePackageBody, PackageListQuery, PackageResponse } from './packages.schemas.js';
@@ -76,9 +77,8 @@ export class PackageService {
     this.readCache.clear();
   }
 
+  /** The bus delivers to this instance's own subscriber at once (and to the others through Redis). */
   private changed(packageId: string): void {
-    this.cacheEpoch += 1;
-    this.readCache.delete(packageId);
     this.deps.bus.publish('package.changed', { packageId });
   }
 
@@ -101,10 +101,7 @@ export class PackageService {
         'p.pickup',
         'p.dropoff',
         'p.parcel',
-        'p.pickup_lat',
-        'p.pickup_lng',
         'p.delivery_code_hash',
-        'p.delivery_code_attempts',
         'p.created_at',
         'p.updated_at',
         ...DRIVER_SUMMARY_COLUMNS,
@@ -440,8 +437,4 @@ export class PackageService {
 
 export function invalidTransition(status: string): AppError {
   return conflict(`Package is ${status}`, 'INVALID_STATUS_TRANSITION');
-}
-
-function json<T>(value: T | string): T {
-  return typeof value === 'string' ? (JSON.parse(value) as T) : value;
 }
