@@ -10,6 +10,7 @@ import type { App, FeatureModule, ModuleContext } from './http/context.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { validatorCompiler } from './http/validation.js';
+import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { healthModule } from './modules/health/health.routes.js';
@@ -86,7 +87,7 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     const params = request.params as Record<string, unknown> | undefined;
     if (!params) return;
     for (const [key, value] of Object.entries(params)) {
-      if (typeof value === 'string' && value.length === 36 && /[A-F]/.test(value)) params[key] = value.toLowerCase();
+      if (typeof value === 'string' && /[A-F]/.test(value) && UUID_PATTERN.test(value)) params[key] = value.toLowerCase();
     }
   });
   app.addHook('onResponse', async (request, reply) => {

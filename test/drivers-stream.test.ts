@@ -93,6 +93,8 @@ describe('driver WebSocket', () => {
       ['{not json', 'Message is not valid JSON'],
       [{ type: 'location', lat: 91, lng: 0 }, 'message.lat must be <= 90'],
       [{ type: 'location', lat: 0 }, 'message.lng is required'],
+      // The same formats as the HTTP route: a date PostgreSQL could not store is refused.
+      [{ type: 'location', lat: 0, lng: 0, recordedAt: '0000-01-01T00:00:00Z' }, 'message.recordedAt must be a valid date-time'],
       [{ type: 'location', lat: 0, lng: 0, driverId: 'x' }, 'message has an unknown property "driverId"'],
       [{ type: 'teleport' }, 'message.type must be one of location, ping'],
       [[1, 2], 'message.type must be one of location, ping'],

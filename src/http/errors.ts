@@ -1,6 +1,6 @@
 // Every failure leaves in the contract's shape { statusCode, message, error, code? }.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, statusName } from '../shared/errors.js';
+import { AppError, isDataException, statusName } from '../shared/errors.js';
 import { describeValidationError } from './validation.js';
 
 interface ErrorBody {
@@ -49,8 +49,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     // PostgreSQL "data exception" (class 22: a NUL byte in text, a value out of range, a malformed
     // uuid that slipped past validation): the input was bad, not the server.
-    const sqlState = (err as { code?: unknown }).code;
-    if (typeof sqlState === 'string' && /^22[0-9A-Z]{3}$/.test(sqlState) && !fastifyError.statusCode) {
+    if (isDataException(err) && !fastifyError.statusCode) {
       request.log.warn({ err }, 'input rejected by the database');
       return reply.code(400).send(errorBody(400, 'Invalid input: a value is malformed or out of range', 'INVALID_INPUT'));
     }

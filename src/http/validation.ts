@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { UUID_PATTERN } from '../shared/errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -17,7 +18,7 @@ function makeAjv(coerce: boolean): Ajv {
   });
   addFormats(ajv);
   // ajv-formats' uuid also accepts a `urn:uuid:` prefix, which PostgreSQL refuses: only the plain form.
-  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+  ajv.addFormat('uuid', UUID_PATTERN);
   // PostgreSQL text cannot hold NUL; a date-time must be a year PostgreSQL can store.
   ajv.addFormat('date-time', {
     type: 'string',
@@ -31,6 +32,9 @@ function makeAjv(coerce: boolean): Ajv {
 
 const strictAjv = makeAjv(false);
 const coercingAjv = makeAjv(true);
+
+/** Compiles a schema for a message body outside HTTP (the driver WebSocket): the same rules as bodies. */
+export const compileBodySchema = (schema: object) => strictAjv.compile(schema);
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strictAjv : coercingAjv;

@@ -25,3 +25,12 @@ export const conflict = (message: string, code = 'CONFLICT') => new AppError(409
 export const unprocessable = (message: string, code = 'UNPROCESSABLE') => new AppError(422, code, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number, code = 'RATE_LIMITED') =>
   new AppError(429, code, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+
+/** UUID in its plain form (what PostgreSQL's uuid type accepts), any case. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A PostgreSQL "data exception" (SQLSTATE class 22): the value was bad, not the server. */
+export function isDataException(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+}

@@ -1,14 +1,12 @@
 // Cursor pagination: an opaque base64url cursor holding the last item's (createdAt, id).
 import { Type, type Static } from '@sinclair/typebox';
-import { badRequest } from './errors.js';
+import { badRequest, UUID_PATTERN } from './errors.js';
 
 export const PaginationQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 });
 export type PaginationQuery = Static<typeof PaginationQuery>;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface Cursor {
   createdAt: Date;
@@ -25,7 +23,7 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
     const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as [string, string];
     const createdAt = new Date(at);
     const year = createdAt.getUTCFullYear();
-    if (typeof id !== 'string' || !UUID.test(id) || Number.isNaN(year) || year < 1970 || year > 9999) throw new Error();
+    if (typeof id !== 'string' || !UUID_PATTERN.test(id) || Number.isNaN(year) || year < 1970 || year > 9999) throw new Error();
     return { createdAt, id };
   } catch {
     throw badRequest('Invalid cursor', 'INVALID_CURSOR');

@@ -1,11 +1,11 @@
 // The driver WebSocket (GET /drivers/me/stream): position messages in, pushed jobs and updates out.
 import websocket from '@fastify/websocket';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
 import type { WebSocket } from 'ws';
 import type { App, ModuleContext } from '../../http/context.js';
-import { describeValidationError } from '../../http/validation.js';
+import { compileBodySchema, describeValidationError } from '../../http/validation.js';
 import { forbidden, notFound, unauthorized } from '../../shared/errors.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { LocationMessage } from './drivers.schemas.js';
@@ -16,9 +16,8 @@ const MAX_MESSAGE_BYTES = 4096;
 export const CLOSE_SESSION_REVOKED = 4001;
 export const CLOSE_ACCOUNT_INACTIVE = 4003;
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ coerceTypes: false, allErrors: false, strict: false }));
-const validateLocation = ajv.compile(LocationMessage);
+// Validated exactly like the HTTP route's body (same Ajv, same formats).
+const validateLocation = compileBodySchema(LocationMessage) as ValidateFunction<Static<typeof LocationMessage>>;
 
 interface Connection {
   socket: WebSocket;

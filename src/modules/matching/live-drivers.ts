@@ -5,6 +5,7 @@ import { Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Deps } from '../../deps.js';
+import { isDataException } from '../../shared/errors.js';
 import type { OrderType, VehicleType } from '../../db/schema.js';
 import { DriverIndex, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
 
@@ -202,8 +203,7 @@ export class LiveDrivers {
       this.onFlush?.({ rows: entries.length, durationMs: done - started, maxLagMs: done - oldest });
     } catch (err) {
       // A data error (class 22) would fail every retry of the batch: drop it rather than block all drivers.
-      const sqlState = (err as { code?: unknown }).code;
-      if (typeof sqlState === 'string' && sqlState.startsWith('22')) {
+      if (isDataException(err)) {
         this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'driver positions refused by the database; batch dropped');
         return;
       }

@@ -56,8 +56,11 @@ export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
         if (request.auth.role === 'CUSTOMER' && body.customerId !== request.auth.userId) {
           throw forbidden('A customer may only find drivers for itself', 'CUSTOMER_MISMATCH');
         }
-        const customer = await db.selectFrom('users').select('id').where('id', '=', body.customerId).where('role', '=', 'CUSTOMER').executeTakeFirst();
-        if (!customer) throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
+        // A customer naming itself was already checked by the guard (it exists, is ACTIVE, is a CUSTOMER).
+        if (body.customerId !== request.auth.userId) {
+          const customer = await db.selectFrom('users').select('id').where('id', '=', body.customerId).where('role', '=', 'CUSTOMER').executeTakeFirst();
+          if (!customer) throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
+        }
       }
       if (body.countryId !== undefined && !(await countryExists(body.countryId))) {
         throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
