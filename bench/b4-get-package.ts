@@ -102,7 +102,8 @@ async function main() {
       }),
     );
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    for (const child of children) child.kill(process.env.BENCH_PROFILE ? 'SIGTERM' : 'SIGKILL');
+    if (process.env.BENCH_PROFILE) await new Promise((resolve) => setTimeout(resolve, 3000));
     if (process.env.BENCH_KEEP) {
       console.error(`kept database ${dbUrl}`);
     } else {
@@ -179,7 +180,9 @@ async function seed(dbUrl: string, count: number) {
 
 function startChild(args: string[], children: ChildProcess[]): Promise<{ port: number; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // BENCH_PROFILE=dir writes a CPU profile of the app server there (it exits cleanly on SIGTERM).
+    const profile = process.env.BENCH_PROFILE && args[0] === '--serve-app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+    const child = spawn(process.execPath, [...profile, '--import', 'tsx', SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

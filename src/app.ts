@@ -121,7 +121,7 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     accessTtlMs: config.accessTokenTtlMs,
     clock: deps.clock,
   });
-  const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, clock: deps.clock, tokens });
+  const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, tokens });
   const ctx: ModuleContext = { deps, tokens, guard };
 
   await app.register(async (root) => {

@@ -2,10 +2,10 @@
 // unrevoked and its account ACTIVE; that state is cached briefly and dropped at once through the bus
 // (on every instance, when Redis is configured) when a session is revoked or an account changes.
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { DB } from '../db/database.js';
 import type { AccountStatus, Role } from '../db/schema.js';
 import type { Bus } from '../shared/bus.js';
-import type { Clock } from '../shared/clock.js';
 import { forbidden, unauthorized } from '../shared/errors.js';
 import type { TokenService } from '../modules/auth/tokens.js';
 
@@ -26,7 +26,6 @@ interface SessionState {
   role: Role;
   status: AccountStatus;
   revoked: boolean;
-  cachedAt: number;
 }
 
 const CACHE_TTL_MS = 30_000;
@@ -39,14 +38,15 @@ export const STATUS_MESSAGES: Record<Exclude<AccountStatus, 'ACTIVE'>, string> =
 };
 
 export class AuthGuard {
-  private readonly cache = new Map<string, SessionState>();
+  /** Lifetimes on a monotonic clock; revocations and account changes drop entries at once. */
+  private readonly cache = new LRUCache<string, SessionState>({ max: CACHE_MAX, ttl: CACHE_TTL_MS });
 
   constructor(
-    private readonly deps: { db: DB; bus: Bus; clock: Clock; tokens: TokenService },
+    private readonly deps: { db: DB; bus: Bus; tokens: TokenService },
   ) {
     deps.bus.subscribe('session.revoked', ({ sessionId }) => this.cache.delete(sessionId));
     deps.bus.subscribe('user.changed', ({ userId }) => {
-      for (const [sid, state] of this.cache) if (state.userId === userId) this.cache.delete(sid);
+      for (const [sid, state] of this.cache.entries()) if (state.userId === userId) this.cache.delete(sid);
     });
   }
 
@@ -76,9 +76,8 @@ export class AuthGuard {
   }
 
   private async sessionState(sessionId: string): Promise<SessionState | undefined> {
-    const now = this.deps.clock.now().getTime();
     const cached = this.cache.get(sessionId);
-    if (cached && now - cached.cachedAt < CACHE_TTL_MS) return cached;
+    if (cached) return cached;
     const row = await this.deps.db
       .selectFrom('auth_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
@@ -91,9 +90,7 @@ export class AuthGuard {
       role: row.role,
       status: row.status,
       revoked: row.revoked_at !== null,
-      cachedAt: now,
     };
-    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(sessionId, state);
     return state;
   }

@@ -2,6 +2,7 @@
 import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { createVerifier } from 'fast-jwt';
+import { LRUCache } from 'lru-cache';
 import type { Role } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { unauthorized } from '../../shared/errors.js';
@@ -26,6 +27,12 @@ export class TokenService {
   // Signing key for jose, made once; verification goes through fast-jwt below.
   private readonly key: KeyObject;
   private readonly verifier: (token: string) => unknown;
+  /**
+   * Tokens whose signature and claims were verified, keyed by the token itself (no hash to compute,
+   * no collisions): every authenticated request presents one, and most present it many times.
+   * Expiry is still checked on every use.
+   */
+  private readonly verified = new LRUCache<string, AccessClaims & { exp: number }>({ max: 10_000, ttl: 60_000 });
   constructor(private readonly options: TokenServiceOptions) {
     this.key = createSecretKey(Buffer.from(options.secret, 'utf8'));
     this.verifier = createVerifier({
@@ -36,8 +43,7 @@ export class TokenService {
       requiredClaims: ['sub', 'exp', 'iat', 'jti', 'iss', 'aud'],
       ignoreExpiration: true,
       ignoreNotBefore: false,
-      cache: 10_000,
-      cacheTTL: 60_000,
+      cache: false,
     });
   }
 
@@ -57,27 +63,34 @@ export class TokenService {
   }
 
   /**
-   * Verifies signature (HS256 only), iss, aud and the required claims with fast-jwt, whose small
-   * cache of verified tokens makes the hot path (every authenticated request) cheap; expiry is
-   * checked here against the injectable clock, so tests can expire a token without sleeping.
+   * Verifies signature (HS256 only), iss, aud and the required claims with fast-jwt; a verified
+   * token is remembered (see `verified`), so the hot path (every authenticated request) is a map
+   * lookup. Expiry is checked on every call against the injectable clock, so tests can expire a
+   * token without sleeping.
    */
   async verifyAccess(token: string): Promise<AccessClaims> {
+    let claims = this.verified.get(token);
+    if (!claims) {
+      claims = this.verifySignedClaims(token);
+      this.verified.set(token, claims);
+    }
+    if (claims.exp * 1000 <= this.options.clock.now().getTime()) {
+      throw unauthorized('Access token has expired', 'TOKEN_EXPIRED');
+    }
+    return { userId: claims.userId, role: claims.role, sessionId: claims.sessionId };
+  }
+
+  private verifySignedClaims(token: string): AccessClaims & { exp: number } {
     let payload: Record<string, unknown>;
     try {
       payload = this.verifier(token) as Record<string, unknown>;
     } catch {
       throw unauthorized('Invalid access token', 'INVALID_TOKEN');
     }
-    const exp = payload.exp;
-    if (typeof exp !== 'number' || exp * 1000 <= this.options.clock.now().getTime()) {
-      throw unauthorized('Access token has expired', 'TOKEN_EXPIRED');
-    }
-    const role = payload.role;
-    const sid = payload.sid;
-    const sub = payload.sub;
-    if (typeof role !== 'string' || !ROLES.has(role) || typeof sid !== 'string' || typeof sub !== 'string' || !sub) {
+    const { exp, role, sid, sub } = payload;
+    if (typeof exp !== 'number' || typeof role !== 'string' || !ROLES.has(role) || typeof sid !== 'string' || typeof sub !== 'string' || !sub) {
       throw unauthorized('Invalid access token', 'INVALID_TOKEN');
     }
-    return { userId: sub, role: role as Role, sessionId: sid };
+    return { userId: sub, role: role as Role, sessionId: sid, exp };
   }
 }

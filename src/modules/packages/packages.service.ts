@@ -1,5 +1,7 @@
 // Package deliveries: creation, visibility, the lifecycle (section 9) and the driver's busy state.
 import { createHmac, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import DataLoader from 'dataloader';
+import { LRUCache } from 'lru-cache';
 import { sql, type CompiledQuery, type Transaction } from 'kysely';
 import type pg from 'pg';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
@@ -56,16 +58,32 @@ export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_
 
 export class PackageService {
   private readonly codeKey: Buffer;
-  private readonly readCache = new Map<string, { row: PackageRow; response: PackageResponse; expires: number }>();
+  private readonly readCache = new LRUCache<string, { row: PackageRow; response: PackageResponse }>({ max: READ_CACHE_MAX, ttl: READ_CACHE_TTL_NO_DRIVER_MS });
   /** Bumped by every invalidation: a read that overlapped a change is not cached. */
   private cacheEpoch = 0;
   private readonly unsubscribe: () => void;
   /** The hot read (every poll), built and compiled once; each call only binds the id. */
   private readonly byId: CompiledQuery<PackageRow>;
+  /** The same read for many ids at once: the polls that arrive together share one statement. */
+  private readonly byIds: CompiledQuery<PackageRow>;
+  /**
+   * Reads outside a transaction are batched: every id asked for while the event loop handles one
+   * round of I/O is fetched by one query when that round ends (setImmediate). Under load this turns
+   * dozens of round trips into one; alone, a read waits for nothing but the end of its own round.
+   */
+  private readonly loader: DataLoader<string, PackageRow | undefined>;
 
   constructor(private readonly deps: PackageServiceDeps) {
     this.codeKey = createHmac('sha256', deps.secret).update('delivery-code').digest();
     this.byId = this.selectPackages().where('p.id', '=', '00000000-0000-0000-0000-000000000000').compile();
+    this.byIds = this.selectPackages()
+      .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
+      .compile();
+    this.loader = new DataLoader((ids) => this.loadMany(ids), {
+      cache: false,
+      maxBatchSize: 100,
+      batchScheduleFn: (callback) => setImmediate(callback),
+    });
     this.unsubscribe = deps.bus.subscribe('package.changed', ({ packageId }) => {
       this.cacheEpoch += 1;
       this.readCache.delete(packageId);
@@ -111,13 +129,21 @@ export class PackageService {
   }
 
   private async load(id: string, db: DB | Transaction<Database> = this.deps.db): Promise<PackageRow | undefined> {
-    if (db === this.deps.db && this.deps.pgPool) {
-      // Prepared once per connection: PostgreSQL then skips parsing and planning on every poll.
-      const prepared = await this.deps.pgPool.query<PackageRow>({ name: 'packages_by_id_v1', text: this.byId.sql, values: [id] });
-      return prepared.rows[0];
-    }
+    if (db === this.deps.db) return this.loader.load(id);
     const result = await db.executeQuery<PackageRow>({ ...this.byId, parameters: [id] });
     return result.rows[0];
+  }
+
+  private async loadMany(ids: readonly string[]): Promise<(PackageRow | undefined)[]> {
+    let rows: PackageRow[];
+    if (this.deps.pgPool) {
+      // Prepared once per connection: PostgreSQL then skips parsing and planning on every batch.
+      rows = (await this.deps.pgPool.query<PackageRow>({ name: 'packages_by_ids_v1', text: this.byIds.sql, values: [ids] })).rows;
+    } else {
+      rows = (await this.deps.db.executeQuery<PackageRow>({ ...this.byIds, parameters: [ids] })).rows;
+    }
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => byId.get(id));
   }
 
   static canSee(row: Pick<PackageRow, 'created_by' | 'customer_id' | 'driver_id' | 'driver_company_id'>, auth: AuthContext): boolean {
@@ -156,10 +182,8 @@ export class PackageService {
   }
 
   async get(id: string, auth: AuthContext): Promise<PackageResponse> {
-    // A monotonic clock for the cache's own bookkeeping; business time is deps.clock.
-    const now = performance.now();
     const cached = this.readCache.get(id);
-    if (cached && cached.expires > now) {
+    if (cached) {
       if (!PackageService.canSee(cached.row, auth)) throw packageNotFound();
       return cached.response;
     }
@@ -167,10 +191,8 @@ export class PackageService {
     const row = await this.load(id);
     if (!row) throw packageNotFound();
     const response = PackageService.toResponse(row);
-    if (epoch === this.cacheEpoch) {
-      if (this.readCache.size >= READ_CACHE_MAX) this.readCache.delete(this.readCache.keys().next().value as string);
-      this.readCache.set(id, { row, response, expires: now + (row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS) });
-    }
+    // (The cache's lifetimes run on a monotonic clock; business time is deps.clock.)
+    if (epoch === this.cacheEpoch) this.readCache.set(id, { row, response }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
     if (!PackageService.canSee(row, auth)) throw packageNotFound();
     return response;
   }
