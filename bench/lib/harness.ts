@@ -17,7 +17,8 @@ export interface Server {
 
 export async function startServer(kind: 'baseline' | 'app', env: Record<string, string> = {}): Promise<Server> {
   const child = fork(path.join(here, 'server.ts'), [], {
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE ? ['--require', process.env.BENCH_PROFILE] : [])],
+    // BENCH_PROFILE=dir writes a CPU profile of the app server there when it stops.
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
     env: { ...process.env, BENCH_KIND: kind, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -78,20 +78,65 @@ export function distanceMeters(lat1: number, lng1: number, lat2: number, lng2: n
 const rowOf = (lat: number) => Math.min(NROWS - 1, Math.max(0, Math.floor((lat + 90) / CELL_DEG)));
 const colOf = (lng: number) => (((Math.floor((lng + 180) / CELL_DEG) % NCOLS) + NCOLS) % NCOLS);
 
+/**
+ * The drivers of one grid cell, with what a query tests stored side by side in typed arrays: a scan
+ * reads contiguous memory instead of chasing one record (and its position) per driver.
+ */
+class Cell {
+  drivers: DriverRecord[] = [];
+  x = new Float64Array(8);
+  y = new Float64Array(8);
+  z = new Float64Array(8);
+  /** Position time (epoch ms). */
+  at = new Float64Array(8);
+  mask = new Uint8Array(8);
+  /** Interned country (0: none). */
+  country = new Int32Array(8);
+
+  /** Makes room for one more slot. */
+  grow(): void {
+    if (this.drivers.length < this.x.length) return;
+    const size = this.x.length * 2;
+    const more = <T extends Float64Array | Uint8Array | Int32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(size);
+      b.set(a);
+      return b;
+    };
+    this.x = more(this.x, (n) => new Float64Array(n));
+    this.y = more(this.y, (n) => new Float64Array(n));
+    this.z = more(this.z, (n) => new Float64Array(n));
+    this.at = more(this.at, (n) => new Float64Array(n));
+    this.mask = more(this.mask, (n) => new Uint8Array(n));
+    this.country = more(this.country, (n) => new Int32Array(n));
+  }
+
+  /** Copies slot `from` into slot `to`. */
+  move(from: number, to: number): void {
+    this.x[to] = this.x[from];
+    this.y[to] = this.y[from];
+    this.z[to] = this.z[from];
+    this.at[to] = this.at[from];
+    this.mask[to] = this.mask[from];
+    this.country[to] = this.country[from];
+  }
+}
+
 interface Grid {
-  cells: Map<number, DriverRecord[]>;
+  cells: Map<number, Cell>;
   /** Occupied columns per row, for queries whose box spans every longitude (near the poles). */
   rows: Map<number, Set<number>>;
 }
 
 interface Candidate {
-  cell: DriverRecord[];
+  cell: Cell;
   bound: number;
 }
 
 export class DriverIndex {
   private readonly drivers = new Map<string, DriverRecord>();
   private readonly grids = new Map<VehicleType, Grid>();
+  /** Country ids as small integers for the cells' arrays (0 stands for none). */
+  private readonly countries = new Map<string, number>();
   private online = 0;
 
   get size(): number {
@@ -210,14 +255,18 @@ export class DriverIndex {
     const mask = SERVICE_BITS[q.orderType];
     // A little slack keeps a driver right on the radius despite rounding.
     const hLimit = hRadius * (1 + 1e-9) + 1e-18;
-    const scan = (cell: DriverRecord[]) => {
-      for (let i = 0; i < cell.length; i++) {
-        const d = cell[i];
-        if (d.position!.at <= q.staleBefore || (d.serviceMask & mask) === 0) continue;
-        if (q.countryId !== undefined && d.countryId !== q.countryId) continue;
-        const dx = d.x - qx;
-        const dy = d.y - qy;
-        const dz = d.z - qz;
+    // A country no driver has matches nobody (-1); no country filter is 0.
+    const country = q.countryId === undefined ? 0 : (this.countries.get(q.countryId) ?? -1);
+    const staleBefore = q.staleBefore;
+    const scan = (cell: Cell) => {
+      const { x, y, z, at, mask: masks, country: countries, drivers } = cell;
+      const n = drivers.length;
+      for (let i = 0; i < n; i++) {
+        if (at[i] <= staleBefore || (masks[i] & mask) === 0) continue;
+        if (country !== 0 && countries[i] !== country) continue;
+        const dx = x[i] - qx;
+        const dy = y[i] - qy;
+        const dz = z[i] - qz;
         const h = (dx * dx + dy * dy + dz * dz) / 4;
         if (h > hLimit) continue;
         if (best.length === limit) {
@@ -226,7 +275,7 @@ export class DriverIndex {
         }
         let j = best.length;
         while (j > 0 && best[j - 1].distanceMeters > h) j--;
-        best.splice(j, 0, { driver: d, distanceMeters: h });
+        best.splice(j, 0, { driver: drivers[i], distanceMeters: h });
       }
     };
     // hav(d) >= hav(latGap) + cos(lat1)·min cos(lat2)·hav(lngGap): a true lower bound for a cell.
@@ -344,37 +393,60 @@ export class DriverIndex {
     const row = rowOf(p.lat);
     const col = colOf(p.lng);
     const key = row * NCOLS + col;
-    if (rec.cell === key && rec.gridType === rec.vehicleType) return;
-    this.unplace(rec);
-    let grid = this.grids.get(rec.vehicleType);
-    if (!grid) {
-      grid = { cells: new Map(), rows: new Map() };
-      this.grids.set(rec.vehicleType, grid);
+    let cell: Cell;
+    if (rec.cell === key && rec.gridType === rec.vehicleType) {
+      cell = this.grids.get(rec.vehicleType)!.cells.get(key)!;
+    } else {
+      this.unplace(rec);
+      let grid = this.grids.get(rec.vehicleType);
+      if (!grid) {
+        grid = { cells: new Map(), rows: new Map() };
+        this.grids.set(rec.vehicleType, grid);
+      }
+      let found = grid.cells.get(key);
+      if (!found) {
+        found = new Cell();
+        grid.cells.set(key, found);
+        let cols = grid.rows.get(row);
+        if (!cols) grid.rows.set(row, (cols = new Set()));
+        cols.add(col);
+      }
+      cell = found;
+      cell.grow();
+      rec.slot = cell.drivers.length;
+      cell.drivers.push(rec);
+      rec.cell = key;
+      rec.gridType = rec.vehicleType;
     }
-    let cell = grid.cells.get(key);
-    if (!cell) {
-      cell = [];
-      grid.cells.set(key, cell);
-      let cols = grid.rows.get(row);
-      if (!cols) grid.rows.set(row, (cols = new Set()));
-      cols.add(col);
-    }
-    rec.slot = cell.length;
-    cell.push(rec);
-    rec.cell = key;
-    rec.gridType = rec.vehicleType;
+    // What a query tests, copied into the cell's arrays (position, services, country).
+    const i = rec.slot;
+    cell.x[i] = rec.x;
+    cell.y[i] = rec.y;
+    cell.z[i] = rec.z;
+    cell.at[i] = p.at;
+    cell.mask[i] = rec.serviceMask;
+    cell.country[i] = this.countryNumber(rec.countryId);
+  }
+
+  private countryNumber(id: string | null): number {
+    if (id === null) return 0;
+    let n = this.countries.get(id);
+    if (n === undefined) this.countries.set(id, (n = this.countries.size + 1));
+    return n;
   }
 
   private unplace(rec: DriverRecord): void {
     if (rec.cell < 0 || !rec.gridType) return;
     const grid = this.grids.get(rec.gridType)!;
     const cell = grid.cells.get(rec.cell)!;
-    const last = cell.pop()!;
+    const lastSlot = cell.drivers.length - 1;
+    const last = cell.drivers.pop()!;
     if (last !== rec) {
-      cell[rec.slot] = last;
+      cell.drivers[rec.slot] = last;
+      cell.move(lastSlot, rec.slot);
       last.slot = rec.slot;
     }
-    if (cell.length === 0) {
+    if (cell.drivers.length === 0) {
       grid.cells.delete(rec.cell);
       const row = Math.floor(rec.cell / NCOLS);
       const cols = grid.rows.get(row);
