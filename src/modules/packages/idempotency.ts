@@ -2,15 +2,17 @@
 // (committed IN_FLIGHT row) before the work runs, and the response is stored in the work's own
 // transaction, so "created" and "response stored" commit together.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { ExpressionBuilder, Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, unprocessable } from '../../shared/errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
-// A claim older than this whose request never finished (a crashed instance) may be taken over.
-const ABANDONED_CLAIM_MS = 60_000;
+// A claim older than this whose request never finished (a crashed instance) may be taken over. A
+// request that is merely slow keeps its claim: its transaction holds the key's row locked, so a
+// takeover waits for it and then finds the key DONE (or released, when the request failed).
+export const ABANDONED_CLAIM_MS = 60_000;
 
 export interface StoredResponse<B> {
   statusCode: number;
@@ -83,21 +85,25 @@ export class IdempotencyStore {
         .executeTakeFirst();
 
       if (claimed) {
+        // This claim, told apart from a later takeover by its claim time (a takeover is >= 60 s later).
+        const mine = (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
+          eb.and([eb('account_id', '=', accountId), eb('key', '=', key), eb('state', '=', 'IN_FLIGHT'), eb('created_at', '=', now)]);
         try {
           const result = await db.transaction().execute(async (trx) => {
+            const held = await trx.selectFrom('idempotency_keys').select('state').where(mine).forUpdate().executeTakeFirst();
+            if (!held) throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
             const response = await work(trx);
             await trx
               .updateTable('idempotency_keys')
+              .where(mine)
               .set({ state: 'DONE', response_status: response.statusCode, response_body: this.seal(JSON.stringify(response.body)) })
-              .where('account_id', '=', accountId)
-              .where('key', '=', key)
               .execute();
             return response;
           });
           return { ...result, replayed: false };
         } catch (err) {
           // A failed request stores nothing: the client may fix it and retry with the same key.
-          await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('state', '=', 'IN_FLIGHT').execute();
+          await db.deleteFrom('idempotency_keys').where(mine).execute();
           throw err;
         }
       }

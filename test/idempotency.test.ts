@@ -1,0 +1,72 @@
+// The Idempotency-Key store on its own: a request that is merely slow keeps its key, a crashed one's
+// key is taken over after ABANDONED_CLAIM_MS. Real database (PGlite or the server).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ABANDONED_CLAIM_MS, IdempotencyStore } from '../src/modules/packages/idempotency.js';
+import { buildTestApp, type TestApp } from './helpers/app.js';
+import { createUser, type TestUser } from './helpers/factories.js';
+
+describe('Idempotency-Key claims', () => {
+  let t: TestApp;
+  let user: TestUser;
+  let store: IdempotencyStore;
+
+  before(async () => {
+    t = await buildTestApp();
+    user = await createUser(t, { role: 'BUSINESS' });
+    store = new IdempotencyStore({ db: t.db, clock: t.clock, secret: 'idempotency-test-secret' });
+  });
+  after(() => t.close());
+
+  test('a request still running after the takeover age is not run twice: the second gets its response', async () => {
+    const options = { accountId: user.id, key: 'slow-request', scope: 'test', body: { n: 1 } };
+    let markStarted!: () => void;
+    let finishFirst!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    const first = store.run(options, async () => {
+      markStarted();
+      await new Promise<void>((resolve) => (finishFirst = resolve));
+      return { statusCode: 201, body: { run: 'first' } };
+    });
+    await started;
+    // The first request has been running "for" longer than a crashed claim may live.
+    t.clock.advance(ABANDONED_CLAIM_MS + 1000);
+    let secondRan = false;
+    const second = store.run(options, async () => {
+      secondRan = true;
+      return { statusCode: 201, body: { run: 'second' } };
+    });
+    // Let the second request reach the database while the first still holds its claim.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    finishFirst();
+    assert.deepEqual(await first, { statusCode: 201, body: { run: 'first' }, replayed: false });
+    assert.deepEqual(await second, { statusCode: 201, body: { run: 'first' }, replayed: true });
+    assert.equal(secondRan, false);
+  });
+
+  test('the claim of a request that never finished (a crashed instance) is taken over after the takeover age', async () => {
+    const options = { accountId: user.id, key: 'crashed-request', scope: 'test', body: { n: 2 } };
+    // What a crash leaves behind: a committed IN_FLIGHT claim and no transaction.
+    await t.db
+      .insertInto('idempotency_keys')
+      .values({ account_id: user.id, key: options.key, request_hash: 'x', state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: t.clock.now() })
+      .execute();
+    const work = async () => ({ statusCode: 201, body: { run: 'retry' } });
+    await assert.rejects(store.run(options, work), (err: { code?: string }) => err.code === 'IDEMPOTENCY_KEY_REUSED');
+    t.clock.advance(ABANDONED_CLAIM_MS + 1000);
+    assert.deepEqual(await store.run(options, work), { statusCode: 201, body: { run: 'retry' }, replayed: false });
+    assert.deepEqual(await store.run(options, work), { statusCode: 201, body: { run: 'retry' }, replayed: true });
+  });
+
+  test('a failed request releases only its own claim', async () => {
+    const options = { accountId: user.id, key: 'failing-request', scope: 'test', body: { n: 3 } };
+    await assert.rejects(
+      store.run(options, async () => {
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
+    const left = await t.db.selectFrom('idempotency_keys').select('key').where('key', '=', options.key).execute();
+    assert.deepEqual(left, []);
+  });
+});
