@@ -302,6 +302,34 @@ describe('webhooks', () => {
     }
   });
 
+  test('an event failing at one endpoint holds back only that endpoint and that package', async (ctx) => {
+    // The order check is per package and per endpoint: the other endpoint gets the package's later
+    // events at once, and the failing endpoint still gets the other packages' events.
+    const receiver = await ownReceiver(ctx);
+    const owner = await createUser(t, { role: 'BUSINESS' });
+    const down = await createEndpoint(t, owner, { url: `${receiver.url}/down` });
+    const up = await createEndpoint(t, owner, { url: `${receiver.url}/up` });
+    const stuck = randomUUID();
+    const free = randomUUID();
+    await record(t, owner.id, stuck, 'delivery.assigned', 'ASSIGNED');
+    t.clock.advance(10);
+    await record(t, owner.id, stuck, 'delivery.picked_up', 'PICKED_UP');
+    await record(t, owner.id, free, 'delivery.assigned', 'ASSIGNED');
+    receiver.handler = (r) => (r.path.endsWith('/down') && JSON.parse(r.body).delivery_id === stuck ? { status: 500 } : { status: 200 });
+    await workerFor(t).drain();
+    const sent = (path: string) => receiver.received.filter((r) => r.path.endsWith(path)).map((r) => `${JSON.parse(r.body).delivery_id === stuck ? 'stuck' : 'free'} ${JSON.parse(r.body).status}`);
+    assert.deepEqual(sent('/down').sort(), ['free ASSIGNED', 'stuck ASSIGNED']);
+    assert.deepEqual(sent('/up').filter((s) => s.startsWith('stuck')), ['stuck ASSIGNED', 'stuck PICKED_UP']);
+    assert.deepEqual(sent('/up').filter((s) => s.startsWith('free')), ['free ASSIGNED']);
+    const log = (await deliveries(t, owner, down.id)).items;
+    assert.deepEqual(log.map((d) => [d.deliveryId === stuck ? 'stuck' : 'free', d.event, d.status, d.attempts]).sort(), [
+      ['free', 'delivery.assigned', 'SUCCEEDED', 1],
+      ['stuck', 'delivery.assigned', 'PENDING', 1],
+      ['stuck', 'delivery.picked_up', 'PENDING', 0],
+    ]);
+    assert.ok((await deliveries(t, owner, up.id)).items.every((d) => d.status === 'SUCCEEDED'));
+  });
+
   test('after the last retry a delivery is FAILED, and a manual retry sends it again with the same webhook-id', async (ctx) => {
     const receiver = await ownReceiver(ctx);
     const owner = await createUser(t, { role: 'BUSINESS' });
