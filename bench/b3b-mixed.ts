@@ -1,6 +1,6 @@
 // B3b: location updates (B1, offered at 20k/s) and find-drivers (B3, at 500/s) at the same time.
 // Usage: npx tsx bench/b3b-mixed.ts   (BENCH_DURATION=10, BENCH_UPDATE_RATE=20000, BENCH_FIND_RATE=500)
-import { baseline, durationArg, load, machine, randomPoint, startServer } from './lib/harness.js';
+import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer } from './lib/harness.js';
 
 const duration = durationArg();
 const updateRate = Number(process.env.BENCH_UPDATE_RATE ?? 20_000);
@@ -32,8 +32,8 @@ const find = {
 const url = `http://127.0.0.1:${server.port}`;
 await load({ url, requests: [update], amount: headers.length });
 const [updates, finds] = await Promise.all([
-  load({ url, requests: [update], duration, overallRate: updateRate, connections: 100 }),
-  load({ url, requests: [find], duration, overallRate: findRate, connections: 20 }),
+  openLoop({ url, rate: updateRate, duration, connections: 100, request: () => update.setupRequest({ method: 'POST', path: update.path }) }),
+  openLoop({ url, rate: findRate, duration, connections: 20, request: () => find.setupRequest({ method: 'POST', path: find.path }) }),
 ]);
 const stats = await server.ask('stats');
 await server.stop();

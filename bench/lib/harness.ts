@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -74,6 +75,70 @@ export async function load(options: autocannon.Options): Promise<LoadResult> {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+  };
+}
+
+export interface OpenLoopRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Open-loop load: requests are scheduled at a fixed arrival rate whatever the server does, and each
+ * latency runs from the request's scheduled time (so time spent queued behind a slow answer counts:
+ * no coordinated omission). autocannon's `overallRate` is not this: each connection sends its
+ * per-second budget back to back and then waits, which measures bursts.
+ */
+export async function openLoop(options: { url: string; rate: number; duration: number; connections?: number; request: () => OpenLoopRequest }): Promise<LoadResult> {
+  const pool = new Pool(options.url, { connections: options.connections ?? 100, pipelining: 1 });
+  const total = Math.round(options.rate * options.duration);
+  const interval = 1000 / options.rate;
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  let sent = 0;
+  let finished = 0;
+  const start = performance.now();
+  await new Promise<void>((resolve) => {
+    const fire = (scheduledAt: number) => {
+      const r = options.request();
+      // autocannon writes a content-length into the header objects it is given: never reuse it.
+      const headers = Object.fromEntries(Object.entries(r.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
+      pool
+        .request({ method: r.method, path: r.path, headers, body: r.body })
+        .then(async (res) => {
+          await res.body.dump();
+          if (res.statusCode >= 300) non2xx += 1;
+          latencies.push(performance.now() - scheduledAt);
+        })
+        .catch((err: Error) => {
+          errors += 1;
+          if (errors === 1) console.error(`open loop: first error: ${err.message}`);
+        })
+        .finally(() => ++finished === total && resolve());
+    };
+    const tick = () => {
+      const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
+      while (sent < due) fire(start + sent++ * interval);
+      if (sent < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+  const elapsedSeconds = (performance.now() - start) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0);
+  return {
+    requestsPerSec: Math.round(latencies.length / elapsedSeconds),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    maxMs: at(1),
+    requests: latencies.length,
+    non2xx,
+    errors,
+    timeouts: 0,
   };
 }
 
