@@ -29,6 +29,7 @@ let next = 0;
 await load({ url, amount: headers.length, requests: [{ ...findRequest, setupRequest: (r: any) => ({ ...findRequest.setupRequest(r), headers: headers[next++ % headers.length] }) }] });
 await load({ url, requests: [findRequest], duration: 2 });
 const max = await load({ url, requests: [findRequest], duration });
+await server.ask('stats');
 // Open loop at a fixed arrival rate: latencies include any queueing.
 const atRate = await openLoop({ url, rate, duration, connections: 50, request: () => findRequest.setupRequest({ method: 'POST', path: findRequest.path }) });
 const stats = await server.ask('stats');
@@ -45,6 +46,7 @@ console.log(
     ratioToBaseline: Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100,
     targets: { requestsPerSec: 10_000, p99MsAt2000: 10 },
     serverRssMB: stats.rssMB,
+    serverEventLoopDelayMsAtRate: stats.eventLoopDelayMs,
     machine: machine(),
   }),
 );

@@ -19,7 +19,7 @@ export interface Server {
 export async function startServer(kind: 'baseline' | 'app', env: Record<string, string> = {}): Promise<Server> {
   const child = fork(path.join(here, 'server.ts'), [], {
     // BENCH_PROFILE=dir writes a CPU profile of the app server there when it stops.
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []), ...(process.env.BENCH_PROFILE && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
     env: { ...process.env, BENCH_KIND: kind, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

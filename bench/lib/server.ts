@@ -1,5 +1,6 @@
 // Benchmark server process: a bare Fastify constant route (the baseline) or the real app seeded with
 // BENCH_DRIVERS online drivers. Started by bench/lib/harness.ts; talks to it over IPC.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { pino } from 'pino';
@@ -66,13 +67,19 @@ async function real() {
   const auth: { driverId: string; token: string }[] = [];
   for (const r of rows.rows) auth.push({ driverId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'DRIVER', sessionId: r.id })).token });
 
+  // Event-loop delay while serving (a blocked loop shows here, not in the request handlers' profile).
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const flushes: FlushStats[] = [];
   const live = liveDrivers(deps);
   live.onFlush = (s) => flushes.push(s);
   await app.listen({ port: 0, host: '127.0.0.1' });
   process.on('message', async (m: { type: string }) => {
     if (m.type === 'stats') {
-      send({ type: 'stats', flushes: flushes.splice(0), rssMB: Math.round(process.memoryUsage().rss / 1048576), online: live.index.onlineCount });
+      const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+      const eventLoopDelayMs = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
+      loopDelay.reset();
+      send({ type: 'stats', flushes: flushes.splice(0), rssMB: Math.round(process.memoryUsage().rss / 1048576), online: live.index.onlineCount, eventLoopDelayMs });
     } else if (m.type === 'stop') {
       await app.close();
       await deps.close();
