@@ -7,7 +7,7 @@ import type { DB } from '../db/database.js';
 import type { AccountStatus, Role } from '../db/schema.js';
 import type { Bus } from '../shared/bus.js';
 import { forbidden, unauthorized } from '../shared/errors.js';
-import type { TokenService } from '../modules/auth/tokens.js';
+import type { AccessClaims, TokenService } from '../modules/auth/tokens.js';
 
 export interface AuthContext {
   userId: string;
@@ -50,29 +50,55 @@ export class AuthGuard {
     });
   }
 
-  /** Verifies a raw access token and its session; throws 401/403 AppErrors. */
+  /** Verifies a raw access token and its session; throws (rejects with) 401/403 AppErrors. */
   async authenticateToken(token: string): Promise<AuthContext> {
-    const claims = await this.deps.tokens.verifyAccess(token);
-    const state = await this.sessionState(claims.sessionId);
+    const claims = this.deps.tokens.verifyAccess(token);
+    return this.contextFor(claims, await this.sessionState(claims.sessionId));
+  }
+
+  /**
+   * onRequest hook: requires a valid bearer token and, when given, one of the roles. A callback
+   * hook: a token and session seen recently are checked without a promise (every request pays this).
+   */
+  required(roles?: Role[]): onRequestHookHandler {
+    return (request: FastifyRequest, _reply, done) => {
+      const header = request.headers.authorization;
+      const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+      if (!match) return done(unauthorized('Missing bearer token', 'MISSING_TOKEN'));
+      const finish = (auth: AuthContext) => {
+        request.auth = auth;
+        if (roles && !roles.includes(auth.role)) return done(forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE'));
+        done();
+      };
+      let claims: AccessClaims;
+      let auth: AuthContext | undefined;
+      try {
+        claims = this.deps.tokens.verifyAccess(match[1]);
+        const cached = this.cache.get(claims.sessionId);
+        if (cached) auth = this.contextFor(claims, cached);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (auth) return finish(auth);
+      this.sessionState(claims.sessionId).then((state) => {
+        let loaded: AuthContext;
+        try {
+          loaded = this.contextFor(claims, state);
+        } catch (err) {
+          return done(err as Error);
+        }
+        finish(loaded);
+      }, done);
+    };
+  }
+
+  private contextFor(claims: AccessClaims, state: SessionState | undefined): AuthContext {
     if (!state || state.revoked || state.userId !== claims.userId) {
       throw unauthorized('Session has been revoked', 'SESSION_REVOKED');
     }
     if (state.status !== 'ACTIVE') throw forbidden(STATUS_MESSAGES[state.status], `ACCOUNT_${state.status}`);
     // The role comes from the account, not the token, so a changed role takes effect at once.
     return { userId: state.userId, role: state.role, sessionId: claims.sessionId };
-  }
-
-  /** onRequest hook: requires a valid bearer token and, when given, one of the roles. */
-  required(roles?: Role[]): onRequestHookHandler {
-    return async (request: FastifyRequest) => {
-      const header = request.headers.authorization;
-      const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      if (!match) throw unauthorized('Missing bearer token', 'MISSING_TOKEN');
-      request.auth = await this.authenticateToken(match[1]);
-      if (roles && !roles.includes(request.auth.role)) {
-        throw forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE');
-      }
-    };
   }
 
   private async sessionState(sessionId: string): Promise<SessionState | undefined> {

@@ -1,5 +1,5 @@
 // Schemas shared by several modules.
-import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { Type, type ObjectOptions, type Static, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /** A request body object: unknown properties are rejected with 400 (no mass assignment). */
 export const Body = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
@@ -8,7 +8,15 @@ export const Body = <T extends TProperties>(properties: T, options: ObjectOption
 export const Uuid = Type.String({ format: 'uuid' });
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const DateTime = Type.String({ format: 'date-time' });
-export const Nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * The schema or null. A nullable object is written `type: ['object', 'null']` (JSON Schema 2020-12,
+ * OpenAPI 3.1): for an `anyOf` the response serializer validates the object (formats included) on
+ * every response to pick the branch, which showed in the GET /packages/:id profile.
+ */
+export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null> =>
+  (schema as { type?: unknown }).type === 'object'
+    ? Type.Unsafe<Static<T> | null>({ ...schema, type: ['object', 'null'] })
+    : Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]));
 
 export const Phone = Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164: + and 7 to 15 digits' });
 export const Email = Type.String({ format: 'email', maxLength: 254 });

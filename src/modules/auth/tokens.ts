@@ -68,7 +68,7 @@ export class TokenService {
    * lookup. Expiry is checked on every call against the injectable clock, so tests can expire a
    * token without sleeping.
    */
-  async verifyAccess(token: string): Promise<AccessClaims> {
+  verifyAccess(token: string): AccessClaims {
     let claims = this.verified.get(token);
     if (!claims) {
       claims = this.verifySignedClaims(token);
