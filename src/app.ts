@@ -76,6 +76,13 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: without this, text/plain bodies would reach validation instead of getting a 415.
   app.removeContentTypeParser('text/plain');
+  // Many clients send `Content-Type: application/json` on every request, body or not: an empty body
+  // is no body (body-less actions then work, and a route that needs one says "body must be object").
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : parseJson(request, body as string, done),
+  );
   app.addSchema(ErrorResponse);
   registerErrorHandling(app);
 

@@ -58,6 +58,22 @@ describe('input hardening', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status, 'CANCELLED');
   });
 
+  test('Content-Type: application/json with an empty body is no body: fine where none is needed, a clear 400 where one is', async () => {
+    const created = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
+    const id: string = created.json().id;
+    // cancel takes an optional body (a reason); clients that always send the JSON content type work.
+    const cancelled = await t.app.inject({ method: 'POST', url: `/api/packages/${id}/cancel`, headers: { ...json, ...business.headers }, payload: '' });
+    assert.equal(cancelled.statusCode, 200);
+    assert.equal(cancelled.json().status, 'CANCELLED');
+    const missing = await t.app.inject({ method: 'POST', url: '/api/packages', headers: { ...json, ...business.headers }, payload: '' });
+    assert.equal(missing.statusCode, 400);
+    assert.equal(missing.json().code, 'VALIDATION_FAILED');
+    assert.match(missing.json().message, /body/);
+    // Whitespace is not empty: it is invalid JSON, as before.
+    const blank = await t.app.inject({ method: 'POST', url: '/api/packages', headers: { ...json, ...business.headers }, payload: ' ' });
+    assert.equal(blank.statusCode, 400);
+  });
+
   test('a crafted cursor is a 400', async () => {
     for (const raw of [
       ['2024-01-01T00:00:00Z', '------------------------------------'],
