@@ -38,10 +38,6 @@ export interface DriverRecord extends DriverAttributes {
   serviceMask: number;
   /** at = 0: no position known. */
   position: Position | null;
-  /** The position as a unit vector: the chord between two of them orders distances without trigonometry. */
-  x: number;
-  y: number;
-  z: number;
   /** Where it sits in the grid (cell = -1 when it is not in any). */
   gridType: VehicleType | null;
   cell: number;
@@ -96,18 +92,17 @@ class Cell {
   /** Makes room for one more slot. */
   grow(): void {
     if (this.drivers.length < this.x.length) return;
-    const size = this.x.length * 2;
-    const more = <T extends Float64Array | Uint8Array | Int32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(size);
+    const doubled = <T extends Float64Array | Uint8Array | Int32Array>(a: T): T => {
+      const b = new (a.constructor as new (length: number) => T)(a.length * 2);
       b.set(a);
       return b;
     };
-    this.x = more(this.x, (n) => new Float64Array(n));
-    this.y = more(this.y, (n) => new Float64Array(n));
-    this.z = more(this.z, (n) => new Float64Array(n));
-    this.at = more(this.at, (n) => new Float64Array(n));
-    this.mask = more(this.mask, (n) => new Uint8Array(n));
-    this.country = more(this.country, (n) => new Int32Array(n));
+    this.x = doubled(this.x);
+    this.y = doubled(this.y);
+    this.z = doubled(this.z);
+    this.at = doubled(this.at);
+    this.mask = doubled(this.mask);
+    this.country = doubled(this.country);
   }
 
   /** Copies slot `from` into slot `to`. */
@@ -170,9 +165,6 @@ export class DriverIndex {
         serviceTypes: [...attrs.serviceTypes],
         serviceMask: serviceMask(attrs.serviceTypes),
         position: null,
-        x: 0,
-        y: 0,
-        z: 0,
         gridType: null,
         cell: -1,
         slot: -1,
@@ -385,12 +377,8 @@ export class DriverIndex {
 
   private assignPosition(rec: DriverRecord, p: Position): void {
     rec.position = { lat: p.lat, lng: p.lng, heading: p.heading, speed: p.speed, at: p.at };
-    const lat = p.lat * RAD;
-    const lng = p.lng * RAD;
-    rec.x = Math.cos(lat) * Math.cos(lng);
-    rec.y = Math.cos(lat) * Math.sin(lng);
-    rec.z = Math.sin(lat);
   }
+
 
   /** Puts the driver in the cell of its position when it can take work; takes it out otherwise. */
   private place(rec: DriverRecord): void {
@@ -427,11 +415,14 @@ export class DriverIndex {
       rec.cell = key;
       rec.gridType = rec.vehicleType;
     }
-    // What a query tests, copied into the cell's arrays (position, services, country).
+    // What a query tests, written into the cell's arrays: the position as a unit vector (the chord
+    // between two of them orders distances without trigonometry), its time, services, country.
     const i = rec.slot;
-    cell.x[i] = rec.x;
-    cell.y[i] = rec.y;
-    cell.z[i] = rec.z;
+    const lat = p.lat * RAD;
+    const lng = p.lng * RAD;
+    cell.x[i] = Math.cos(lat) * Math.cos(lng);
+    cell.y[i] = Math.cos(lat) * Math.sin(lng);
+    cell.z[i] = Math.sin(lat);
     cell.at[i] = p.at;
     cell.mask[i] = rec.serviceMask;
     cell.country[i] = this.countryNumber(rec.countryId);
