@@ -70,26 +70,22 @@ export class AuthGuard {
         if (roles && !roles.includes(auth.role)) return done(forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE'));
         done();
       };
-      let claims: AccessClaims;
-      let auth: AuthContext | undefined;
+      let known: AuthContext | undefined;
       try {
-        claims = this.deps.tokens.verifyAccess(match[1]);
-        const cached = this.cache.get(claims.sessionId);
-        if (cached) auth = this.contextFor(claims, cached);
+        known = this.knownContext(match[1]);
       } catch (err) {
         return done(err as Error);
       }
-      if (auth) return finish(auth);
-      this.sessionState(claims.sessionId).then((state) => {
-        let loaded: AuthContext;
-        try {
-          loaded = this.contextFor(claims, state);
-        } catch (err) {
-          return done(err as Error);
-        }
-        finish(loaded);
-      }, done);
+      if (known) finish(known);
+      else this.authenticateToken(match[1]).then(finish, done);
     };
+  }
+
+  /** The context of a valid token whose session is cached; undefined when the session must be read. */
+  private knownContext(token: string): AuthContext | undefined {
+    const claims = this.deps.tokens.verifyAccess(token);
+    const state = this.cache.get(claims.sessionId);
+    return state && this.contextFor(claims, state);
   }
 
   private contextFor(claims: AccessClaims, state: SessionState | undefined): AuthContext {
