@@ -1,25 +1,13 @@
 // B1c: the durable copy of positions in PostgreSQL: batched write-behind lag while B1 runs at a
 // fixed rate (default 20k/s offered). Lag = time from a position's report to the commit of its batch.
 // Usage: BENCH_DATABASE_URL=postgres://... npx tsx bench/b1c-write-behind.ts   (BENCH_RATE=20000)
-import { durationArg, load, machine, randomPoint, startServer } from './lib/harness.js';
+import { durationArg, load, locationUpdate, machine, startServer } from './lib/harness.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 20_000);
 const server = await startServer('app', { BENCH_SESSIONS: process.env.BENCH_SESSIONS ?? '5000' });
 const headers = (server.info.auth as { token: string }[]).map((a) => ({ 'content-type': 'application/json', authorization: `Bearer ${a.token}` }));
-let next = 0;
-const requests = [
-  {
-    method: 'POST' as const,
-    path: '/api/drivers/me/location',
-    setupRequest: (req: any) => {
-      const p = randomPoint();
-      req.headers = headers[next++ % headers.length];
-      req.body = `{"lat":${p.lat},"lng":${p.lng}}`;
-      return req;
-    },
-  },
-];
+const requests = [locationUpdate(headers)];
 const url = `http://127.0.0.1:${server.port}`;
 await load({ url, requests, amount: headers.length });
 await server.ask('stats');

@@ -1,6 +1,6 @@
 // B3b: location updates (B1, offered at 20k/s) and find-drivers (B3, at 500/s) at the same time.
 // Usage: npx tsx bench/b3b-mixed.ts   (BENCH_DURATION=10, BENCH_UPDATE_RATE=20000, BENCH_FIND_RATE=500)
-import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer } from './lib/harness.js';
+import { baseline, durationArg, load, locationUpdate, machine, openLoop, randomPoint, startServer } from './lib/harness.js';
 
 const duration = durationArg();
 const updateRate = Number(process.env.BENCH_UPDATE_RATE ?? 20_000);
@@ -9,17 +9,7 @@ const base = await baseline(duration);
 const server = await startServer('app', { BENCH_SESSIONS: process.env.BENCH_SESSIONS ?? '5000' });
 const headers = (server.info.auth as { token: string }[]).map((a) => ({ 'content-type': 'application/json', authorization: `Bearer ${a.token}` }));
 const VEHICLES = ['BIKE', 'CAR', 'VAN', 'TRUCK'];
-let next = 0;
-const update = {
-  method: 'POST' as const,
-  path: '/api/drivers/me/location',
-  setupRequest: (req: any) => {
-    const p = randomPoint();
-    req.headers = headers[next++ % headers.length];
-    req.body = `{"lat":${p.lat},"lng":${p.lng}}`;
-    return req;
-  },
-};
+const update = locationUpdate(headers);
 const find = {
   method: 'POST' as const,
   path: '/api/matching/find-drivers',

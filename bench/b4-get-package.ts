@@ -1,4 +1,4 @@
-// B4 (docs: performance guide): GET /api/packages/:id with a valid token, 100k packages, on the
+// B4 (../shared/guides/performance.md): GET /api/packages/:id with a valid token, 100k packages, on the
 // PostgreSQL server, against a bare-Fastify baseline measured in the same run. Prints one JSON object.
 //
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/b4-get-package.ts
@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
-import pg from 'pg';
+import { createServerDatabase } from '../test/helpers/database.js';
+import { durationArg } from './lib/harness.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const JWT_SECRET = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
@@ -54,18 +55,11 @@ if (mode === '--serve-baseline') {
 
 async function main() {
   const baseUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const duration = Number(process.env.BENCH_DURATION ?? 10);
+  const duration = durationArg();
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
   const packageCount = Number(process.env.BENCH_PACKAGES ?? 100_000);
 
-  const name = `bench_b4_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  const dbUrl = url.toString();
+  const { url: dbUrl, drop } = await createServerDatabase(baseUrl, 'bench_b4');
 
   const children: ChildProcess[] = [];
   try {
@@ -104,14 +98,8 @@ async function main() {
   } finally {
     for (const child of children) child.kill(process.env.BENCH_PROFILE ? 'SIGTERM' : 'SIGKILL');
     if (process.env.BENCH_PROFILE) await new Promise((resolve) => setTimeout(resolve, 3000));
-    if (process.env.BENCH_KEEP) {
-      console.error(`kept database ${dbUrl}`);
-    } else {
-      const client = new pg.Client({ connectionString: baseUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    }
+    if (process.env.BENCH_KEEP) console.error(`kept database ${dbUrl}`);
+    else await drop();
   }
 }
 

@@ -1,4 +1,4 @@
-// B6 (docs: performance guide): webhook delivery to a local receiver. Prints one JSON object.
+// B6 (../shared/guides/performance.md): webhook delivery to a local receiver. Prints one JSON object.
 //
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/b6-webhooks.ts
 //
@@ -11,11 +11,10 @@
 //     transaction (then a wake-up, as the package service does), fanned out to two endpoints, while a
 //     third endpoint of another business answers only after 3 s: from commit to first attempt.
 import { spawn } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { pino } from 'pino';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -66,29 +65,21 @@ async function main() {
   const { LocalBus } = await import('../src/shared/bus.js');
   const { systemClock } = await import('../src/shared/clock.js');
   const { loadConfig } = await import('../src/config.js');
+  const { createServerDatabase } = await import('../test/helpers/database.js');
+  const { durationArg } = await import('./lib/harness.js');
 
   const baseUrl = process.env.BENCH_DATABASE_URL;
   const backlog = Number(process.env.BENCH_BACKLOG ?? 20_000);
   const rate = Number(process.env.BENCH_RATE ?? 250);
-  const duration = Number(process.env.BENCH_DURATION ?? 10);
+  const duration = durationArg();
 
-  let dbName: string | undefined;
-  let url: string | undefined;
-  if (baseUrl) {
-    dbName = `bench_b6_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: baseUrl });
-    await admin.connect();
-    await admin.query(`create database ${dbName}`);
-    await admin.end();
-    const parsed = new URL(baseUrl);
-    parsed.pathname = `/${dbName}`;
-    url = parsed.toString();
-  }
+  const server = baseUrl ? await createServerDatabase(baseUrl, 'bench_b6') : undefined;
+  const url = server?.url;
   const database = await openDatabase(url ? { url, poolSize: 10 } : {});
   const db = database.db;
   await migrateToLatest(db);
 
-  // Accounts and endpoints straight in the database: two businesses, four fast endpoints and a slow one.
+  // Accounts and endpoints straight in the database: two businesses, two fast endpoints and a slow one.
   const fastBusiness = randomUUID();
   const slowBusiness = randomUUID();
   for (const id of [fastBusiness, slowBusiness]) {
@@ -112,7 +103,7 @@ async function main() {
   process.on('exit', () => receiver.kill());
   process.on('unhandledRejection', (err) => {
     console.error(err);
-    process.exit(1);
+    void (server?.drop() ?? Promise.resolve()).finally(() => process.exit(1));
   });
   const arrivals = new Map<string, number[]>();
   let badSignatures = 0;
@@ -232,12 +223,7 @@ async function main() {
 
   receiver.kill();
   await database.close();
-  if (dbName) {
-    const admin = new pg.Client({ connectionString: baseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-  }
+  await server?.drop();
 
   const throughput = drained / drainSeconds;
   const baselineRate = baselineCount / baselineSeconds;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { CENTRE, SPREAD_DEG } from './area.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -156,11 +157,25 @@ export function machine() {
   return { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version };
 }
 
-export const CENTRE = { lat: -1.2921, lng: 36.8219 };
-export const SPREAD_DEG = 0.27;
+export { CENTRE, SPREAD_DEG } from './area.js';
 
 export function randomPoint(r = Math.random) {
   return { lat: CENTRE.lat + (r() - 0.5) * 2 * SPREAD_DEG, lng: CENTRE.lng + (r() - 0.5) * 2 * SPREAD_DEG };
 }
 
 export const durationArg = () => Number(process.env.BENCH_DURATION ?? 10);
+
+/** A position update from one of the given drivers in turn, to a random point (autocannon request). */
+export function locationUpdate(headers: Record<string, string>[]) {
+  let next = 0;
+  return {
+    method: 'POST' as const,
+    path: '/api/drivers/me/location',
+    setupRequest: (req: any) => {
+      const p = randomPoint();
+      req.headers = headers[next++ % headers.length];
+      req.body = `{"lat":${p.lat},"lng":${p.lng}}`;
+      return req;
+    },
+  };
+}

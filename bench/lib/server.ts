@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { createDeps } from '../../src/deps.js';
 import { TokenService } from '../../src/modules/auth/tokens.js';
 import { liveDrivers, type FlushStats } from '../../src/modules/matching/live-drivers.js';
+import { CENTRE, SPREAD_DEG } from './area.js';
 
 const send = (message: unknown) => process.send!(message);
 
@@ -20,8 +21,6 @@ async function baseline() {
   send({ type: 'ready', port: (app.server.address() as { port: number }).port });
 }
 
-export const CENTRE = { lat: -1.2921, lng: 36.8219 };
-export const SPREAD_DEG = 0.27; // ±30 km around Nairobi
 
 async function real() {
   const drivers = Number(process.env.BENCH_DRIVERS ?? 100_000);

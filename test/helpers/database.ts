@@ -13,26 +13,36 @@ export interface TestDatabase extends DatabaseHandle {
   url: string | undefined;
 }
 
+/**
+ * A new, empty database on the server of `baseUrl` (named `<prefix>_<time>_<random>`), and how to
+ * drop it. Tests and benchmarks each get their own, so runs never see each other's rows.
+ */
+export async function createServerDatabase(baseUrl: string, prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const onServer = async (statement: string) => {
+    const admin = new pg.Client({ connectionString: baseUrl });
+    await admin.connect();
+    try {
+      await admin.query(statement);
+    } finally {
+      await admin.end();
+    }
+  };
+  await onServer(`create database ${name}`);
+  const parsed = new URL(baseUrl);
+  parsed.pathname = `/${name}`;
+  return { url: parsed.toString(), drop: () => onServer(`drop database if exists ${name} with (force)`) };
+}
+
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
   let handle: DatabaseHandle;
   let url: string | undefined;
   let drop: (() => Promise<void>) | undefined;
   if (serverDatabaseUrl) {
-    const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: serverDatabaseUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const parsed = new URL(serverDatabaseUrl);
-    parsed.pathname = `/${name}`;
-    url = parsed.toString();
+    const created = await createServerDatabase(serverDatabaseUrl, 'test');
+    url = created.url;
     handle = await openDatabase({ url, poolSize: 10 });
-    drop = async () => {
-      const client = new pg.Client({ connectionString: serverDatabaseUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    };
+    drop = created.drop;
   } else {
     handle = await openDatabase({});
   }
