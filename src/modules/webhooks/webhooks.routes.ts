@@ -138,33 +138,17 @@ export const webhooksModule: FeatureModule = async (app, { deps, guard }) => {
     async (request) => service.listDeliveries(request.auth.userId, request.params.id, request.query),
   );
 
+  // Both queue a delivery and answer 202 with it.
+  const queues = (summary: string) => ({
+    ...business,
+    schema: { tags, security, summary, params: IdParams, response: { 202: DeliveryResponse, ...errors(400, 401, 403, 404, 409) } },
+  });
   app.post(
     '/webhooks/deliveries/:id/retry',
-    {
-      ...business,
-      schema: {
-        tags,
-        security,
-        summary: 'Send a finished delivery again (same webhook-id, fresh retry schedule)',
-        params: IdParams,
-        response: { 202: DeliveryResponse, ...errors(400, 401, 403, 404, 409) },
-      },
-    },
+    queues('Send a finished delivery again (same webhook-id, fresh retry schedule)'),
     async (request, reply) => reply.code(202).send(await service.retryDelivery(request.auth.userId, request.params.id)),
   );
-
-  app.post(
-    '/webhooks/:id/test',
-    {
-      ...business,
-      schema: {
-        tags,
-        security,
-        summary: 'Queue a webhook.test event to the endpoint',
-        params: IdParams,
-        response: { 202: DeliveryResponse, ...errors(400, 401, 403, 404, 409) },
-      },
-    },
-    async (request, reply) => reply.code(202).send(await service.sendTest(request.auth.userId, request.params.id)),
+  app.post('/webhooks/:id/test', queues('Queue a webhook.test event to the endpoint'), async (request, reply) =>
+    reply.code(202).send(await service.sendTest(request.auth.userId, request.params.id)),
   );
 };

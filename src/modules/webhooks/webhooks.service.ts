@@ -123,9 +123,11 @@ export class WebhooksService {
   }
 
   async rotateSecret(businessId: string, id: string) {
-    await this.owned(businessId, id);
     const secret = generateSecret();
-    await this.repo.updateEndpoint(businessId, id, { secret, updated_at: this.deps.clock.now() });
+    // The update is scoped to the business: no row means someone else's (or no) endpoint.
+    if (!(await this.repo.updateEndpoint(businessId, id, { secret, updated_at: this.deps.clock.now() }))) {
+      throw notFound('Webhook endpoint not found', 'WEBHOOK_NOT_FOUND');
+    }
     return { secret };
   }
 
