@@ -1,5 +1,6 @@
 // Cursor pagination: an opaque base64url cursor holding the last item's (createdAt, id).
 import { Type, type Static } from '@sinclair/typebox';
+import { sql } from 'kysely';
 import { badRequest, UUID_PATTERN } from './errors.js';
 
 export const PaginationQuery = Type.Object({
@@ -29,6 +30,14 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
     throw badRequest('Invalid cursor', 'INVALID_CURSOR');
   }
 }
+
+/**
+ * Rows after the cursor in (createdAt desc, id desc) order, as one row comparison: PostgreSQL can
+ * start an index scan on (…, created_at desc, id desc) right at the cursor, which it cannot do for
+ * the equivalent `created_at < c or (created_at = c and id < i)`.
+ */
+export const beforeCursor = (cursor: Cursor, createdAtColumn: string, idColumn: string) =>
+  sql<boolean>`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)}) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`;
 
 /** Takes `limit + 1` rows (newest first) and returns the page and the next cursor. */
 export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) {

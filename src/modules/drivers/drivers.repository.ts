@@ -2,7 +2,7 @@
 import type { DB } from '../../db/database.js';
 import type { OrderType, VehicleType } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
-import type { Cursor } from '../../shared/pagination.js';
+import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 
 const DRIVER_COLUMNS = [
   'u.id',
@@ -41,11 +41,7 @@ export class DriversRepository {
   /** The company's drivers, newest first. */
   listCompanyDrivers(companyId: string, limit: number, cursor: Cursor | undefined) {
     let query = this.drivers().where('dp.company_id', '=', companyId);
-    if (cursor) {
-      query = query.where((eb) =>
-        eb.or([eb('u.created_at', '<', cursor.createdAt), eb.and([eb('u.created_at', '=', cursor.createdAt), eb('u.id', '<', cursor.id)])]),
-      );
-    }
+    if (cursor) query = query.where(beforeCursor(cursor, 'u.created_at', 'u.id'));
     return query.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc').limit(limit + 1).execute();
   }
 

@@ -11,7 +11,7 @@ import type { Database } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
-import { decodeCursor, toPage } from '../../shared/pagination.js';
+import { beforeCursor, decodeCursor, toPage } from '../../shared/pagination.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import {
   claimDriver,
@@ -219,11 +219,7 @@ export class PackageService {
         break;
     }
     if (query.status) q = q.where('p.status', '=', query.status);
-    if (cursor) {
-      q = q.where((eb) =>
-        eb.or([eb('p.created_at', '<', cursor.createdAt), eb.and([eb('p.created_at', '=', cursor.createdAt), eb('p.id', '<', cursor.id)])]),
-      );
-    }
+    if (cursor) q = q.where(beforeCursor(cursor, 'p.created_at', 'p.id'));
     const rows = await q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(limit + 1).execute();
     return toPage(
       rows.map((r) => ({ ...r, createdAt: r.created_at })),

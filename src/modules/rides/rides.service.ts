@@ -7,7 +7,7 @@ import type { Database } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, conflict, forbidden, notFound } from '../../shared/errors.js';
-import { decodeCursor, toPage } from '../../shared/pagination.js';
+import { beforeCursor, decodeCursor, toPage } from '../../shared/pagination.js';
 import {
   claimDriver,
   DRIVER_SUMMARY_COLUMNS,
@@ -111,11 +111,7 @@ export class RideService {
       q = q.where('r.driver_id', 'in', (eb) => eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me));
     } else if (auth.role !== 'ADMIN') q = q.where(sql<boolean>`false`);
     if (query.status) q = q.where('r.status', '=', query.status);
-    if (cursor) {
-      q = q.where((eb) =>
-        eb.or([eb('r.created_at', '<', cursor.createdAt), eb.and([eb('r.created_at', '=', cursor.createdAt), eb('r.id', '<', cursor.id)])]),
-      );
-    }
+    if (cursor) q = q.where(beforeCursor(cursor, 'r.created_at', 'r.id'));
     const rows = await q.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(limit + 1).execute();
     return toPage(
       rows.map((r) => ({ ...r, createdAt: r.created_at })),

@@ -2,7 +2,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { DB } from '../../db/database.js';
-import type { Cursor } from '../../shared/pagination.js';
+import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -53,11 +53,7 @@ export class WebhooksRepository {
 
   listEndpoints(businessId: string, limit: number, cursor: Cursor | undefined): Promise<EndpointRow[]> {
     let query = this.db.selectFrom('webhook_endpoints').selectAll().where('business_id', '=', businessId);
-    if (cursor) {
-      query = query.where((eb) =>
-        eb.or([eb('created_at', '<', cursor.createdAt), eb.and([eb('created_at', '=', cursor.createdAt), eb('id', '<', cursor.id)])]),
-      );
-    }
+    if (cursor) query = query.where(beforeCursor(cursor, 'created_at', 'id'));
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   }
 
@@ -79,11 +75,7 @@ export class WebhooksRepository {
   listDeliveries(endpointId: string, limit: number, cursor: Cursor | undefined, status: DeliveryStatus | undefined): Promise<DeliveryRow[]> {
     let query = this.db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('endpoint_id', '=', endpointId);
     if (status) query = query.where('status', '=', status);
-    if (cursor) {
-      query = query.where((eb) =>
-        eb.or([eb('created_at', '<', cursor.createdAt), eb.and([eb('created_at', '=', cursor.createdAt), eb('id', '<', cursor.id)])]),
-      );
-    }
+    if (cursor) query = query.where(beforeCursor(cursor, 'created_at', 'id'));
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   }
 
