@@ -22,7 +22,6 @@ import {
   releaseDriver,
   toDriverSummary,
   toHistory,
-  type DriverSummaryRow,
   type HistoryJson,
   json,
 } from './driver-jobs.js';
@@ -174,7 +173,7 @@ export class PackageService {
       pickup: json<StopJson>(row.pickup),
       dropoff: json<StopJson>(row.dropoff),
       parcel: json<ParcelJson>(row.parcel),
-      driver: toDriverSummary({ ...(row as unknown as DriverSummaryRow), driver_id: row.driver_id }),
+      driver: toDriverSummary(row),
       statusHistory: toHistory(row.history),
       createdAt: row.created_at.toISOString(),
       updatedAt: row.updated_at.toISOString(),

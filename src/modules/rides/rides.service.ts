@@ -17,7 +17,6 @@ import {
   releaseDriver,
   toDriverSummary,
   toHistory,
-  type DriverSummaryRow,
   type HistoryJson,
 } from '../packages/driver-jobs.js';
 import type { RideStatus } from '../packages/packages.tables.js';
@@ -87,7 +86,7 @@ export class RideService {
       countryId: row.country_id,
       pickupLocation: { lat: row.pickup_lat, lng: row.pickup_lng },
       destinationLocation: { lat: row.destination_lat, lng: row.destination_lng },
-      driver: toDriverSummary({ ...(row as unknown as DriverSummaryRow), driver_id: row.driver_id }),
+      driver: toDriverSummary(row),
       statusHistory: toHistory(row.history),
       createdAt: row.created_at.toISOString(),
       updatedAt: row.updated_at.toISOString(),
