@@ -29,6 +29,8 @@ type Handler<T extends Topic> = (payload: BusEvents[T]) => void;
 
 export interface Bus {
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void;
+  /** Delivers to the other instances only: for a change this instance has already applied itself. */
+  publishToOthers<T extends Topic>(topic: T, payload: BusEvents[T]): void;
   subscribe<T extends Topic>(topic: T, handler: Handler<T>): () => void;
   close(): Promise<void>;
 }
@@ -41,6 +43,8 @@ export class LocalBus implements Bus {
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void {
     this.deliver(topic, payload);
   }
+  /** Without Redis there are no other instances. */
+  publishToOthers<T extends Topic>(_topic: T, _payload: BusEvents[T]): void {}
   protected deliver(topic: string, payload: unknown): void {
     for (const listener of this.emitter.listeners(topic)) {
       try {
@@ -88,6 +92,10 @@ export class RedisBus extends LocalBus {
 
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void {
     this.deliver(topic, payload);
+    this.publishToOthers(topic, payload);
+  }
+
+  publishToOthers<T extends Topic>(topic: T, payload: BusEvents[T]): void {
     this.redis
       .publish(this.channel, JSON.stringify({ from: this.instanceId, topic, payload }))
       .catch((err) => this.logger?.warn({ err: err.message, topic }, 'redis bus publish failed'));

@@ -17,8 +17,9 @@ export class DriversService {
   async updateDriver(id: string, patch: PatchDriverBody) {
     await this.getDriver(id);
     await this.deps.repo.updateDriver(id, patch);
+    // Reloaded here before answering; the other instances reload it when the event reaches them.
     await this.deps.live.reload(id);
-    this.deps.bus.publish('driver.changed', { driverId: id });
+    this.deps.bus.publishToOthers('driver.changed', { driverId: id });
     return this.getDriver(id);
   }
 
@@ -42,7 +43,7 @@ export class DriversService {
     }
     await this.deps.live.ensure(id);
     this.deps.live.setOnline(id, status === 'ONLINE');
-    return this.getDriver(id);
+    return this.toResponse({ ...row, availability: status });
   }
 
   async reportLocation(id: string, body: LocationBody): Promise<void> {

@@ -67,7 +67,7 @@ export function registerProfileRoutes(app: App, { guard }: ModuleContext, { repo
       schema: { tags: ['businesses'], summary: 'Change business name or address', security, body: PatchBusinessBody, response: { 200: BusinessResponse, ...errors(400, 401, 403, 404) } },
     },
     async (request) => {
-      await loadBusiness(request.auth.userId);
+      // No profile: the update changes nothing and the read answers 404.
       await repo.updateBusiness(request.auth.userId, request.body);
       return loadBusiness(request.auth.userId);
     },
@@ -85,7 +85,7 @@ export function registerProfileRoutes(app: App, { guard }: ModuleContext, { repo
       schema: { tags: ['companies'], summary: 'Change company name', security, body: PatchCompanyBody, response: { 200: CompanyResponse, ...errors(400, 401, 403, 404) } },
     },
     async (request) => {
-      await loadCompany(request.auth.userId);
+      // No profile: the update changes nothing and the read answers 404.
       await repo.updateCompany(request.auth.userId, request.body.companyName);
       return loadCompany(request.auth.userId);
     },

@@ -166,7 +166,7 @@ export class LiveDrivers {
   /** Applies an availability change here at once; other instances reload it (driver.changed). */
   setOnline(driverId: string, online: boolean): void {
     this.index.setOnline(driverId, online);
-    this.deps.bus.publish('driver.changed', { driverId });
+    this.deps.bus.publishToOthers('driver.changed', { driverId });
   }
 
   /** Writes the dirty positions to PostgreSQL: one multi-row UPDATE per batch, never one per ping. */
