@@ -11,7 +11,16 @@ export interface AuthServices {
   sms: SmsSender;
 }
 
-export function createAuthServices({ deps, tokens }: ModuleContext): AuthServices {
+const built = new WeakMap<ModuleContext['deps'], AuthServices>();
+
+/** One set per app (the auth and admin modules share it, and so one SMS sender). */
+export function createAuthServices(ctx: ModuleContext): AuthServices {
+  let services = built.get(ctx.deps);
+  if (!services) built.set(ctx.deps, (services = buildAuthServices(ctx)));
+  return services;
+}
+
+function buildAuthServices({ deps, tokens }: ModuleContext): AuthServices {
   const sms = createSmsSender(deps.config, deps.logger, deps.clock);
   const accounts = new AccountService({ db: deps.database.db, clock: deps.clock });
   const auth = new AuthService({

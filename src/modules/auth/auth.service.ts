@@ -13,7 +13,7 @@ import { assertValidAccountFields, assertValidPhone, type AccountService } from 
 import type { OtpPurpose, OtpSessionsTable } from './auth.tables.js';
 import { assertAcceptablePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.js';
 import type { TokenService } from './tokens.js';
-import { USER_COLUMNS, toUserResponse, type UserResponse, type UserRow } from './users.schemas.js';
+import { USER_COLUMNS, toUserResponse, type UserResponse } from './users.schemas.js';
 
 export const MAX_WRONG_PASSWORDS = 10;
 export const PASSWORD_LOCK_MS = 15 * 60_000;
@@ -81,7 +81,6 @@ function humanDuration(ms: number): string {
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** `+254712345678` → `+254*******78`: tells the owner which phone, tells others little. */
 /**
  * `+*******78`: only the last two digits, behind a mask of fixed width, so the answer for an unknown
  * e-mail (made-up digits) cannot be told from a real one by its country code or its length.
@@ -461,4 +460,3 @@ export class AuthService {
   }
 }
 
-export type { UserRow };

@@ -36,7 +36,7 @@ export interface Position {
 
 export interface DriverRecord extends DriverAttributes {
   serviceMask: number;
-  /** at = 0: no position known. */
+  /** null: no position known. */
   position: Position | null;
   /** Where it sits in the grid (cell = -1 when it is not in any). */
   gridType: VehicleType | null;
