@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
+import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
 
@@ -39,15 +40,7 @@ export const CreatePackageBody = Body({
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
-export const PackageStatus = Type.Union([
-  Type.Literal('PENDING'),
-  Type.Literal('ASSIGNED'),
-  Type.Literal('PICKED_UP'),
-  Type.Literal('IN_TRANSIT'),
-  Type.Literal('DELIVERED'),
-  Type.Literal('FAILED'),
-  Type.Literal('CANCELLED'),
-]);
+export const PackageStatus = Type.Union(PACKAGE_STATUSES.map((status) => Type.Literal(status)));
 
 export const DriverSummary = Type.Object({
   id: Type.String(),

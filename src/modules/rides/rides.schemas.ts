@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import { DriverSummary, StatusHistoryItem } from '../packages/packages.schemas.js';
+import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({
   pickupLocation: Location,
@@ -12,15 +13,7 @@ export const CreateRideBody = Body({
 });
 export type CreateRideBody = Static<typeof CreateRideBody>;
 
-export const RideStatus = Type.Union([
-  Type.Literal('REQUESTED'),
-  Type.Literal('ACCEPTED'),
-  Type.Literal('ARRIVED'),
-  Type.Literal('IN_PROGRESS'),
-  Type.Literal('COMPLETED'),
-  Type.Literal('CANCELLED'),
-  Type.Literal('EXPIRED'),
-]);
+export const RideStatus = Type.Union(RIDE_STATUSES.map((status) => Type.Literal(status)));
 
 export const RideResponse = Type.Object({
   id: Type.String(),
