@@ -301,13 +301,22 @@ describe('write-behind positions', () => {
         first.clock.advance(1);
       }
       const clock = first.clock;
+      const lastReportAt = new Date(clock.now().getTime() - 1);
       await first.close();
       // 50 reports, written as at most a few multi-row batches of at most one row per driver.
       assert.ok(batches.length >= 1 && batches.length <= 3, `batches: ${batches}`);
       assert.ok(batches.every((rows) => rows <= 5));
 
-      const rows = await database.db.selectFrom('driver_profiles').select(['user_id', 'last_lat', 'last_heading']).where('vehicle_type', '=', 'TRUCK').execute();
+      const rows = await database.db
+        .selectFrom('driver_profiles')
+        .select(['user_id', 'last_lat', 'last_lng', 'last_heading', 'last_speed', 'last_location_at'])
+        .where('vehicle_type', '=', 'TRUCK')
+        .execute();
       assert.equal(rows.filter((r) => r.last_lat !== null && r.last_heading === 54).length, 5);
+      const third = rows.find((r) => r.user_id === drivers[2].id)!;
+      // Exactly as reported: no speed was sent (null, not 0), the time to the millisecond.
+      assert.deepEqual([third.last_lat, third.last_lng, third.last_speed], [40.002, -3.7, null]);
+      assert.equal(new Date(third.last_location_at!).toISOString(), lastReportAt.toISOString());
 
       const second = await buildTestApp({ database, clock });
       try {

@@ -185,17 +185,32 @@ export class LiveDrivers {
     const entries = [...batch];
     try {
       for (let i = 0; i < entries.length; i += DB_BATCH_ROWS) {
-        const chunk = entries.slice(i, i + DB_BATCH_ROWS);
-        const values = sql.join(
-          chunk.map(([id, { position: p, queuedAt }]) => {
-            if (queuedAt < oldest) oldest = queuedAt;
-            return sql`(${id}::uuid, ${p.lat}::float8, ${p.lng}::float8, ${p.heading}::float8, ${p.speed}::float8, ${new Date(p.at).toISOString()}::timestamptz)`;
-          }),
-        );
+        // Six array parameters in PostgreSQL's text form instead of six parameters per row: building
+        // and sending thousands of parameters cost more CPU than the ingestion itself (profiled).
+        const ids: string[] = [];
+        const lats: number[] = [];
+        const lngs: number[] = [];
+        const headings: (number | string)[] = [];
+        const speeds: (number | string)[] = [];
+        const ats: number[] = [];
+        for (const [id, { position: p, queuedAt }] of entries.slice(i, i + DB_BATCH_ROWS)) {
+          if (queuedAt < oldest) oldest = queuedAt;
+          ids.push(id);
+          lats.push(p.lat);
+          lngs.push(p.lng);
+          headings.push(p.heading ?? 'NULL');
+          speeds.push(p.speed ?? 'NULL');
+          ats.push(p.at);
+        }
+        const array = (values: unknown[]) => `{${values.join(',')}}`;
         await sql`
           update driver_profiles as d
           set last_lat = v.lat, last_lng = v.lng, last_heading = v.heading, last_speed = v.speed, last_location_at = v.at
-          from (values ${values}) as v(id, lat, lng, heading, speed, at)
+          from (
+            select id, lat, lng, heading, speed, to_timestamp(at_ms / 1000) as at
+            from unnest(${array(ids)}::uuid[], ${array(lats)}::float8[], ${array(lngs)}::float8[], ${array(headings)}::float8[],
+                        ${array(speeds)}::float8[], ${array(ats)}::float8[]) as u(id, lat, lng, heading, speed, at_ms)
+          ) as v
           where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
         `.execute(this.deps.database.db);
       }
