@@ -1,6 +1,6 @@
 // B1: position updates over HTTP (validated, authenticated, into the live index), 100k drivers.
-// Usage: npx tsx bench/b1-location-http.ts   (BENCH_DURATION=10, BENCH_RATE=20000, BENCH_DATABASE_URL=...)
-import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer } from './lib/harness.js';
+// Usage: npx tsx bench/b1-location-http.ts   (BENCH_DURATION=10, BENCH_RATE=20000 (0: no open-loop run), BENCH_DATABASE_URL=...)
+import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 20_000);
@@ -30,9 +30,9 @@ await load({
   amount: headers.length,
   requests: [{ ...requests[0], setupRequest: (req: any) => ({ ...requests[0].setupRequest(req), headers: headers[next++ % headers.length] }) }],
 });
-const max = await load({ url, requests, duration });
+const max = await withServerCpu(server, () => load({ url, requests, duration }));
 // Open loop at the target rate: latencies include any queueing when the server cannot keep up.
-const atRate = await openLoop({ url, rate, duration, connections: 100, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
+const atRate = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
 const stats = await server.ask('stats');
 await server.stop();
 

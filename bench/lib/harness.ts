@@ -63,6 +63,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** The server process's CPU time (user + system) per completed request, when measured. */
+  serverCpuUsPerRequest?: number;
 }
 
 export async function load(options: autocannon.Options): Promise<LoadResult> {
@@ -143,11 +145,22 @@ export async function openLoop(options: { url: string; rate: number; duration: n
   };
 }
 
+/**
+ * Runs a load against the server and adds the server's CPU time per request: a figure the machine's
+ * drift and the load generator's share of the two cores disturb much less than requests/s.
+ */
+export async function withServerCpu(server: Server, run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const before = (await server.ask('cpu')).us as number;
+  const result = await run();
+  const used = ((await server.ask('cpu')).us as number) - before;
+  return { ...result, serverCpuUsPerRequest: result.requests ? Math.round((used / result.requests) * 10) / 10 : 0 };
+}
+
 /** The bare Fastify constant route, measured in the same run (the machine's HTTP JSON ceiling now). */
 export async function baseline(duration = 8): Promise<LoadResult> {
   const server = await startServer('baseline');
   try {
-    return await load({ url: `http://127.0.0.1:${server.port}/const`, duration });
+    return await withServerCpu(server, () => load({ url: `http://127.0.0.1:${server.port}/const`, duration }));
   } finally {
     await server.stop();
   }
