@@ -85,6 +85,21 @@ describe('driver jobs', () => {
     assert.deepEqual(pushes, []);
   });
 
+  test('a position just reported counts at once for nearby jobs and pushes (before it is written behind)', async () => {
+    const d = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'TRUCK' } });
+    assert.equal((await post(t, '/api/drivers/me/availability', d.headers, { status: 'ONLINE' })).statusCode, 200);
+    assert.equal((await post(t, '/api/drivers/me/location', d.headers, { lat: -0.5, lng: 35.1 })).statusCode, 204);
+    const stored = await t.db.selectFrom('driver_profiles').select('last_lat').where('user_id', '=', d.id).executeTakeFirstOrThrow();
+    assert.equal(stored.last_lat, null, 'not written behind yet');
+
+    pushes.length = 0;
+    const pkg = (await post(t, '/api/packages', business.headers, packageBody(business.countryId, { vehicleType: 'TRUCK', pickup: stop(-0.501, 35.1) }))).json();
+    const nearby = await get(t, '/api/drivers/me/jobs/nearby', d.headers);
+    assert.equal(nearby.statusCode, 200);
+    assert.deepEqual(nearby.json().items.map((j: { id: string }) => j.id), [pkg.id]);
+    assert.deepEqual(pushes.map((p) => [p.driverId, p.message.jobId, p.message.distanceMeters]), [[d.id, pkg.id, 111]]);
+  });
+
   test('a driver on a job is not returned by find-drivers until the job ends', async () => {
     const d = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'VAN' } });
     assert.equal((await post(t, '/api/drivers/me/availability', d.headers, { status: 'ONLINE' })).statusCode, 200);

@@ -1,4 +1,5 @@
 // Shared bits of the package, ride and job tests.
+import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import type { TestApp } from './helpers/app.js';
 
 export function stop(lat: number, lng: number, overrides: Record<string, unknown> = {}) {
@@ -40,6 +41,8 @@ export async function setDriverPosition(t: TestApp, driverId: string, lat: numbe
     .set({ last_lat: lat, last_lng: lng, last_location_at: t.clock.now(), availability: 'ONLINE' })
     .where('user_id', '=', driverId)
     .execute();
+  // As another instance's change would arrive: the live index reads the driver again.
+  await liveDrivers(t.deps).reload(driverId);
 }
 
 export const notFoundBody = (what: 'Package' | 'Ride') => ({

@@ -1,8 +1,7 @@
 // A driver's one active job (driver_profiles.active_job_*): claimed with a conditional update in the
 // same transaction as the job's status change, released when the job ends. Shared by packages and rides.
-import { distanceMeters } from '../matching/driver-index.js';
+import type { DriverIndex } from '../matching/driver-index.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DB } from '../../db/database.js';
 import type { Database, OrderType, VehicleType } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import { AppError, conflict } from '../../shared/errors.js';
@@ -145,38 +144,30 @@ export const roundArea = (value: number) => Math.round(value * 1000) / 1000;
 
 /** Radius within which a new job is pushed to drivers and listed as nearby. */
 export const NEARBY_RADIUS_METERS = 5000;
+/** A new job goes to at most this many drivers (the nearest). */
+const MAX_PUSHES_PER_JOB = 200;
 
 /**
- * Pushes a new job to eligible drivers near its pickup (ACTIVE, ONLINE, free, that vehicle and
- * service, position younger than the location TTL). Best effort, after commit.
+ * Pushes a new job to the eligible drivers near its pickup, nearest first: the live index's answer
+ * to find-drivers (ACTIVE, ONLINE, free, that vehicle and service, position younger than the
+ * location TTL), so no query runs. Best effort, after commit.
  */
-export async function pushNearbyJob(
-  deps: { db: DB; bus: Bus; now: Date; locationTtlMs: number },
+export function pushNearbyJob(
+  deps: { index: DriverIndex; bus: Bus; now: Date; locationTtlMs: number },
   job: { jobType: JobType; jobId: string; vehicleType: VehicleType; orderType: OrderType; lat: number; lng: number; parcelSize: string | null },
-): Promise<number> {
-  const box = boundingBox(job.lat, job.lng, NEARBY_RADIUS_METERS);
-  const drivers = await deps.db
-    .selectFrom('driver_profiles as d')
-    .innerJoin('users as u', 'u.id', 'd.user_id')
-    .select(['d.user_id', 'd.last_lat', 'd.last_lng'])
-    .where('u.status', '=', 'ACTIVE')
-    .where('d.availability', '=', 'ONLINE')
-    .where('d.active_job_id', 'is', null)
-    .where('d.vehicle_type', '=', job.vehicleType)
-    .where(sql<boolean>`${job.orderType} = any(d.service_types)`)
-    .where('d.last_location_at', '>', new Date(deps.now.getTime() - deps.locationTtlMs))
-    .where('d.last_lat', '>=', box.minLat)
-    .where('d.last_lat', '<=', box.maxLat)
-    .where('d.last_lng', '>=', box.minLng)
-    .where('d.last_lng', '<=', box.maxLng)
-    .limit(200)
-    .execute();
-  let pushed = 0;
-  for (const d of drivers) {
-    const distance = distanceMeters(job.lat, job.lng, d.last_lat!, d.last_lng!);
-    if (distance > NEARBY_RADIUS_METERS) continue;
+): number {
+  const drivers = deps.index.nearest({
+    lat: job.lat,
+    lng: job.lng,
+    radiusMeters: NEARBY_RADIUS_METERS,
+    limit: MAX_PUSHES_PER_JOB,
+    vehicleType: job.vehicleType,
+    orderType: job.orderType,
+    staleBefore: deps.now.getTime() - deps.locationTtlMs,
+  });
+  for (const { driver, distanceMeters } of drivers) {
     deps.bus.publish('driver.push', {
-      driverId: d.user_id,
+      driverId: driver.id,
       message: {
         type: 'job.nearby',
         jobType: job.jobType,
@@ -185,12 +176,11 @@ export async function pushNearbyJob(
         vehicleType: job.vehicleType,
         pickupArea: { lat: roundArea(job.lat), lng: roundArea(job.lng) },
         parcelSize: job.parcelSize,
-        distanceMeters: Math.round(distance),
+        distanceMeters: Math.round(distanceMeters),
       },
     });
-    pushed += 1;
   }
-  return pushed;
+  return drivers.length;
 }
 
 /** A json column: PGlite hands back text where the pg driver parses it. */

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { VehicleType } from '../../db/schema.js';
 import { conflict, notFound } from '../../shared/errors.js';
-import { distanceMeters } from '../matching/driver-index.js';
+import { distanceMeters, type DriverIndex } from '../matching/driver-index.js';
 import { boundingBox, roundArea, json } from './driver-jobs.js';
 import type { ParcelJson, StopJson } from './packages.tables.js';
 
@@ -22,7 +22,7 @@ interface Job {
 }
 
 export class JobsService {
-  constructor(private readonly deps: { db: DB }) {}
+  constructor(private readonly deps: { db: DB; driverIndex: DriverIndex }) {}
 
   async myJobs(driverId: string) {
     const { db } = this.deps;
@@ -81,15 +81,16 @@ export class JobsService {
     const { db } = this.deps;
     const driver = await db
       .selectFrom('driver_profiles')
-      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng'])
+      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng', 'last_location_at'])
       .where('user_id', '=', driverId)
       .executeTakeFirst();
     if (!driver) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
-    if (driver.last_lat === null || driver.last_lng === null) {
-      throw conflict('Driver location is unknown: send a location first', 'LOCATION_UNKNOWN');
-    }
-    const lat = driver.last_lat;
-    const lng = driver.last_lng;
+    // The live position when it is the newer one: the stored copy is written behind (about a second late).
+    const live = this.deps.driverIndex.get(driverId)?.position;
+    const stored = driver.last_lat !== null && driver.last_lng !== null && driver.last_location_at ? { lat: driver.last_lat, lng: driver.last_lng, at: driver.last_location_at.getTime() } : null;
+    const position = live && (!stored || live.at >= stored.at) ? live : stored;
+    if (!position) throw conflict('Driver location is unknown: send a location first', 'LOCATION_UNKNOWN');
+    const { lat, lng } = position;
     const box = boundingBox(lat, lng, radiusMeters);
     // The bounding box narrows on the partial indexes; the exact distance is checked below.
     const candidates = Math.min(limit * 5, 500);

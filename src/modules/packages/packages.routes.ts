@@ -1,6 +1,7 @@
 // Routes of the packages module (registered under /api by app.ts): deliveries and the driver's jobs.
 import type { FeatureModule } from '../../http/context.js';
 import { IdParams } from '../../shared/schemas.js';
+import { liveDrivers } from '../matching/live-drivers.js';
 import { idempotencyKeyFrom, IdempotencyStore } from './idempotency.js';
 import { JobsService } from './jobs.service.js';
 import {
@@ -34,10 +35,11 @@ export const packagesModule: FeatureModule = async (app, { deps, guard }) => {
     clock: deps.clock,
     secret: deps.config.jwtSecret,
     driverLocationTtlMs: deps.config.driverLocationTtlMs,
+    driverIndex: liveDrivers(deps).index,
     pgPool: deps.database.pgPool,
   });
   const idempotency = new IdempotencyStore({ db, clock: deps.clock, secret: deps.config.jwtSecret });
-  const jobs = new JobsService({ db });
+  const jobs = new JobsService({ db, driverIndex: liveDrivers(deps).index });
   app.addHook('onClose', async () => service.close());
   const tags = ['packages'];
 
@@ -60,7 +62,13 @@ export const packagesModule: FeatureModule = async (app, { deps, guard }) => {
         async (trx) => ({ statusCode: 201, body: await service.create(trx, request.auth, request.body) }),
       );
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      else void service.announce(result.body).catch((err) => request.log.warn({ err }, 'nearby push failed'));
+      else {
+        try {
+          service.announce(result.body);
+        } catch (err) {
+          request.log.warn({ err }, 'nearby push failed');
+        }
+      }
       return reply.code(result.statusCode as 201).send(result.body);
     },
   );

@@ -12,6 +12,7 @@ import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
 import { beforeCursor, decodeCursor, toPage } from '../../shared/pagination.js';
+import type { DriverIndex } from '../matching/driver-index.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import {
   claimDriver,
@@ -47,6 +48,8 @@ export interface PackageServiceDeps {
   /** Keys the delivery-code HMAC, so a stolen database does not reveal codes by brute force alone. */
   secret: string;
   driverLocationTtlMs: number;
+  /** The live driver index: who is near a new package's pickup. */
+  driverIndex: DriverIndex;
   /** The PostgreSQL server's pool, when there is one: the hot read then runs as a named prepared statement. */
   pgPool?: pg.Pool;
 }
@@ -278,9 +281,9 @@ export class PackageService {
   }
 
   /** After the creation committed: offer the job to eligible drivers nearby (best effort). */
-  async announce(pkg: PackageResponse): Promise<void> {
-    await pushNearbyJob(
-      { db: this.deps.db, bus: this.deps.bus, now: this.deps.clock.now(), locationTtlMs: this.deps.driverLocationTtlMs },
+  announce(pkg: PackageResponse): number {
+    return pushNearbyJob(
+      { index: this.deps.driverIndex, bus: this.deps.bus, now: this.deps.clock.now(), locationTtlMs: this.deps.driverLocationTtlMs },
       {
         jobType: 'PACKAGE',
         jobId: pkg.id,

@@ -1,6 +1,7 @@
 // Routes of the rides module (registered under /api by app.ts), and the ride expiry sweep.
 import type { FeatureModule } from '../../http/context.js';
 import { IdParams } from '../../shared/schemas.js';
+import { liveDrivers } from '../matching/live-drivers.js';
 import { idempotencyKeyFrom, IdempotencyStore } from '../packages/idempotency.js';
 import { optionalBody } from '../packages/packages.routes.js';
 import { CancelRideBody, CreateRideBody, RideListQuery, RidePage, RideResponse } from './rides.schemas.js';
@@ -13,7 +14,13 @@ export const SWEEP_INTERVAL_MS = 10_000;
 
 export const ridesModule: FeatureModule = async (app, { deps, guard }) => {
   const { db } = deps.database;
-  const service = new RideService({ db, bus: deps.bus, clock: deps.clock, driverLocationTtlMs: deps.config.driverLocationTtlMs });
+  const service = new RideService({
+    db,
+    bus: deps.bus,
+    clock: deps.clock,
+    driverLocationTtlMs: deps.config.driverLocationTtlMs,
+    driverIndex: liveDrivers(deps).index,
+  });
   const idempotency = new IdempotencyStore({ db, clock: deps.clock, secret: deps.config.jwtSecret });
   const tags = ['rides'];
   const viewers = guard.required(['CUSTOMER', 'DRIVER', 'COMPANY', 'ADMIN']);
@@ -48,7 +55,13 @@ export const ridesModule: FeatureModule = async (app, { deps, guard }) => {
         async (trx) => ({ statusCode: 201, body: await service.create(trx, request.auth, request.body) }),
       );
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      else void service.announce(result.body).catch((err) => request.log.warn({ err }, 'nearby push failed'));
+      else {
+        try {
+          service.announce(result.body);
+        } catch (err) {
+          request.log.warn({ err }, 'nearby push failed');
+        }
+      }
       return reply.code(result.statusCode as 201).send(result.body);
     },
   );

@@ -19,6 +19,7 @@ import {
   toHistory,
   type HistoryJson,
 } from '../packages/driver-jobs.js';
+import type { DriverIndex } from '../matching/driver-index.js';
 import type { RideStatus } from '../packages/packages.tables.js';
 import { checkRideTransition, FINAL_RIDE_STATUSES, type RideActor } from './ride-status.js';
 import type { CreateRideBody, RideListQuery, RideResponse } from './rides.schemas.js';
@@ -32,7 +33,7 @@ const invalidTransition = (status: string): AppError => conflict(`Ride is ${stat
 type RideRow = Awaited<ReturnType<ReturnType<RideService['selectRides']>['executeTakeFirstOrThrow']>>;
 
 export class RideService {
-  constructor(private readonly deps: { db: DB; bus: Bus; clock: Clock; driverLocationTtlMs: number }) {}
+  constructor(private readonly deps: { db: DB; bus: Bus; clock: Clock; driverLocationTtlMs: number; driverIndex: DriverIndex }) {}
 
   selectRides(db: DB | Transaction<Database> = this.deps.db) {
     return db
@@ -145,9 +146,9 @@ export class RideService {
     return RideService.toResponse((await this.load(id, trx))!);
   }
 
-  async announce(ride: RideResponse): Promise<void> {
-    await pushNearbyJob(
-      { db: this.deps.db, bus: this.deps.bus, now: this.deps.clock.now(), locationTtlMs: this.deps.driverLocationTtlMs },
+  announce(ride: RideResponse): number {
+    return pushNearbyJob(
+      { index: this.deps.driverIndex, bus: this.deps.bus, now: this.deps.clock.now(), locationTtlMs: this.deps.driverLocationTtlMs },
       {
         jobType: 'RIDE',
         jobId: ride.id,
