@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { countryId, createUser, TEST_PASSWORD, uniquePhone, type TestUser } from './helpers/factories.js';
 import { buildSmsTestApp, wrongCode, type SmsTestApp } from './auth-support.js';
+import { createAuthServices } from '../src/modules/auth/auth.factory.js';
+import type { ModuleContext } from '../src/http/context.js';
 
 const NEW_PASSWORD = 'a-much-better-passphrase';
 
@@ -492,5 +494,26 @@ describe('accounts and authentication', () => {
     assert.ok(!lines.includes(code));
     assert.ok(!lines.includes(ok.json().refreshToken));
     assert.ok(!lines.includes(ok.json().accessToken));
+  });
+
+  test('the sweep deletes code steps past their end and sends past the hourly window, nothing live', async () => {
+    const { auth } = createAuthServices({ deps: t.deps, tokens: t.tokens } as ModuleContext);
+    const old = uniquePhone();
+    const stale = await registerCode(old);
+    t.clock.advance(10 * 60_000 + 1); // past LOGIN_SESSION_TTL (10 minutes)
+    const fresh = uniquePhone();
+    const live = await registerCode(fresh);
+    const rows = async () => ({
+      steps: (await t.db.selectFrom('otp_sessions').select('id').where('id', 'in', [stale.sessionId, live.sessionId]).execute()).map((r) => r.id),
+      sends: (await t.db.selectFrom('otp_sends').select('phone').where('phone', 'in', [old, fresh]).execute()).map((r) => r.phone).sort(),
+    });
+    // Other tests' rows expire too: the counts are at least ours.
+    const first = await auth.purgeExpired();
+    assert.ok(first.codeSteps >= 1, JSON.stringify(first));
+    assert.deepEqual(await rows(), { steps: [live.sessionId], sends: [old, fresh].sort() });
+    t.clock.advance(50 * 60_000); // the first send is now more than an hour old
+    const second = await auth.purgeExpired();
+    assert.ok(second.codeSteps >= 1 && second.sends >= 1, JSON.stringify(second));
+    assert.deepEqual(await rows(), { steps: [], sends: [fresh] });
   });
 });

@@ -23,8 +23,27 @@ const tags = ['auth'];
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
 const bearer = [{ bearerAuth: [] }];
 
+/** How often each instance deletes expired code steps and old send records. */
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
 export const authModule: FeatureModule = async (app, ctx) => {
   const { auth } = createAuthServices(ctx);
+
+  let timer: NodeJS.Timeout | undefined;
+  let purging: Promise<unknown> | undefined;
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      purging ??= auth
+        .purgeExpired()
+        .catch((err) => ctx.deps.logger.warn({ err }, 'purging expired codes failed'))
+        .finally(() => (purging = undefined));
+    }, PURGE_INTERVAL_MS);
+    timer.unref();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(timer);
+    await purging;
+  });
 
   app.post(
     '/auth/register/send-otp',

@@ -121,6 +121,17 @@ export class AuthService {
     await this.deps.db.insertInto('otp_sends').values({ id: randomUUID(), phone, sent_at: now }).execute();
   }
 
+  /**
+   * Deletes what no request can use any more: code steps past their end, and sends older than the
+   * hourly window (a phone's own old sends also go when it gets a new code). Run by a periodic sweep.
+   */
+  async purgeExpired(): Promise<{ codeSteps: number; sends: number }> {
+    const now = this.now();
+    const steps = await this.deps.db.deleteFrom('otp_sessions').where('expires_at', '<=', now).executeTakeFirst();
+    const sends = await this.deps.db.deleteFrom('otp_sends').where('sent_at', '<=', new Date(now.getTime() - HOUR_MS)).executeTakeFirst();
+    return { codeSteps: Number(steps.numDeletedRows), sends: Number(sends.numDeletedRows) };
+  }
+
   private newCode(): string {
     return String(randomInt(0, 1_000_000)).padStart(6, '0');
   }
