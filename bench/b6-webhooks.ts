@@ -17,6 +17,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 
+/** Drops the throwaway database of a run that fails midway (set once it exists). */
+let dropDatabase: (() => Promise<void>) | undefined;
 const SELF = fileURLToPath(import.meta.url);
 const now = () => performance.timeOrigin + performance.now();
 
@@ -52,7 +54,12 @@ if (process.argv[2] === '--receiver') {
   server.keepAliveTimeout = 30_000;
   server.listen(0, '127.0.0.1', () => process.stdout.write(`READY ${(server.address() as { port: number }).port}\n`));
 } else {
-  await main();
+  // A failed run still drops its throwaway database.
+  await main().catch(async (err) => {
+    console.error(err);
+    await dropDatabase?.();
+    process.exit(1);
+  });
 }
 
 async function main() {
@@ -74,6 +81,7 @@ async function main() {
   const duration = durationArg();
 
   const server = baseUrl ? await createServerDatabase(baseUrl, 'bench_b6') : undefined;
+  dropDatabase = server?.drop;
   const url = server?.url;
   const database = await openDatabase(url ? { url, poolSize: 10 } : {});
   const db = database.db;
@@ -103,7 +111,7 @@ async function main() {
   process.on('exit', () => receiver.kill());
   process.on('unhandledRejection', (err) => {
     console.error(err);
-    void (server?.drop() ?? Promise.resolve()).finally(() => process.exit(1));
+    void (dropDatabase?.() ?? Promise.resolve()).finally(() => process.exit(1));
   });
   const arrivals = new Map<string, number[]>();
   let badSignatures = 0;
@@ -223,6 +231,7 @@ async function main() {
 
   receiver.kill();
   await database.close();
+  dropDatabase = undefined;
   await server?.drop();
 
   const throughput = drained / drainSeconds;
@@ -243,7 +252,7 @@ async function main() {
       },
       slowEndpoint: { answersAfterMs: 3000, deliveries: slowLatencies.length, firstAttemptP50Ms: round(percentile(slowLatencies, 50)) },
       errors: { badSignatures, duplicates, notSucceeded },
-      targets: { perSecond: 1000, p99Ms: 1000, met: throughput >= 1000 && percentile(latencies, 99) <= 1000 },
+      targets: { perSecond: 1000, p99Ms: 1000, met: throughput >= 1000 && percentile(latencies, 99) <= 1000 && badSignatures + duplicates + notSucceeded === 0 },
       rssMB: Math.round(process.memoryUsage().rss / 1048576),
     }),
   );
