@@ -63,12 +63,20 @@ describe('foundation', () => {
     const ready = await t.app.inject({ method: 'GET', url: '/health/ready' });
     assert.equal(ready.statusCode, 200);
     assert.deepEqual(ready.json(), { status: 'ok', checks: { database: 'ok' } });
+    const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const count = (body: string, labels: string) => Number(new RegExp(`^http_requests_total\\{${labels}\\} (\\d+)$`, 'm').exec(body)?.[1] ?? 0);
+    const countries = 'method="GET",route="/api/countries",status="200"';
+    const before = await scrape();
     await t.app.inject({ method: 'GET', url: '/api/countries' });
+    await t.app.inject({ method: 'GET', url: '/api/countries' });
+    await t.app.inject({ method: 'GET', url: '/api/no-such-route' });
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(metrics.statusCode, 200);
     assert.match(metrics.headers['content-type'] as string, /text\/plain/);
-    assert.match(metrics.body, /http_requests_total\{method="GET",route="\/api\/countries",status="200"\} \d+/);
-    assert.match(metrics.body, /http_request_duration_seconds_bucket/);
+    // Counted per route template and status: two more countries lists, an unknown route as `unmatched`.
+    assert.equal(count(metrics.body, countries) - count(before, countries), 2);
+    assert.equal(count(metrics.body, 'method="GET",route="unmatched",status="404"') - count(before, 'method="GET",route="unmatched",status="404"'), 1);
+    assert.match(metrics.body, /^http_request_duration_seconds_count\{method="GET",route="\/api\/countries",status="200"\} [1-9]\d*$/m);
     assert.match(metrics.body, /nodejs_eventloop_lag_seconds/);
   });
 
