@@ -2,6 +2,7 @@
 // (committed IN_FLIGHT row) before the work runs, and the response is stored in the work's own
 // transaction, so "created" and "response stored" commit together.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -153,4 +154,30 @@ export class IdempotencyStore {
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   }
+}
+
+/**
+ * The body of the POST route that creates a package or ride: once per `Idempotency-Key` (a replay
+ * answers the stored 201 with `Idempotent-Replayed: true`), and a new job is offered to the drivers
+ * nearby (best effort).
+ */
+export async function createOnce<Created>(
+  idempotency: IdempotencyStore,
+  request: Pick<FastifyRequest, 'auth' | 'headers' | 'body' | 'log'>,
+  reply: FastifyReply,
+  job: { scope: string; create: (trx: Transaction<Database>) => Promise<Created>; announce: (created: Created) => number },
+): Promise<FastifyReply> {
+  const result = await idempotency.run(
+    { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope: job.scope, body: request.body },
+    async (trx) => ({ statusCode: 201, body: await job.create(trx) }),
+  );
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  else {
+    try {
+      job.announce(result.body);
+    } catch (err) {
+      request.log.warn({ err }, 'nearby push failed');
+    }
+  }
+  return reply.code(result.statusCode).send(result.body);
 }

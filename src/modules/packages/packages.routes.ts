@@ -2,7 +2,7 @@
 import type { FeatureModule } from '../../http/context.js';
 import { IdParams } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
-import { idempotencyKeyFrom, IdempotencyStore } from './idempotency.js';
+import { createOnce, IdempotencyStore } from './idempotency.js';
 import { JobsService } from './jobs.service.js';
 import {
   AssignBody,
@@ -55,22 +55,12 @@ export const packagesModule: FeatureModule = async (app, { deps, guard }) => {
         response: { 201: CreatedPackageResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    async (request, reply) => {
-      const key = idempotencyKeyFrom(request.headers);
-      const result = await idempotency.run(
-        { accountId: request.auth.userId, key, scope: 'POST /packages', body: request.body },
-        async (trx) => ({ statusCode: 201, body: await service.create(trx, request.auth, request.body) }),
-      );
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      else {
-        try {
-          service.announce(result.body);
-        } catch (err) {
-          request.log.warn({ err }, 'nearby push failed');
-        }
-      }
-      return reply.code(result.statusCode as 201).send(result.body);
-    },
+    async (request, reply) =>
+      createOnce(idempotency, request, reply, {
+        scope: 'POST /packages',
+        create: (trx) => service.create(trx, request.auth, request.body),
+        announce: (created) => service.announce(created),
+      }),
   );
 
   app.get(

@@ -2,7 +2,7 @@
 import type { FeatureModule } from '../../http/context.js';
 import { IdParams } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
-import { idempotencyKeyFrom, IdempotencyStore } from '../packages/idempotency.js';
+import { createOnce, IdempotencyStore } from '../packages/idempotency.js';
 import { optionalBody } from '../packages/packages.routes.js';
 import { CancelRideBody, CreateRideBody, RideListQuery, RidePage, RideResponse } from './rides.schemas.js';
 import { RideService } from './rides.service.js';
@@ -48,22 +48,12 @@ export const ridesModule: FeatureModule = async (app, { deps, guard }) => {
       onRequest: guard.required(['CUSTOMER']),
       schema: { tags, summary: 'Request a ride (honours Idempotency-Key)', security, body: CreateRideBody, response: { 201: RideResponse, ...errors(400, 401, 403, 404, 409, 422) } },
     },
-    async (request, reply) => {
-      const key = idempotencyKeyFrom(request.headers);
-      const result = await idempotency.run(
-        { accountId: request.auth.userId, key, scope: 'POST /rides', body: request.body },
-        async (trx) => ({ statusCode: 201, body: await service.create(trx, request.auth, request.body) }),
-      );
-      if (result.replayed) reply.header('idempotent-replayed', 'true');
-      else {
-        try {
-          service.announce(result.body);
-        } catch (err) {
-          request.log.warn({ err }, 'nearby push failed');
-        }
-      }
-      return reply.code(result.statusCode as 201).send(result.body);
-    },
+    async (request, reply) =>
+      createOnce(idempotency, request, reply, {
+        scope: 'POST /rides',
+        create: (trx) => service.create(trx, request.auth, request.body),
+        announce: (created) => service.announce(created),
+      }),
   );
 
   app.get(
