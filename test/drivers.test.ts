@@ -285,6 +285,18 @@ describe('drivers', () => {
     const after = await t.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(Number(/^drivers_online (\d+)$/m.exec(after.body)![1]), before - 1);
   });
+
+  test('applied positions are counted on /metrics; an older one is not', async () => {
+    const d = await driver(t);
+    await online(t, d);
+    const count = async () => Number(/^driver_positions_total (\d+)$/m.exec((await t.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+    const before = await count();
+    assert.ok(before >= 0);
+    await report(t, d, { lat: 10, lng: 10 });
+    await report(t, d, { lat: 10.001, lng: 10 });
+    await report(t, d, { lat: 10.002, lng: 10, recordedAt: new Date(t.clock.now().getTime() - 60_000).toISOString() });
+    assert.equal(await count(), before + 2);
+  });
 });
 
 describe('write-behind positions', () => {

@@ -1,7 +1,7 @@
 // Owns the live driver index of this process: loads it from PostgreSQL, keeps it current from the
 // bus, shares positions between instances through Redis, and writes positions behind to PostgreSQL.
 import { randomUUID } from 'node:crypto';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Deps } from '../../deps.js';
@@ -53,6 +53,8 @@ export class LiveDrivers {
   private started: Promise<void> | undefined;
   /** Called after each write-behind batch (benchmarks read the lag from it). */
   onFlush: ((stats: FlushStats) => void) | undefined;
+  /** Positions applied to the index since start (HTTP and WebSocket; not those from other instances). */
+  positionsApplied = 0;
 
   constructor(private readonly deps: Deps) {
     const index = this.index;
@@ -62,6 +64,18 @@ export class LiveDrivers {
       registers: [deps.metrics.registry],
       collect() {
         this.set(index.onlineCount);
+      },
+    });
+    // Counted in a plain field (every position pays it) and handed to Prometheus when scraped.
+    let counted = 0;
+    const applied = () => this.positionsApplied;
+    new Counter({
+      name: 'driver_positions_total',
+      help: 'Driver positions reported to this instance and applied (older ones are ignored)',
+      registers: [deps.metrics.registry],
+      collect() {
+        this.inc(applied() - counted);
+        counted = applied();
       },
     });
   }
@@ -158,6 +172,7 @@ export class LiveDrivers {
     }
     const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at };
     if (!this.index.setPosition(driverId, position)) return false;
+    this.positionsApplied += 1;
     this.dirty.set(driverId, { position, queuedAt: performance.now() });
     if (this.deps.redis) this.outgoing.set(driverId, position);
     return true;
