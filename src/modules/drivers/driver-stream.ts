@@ -13,6 +13,7 @@ import { LocationMessage } from './drivers.schemas.js';
 /** Per-connection cap: messages beyond it within one second are dropped with an error message. */
 export const MAX_MESSAGES_PER_SECOND = 10;
 const MAX_MESSAGE_BYTES = 4096;
+export const TOO_MANY_MESSAGES = `Too many messages: at most ${MAX_MESSAGES_PER_SECOND} per second; messages are dropped until the second is over`;
 export const CLOSE_SESSION_REVOKED = 4001;
 export const CLOSE_ACCOUNT_INACTIVE = 4003;
 
@@ -104,7 +105,10 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
         }
         count += 1;
         if (count > MAX_MESSAGES_PER_SECOND) {
-          return send(socket, { type: 'error', message: `Too many messages: at most ${MAX_MESSAGES_PER_SECOND} per second; message dropped` });
+          // One error per window: a reply per dropped message would let a flood cost the server a
+          // write for every message it refuses.
+          if (count === MAX_MESSAGES_PER_SECOND + 1) send(socket, { type: 'error', message: TOO_MANY_MESSAGES });
+          return;
         }
         let message: unknown;
         try {
