@@ -108,6 +108,7 @@ async function seed(dbUrl: string, count: number) {
   const { migrateToLatest } = await import('../src/db/migrate.js');
   const { TokenService } = await import('../src/modules/auth/tokens.js');
   const { loadConfig } = await import('../src/config.js');
+  const { systemClock } = await import('../src/shared/clock.js');
   const handle = await openDatabase({ url: dbUrl });
   const db = handle.db;
   try {
@@ -155,7 +156,7 @@ async function seed(dbUrl: string, count: number) {
       .values({ id: sessionId, user_id: businessId, refresh_token_hash: createHash('sha256').update(randomBytes(16)).digest('hex'), remember_me: false, expires_at: new Date(Date.now() + 86_400_000), revoked_at: null, last_used_at: null })
       .execute();
     const config = loadConfig({ JWT_SECRET, NODE_ENV: 'test', DATA_DIR: '/tmp/rd-packages-bench' });
-    const tokens = new TokenService({ secret: JWT_SECRET, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3600_000, clock: { now: () => new Date() } });
+    const tokens = new TokenService({ secret: JWT_SECRET, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3600_000, clock: systemClock });
     const token = (await tokens.signAccess({ userId: businessId, role: 'BUSINESS', sessionId })).token;
     const all = await sql<{ id: string }>`select id from packages order by random()`.execute(db);
     const ids = all.rows.map((r) => r.id);

@@ -189,7 +189,7 @@ export class DriverIndex {
     return rec;
   }
 
-  /** Records a position; an older one than the one held is ignored (returns false). */
+  /** Records a position (the index keeps this object: do not change it later); an older one than the one held is ignored (returns false). */
   setPosition(id: string, position: Position): boolean {
     const rec = this.drivers.get(id);
     if (!rec) return false;
@@ -375,8 +375,9 @@ export class DriverIndex {
     this.place(rec);
   }
 
+  /** The record keeps the object itself (no copy per update): callers hand over a fresh one. */
   private assignPosition(rec: DriverRecord, p: Position): void {
-    rec.position = { lat: p.lat, lng: p.lng, heading: p.heading, speed: p.speed, at: p.at };
+    rec.position = p;
   }
 
 

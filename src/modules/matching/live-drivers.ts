@@ -35,16 +35,17 @@ interface LiveRow {
 export interface FlushStats {
   rows: number;
   durationMs: number;
-  /** Oldest position in the batch: time from its report to the commit. */
+  /** How far the database copy lagged: from the first report this batch took in to its commit. */
   maxLagMs: number;
 }
 
-type Queued = { position: Position; queuedAt: number };
 
 export class LiveDrivers {
   readonly index = new DriverIndex();
   private readonly instanceId = randomUUID();
-  private dirty = new Map<string, Queued>();
+  /** Positions not yet written, newest per driver, and when the oldest of them was reported (performance.now()). */
+  private dirty = new Map<string, Position>();
+  private dirtySince = 0;
   private outgoing = new Map<string, Position>();
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void)[] = [];
@@ -163,7 +164,7 @@ export class LiveDrivers {
    * recordedAt in the future counts as now. Returns whether it was applied.
    */
   report(driverId: string, input: { lat: number; lng: number; heading?: number; speed?: number; recordedAt?: string }): boolean {
-    const now = this.deps.clock.now().getTime();
+    const now = this.deps.clock.nowMs();
     let at = now;
     if (input.recordedAt !== undefined) {
       const parsed = Date.parse(input.recordedAt);
@@ -173,7 +174,8 @@ export class LiveDrivers {
     const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at };
     if (!this.index.setPosition(driverId, position)) return false;
     this.positionsApplied += 1;
-    this.dirty.set(driverId, { position, queuedAt: performance.now() });
+    if (this.dirty.size === 0) this.dirtySince = performance.now();
+    this.dirty.set(driverId, position);
     if (this.deps.redis) this.outgoing.set(driverId, position);
     return true;
   }
@@ -189,14 +191,14 @@ export class LiveDrivers {
     if (this.flushing) return this.flushing.then(() => (this.dirty.size ? this.flush() : undefined));
     if (this.dirty.size === 0) return Promise.resolve();
     const batch = this.dirty;
+    const since = this.dirtySince;
     this.dirty = new Map();
-    this.flushing = this.write(batch).finally(() => (this.flushing = undefined));
+    this.flushing = this.write(batch, since).finally(() => (this.flushing = undefined));
     return this.flushing;
   }
 
-  private async write(batch: Map<string, Queued>): Promise<void> {
+  private async write(batch: Map<string, Position>, since: number): Promise<void> {
     const started = performance.now();
-    let oldest = started;
     const entries = [...batch];
     try {
       for (let i = 0; i < entries.length; i += DB_BATCH_ROWS) {
@@ -208,8 +210,7 @@ export class LiveDrivers {
         const headings: (number | string)[] = [];
         const speeds: (number | string)[] = [];
         const ats: number[] = [];
-        for (const [id, { position: p, queuedAt }] of entries.slice(i, i + DB_BATCH_ROWS)) {
-          if (queuedAt < oldest) oldest = queuedAt;
+        for (const [id, p] of entries.slice(i, i + DB_BATCH_ROWS)) {
           ids.push(id);
           lats.push(p.lat);
           lngs.push(p.lng);
@@ -230,7 +231,7 @@ export class LiveDrivers {
         `.execute(this.deps.database.db);
       }
       const done = performance.now();
-      this.onFlush?.({ rows: entries.length, durationMs: done - started, maxLagMs: done - oldest });
+      this.onFlush?.({ rows: entries.length, durationMs: done - started, maxLagMs: done - since });
     } catch (err) {
       // A data error (class 22) would fail every retry of the batch: drop it rather than block all drivers.
       if (isDataException(err)) {
@@ -239,9 +240,10 @@ export class LiveDrivers {
       }
       this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
       // Put the batch back unless a newer position arrived meanwhile.
+      this.dirtySince = this.dirty.size ? Math.min(this.dirtySince, since) : since;
       for (const [id, queued] of entries) {
         const newer = this.dirty.get(id);
-        if (!newer || newer.position.at < queued.position.at) this.dirty.set(id, queued);
+        if (!newer || newer.at < queued.at) this.dirty.set(id, queued);
       }
     }
   }
