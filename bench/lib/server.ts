@@ -85,7 +85,7 @@ async function real() {
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       const eventLoopDelayMs = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
       loopDelay.reset();
-      send({ type: 'stats', flushes: flushes.splice(0), rssMB: Math.round(process.memoryUsage().rss / 1048576), online: live.index.onlineCount, eventLoopDelayMs });
+      send({ type: 'stats', flushes: flushes.splice(0), rssMB: Math.round(process.memoryUsage().rss / 1048576), online: live.index.onlineCount, positionsApplied: live.positionsApplied, eventLoopDelayMs });
     } else if (m.type === 'stop') {
       await app.close();
       await deps.close();
