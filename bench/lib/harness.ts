@@ -65,6 +65,8 @@ export interface LoadResult {
   timeouts: number;
   /** The server process's CPU time (user + system) per completed request, when measured. */
   serverCpuUsPerRequest?: number;
+  /** Open loop only: how late the generator sent (p99, max) and the p99 counted from the actual send. */
+  generator?: { sendLateP99Ms: number; sendLateMaxMs: number; p99FromSendMs: number };
 }
 
 export async function load(options: autocannon.Options): Promise<LoadResult> {
@@ -99,6 +101,10 @@ export async function openLoop(options: { url: string; rate: number; duration: n
   const total = Math.round(options.rate * options.duration);
   const interval = 1000 / options.rate;
   const latencies: number[] = [];
+  // How late the generator itself sent each request, and the latency counted from the actual send:
+  // when the generator falls behind (its own event loop, the shared cores), the first figure shows it.
+  const sendLateness: number[] = [];
+  const fromSend: number[] = [];
   let non2xx = 0;
   let errors = 0;
   let sent = 0;
@@ -109,12 +115,16 @@ export async function openLoop(options: { url: string; rate: number; duration: n
       const r = options.request();
       // autocannon writes a content-length into the header objects it is given: never reuse it.
       const headers = Object.fromEntries(Object.entries(r.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
+      const sentAt = performance.now();
+      sendLateness.push(sentAt - scheduledAt);
       pool
         .request({ method: r.method, path: r.path, headers, body: r.body })
         .then(async (res) => {
           await res.body.dump();
           if (res.statusCode >= 300) non2xx += 1;
-          latencies.push(performance.now() - scheduledAt);
+          const doneAt = performance.now();
+          latencies.push(doneAt - scheduledAt);
+          fromSend.push(doneAt - sentAt);
         })
         .catch((err: Error) => {
           errors += 1;
@@ -131,17 +141,20 @@ export async function openLoop(options: { url: string; rate: number; duration: n
   });
   const elapsedSeconds = (performance.now() - start) / 1000;
   await pool.close();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10 : 0);
+  const quantile = (values: number[], q: number) => {
+    values.sort((a, b) => a - b);
+    return values.length ? Math.round(values[Math.min(values.length - 1, Math.floor(q * values.length))] * 10) / 10 : 0;
+  };
   return {
     requestsPerSec: Math.round(latencies.length / elapsedSeconds),
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    maxMs: at(1),
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    maxMs: quantile(latencies, 1),
     requests: latencies.length,
     non2xx,
     errors,
     timeouts: 0,
+    generator: { sendLateP99Ms: quantile(sendLateness, 0.99), sendLateMaxMs: quantile(sendLateness, 1), p99FromSendMs: quantile(fromSend, 0.99) },
   };
 }
 
