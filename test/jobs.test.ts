@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import type { BusEvents } from '../src/shared/bus.js';
+import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import { get, packageBody, post, rideBody, setDriverPosition, stop } from './packages-helpers.js';
 
 describe('driver jobs', () => {
@@ -86,18 +87,27 @@ describe('driver jobs', () => {
   });
 
   test('a position just reported counts at once for nearby jobs and pushes (before it is written behind)', async () => {
-    const d = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'TRUCK' } });
-    assert.equal((await post(t, '/api/drivers/me/availability', d.headers, { status: 'ONLINE' })).statusCode, 200);
-    assert.equal((await post(t, '/api/drivers/me/location', d.headers, { lat: -0.5, lng: 35.1 })).statusCode, 204);
-    const stored = await t.db.selectFrom('driver_profiles').select('last_lat').where('user_id', '=', d.id).executeTakeFirstOrThrow();
-    assert.equal(stored.last_lat, null, 'not written behind yet');
+    // Hold the write-behind (its timer runs on real time) so the stored copy stays empty throughout.
+    const live = liveDrivers(t.deps);
+    const flush = live.flush;
+    live.flush = async () => undefined;
+    try {
+      const d = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'TRUCK' } });
+      assert.equal((await post(t, '/api/drivers/me/availability', d.headers, { status: 'ONLINE' })).statusCode, 200);
+      assert.equal((await post(t, '/api/drivers/me/location', d.headers, { lat: -0.5, lng: 35.1 })).statusCode, 204);
 
-    pushes.length = 0;
-    const pkg = (await post(t, '/api/packages', business.headers, packageBody(business.countryId, { vehicleType: 'TRUCK', pickup: stop(-0.501, 35.1) }))).json();
-    const nearby = await get(t, '/api/drivers/me/jobs/nearby', d.headers);
-    assert.equal(nearby.statusCode, 200);
-    assert.deepEqual(nearby.json().items.map((j: { id: string }) => j.id), [pkg.id]);
-    assert.deepEqual(pushes.map((p) => [p.driverId, p.message.jobId, p.message.distanceMeters]), [[d.id, pkg.id, 111]]);
+      pushes.length = 0;
+      const pkg = (await post(t, '/api/packages', business.headers, packageBody(business.countryId, { vehicleType: 'TRUCK', pickup: stop(-0.501, 35.1) }))).json();
+      const nearby = await get(t, '/api/drivers/me/jobs/nearby', d.headers);
+      assert.equal(nearby.statusCode, 200);
+      assert.deepEqual(nearby.json().items.map((j: { id: string }) => j.id), [pkg.id]);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // pushes are sent after the response
+      assert.deepEqual(pushes.map((p) => [p.driverId, p.message.jobId, p.message.distanceMeters]), [[d.id, pkg.id, 111]]);
+      const stored = await t.db.selectFrom('driver_profiles').select('last_lat').where('user_id', '=', d.id).executeTakeFirstOrThrow();
+      assert.equal(stored.last_lat, null, 'the stored copy was never written: the answers came from the live index');
+    } finally {
+      live.flush = flush;
+    }
   });
 
   test('a driver on a job is not returned by find-drivers until the job ends', async () => {

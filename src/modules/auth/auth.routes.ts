@@ -31,13 +31,16 @@ export const authModule: FeatureModule = async (app, ctx) => {
 
   let timer: NodeJS.Timeout | undefined;
   let purging: Promise<unknown> | undefined;
+  const purge = () => {
+    purging ??= auth
+      .purgeExpired()
+      .catch((err) => ctx.deps.logger.warn({ err }, 'purging expired codes failed'))
+      .finally(() => (purging = undefined));
+  };
+  // Once at start too, so instances restarted more often than the interval still purge.
   app.addHook('onReady', async () => {
-    timer = setInterval(() => {
-      purging ??= auth
-        .purgeExpired()
-        .catch((err) => ctx.deps.logger.warn({ err }, 'purging expired codes failed'))
-        .finally(() => (purging = undefined));
-    }, PURGE_INTERVAL_MS);
+    purge();
+    timer = setInterval(purge, PURGE_INTERVAL_MS);
     timer.unref();
   });
   app.addHook('onClose', async () => {

@@ -173,11 +173,14 @@ export async function createOnce<Created>(
   );
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   else {
-    try {
-      job.announce(result.body);
-    } catch (err) {
-      request.log.warn({ err }, 'nearby push failed');
-    }
+    // After the response: up to 200 pushes (bus messages) need not delay the 201.
+    setImmediate(() => {
+      try {
+        job.announce(result.body);
+      } catch (err) {
+        request.log.warn({ err }, 'nearby push failed');
+      }
+    });
   }
   return reply.code(result.statusCode).send(result.body);
 }
