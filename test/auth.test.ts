@@ -4,6 +4,7 @@ import { countryId, createUser, TEST_PASSWORD, uniquePhone, type TestUser } from
 import { buildSmsTestApp, wrongCode, type SmsTestApp } from './auth-support.js';
 import { createAuthServices } from '../src/modules/auth/auth.factory.js';
 import type { ModuleContext } from '../src/http/context.js';
+import { buildTestApp } from './helpers/app.js';
 
 const NEW_PASSWORD = 'a-much-better-passphrase';
 
@@ -515,5 +516,17 @@ describe('accounts and authentication', () => {
     const second = await auth.purgeExpired();
     assert.ok(second.codeSteps >= 1 && second.sends >= 1, JSON.stringify(second));
     assert.deepEqual(await rows(), { steps: [], sends: [fresh] });
+
+    // An instance purges when it starts, too (its clock: the real time, when this row had long expired).
+    const expired = await registerCode(uniquePhone());
+    await t.db.updateTable('otp_sessions').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', expired.sessionId).execute();
+    const other = await buildTestApp({ database: t.database });
+    try {
+      const gone = async () => !(await t.db.selectFrom('otp_sessions').select('id').where('id', '=', expired.sessionId).executeTakeFirst());
+      for (let i = 0; i < 50 && !(await gone()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(await gone(), 'the starting instance purged the expired code step');
+    } finally {
+      await other.close();
+    }
   });
 });
