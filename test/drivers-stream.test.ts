@@ -149,4 +149,20 @@ describe('driver WebSocket', () => {
     t.deps.bus.publish('user.changed', { userId: third.id });
     assert.deepEqual(await s.closed, { code: 4001, reason: 'Session revoked' });
   });
+
+  test('a re-check looks at the session, not the access token: an expired token keeps a standing session open', async () => {
+    const d = await createUser(t, { role: 'DRIVER' });
+    const c = await connect(base, auth(d));
+    t.clock.advance(24 * 3600_000); // long past the access token's lifetime
+    t.deps.bus.publish('user.changed', { userId: d.id });
+    t.deps.bus.publish('bus.resync', {});
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    c.send({ type: 'ping' });
+    assert.deepEqual(await c.next(), { type: 'pong' }, 'still open');
+
+    // After the bus was away (a revocation may have been missed), every socket's session is read again.
+    await t.db.updateTable('auth_sessions').set({ revoked_at: t.clock.now() }).where('id', '=', d.sessionId).execute();
+    t.deps.bus.publish('bus.resync', {});
+    assert.deepEqual(await c.closed, { code: 4001, reason: 'Session revoked' });
+  });
 });

@@ -64,4 +64,39 @@ describe('two instances on one Redis', { skip: redisSkipReason }, () => {
       await database.close();
     }
   });
+  test('an instance whose bus connection dropped reads the drivers again when it is back', async () => {
+    const database = await createTestDatabase();
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    const apps: TestApp[] = [];
+    try {
+      const a = await buildTestApp({ database, redis: true, redisKeyPrefix: prefix });
+      apps.push(a);
+      const b = await buildTestApp({ database, redis: true, redisKeyPrefix: prefix, clock: a.clock });
+      apps.push(b);
+      const customer = await createUser(a, { role: 'CUSTOMER' });
+      const d = await createUser(a, { role: 'DRIVER', driver: { vehicleType: 'VAN' } });
+      const query = { pickupLocation: { lat: -33.92, lng: 18.42 }, vehicleType: 'VAN', orderType: 'RIDE' };
+      const ids = async (t: TestApp) =>
+        (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query }))
+          .json()
+          .drivers.map((x: { driverId: string }) => x.driverId) as string[];
+      assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'ONLINE' } })).statusCode, 200);
+      assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: d.headers, payload: { lat: -33.921, lng: 18.42 } })).statusCode, 204);
+      assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [d.id]);
+
+      // B's bus connection drops; meanwhile the driver goes OFFLINE on A, and B misses the event.
+      const subscriber = (b.deps.bus as unknown as { subscriber: import('ioredis').Redis }).subscriber;
+      subscriber.disconnect();
+      assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'OFFLINE' } })).statusCode, 200);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(await ids(b), [d.id], 'B missed the change while it was away');
+
+      await subscriber.connect();
+      assert.deepEqual(await until('B to read the drivers again', () => ids(b), (v) => v.length === 0), []);
+    } finally {
+      for (const t of apps.reverse()) await t.close();
+      await deleteRedisKeys(prefix);
+      await database.close();
+    }
+  });
 });

@@ -45,6 +45,7 @@ export class AuthGuard {
     private readonly deps: { db: DB; bus: Bus; tokens: TokenService },
   ) {
     deps.bus.subscribe('session.revoked', ({ sessionId }) => this.cache.delete(sessionId));
+    deps.bus.subscribe('bus.resync', () => this.cache.clear());
     deps.bus.subscribe('user.changed', ({ userId }) => {
       for (const [sid, state] of this.cache.entries()) if (state.userId === userId) this.cache.delete(sid);
     });
@@ -79,6 +80,16 @@ export class AuthGuard {
       if (known) finish(known);
       else this.authenticateToken(match[1]).then(finish, done);
     };
+  }
+
+  /**
+   * Whether the session still stands: not revoked, this user's, account ACTIVE. For connections that
+   * outlive their access token (the driver WebSocket), whose token may have expired since.
+   */
+  async sessionStands(sessionId: string, userId: string): Promise<'ok' | 'revoked' | 'inactive'> {
+    const state = await this.sessionState(sessionId);
+    if (!state || state.revoked || state.userId !== userId) return 'revoked';
+    return state.status === 'ACTIVE' ? 'ok' : 'inactive';
   }
 
   /** The context of a valid token whose session is cached; undefined when the session must be read. */

@@ -23,6 +23,11 @@ export interface BusEvents {
   'webhooks.wake': Record<string, never>;
   /** A package changed: instances drop their cached copy (GET /packages/:id read cache). */
   'package.changed': { packageId: string };
+  /**
+   * This instance only: its Redis subscriber reconnected, so events published meanwhile may have been
+   * missed. Whoever keeps state from events reloads it from the database (the truth they follow).
+   */
+  'bus.resync': Record<string, never>;
 }
 export type Topic = keyof BusEvents;
 type Handler<T extends Topic> = (payload: BusEvents[T]) => void;
@@ -74,6 +79,15 @@ export class RedisBus extends LocalBus {
     this.subscriber = redis.duplicate();
     this.subscriber.on('error', (err) => logger?.warn({ err: err.message }, 'redis bus subscriber error'));
     void this.subscriber.subscribe(this.channel).catch((err) => logger?.error({ err }, 'redis bus subscribe failed'));
+    // The first 'ready' is the start; a later one follows a lost connection (ioredis subscribes again).
+    let connected = false;
+    this.subscriber.on('ready', () => {
+      if (connected) {
+        logger?.warn('redis bus subscriber reconnected: events may have been missed; resynchronising');
+        this.deliver('bus.resync', {});
+      }
+      connected = true;
+    });
     this.subscriber.on('message', (_channel, raw: string) => {
       try {
         const { from, topic, payload } = JSON.parse(raw) as { from: string; topic: string; payload: unknown };

@@ -24,8 +24,6 @@ interface Connection {
   socket: WebSocket;
   driverId: string;
   sessionId: string;
-  /** Kept in memory only, to re-check the session when the account changes. */
-  token: string;
 }
 
 /** The access token: Authorization header, or the access_token query parameter (never logged). */
@@ -42,7 +40,6 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
   const { deps, guard } = ctx;
   await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
   const byDriver = new Map<string, Set<Connection>>();
-  const tokens = new WeakMap<FastifyRequest, string>();
 
   const send = (socket: WebSocket, message: unknown) => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
@@ -50,6 +47,15 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
   const forEach = (fn: (c: Connection) => void) => {
     for (const set of byDriver.values()) for (const c of set) fn(c);
   };
+  // The session, not the access token: a socket outlives its token, which may have expired since.
+  const recheck = (c: Connection) =>
+    void guard.sessionStands(c.sessionId, c.driverId).then(
+      (state) => {
+        if (state === 'revoked') c.socket.close(CLOSE_SESSION_REVOKED, 'Session revoked');
+        else if (state === 'inactive') c.socket.close(CLOSE_ACCOUNT_INACTIVE, 'Account is not active');
+      },
+      (err) => deps.logger.warn({ err }, 'checking a driver socket session failed'),
+    );
 
   const subscriptions = [
     deps.bus.subscribe('session.revoked', ({ sessionId }) =>
@@ -60,12 +66,13 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
       if (!set) return;
       for (const c of set) {
         if (status !== undefined && status !== 'ACTIVE') c.socket.close(CLOSE_ACCOUNT_INACTIVE, 'Account is not active');
-        else {
-          // Sessions may have been revoked in bulk: check this one again (the guard dropped its cache).
-          guard.authenticateToken(c.token).catch(() => c.socket.close(CLOSE_SESSION_REVOKED, 'Session revoked'));
-        }
+        // Sessions may have been revoked in bulk: check this one again (the guard dropped its cache).
+        else recheck(c);
       }
     }),
+    // Revocations may have been missed: check every open socket's session again (the guard's cache
+    // was dropped first: it subscribed before this module).
+    deps.bus.subscribe('bus.resync', () => forEach(recheck)),
     deps.bus.subscribe('driver.push', ({ driverId, message }) => {
       const set = byDriver.get(driverId);
       if (set) for (const c of set) send(c.socket, message);
@@ -82,7 +89,6 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
         if (!token) throw unauthorized('Missing bearer token', 'MISSING_TOKEN');
         request.auth = await guard.authenticateToken(token);
         if (request.auth.role !== 'DRIVER') throw forbidden('This action requires role DRIVER', 'WRONG_ROLE');
-        tokens.set(request, token);
       },
       // Load the driver before the upgrade, so no message arrives before the handler listens.
       preHandler: async (request) => {
@@ -90,7 +96,7 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
       },
     },
     (socket, request) => {
-      const conn: Connection = { socket, driverId: request.auth.userId, sessionId: request.auth.sessionId, token: tokens.get(request) ?? '' };
+      const conn: Connection = { socket, driverId: request.auth.userId, sessionId: request.auth.sessionId };
       let set = byDriver.get(conn.driverId);
       if (!set) byDriver.set(conn.driverId, (set = new Set()));
       set.add(conn);

@@ -92,8 +92,7 @@ export class LiveDrivers {
 
   private async doStart(): Promise<void> {
     const { bus } = this.deps;
-    const rows = await this.baseQuery().execute();
-    for (const row of rows) this.apply(row as LiveRow);
+    await this.loadDrivers();
 
     const redis = this.deps.redis;
     if (redis) {
@@ -105,11 +104,9 @@ export class LiveDrivers {
       if (subscriber.status === 'wait') await subscriber.connect();
       else if (subscriber.status !== 'ready') await new Promise((resolve) => subscriber.once('ready', resolve));
       await subscriber.subscribe(this.positionsKey);
-      const all = await redis.hgetall(this.positionsKey);
-      for (const [id, value] of Object.entries(all)) {
-        const p = decodePosition(value);
-        if (p) this.index.setPosition(id, p);
-      }
+      await this.loadSharedPositions();
+      // Positions published while the subscriber was away were missed: take them from the hash.
+      subscriber.on('ready', () => void this.loadSharedPositions().catch((err) => this.deps.logger.warn({ err }, 'reloading shared positions failed')));
       this.timers.push(setInterval(() => void this.publishPositions(), REDIS_FLUSH_INTERVAL_MS));
     }
 
@@ -123,9 +120,34 @@ export class LiveDrivers {
         if (status !== undefined) this.index.setActive(userId, status === 'ACTIVE');
         void this.reload(userId);
       }),
+      // Availability, jobs and accounts changed elsewhere while the bus was away: read every driver again.
+      bus.subscribe('bus.resync', () => void this.resync()),
     );
     this.timers.push(setInterval(() => void this.flush(), DB_FLUSH_INTERVAL_MS));
     for (const timer of this.timers) timer.unref();
+  }
+
+  /** Reads every driver from PostgreSQL into the index (a position only replaces an older one). */
+  private async loadDrivers(): Promise<void> {
+    const rows = await this.baseQuery().execute();
+    for (const row of rows) this.apply(row as LiveRow);
+  }
+
+  private async loadSharedPositions(): Promise<void> {
+    const all = await this.deps.redis!.hgetall(this.positionsKey);
+    for (const [id, value] of Object.entries(all)) {
+      const p = decodePosition(value);
+      if (p) this.index.setPosition(id, p);
+    }
+  }
+
+  private async resync(): Promise<void> {
+    try {
+      await this.loadDrivers();
+      if (this.deps.redis) await this.loadSharedPositions();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'resynchronising the driver index failed');
+    }
   }
 
   /** Stops the timers and writes everything still pending (Redis, then PostgreSQL). */

@@ -86,10 +86,18 @@ export class PackageService {
       maxBatchSize: 100,
       batchScheduleFn: (callback) => setImmediate(callback),
     });
-    this.unsubscribe = deps.bus.subscribe('package.changed', ({ packageId }) => {
+    const offChanged = deps.bus.subscribe('package.changed', ({ packageId }) => {
       this.cacheEpoch += 1;
       this.readCache.delete(packageId);
     });
+    const offResync = deps.bus.subscribe('bus.resync', () => {
+      this.cacheEpoch += 1;
+      this.readCache.clear();
+    });
+    this.unsubscribe = () => {
+      offChanged();
+      offResync();
+    };
   }
 
   close(): void {
