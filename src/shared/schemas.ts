@@ -50,3 +50,6 @@ export const ErrorResponse = Type.Object(
 );
 
 export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
+/** The error responses of a route, for its schema (the contract's error shape, one shared schema). */
+export const errorResponses = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { Body, ErrorResponse, IdParams, Role } from '../../shared/schemas.js';
+import { Body, IdParams, Role, errorResponses as errors } from '../../shared/schemas.js';
 import { CountryResponse, toCountryResponse } from '../countries/countries.schemas.js';
 import { createAuthServices } from '../auth/auth.factory.js';
 import { AccountFields, RoleFields } from '../auth/auth.schemas.js';
@@ -13,7 +13,6 @@ import { AdminService } from './admin.service.js';
 
 const tags = ['admin'];
 const security = [{ bearerAuth: [] }];
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
 
 const ListUsersQuery = Type.Object(
   { role: Type.Optional(Role), status: Type.Optional(AccountStatus), ...PaginationQuery.properties },

@@ -1,6 +1,6 @@
 // Registration, login with an SMS code, refresh, logout, the current user and passwords.
 import type { FeatureModule } from '../../http/context.js';
-import { ErrorResponse, SuccessMessage } from '../../shared/schemas.js';
+import { SuccessMessage, errorResponses as errors } from '../../shared/schemas.js';
 import { createAuthServices } from './auth.factory.js';
 import {
   ChangePasswordBody,
@@ -20,7 +20,6 @@ import {
 import { UserResponse } from './users.schemas.js';
 
 const tags = ['auth'];
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
 const bearer = [{ bearerAuth: [] }];
 
 /** How often each instance deletes expired code steps and old send records. */

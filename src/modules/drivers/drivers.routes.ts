@@ -1,6 +1,7 @@
 // Driver profile, availability and positions (HTTP and WebSocket); also registers the business and
 // company profile routes. The live index it feeds is shared with the matching module.
 import { Type } from '@sinclair/typebox';
+import { errorResponses as errors } from '../../shared/schemas.js';
 import type { FeatureModule } from '../../http/context.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { registerDriverStream } from './driver-stream.js';
@@ -9,7 +10,6 @@ import { AvailabilityBody, DriverResponse, LocationBody, PatchDriverBody } from 
 import { DriversService } from './drivers.service.js';
 import { registerProfileRoutes } from './profiles.routes.js';
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
 
 export const driversModule: FeatureModule = async (app, ctx) => {
   const { deps, guard } = ctx;

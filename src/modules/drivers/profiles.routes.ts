@@ -1,12 +1,12 @@
 // Business and company profiles of the caller, and a company's drivers.
 import type { App, ModuleContext } from '../../http/context.js';
+import { errorResponses as errors } from '../../shared/schemas.js';
 import { notFound } from '../../shared/errors.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../../shared/pagination.js';
 import type { DriversRepository } from './drivers.repository.js';
 import { BusinessResponse, CompanyResponse, DriverResponse, PatchBusinessBody, PatchCompanyBody } from './drivers.schemas.js';
 import type { DriversService } from './drivers.service.js';
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
 const iso = (d: Date | string) => new Date(d).toISOString();
 
 type BusinessRow = NonNullable<Awaited<ReturnType<DriversRepository['getBusiness']>>>;

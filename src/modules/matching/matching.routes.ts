@@ -1,5 +1,6 @@
 // POST /matching/find-drivers: nearest eligible drivers from the live index (contract section 8).
 import type { FeatureModule } from '../../http/context.js';
+import { errorResponses } from '../../shared/schemas.js';
 import type { VehicleType } from '../../db/schema.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { liveDrivers } from './live-drivers.js';
@@ -46,7 +47,7 @@ export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
         body: FindDriversBody,
         response: {
           200: FindDriversResponse,
-          ...Object.fromEntries([400, 401, 403, 404].map((c) => [c, { $ref: 'ErrorResponse#' }])),
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },

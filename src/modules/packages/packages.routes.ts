@@ -1,6 +1,6 @@
 // Routes of the packages module (registered under /api by app.ts): deliveries and the driver's jobs.
 import type { FeatureModule } from '../../http/context.js';
-import { IdParams } from '../../shared/schemas.js';
+import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { createOnce, IdempotencyStore } from './idempotency.js';
 import { JobsService } from './jobs.service.js';
@@ -20,7 +20,6 @@ import {
 } from './packages.schemas.js';
 import { PackageService } from './packages.service.js';
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
 const security = [{ bearerAuth: [] }];
 /** Routes whose body is optional: no body at all means `{}` (then validated like any other). */
 export const optionalBody = async (request: { body: unknown }) => {

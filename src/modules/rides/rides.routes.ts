@@ -1,13 +1,12 @@
 // Routes of the rides module (registered under /api by app.ts), and the ride expiry sweep.
 import type { FeatureModule } from '../../http/context.js';
-import { IdParams } from '../../shared/schemas.js';
+import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { createOnce, IdempotencyStore } from '../packages/idempotency.js';
 import { optionalBody } from '../packages/packages.routes.js';
 import { CancelRideBody, CreateRideBody, RideListQuery, RidePage, RideResponse } from './rides.schemas.js';
 import { RideService } from './rides.service.js';
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
 const security = [{ bearerAuth: [] }];
 /** How often each instance runs the expiry sweep (and purges old idempotency records). */
 export const SWEEP_INTERVAL_MS = 10_000;

@@ -1,7 +1,7 @@
 // Routes of the webhooks module (registered under /api by app.ts), and the in-process worker's lifecycle.
 import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
-import { ErrorResponse, IdParams } from '../../shared/schemas.js';
+import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { PaginationQuery } from '../../shared/pagination.js';
 import { WebhookWorker, deliveryCounter } from './webhook-worker.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -17,7 +17,6 @@ import {
   UpdateEndpointBody,
 } from './webhooks.schemas.js';
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, ErrorResponse]));
 const tags = ['webhooks'];
 const security = [{ bearerAuth: [] }];
 
