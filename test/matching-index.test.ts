@@ -172,6 +172,38 @@ describe('driver index against a brute-force reference', () => {
     assert.equal(index.nearest({ ...q, vehicleType: 'CAR' }).length, 0);
     assert.equal(index.nearest({ ...q, countryId: 'c2' }).length, 0);
   });
+
+  test('stale drivers leave the grid and come back with their next position; answers do not change', () => {
+    const r = rng(7);
+    const index = new DriverIndex();
+    const ids = scatter(index, r, 2000, -1.2921, 36.8219, 0.2, now);
+    const queries: NearestQuery[] = Array.from({ length: 100 }, (_, i) => ({
+      lat: -1.2921 + (r() - 0.5) * 0.4,
+      lng: 36.8219 + (r() - 0.5) * 0.4,
+      radiusMeters: [2000, 5000, 20_000][i % 3],
+      limit: [5, 10, 50][i % 3],
+      vehicleType: VEHICLES[i % 2],
+      orderType: i % 2 ? 'RIDE' : 'PACKAGE_DELIVERY',
+      staleBefore,
+    }));
+    const before = queries.map((q) => compare(index, ids, q));
+    const stale = ids.filter((id) => {
+      const rec = index.get(id)!;
+      return rec.cell >= 0 && rec.position!.at <= staleBefore;
+    });
+    assert.ok(stale.length > 100, `some placed drivers are stale (${stale.length})`);
+    assert.equal(index.evictStale(staleBefore), stale.length);
+    assert.ok(stale.every((id) => index.get(id)!.cell === -1), 'out of the grid, still known');
+    assert.deepEqual(queries.map((q) => compare(index, ids, q)), before);
+    assert.equal(index.evictStale(staleBefore), 0);
+
+    // A stale driver that reports again is matched again.
+    const back = stale.find((id) => index.get(id)!.active && index.get(id)!.online && !index.get(id)!.busy)!;
+    const rec = index.get(back)!;
+    index.setPosition(back, { lat: 5, lng: 5, heading: null, speed: null, at: now });
+    const found = index.nearest({ lat: 5, lng: 5, radiusMeters: 10, limit: 1, vehicleType: rec.vehicleType, orderType: rec.serviceTypes[0], staleBefore });
+    assert.deepEqual(found.map((f) => f.driver.id), [back]);
+  });
 });
 
 test('distanceMeters: known distances', () => {

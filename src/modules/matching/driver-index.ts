@@ -219,6 +219,27 @@ export class DriverIndex {
     this.drivers.delete(id);
   }
 
+  /**
+   * Takes drivers whose position was recorded at or before `staleBefore` out of the grid (queries
+   * skip them anyway; an app that died without going OFFLINE would otherwise be scanned forever).
+   * They stay known and come back into the grid with their next position. Returns how many left.
+   */
+  evictStale(staleBefore: number): number {
+    let evicted = 0;
+    for (const grid of this.grids.values()) {
+      for (const cell of [...grid.cells.values()]) {
+        // Backwards: unplace moves the last slot into the freed one.
+        for (let i = cell.drivers.length - 1; i >= 0; i--) {
+          if (cell.at[i] <= staleBefore) {
+            this.unplace(cell.drivers[i]);
+            evicted += 1;
+          }
+        }
+      }
+    }
+    return evicted;
+  }
+
   /** Up to `limit` eligible drivers within the radius, nearest first, without scanning every driver. */
   nearest(q: NearestQuery): NearestResult[] {
     const grid = this.grids.get(q.vehicleType);

@@ -12,6 +12,8 @@ import { DriverIndex, type DriverAttributes, type DriverRecord, type Position } 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
 export const DB_FLUSH_INTERVAL_MS = 1000;
 export const REDIS_FLUSH_INTERVAL_MS = 50;
+/** How often drivers with a stale position leave the grid. */
+const STALE_SWEEP_INTERVAL_MS = 30_000;
 const DB_BATCH_ROWS = 2000;
 
 interface LiveRow {
@@ -124,7 +126,13 @@ export class LiveDrivers {
       bus.subscribe('bus.resync', () => void this.resync()),
     );
     this.timers.push(setInterval(() => void this.flush(), DB_FLUSH_INTERVAL_MS));
+    this.timers.push(setInterval(() => this.evictStale(), STALE_SWEEP_INTERVAL_MS));
     for (const timer of this.timers) timer.unref();
+  }
+
+  /** Takes drivers whose position is older than DRIVER_LOCATION_TTL out of the grid (they cannot be matched). */
+  evictStale(): number {
+    return this.index.evictStale(this.deps.clock.nowMs() - this.deps.config.driverLocationTtlMs);
   }
 
   /** Reads every driver from PostgreSQL into the index (a position only replaces an older one). */
