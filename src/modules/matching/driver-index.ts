@@ -227,7 +227,8 @@ export class DriverIndex {
   evictStale(staleBefore: number): number {
     let evicted = 0;
     for (const grid of this.grids.values()) {
-      for (const cell of [...grid.cells.values()]) {
+      // Deleting the cells that empty out while iterating is safe for a Map.
+      for (const cell of grid.cells.values()) {
         // Backwards: unplace moves the last slot into the freed one.
         for (let i = cell.drivers.length - 1; i >= 0; i--) {
           if (cell.at[i] <= staleBefore) {

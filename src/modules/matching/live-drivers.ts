@@ -122,7 +122,6 @@ export class LiveDrivers {
         if (status !== undefined) this.index.setActive(userId, status === 'ACTIVE');
         void this.reload(userId);
       }),
-      // Availability, jobs and accounts changed elsewhere while the bus was away: read every driver again.
       bus.subscribe('bus.resync', () => void this.resync()),
     );
     this.timers.push(setInterval(() => void this.flush(), DB_FLUSH_INTERVAL_MS));
@@ -149,10 +148,13 @@ export class LiveDrivers {
     }
   }
 
+  /**
+   * After the bus was away: availability, jobs and accounts are in PostgreSQL first, so read every
+   * driver again. (Missed positions come from the Redis hash when the positions subscriber is back.)
+   */
   private async resync(): Promise<void> {
     try {
       await this.loadDrivers();
-      if (this.deps.redis) await this.loadSharedPositions();
     } catch (err) {
       this.deps.logger.error({ err }, 'resynchronising the driver index failed');
     }
