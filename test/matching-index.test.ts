@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { OrderType, VehicleType } from '../src/db/schema.js';
-import { DriverIndex, distanceMeters, type DriverAttributes, type NearestQuery } from '../src/modules/matching/driver-index.js';
+import { DriverIndex, distanceMeters, newerPosition, type DriverAttributes, type NearestQuery } from '../src/modules/matching/driver-index.js';
 
 // A seeded PRNG so a failure can be replayed.
 function rng(seed: number) {
@@ -211,4 +211,15 @@ test('distanceMeters: known distances', () => {
   assert.ok(Math.abs(distanceMeters(-1.2921, 36.8219, -4.0435, 39.6682) - 441_000) < 3000);
   assert.ok(Math.abs(distanceMeters(0, 0, 1, 0) - 111_195) < 5);
   assert.ok(Math.abs(distanceMeters(0, 179.5, 0, -179.5) - 111_195) < 5);
+});
+
+test('newerPosition: the newer of the live position and the stored copy', () => {
+  const live = { lat: 1, lng: 1, heading: 90, speed: 5, at: 2_000 };
+  const stored = { last_lat: 2, last_lng: 2, last_heading: null, last_speed: null, last_location_at: new Date(1_000) };
+  const none = { last_lat: null, last_lng: null, last_heading: null, last_speed: null, last_location_at: null };
+  assert.equal(newerPosition(live, stored), live);
+  assert.deepEqual(newerPosition({ ...live, at: 500 }, stored), { lat: 2, lng: 2, heading: null, speed: null, at: 1_000 });
+  assert.deepEqual(newerPosition(undefined, { ...stored, last_location_at: '1970-01-01T00:00:01.000Z' }), { lat: 2, lng: 2, heading: null, speed: null, at: 1_000 });
+  assert.equal(newerPosition(live, none), live);
+  assert.equal(newerPosition(null, none), null);
 });

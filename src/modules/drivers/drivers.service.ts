@@ -1,6 +1,7 @@
 // Driver profile, availability and position rules.
 import type { Bus } from '../../shared/bus.js';
 import { conflict, notFound } from '../../shared/errors.js';
+import { newerPosition } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import type { DriverRow, DriversRepository } from './drivers.repository.js';
 import type { LocationBody, PatchDriverBody } from './drivers.schemas.js';
@@ -54,14 +55,8 @@ export class DriversService {
 
   /** The contract's driver object; the position comes from the live index when it is newer. */
   toResponse(row: DriverRow) {
-    const live = this.deps.live.index.get(row.id)?.position;
-    const dbAt = row.last_location_at ? new Date(row.last_location_at).getTime() : 0;
-    let location = null;
-    if (live && live.at >= dbAt) {
-      location = { lat: live.lat, lng: live.lng, heading: live.heading, speed: live.speed, updatedAt: new Date(live.at).toISOString() };
-    } else if (row.last_lat !== null && row.last_lng !== null && row.last_location_at) {
-      location = { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, updatedAt: new Date(dbAt).toISOString() };
-    }
+    const p = newerPosition(this.deps.live.index.get(row.id)?.position, row);
+    const location = p && { lat: p.lat, lng: p.lng, heading: p.heading, speed: p.speed, updatedAt: new Date(p.at).toISOString() };
     return {
       id: row.id,
       firstName: row.first_name,

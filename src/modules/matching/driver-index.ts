@@ -61,6 +61,23 @@ export interface NearestResult {
   distanceMeters: number;
 }
 
+/** The position columns of driver_profiles: the write-behind copy of the newest position. */
+export interface StoredPosition {
+  last_lat: number | null;
+  last_lng: number | null;
+  last_heading: number | null;
+  last_speed: number | null;
+  last_location_at: Date | string | null;
+}
+
+/** The newer of the index's position and the stored copy (written behind, so usually the older); null when neither is known. */
+export function newerPosition(live: Position | null | undefined, stored: StoredPosition): Position | null {
+  const storedAt = stored.last_location_at ? new Date(stored.last_location_at).getTime() : 0;
+  if (live && live.at >= storedAt) return live;
+  if (stored.last_lat === null || stored.last_lng === null || !stored.last_location_at) return live ?? null;
+  return { lat: stored.last_lat, lng: stored.last_lng, heading: stored.last_heading, speed: stored.last_speed, at: storedAt };
+}
+
 /** Great-circle distance (haversine) in meters. */
 export function distanceMeters(lat1: number, lng1: number, lat2: number, lng2: number): number {
   const p1 = lat1 * RAD;

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { VehicleType } from '../../db/schema.js';
 import { conflict, notFound } from '../../shared/errors.js';
-import { distanceMeters, type DriverIndex } from '../matching/driver-index.js';
+import { distanceMeters, newerPosition, type DriverIndex } from '../matching/driver-index.js';
 import { boundingBox, roundArea, json } from './driver-jobs.js';
 import type { ParcelJson, StopJson } from './packages.tables.js';
 
@@ -81,14 +81,12 @@ export class JobsService {
     const { db } = this.deps;
     const driver = await db
       .selectFrom('driver_profiles')
-      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng', 'last_location_at'])
+      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng', 'last_heading', 'last_speed', 'last_location_at'])
       .where('user_id', '=', driverId)
       .executeTakeFirst();
     if (!driver) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
-    // The live position when it is the newer one: the stored copy is written behind (about a second late).
-    const live = this.deps.driverIndex.get(driverId)?.position;
-    const stored = driver.last_lat !== null && driver.last_lng !== null && driver.last_location_at ? { lat: driver.last_lat, lng: driver.last_lng, at: driver.last_location_at.getTime() } : null;
-    const position = live && (!stored || live.at >= stored.at) ? live : stored;
+    // The stored copy is written behind (about a second late): a position just reported is in the index.
+    const position = newerPosition(this.deps.driverIndex.get(driverId)?.position, driver);
     if (!position) throw conflict('Driver location is unknown: send a location first', 'LOCATION_UNKNOWN');
     const { lat, lng } = position;
     const box = boundingBox(lat, lng, radiusMeters);
