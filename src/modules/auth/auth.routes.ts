@@ -1,5 +1,6 @@
 // Registration, login with an SMS code, refresh, logout, the current user and passwords.
 import type { FeatureModule } from '../../http/context.js';
+import { runPeriodically } from '../../http/periodic.js';
 import { SuccessMessage, errorResponses as errors } from '../../shared/schemas.js';
 import { createAuthServices } from './auth.factory.js';
 import {
@@ -28,24 +29,8 @@ const PURGE_INTERVAL_MS = 10 * 60_000;
 export const authModule: FeatureModule = async (app, ctx) => {
   const { auth } = createAuthServices(ctx);
 
-  let timer: NodeJS.Timeout | undefined;
-  let purging: Promise<unknown> | undefined;
-  const purge = () => {
-    purging ??= auth
-      .purgeExpired()
-      .catch((err) => ctx.deps.logger.warn({ err }, 'purging expired codes failed'))
-      .finally(() => (purging = undefined));
-  };
-  // Once at start too, so instances restarted more often than the interval still purge.
-  app.addHook('onReady', async () => {
-    purge();
-    timer = setInterval(purge, PURGE_INTERVAL_MS);
-    timer.unref();
-  });
-  app.addHook('onClose', async () => {
-    clearInterval(timer);
-    await purging;
-  });
+  // At start too, so instances restarted more often than the interval still purge.
+  runPeriodically(app, { name: 'purging expired codes', everyMs: PURGE_INTERVAL_MS, atStart: true, run: () => auth.purgeExpired() });
 
   app.post(
     '/auth/register/send-otp',

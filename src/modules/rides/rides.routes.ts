@@ -1,5 +1,6 @@
 // Routes of the rides module (registered under /api by app.ts), and the ride expiry sweep.
 import type { FeatureModule } from '../../http/context.js';
+import { runPeriodically } from '../../http/periodic.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { createOnce, IdempotencyStore } from '../packages/idempotency.js';
@@ -24,21 +25,10 @@ export const ridesModule: FeatureModule = async (app, { deps, guard }) => {
   const tags = ['rides'];
   const viewers = guard.required(['CUSTOMER', 'DRIVER', 'COMPANY', 'ADMIN']);
 
-  let timer: NodeJS.Timeout | undefined;
-  let sweeping: Promise<unknown> | undefined;
-  const sweep = () => {
-    if (sweeping) return;
-    sweeping = Promise.all([service.expireStale(), idempotency.purgeExpired()])
-      .catch((err) => deps.logger.warn({ err }, 'ride expiry sweep failed'))
-      .finally(() => (sweeping = undefined));
-  };
-  app.addHook('onReady', async () => {
-    timer = setInterval(sweep, SWEEP_INTERVAL_MS);
-    timer.unref();
-  });
-  app.addHook('onClose', async () => {
-    if (timer) clearInterval(timer);
-    await sweeping;
+  runPeriodically(app, {
+    name: 'ride expiry sweep',
+    everyMs: SWEEP_INTERVAL_MS,
+    run: () => Promise.all([service.expireStale(), idempotency.purgeExpired()]),
   });
 
   app.post(
