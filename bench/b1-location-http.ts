@@ -30,7 +30,7 @@ await load({
   amount: headers.length,
   requests: [{ ...requests[0], setupRequest: (req: any) => ({ ...requests[0].setupRequest(req), headers: headers[next++ % headers.length] }) }],
 });
-const max = await withServerCpu(server, () => load({ url, requests, duration }));
+const max = await withServerCpu(server.child.pid!, () => load({ url, requests, duration }));
 // Open loop at the target rate: latencies include any queueing when the server cannot keep up.
 const atRate = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
 const stats = await server.ask('stats');

@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { LocationMessage } from '../src/modules/drivers/drivers.schemas.js';
 import { DriverIndex } from '../src/modules/matching/driver-index.js';
-import { durationArg, machine, randomPoint, startServer } from './lib/harness.js';
+import { durationArg, machine, randomPoint, startServer, processCpuUs } from './lib/harness.js';
 
 const duration = durationArg();
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 12_000);
@@ -93,7 +93,7 @@ const flushes = sockets.map(() => {
 });
 const slots = PERIOD_MS / TICK_MS;
 const before = await server.ask('stats');
-const cpuBefore = (await server.ask('cpu')).us as number;
+const cpuBefore = processCpuUs(server.child.pid!);
 let sent = 0;
 t = performance.now();
 // Slot k (every slots-th socket) is due at t + k × TICK_MS: a driver's flushes are due exactly
@@ -117,7 +117,7 @@ await new Promise((r) => setTimeout(r, duration * 1000));
 clearInterval(timer);
 const elapsed = (performance.now() - t) / 1000;
 await new Promise((r) => setTimeout(r, 1500));
-const cpuUsed = ((await server.ask('cpu')).us as number) - cpuBefore;
+const cpuUsed = processCpuUs(server.child.pid!) - cpuBefore;
 const after = await server.ask('stats');
 for (const ws of sockets) ws.terminate();
 await server.stop();

@@ -28,7 +28,7 @@ const url = `http://127.0.0.1:${server.port}`;
 let next = 0;
 await load({ url, amount: headers.length, requests: [{ ...findRequest, setupRequest: (r: any) => ({ ...findRequest.setupRequest(r), headers: headers[next++ % headers.length] }) }] });
 await load({ url, requests: [findRequest], duration: 2 });
-const max = await withServerCpu(server, () => load({ url, requests: [findRequest], duration }));
+const max = await withServerCpu(server.child.pid!, () => load({ url, requests: [findRequest], duration }));
 await server.ask('stats');
 // Open loop at a fixed arrival rate: latencies include any queueing.
 const atRate = await openLoop({ url, rate, duration, connections: 50, request: () => findRequest.setupRequest({ method: 'POST', path: findRequest.path }) });

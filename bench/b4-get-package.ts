@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { createServerDatabase } from '../test/helpers/database.js';
-import { durationArg } from './lib/harness.js';
+import { durationArg, withServerCpu } from './lib/harness.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const JWT_SECRET = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
@@ -72,11 +72,11 @@ async function main() {
     // Warm up both (JIT, pools, prepared statements, the session cache) on other packages, then measure.
     await run(`http://127.0.0.1:${baseline.port}/`, 2, connections);
     await run(url, 2, connections, headers, hot.slice(0, 500));
-    const base = await withCpu(baseline.child.pid!, () => run(`http://127.0.0.1:${baseline.port}/`, duration, connections));
+    const base = await withServerCpu(baseline.child.pid!, () => run(`http://127.0.0.1:${baseline.port}/`, duration, connections));
     // Every package in turn (shuffled): each is read about once, so the read cache cannot help.
-    const uniform = await withCpu(app.child.pid!, () => run(url, duration, connections, headers, ids));
+    const uniform = await withServerCpu(app.child.pid!, () => run(url, duration, connections, headers, ids));
     // Integrators polling the packages that are moving: 2,000 packages read over and over.
-    const polled = await withCpu(app.child.pid!, () => run(url, duration, connections, headers, hot));
+    const polled = await withServerCpu(app.child.pid!, () => run(url, duration, connections, headers, hot));
     const rssMb = Math.round(rss(app.child.pid!) / 1024);
 
     console.log(
@@ -216,19 +216,6 @@ async function run(url: string, duration: number, connections: number, headers: 
 
 function ratio(a: { requestsPerSecond: number }, base: { requestsPerSecond: number }): number {
   return Math.round((a.requestsPerSecond / base.requestsPerSecond) * 100) / 100;
-}
-
-/** CPU time (user + system, µs) the process has used so far, from /proc (fields 14 and 15, in clock ticks of 10 ms). */
-function cpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-/** Adds the server's CPU time per request to a run: the machine's drift disturbs it less than req/s. */
-async function withCpu<R extends { requests: number }>(pid: number, fn: () => Promise<R>): Promise<R & { serverCpuUsPerRequest: number }> {
-  const before = cpuUs(pid);
-  const result = await fn();
-  return { ...result, serverCpuUsPerRequest: result.requests ? Math.round((cpuUs(pid) - before) / result.requests) : 0 };
 }
 
 function rss(pid: number): number {

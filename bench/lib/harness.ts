@@ -1,5 +1,6 @@
 // Shared benchmark plumbing: server processes, autocannon runs, the baseline and the result shape.
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,14 +159,20 @@ export async function openLoop(options: { url: string; rate: number; duration: n
   };
 }
 
+/** CPU time (user + system, µs, every thread) a process has used so far: /proc fields 14 and 15, in 10 ms ticks. */
+export function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /**
- * Runs a load against the server and adds the server's CPU time per request: a figure the machine's
- * drift and the load generator's share of the two cores disturb much less than requests/s.
+ * Runs a load and adds the server process's CPU time per request: a figure the machine's drift and
+ * the load generator's share of the two cores disturb much less than requests/s.
  */
-export async function withServerCpu(server: Server, run: () => Promise<LoadResult>): Promise<LoadResult> {
-  const before = (await server.ask('cpu')).us as number;
+export async function withServerCpu<R extends { requests: number }>(pid: number, run: () => Promise<R>): Promise<R & { serverCpuUsPerRequest: number }> {
+  const before = processCpuUs(pid);
   const result = await run();
-  const used = ((await server.ask('cpu')).us as number) - before;
+  const used = processCpuUs(pid) - before;
   return { ...result, serverCpuUsPerRequest: result.requests ? Math.round((used / result.requests) * 10) / 10 : 0 };
 }
 
@@ -173,7 +180,7 @@ export async function withServerCpu(server: Server, run: () => Promise<LoadResul
 export async function baseline(duration = 8): Promise<LoadResult> {
   const server = await startServer('baseline');
   try {
-    return await withServerCpu(server, () => load({ url: `http://127.0.0.1:${server.port}/const`, duration }));
+    return await withServerCpu(server.child.pid!, () => load({ url: `http://127.0.0.1:${server.port}/const`, duration }));
   } finally {
     await server.stop();
   }

@@ -13,17 +13,11 @@ import { liveDrivers, type FlushStats } from '../../src/modules/matching/live-dr
 import { CENTRE, SPREAD_DEG } from './area.js';
 
 const send = (message: unknown) => process.send!(message);
-/** CPU time this process has used (user + system, µs): the harness divides a run's share by its requests. */
-const cpuMessage = () => {
-  const { user, system } = process.cpuUsage();
-  return { type: 'cpu', us: user + system };
-};
 
 async function baseline() {
   const app = Fastify();
   app.get('/const', async () => ({ status: 'ok', service: 'bench', n: 42 }));
   await app.listen({ port: 0, host: '127.0.0.1' });
-  process.on('message', (m: { type: string }) => m.type === 'cpu' && send(cpuMessage()));
   send({ type: 'ready', port: (app.server.address() as { port: number }).port });
 }
 
@@ -80,8 +74,7 @@ async function real() {
   live.onFlush = (s) => flushes.push(s);
   await app.listen({ port: 0, host: '127.0.0.1' });
   process.on('message', async (m: { type: string }) => {
-    if (m.type === 'cpu') send(cpuMessage());
-    else if (m.type === 'stats') {
+    if (m.type === 'stats') {
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       const eventLoopDelayMs = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
       loopDelay.reset();
