@@ -1,6 +1,6 @@
 // Builds the Fastify app from config and deps; never listens.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -9,6 +9,7 @@ import { AuthGuard } from './http/authenticate.js';
 import type { App, FeatureModule, ModuleContext } from './http/context.js';
 import { registerErrorHandling } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
+import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
 import { validatorCompiler } from './http/validation.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
@@ -67,7 +68,8 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    logController: new LogController({ requestIdLogLabel: 'requestId' } as ConstructorParameters<typeof LogController>[0]),
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId' } as ConstructorParameters<typeof OneLinePerRequest>[0]),
+    childLoggerFactory: requestLogger as never,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
@@ -103,10 +105,7 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const labels = { method: request.method, route, status: String(reply.statusCode) };
-    deps.metrics.httpRequests.inc(labels);
-    deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    deps.metrics.http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

@@ -46,6 +46,17 @@ describe('foundation', () => {
     assert.ok(t.logLines.some((line) => line.includes('"requestId":"plain-1"')));
   });
 
+  test('one log line per request, when it completes, with the request, the status and the time', async () => {
+    await t.app.inject({ method: 'GET', url: '/api/countries', headers: { 'x-request-id': 'one-line-1' } });
+    const lines = t.logLines.filter((line) => line.includes('"requestId":"one-line-1"')).map((line) => JSON.parse(line));
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].msg, 'request completed');
+    assert.equal(lines[0].req.method, 'GET');
+    assert.equal(lines[0].req.url, '/api/countries');
+    assert.equal(lines[0].res.statusCode, 200);
+    assert.equal(typeof lines[0].responseTime, 'number');
+  });
+
   test('every response carries X-Request-Id, taken from a sane request header', async () => {
     const generated = await t.app.inject({ method: 'GET', url: '/health' });
     assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);

@@ -75,7 +75,7 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
       .send(errorBody(429, `Too many requests; retry in ${retryAfter} seconds`, 'RATE_LIMITED'));
   };
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const ip = clientKey(request.ip);
     if (global) {
       const { res, allowed } = await consume(global, ip);
@@ -89,7 +89,19 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
       setHeaders(reply, route, res);
       if (!allowed) return reject(reply, route, res);
     }
-  });
+  };
+
+  if (global) {
+    app.addHook('onRequest', limit);
+  } else {
+    // No global limit: only the routes with a limit of their own pay for the hook.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!methods.some((method) => byRoute.has(`${method} ${route.url}`))) return;
+      const own = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+      route.onRequest = [limit, ...own];
+    });
+  }
 
   // Unknown /api paths count too: without a 404 handler in this scope they would skip the hook above.
   app.setNotFoundHandler((request, reply) => {

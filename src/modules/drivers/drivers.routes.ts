@@ -2,7 +2,7 @@
 // company profile routes. The live index it feeds is shared with the matching module.
 import { Type } from '@sinclair/typebox';
 import { errorResponses as errors } from '../../shared/schemas.js';
-import type { FeatureModule } from '../../http/context.js';
+import type { App, FeatureModule } from '../../http/context.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { registerDriverStream } from './driver-stream.js';
 import { DriversRepository } from './drivers.repository.js';
@@ -81,6 +81,8 @@ export const driversModule: FeatureModule = async (app, ctx) => {
     },
   );
 
-  await registerDriverStream(app, ctx, { live });
+  // In a scope of its own: @fastify/websocket adds an onRequest and an onResponse hook to every
+  // route of the scope it is registered in, and the other driver routes need neither.
+  await app.register(async (scope) => registerDriverStream(scope as App, ctx, { live }));
   registerProfileRoutes(app, ctx, { repo, service });
 };
