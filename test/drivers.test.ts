@@ -23,6 +23,10 @@ async function online(t: TestApp, user: TestUser, at?: { lat: number; lng: numbe
 async function report(t: TestApp, user: TestUser, body: Record<string, unknown>) {
   const res = await t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: user.headers, payload: body });
   assert.equal(res.statusCode, 204, res.body);
+  // No content: no body and no content headers.
+  assert.equal(res.body, '');
+  assert.equal(res.headers['content-type'], undefined);
+  assert.equal(res.headers['content-length'], undefined);
 }
 
 async function find(t: TestApp, user: TestUser, body: Record<string, unknown>) {

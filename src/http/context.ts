@@ -21,3 +21,10 @@ export interface ModuleContext {
 
 /** A feature module: registers its routes (under /api) and its lifecycle hooks. */
 export type FeatureModule = (app: App, ctx: ModuleContext) => Promise<void> | void;
+
+/**
+ * Answers 204 with no body. Sending no payload at all (rather than `null`, which the route's 204
+ * schema would serialize to "null" for Fastify to strip again) skips serialization: the position
+ * report, a hot route, answers this way.
+ */
+export const noContent = <T>(reply: { code(status: 204): { send(payload: never): T } }): T => reply.code(204).send(undefined as never);

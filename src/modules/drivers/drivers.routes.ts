@@ -2,7 +2,7 @@
 // company profile routes. The live index it feeds is shared with the matching module.
 import { Type } from '@sinclair/typebox';
 import { errorResponses as errors } from '../../shared/schemas.js';
-import type { App, FeatureModule } from '../../http/context.js';
+import { noContent, type App, type FeatureModule } from '../../http/context.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { registerDriverStream } from './driver-stream.js';
 import { DriversRepository } from './drivers.repository.js';
@@ -77,7 +77,7 @@ export const driversModule: FeatureModule = async (app, ctx) => {
     },
     async (request, reply) => {
       await service.reportLocation(request.auth.userId, request.body);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 

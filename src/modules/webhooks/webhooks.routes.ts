@@ -1,6 +1,6 @@
 // Routes of the webhooks module (registered under /api by app.ts), and the in-process worker's lifecycle.
 import { Type } from '@sinclair/typebox';
-import type { FeatureModule } from '../../http/context.js';
+import { noContent, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { PaginationQuery } from '../../shared/pagination.js';
 import { WebhookWorker, deliveryCounter } from './webhook-worker.js';
@@ -102,7 +102,7 @@ export const webhooksModule: FeatureModule = async (app, { deps, guard }) => {
     },
     async (request, reply) => {
       await service.deleteEndpoint(request.auth.userId, request.params.id);
-      return reply.code(204).send(null);
+      return noContent(reply);
     },
   );
 
