@@ -141,6 +141,61 @@ describe('packages', () => {
     assert.deepEqual(fail.json(), { statusCode: 409, message: 'Package is DELIVERED', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
   });
 
+  test('a poll returns exactly the package object of every other package response, state by state', async () => {
+    // The poll's JSON is built by PostgreSQL; every other response by the service. They must agree.
+    const polled = async (id: string) => {
+      const res = await get(t, `/api/packages/${id}`, business.headers);
+      assert.equal(res.statusCode, 200);
+      assert.match(res.headers['content-type'] as string, /^application\/json; charset=utf-8$/);
+      return res.json();
+    };
+    const listed = async (id: string) => (await get(t, '/api/packages?limit=100', business.headers)).json().items.find((p: { id: string }) => p.id === id);
+    const same = async (response: { statusCode: number; json(): any }, expectedStatus: string) => {
+      assert.equal(response.statusCode, 200, JSON.stringify(response.json()));
+      const fromAction = response.json();
+      assert.equal(fromAction.status, expectedStatus);
+      assert.deepEqual(await polled(fromAction.id), fromAction);
+      assert.deepEqual(await listed(fromAction.id), fromAction);
+    };
+
+    // Every optional field given, odd numbers included.
+    const full = await create(business, {
+      customerId: customer.id,
+      reference: 'ORD-"quoted"-ü',
+      requireDeliveryCode: true,
+      pickup: { location: { lat: -1.286412345678901, lng: 36.81721234 }, address: 'Moi Avenue 1\nNairobi', contactName: 'Wanjiru', contactPhone: '+254712345678', notes: '' },
+      parcel: { description: 'Glass ✓', weightKg: 2.5, size: 'LARGE' },
+    });
+    assert.equal(full.statusCode, 201);
+    const { deliveryCode, ...created } = full.json();
+    assert.match(deliveryCode, /^[0-9]{4}$/);
+    assert.deepEqual(await polled(created.id), created);
+
+    // The assigned driver with a known position, heading and speed.
+    await t.db
+      .updateTable('driver_profiles')
+      .set({ last_lat: -1.2923456789012345, last_lng: 36.82, last_heading: 271.5, last_speed: 8.25, last_location_at: new Date(t.clock.now().getTime() - 1500) })
+      .where('user_id', '=', driver.id)
+      .execute();
+    t.clock.advance(1000);
+    await same(await post(t, `/api/packages/${created.id}/accept`, driver.headers), 'ASSIGNED');
+    t.clock.advance(1000);
+    await same(await post(t, `/api/packages/${created.id}/pickup`, driver.headers), 'PICKED_UP');
+    t.clock.advance(1000);
+    await same(await post(t, `/api/packages/${created.id}/start`, driver.headers), 'IN_TRANSIT');
+    t.clock.advance(1000);
+    // A reason in the history.
+    await same(await post(t, `/api/packages/${created.id}/fail`, driver.headers, { reason: 'Recipient away' }), 'FAILED');
+
+    // No optional field, no customer, a driver without a position, then cancelled with a reason.
+    await t.db.updateTable('driver_profiles').set({ last_lat: null, last_lng: null, last_heading: null, last_speed: null, last_location_at: null }).where('user_id', '=', driver.id).execute();
+    const bare = await create(business, { parcel: { description: 'Keys' } });
+    assert.equal(bare.statusCode, 201);
+    assert.deepEqual(await polled(bare.json().id), bare.json());
+    await same(await post(t, `/api/packages/${bare.json().id}/accept`, driver.headers), 'ASSIGNED');
+    await same(await post(t, `/api/packages/${bare.json().id}/cancel`, admin.headers, { reason: 'Duplicate order' }), 'CANCELLED');
+  });
+
   test('steps out of order get 409 naming the current status', async () => {
     const pkg = (await create()).json();
     const early = await post(t, `/api/packages/${pkg.id}/accept`, otherDriver.headers);

@@ -77,7 +77,11 @@ export const packagesModule: FeatureModule = async (app, { deps, guard }) => {
       onRequest: guard.required(),
       schema: { tags, summary: 'Get a package (the polling endpoint)', security, params: IdParams, response: { 200: PackageResponse, ...errors(400, 401, 403, 404) } },
     },
-    async (request) => service.get(request.params.id, request.auth),
+    // The package's JSON comes ready from PostgreSQL (or the read cache): sent as it is.
+    async (request, reply) => {
+      const body = await service.getJson(request.params.id, request.auth);
+      return reply.type('application/json; charset=utf-8').send(body as never);
+    },
   );
 
   const driverAction = (path: string, summary: string, run: (id: string, request: any) => Promise<unknown>, body?: object, roles: ('DRIVER' | 'ADMIN')[] = ['DRIVER']) =>
