@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { canonicalJson } from '../src/modules/packages/idempotency.js';
+import { rebuildPackageStatusHistory } from '../src/db/migrations/0006_package_history_column.js';
 import { get, notFoundBody, packageBody, post } from './packages-helpers.js';
 import type { BusEvents } from '../src/shared/bus.js';
 
@@ -194,6 +195,22 @@ describe('packages', () => {
     assert.deepEqual(await polled(bare.json().id), bare.json());
     await same(await post(t, `/api/packages/${bare.json().id}/accept`, driver.headers), 'ASSIGNED');
     await same(await post(t, `/api/packages/${bare.json().id}/cancel`, admin.headers, { reason: 'Duplicate order' }), 'CANCELLED');
+  });
+
+  test('the migration that put the history in the package row rebuilds it as the service writes it', async () => {
+    const pkg = (await create()).json();
+    t.clock.advance(1000);
+    assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
+    t.clock.advance(1000);
+    const failed = await post(t, `/api/packages/${pkg.id}/fail`, driver.headers, { reason: 'Address not found' });
+    assert.equal(failed.statusCode, 200);
+    const before = await t.db.selectFrom('packages').select('status_history').where('id', '=', pkg.id).executeTakeFirstOrThrow();
+    assert.equal(before.status_history.length, 3);
+    await sql`update packages set status_history = '[]'::jsonb where id = ${pkg.id}`.execute(t.db);
+    await rebuildPackageStatusHistory(t.db);
+    const after = await t.db.selectFrom('packages').select('status_history').where('id', '=', pkg.id).executeTakeFirstOrThrow();
+    assert.deepEqual(after.status_history, before.status_history);
+    assert.deepEqual(after.status_history.at(-1), { status: 'FAILED', at: failed.json().updatedAt, reason: 'Address not found' });
   });
 
   test('steps out of order get 409 naming the current status', async () => {

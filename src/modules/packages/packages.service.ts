@@ -22,13 +22,11 @@ import {
   pushNearbyJob,
   releaseDriver,
   toDriverSummary,
-  toHistory,
-  type HistoryJson,
   json,
 } from './driver-jobs.js';
 import { checkPackageTransition, FINAL_PACKAGE_STATUSES, type PackageActor } from './package-status.js';
 import type { CreatePackageBody, PackageListQuery, PackageResponse } from './packages.schemas.js';
-import type { PackageStatus, ParcelJson, StopJson } from './packages.tables.js';
+import type { PackageStatus, ParcelJson, StatusHistoryItemJson, StopJson } from './packages.tables.js';
 
 const MAX_DELIVERY_CODE_ATTEMPTS = 5;
 /**
@@ -62,8 +60,7 @@ const PACKAGE_JSON_BY_IDS = `
         'location', case when dp.last_lat is not null and dp.last_lng is not null and dp.last_location_at is not null
           then json_build_object('lat', dp.last_lat, 'lng', dp.last_lng, 'heading', dp.last_heading, 'speed', dp.last_speed,
                                  'updatedAt', ${isoSql('dp.last_location_at')}) end) end,
-      'statusHistory', (select coalesce(json_agg(json_strip_nulls(json_build_object('status', h.status, 'at', ${isoSql('h.at')}, 'reason', h.reason)) order by h.id), '[]'::json)
-                        from package_status_history h where h.package_id = p.id),
+      'statusHistory', p.status_history,
       'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')}
     )::text as body
   from packages p
@@ -97,6 +94,10 @@ export interface PackageServiceDeps {
 type PackageRow = Awaited<ReturnType<ReturnType<PackageService['selectPackages']>['executeTakeFirstOrThrow']>>;
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
+
+/** A status history item as the API shows it (and packages.status_history keeps it). */
+const historyItem = (status: PackageStatus, at: Date, reason: string | null): StatusHistoryItemJson =>
+  reason === null ? { status, at: at.toISOString() } : { status, at: at.toISOString(), reason };
 
 export class PackageService {
   private readonly codeKey: Buffer;
@@ -173,8 +174,7 @@ export class PackageService {
         'p.created_at',
         'p.updated_at',
         ...DRIVER_SUMMARY_COLUMNS,
-        sql<HistoryJson[]>`(select coalesce(json_agg(json_build_object('status', h.status, 'at', (extract(epoch from h.at) * 1000)::bigint, 'reason', h.reason) order by h.id), '[]'::json)
-          from package_status_history h where h.package_id = p.id)`.as('history'),
+        'p.status_history',
       ]);
   }
 
@@ -233,7 +233,7 @@ export class PackageService {
       dropoff: json<StopJson>(row.dropoff),
       parcel: json<ParcelJson>(row.parcel),
       driver: toDriverSummary(row),
-      statusHistory: toHistory(row.history),
+      statusHistory: json<StatusHistoryItemJson[]>(row.status_history),
       createdAt: row.created_at.toISOString(),
       updatedAt: row.updated_at.toISOString(),
     };
@@ -329,6 +329,7 @@ export class PackageService {
         recipient_name: null,
         created_at: now,
         updated_at: now,
+        status_history: JSON.stringify([historyItem('PENDING', now, null)]),
       })
       .execute();
     await trx.insertInto('package_status_history').values({ package_id: id, status: 'PENDING', reason: null, actor_id: auth.userId, at: now }).execute();
@@ -498,6 +499,7 @@ export class PackageService {
     now: Date,
   ): Promise<void> {
     await trx.insertInto('package_status_history').values({ package_id: packageId, status, reason, actor_id: actorId, at: now }).execute();
+    await sql`update packages set status_history = status_history || ${JSON.stringify([historyItem(status, now, reason)])}::jsonb where id = ${packageId}`.execute(trx);
     await recordDeliveryEvent(trx, { packageId, businessId, event, status, occurredAt: now });
   }
 

@@ -1,5 +1,5 @@
 // Kysely types of the tables the packages and rides modules own (see src/db/migrations/0004).
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { VehicleType } from '../../db/schema.js';
 
 export type PackageStatus = 'PENDING' | 'ASSIGNED' | 'PICKED_UP' | 'IN_TRANSIT' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
@@ -39,6 +39,15 @@ export interface PackagesTable {
   recipient_name: string | null;
   created_at: Date;
   updated_at: Date;
+  /** The status history as the API shows it (a copy of package_status_history's rows, appended with each change). */
+  status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
+}
+
+/** One item of a status history as the API shows it. */
+export interface StatusHistoryItemJson {
+  status: string;
+  at: string;
+  reason?: string;
 }
 
 export interface StatusHistoryTable<S> {
