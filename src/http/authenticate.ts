@@ -62,23 +62,24 @@ export class AuthGuard {
    * hook: a token and session seen recently are checked without a promise (every request pays this).
    */
   required(roles?: Role[]): onRequestHookHandler {
+    // No closure is made per request on the cached path (tsx names every closure it makes, at a cost).
+    const finish = (request: FastifyRequest, auth: AuthContext, done: (err?: Error) => void) => {
+      request.auth = auth;
+      if (roles && !roles.includes(auth.role)) return done(forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE'));
+      done();
+    };
     return (request: FastifyRequest, _reply, done) => {
       const header = request.headers.authorization;
       const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
       if (!match) return done(unauthorized('Missing bearer token', 'MISSING_TOKEN'));
-      const finish = (auth: AuthContext) => {
-        request.auth = auth;
-        if (roles && !roles.includes(auth.role)) return done(forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE'));
-        done();
-      };
       let known: AuthContext | undefined;
       try {
         known = this.knownContext(match[1]);
       } catch (err) {
         return done(err as Error);
       }
-      if (known) finish(known);
-      else this.authenticateToken(match[1]).then(finish, done);
+      if (known) finish(request, known, done);
+      else this.authenticateToken(match[1]).then((auth) => finish(request, auth, done), done);
     };
   }
 
