@@ -175,7 +175,7 @@ describe('packages', () => {
     // The assigned driver with a known position, heading and speed.
     await t.db
       .updateTable('driver_profiles')
-      .set({ last_lat: -1.2923456789012345, last_lng: 36.82, last_heading: 271.5, last_speed: 8.25, last_location_at: new Date(t.clock.now().getTime() - 1500) })
+      .set({ last_lat: -1.29234567890123, last_lng: 36.82, last_heading: 271.5, last_speed: 8.25, last_location_at: new Date(t.clock.now().getTime() - 1500) })
       .where('user_id', '=', driver.id)
       .execute();
     t.clock.advance(1000);
