@@ -104,6 +104,12 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     }
     done();
   });
+  // One line per request is written when it completes (OneLinePerRequest): one that never completes
+  // says so here instead.
+  app.addHook('onRequestAbort', (request, done) => {
+    request.log.info({ req: request }, 'request aborted');
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();

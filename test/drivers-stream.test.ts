@@ -108,6 +108,12 @@ describe('driver WebSocket', () => {
     c.ws.close();
     await c.closed;
     assert.ok(!t.logLines.some((line) => line.includes(d.token)), 'the access token never reaches the log');
+    // A socket gets no "request completed" line: it logs its opening and its closing.
+    const socketLines = () =>
+      t.logLines.filter((line) => line.includes(`"driverId":"${d.id}"`)).map((line) => JSON.parse(line).msg).filter((msg: string) => msg.startsWith('driver socket'));
+    // The server may see the close a moment after the client does.
+    for (let i = 0; i < 100 && socketLines().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(socketLines(), ['driver socket opened', 'driver socket closed']);
   });
 
   test('more than 10 messages a second are dropped with an error message', async () => {

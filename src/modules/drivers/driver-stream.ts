@@ -131,7 +131,10 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
         }
         live.report(conn.driverId, message);
       });
-      socket.on('close', () => {
+      // A socket is a hijacked request: it gets no "request completed" line, so it logs its own.
+      request.log.info({ req: request, driverId: conn.driverId }, 'driver socket opened');
+      socket.on('close', (code) => {
+        request.log.info({ driverId: conn.driverId, code }, 'driver socket closed');
         set.delete(conn);
         if (set.size === 0 && byDriver.get(conn.driverId) === set) byDriver.delete(conn.driverId);
       });

@@ -95,9 +95,6 @@ type PackageRow = Awaited<ReturnType<ReturnType<PackageService['selectPackages']
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
-/** A status history item as the API shows it (and packages.status_history keeps it). */
-const historyItem = (status: PackageStatus, at: Date, reason: string | null): StatusHistoryItemJson =>
-  reason === null ? { status, at: at.toISOString() } : { status, at: at.toISOString(), reason };
 
 export class PackageService {
   private readonly codeKey: Buffer;
@@ -329,7 +326,6 @@ export class PackageService {
         recipient_name: null,
         created_at: now,
         updated_at: now,
-        status_history: JSON.stringify([historyItem('PENDING', now, null)]),
       })
       .execute();
     await trx.insertInto('package_status_history').values({ package_id: id, status: 'PENDING', reason: null, actor_id: auth.userId, at: now }).execute();
@@ -499,7 +495,6 @@ export class PackageService {
     now: Date,
   ): Promise<void> {
     await trx.insertInto('package_status_history').values({ package_id: packageId, status, reason, actor_id: actorId, at: now }).execute();
-    await sql`update packages set status_history = status_history || ${JSON.stringify([historyItem(status, now, reason)])}::jsonb where id = ${packageId}`.execute(trx);
     await recordDeliveryEvent(trx, { packageId, businessId, event, status, occurredAt: now });
   }
 

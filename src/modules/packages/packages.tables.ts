@@ -39,7 +39,7 @@ export interface PackagesTable {
   recipient_name: string | null;
   created_at: Date;
   updated_at: Date;
-  /** The status history as the API shows it (a copy of package_status_history's rows, appended with each change). */
+  /** The status history as the API shows it: package_status_history's rows, appended by a trigger (migration 0006). */
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
 }
 
