@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { buildTestApp, redisSkipReason, type TestApp } from './helpers/app.js';
@@ -55,6 +56,25 @@ describe('foundation', () => {
     assert.equal(lines[0].req.url, '/api/countries');
     assert.equal(lines[0].res.statusCode, 200);
     assert.equal(typeof lines[0].responseTime, 'number');
+  });
+
+  test('a request the client gives up on before it completes logs one "request aborted" line', async () => {
+    const server = await buildTestApp();
+    try {
+      await server.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = server.app.server.address() as { port: number };
+      // Half a body, then the client hangs up: the request never completes.
+      const socket = connect(port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('POST /api/auth/login HTTP/1.1\r\nHost: x\r\nX-Request-Id: aborted-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"identifier"');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      const lines = () => server.logLines.filter((line) => line.includes('"requestId":"aborted-1"')).map((line) => JSON.parse(line).msg);
+      for (let i = 0; i < 100 && lines().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(lines(), ['request aborted']);
+    } finally {
+      await server.close();
+    }
   });
 
   test('every response carries X-Request-Id, taken from a sane request header', async () => {
