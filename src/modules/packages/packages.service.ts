@@ -95,7 +95,6 @@ type PackageRow = Awaited<ReturnType<ReturnType<PackageService['selectPackages']
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
-
 export class PackageService {
   private readonly codeKey: Buffer;
   private readonly readCache = new LRUCache<string, PackageJsonRow>({ max: READ_CACHE_MAX, ttl: READ_CACHE_TTL_NO_DRIVER_MS });
@@ -181,22 +180,20 @@ export class PackageService {
     return result.rows[0];
   }
 
-  private async loadMany(ids: readonly string[]): Promise<(PackageRow | undefined)[]> {
-    let rows: PackageRow[];
-    if (this.deps.pgPool) {
-      // Prepared once per connection: PostgreSQL then skips parsing and planning on every batch.
-      rows = (await this.deps.pgPool.query<PackageRow>({ name: 'packages_by_ids_v1', text: this.byIds.sql, values: [ids] })).rows;
-    } else {
-      rows = (await this.deps.db.executeQuery<PackageRow>({ ...this.byIds, parameters: [ids] })).rows;
-    }
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.map((id) => byId.get(id));
+  private loadMany(ids: readonly string[]): Promise<(PackageRow | undefined)[]> {
+    return this.byIdsQuery<PackageRow>('packages_by_ids_v1', this.byIds.sql, ids);
   }
 
-  private async loadJson(ids: readonly string[]): Promise<(PackageJsonRow | undefined)[]> {
+  private loadJson(ids: readonly string[]): Promise<(PackageJsonRow | undefined)[]> {
+    return this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v1', PACKAGE_JSON_BY_IDS, ids);
+  }
+
+  /** Runs a query whose one parameter is the uuid[] of `ids`; answers in the order of `ids` (undefined: not found). */
+  private async byIdsQuery<R extends { id: string }>(name: string, text: string, ids: readonly string[]): Promise<(R | undefined)[]> {
     const rows = this.deps.pgPool
-      ? (await this.deps.pgPool.query<PackageJsonRow>({ name: 'package_json_by_ids_v1', text: PACKAGE_JSON_BY_IDS, values: [ids] })).rows
-      : (await this.deps.db.executeQuery(CompiledQuery.raw(PACKAGE_JSON_BY_IDS, [ids]))).rows as PackageJsonRow[];
+      ? // Prepared once per connection: PostgreSQL then skips parsing and planning on every batch.
+        (await this.deps.pgPool.query<R>({ name, text, values: [ids] })).rows
+      : (await this.deps.db.executeQuery<R>(CompiledQuery.raw(text, [ids]))).rows;
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id));
   }
