@@ -177,6 +177,7 @@ describe('drivers', () => {
     const customer = await createUser(t, { role: 'CUSTOMER' });
     const res = await find(t, customer, { pickupLocation: centre, vehicleType: 'BIKE', orderType: 'PACKAGE_DELIVERY' });
     assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
     assert.deepEqual(res.json(), {
       drivers: [
         { driverId: near.id, firstName: 'Near', vehicleType: 'BIKE', vehiclePlate: 'NEAR 1', rating: 4.8, location: north(centre, 500), distanceMeters: 500, etaSeconds: 72 },

@@ -1,20 +1,10 @@
 // POST /matching/find-drivers: nearest eligible drivers from the live index (contract section 8).
 import type { FeatureModule } from '../../http/context.js';
 import { errorResponses } from '../../shared/schemas.js';
-import type { VehicleType } from '../../db/schema.js';
 import { forbidden, notFound } from '../../shared/errors.js';
+import { FoundDriversJson } from './found-drivers-json.js';
 import { liveDrivers } from './live-drivers.js';
 import { DEFAULT_LIMIT, DEFAULT_RADIUS_METERS, FindDriversBody, FindDriversResponse } from './matching.schemas.js';
-
-/** Average door-to-door speeds in town (m/s) for the ETA estimate, until real routing is plugged in. */
-export const AVERAGE_SPEED_MPS: Record<VehicleType, number> = {
-  BIKE: 25 / 3.6,
-  CAR: 30 / 3.6,
-  VAN: 25 / 3.6,
-  TRUCK: 20 / 3.6,
-};
-
-export const etaSeconds = (distanceMeters: number, vehicleType: VehicleType) => Math.round(distanceMeters / AVERAGE_SPEED_MPS[vehicleType]);
 
 const COUNTRY_CACHE_MS = 60_000;
 
@@ -24,6 +14,7 @@ export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
   const db = deps.database.db;
   // Countries are reference data: remember the ones that exist for a minute (never the misses).
   const knownCountries = new Map<string, number>();
+  const answers = new FoundDriversJson();
 
   const countryExists = async (id: string) => {
     const now = deps.clock.now().getTime();
@@ -51,7 +42,7 @@ export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body;
       if (body.customerId !== undefined) {
         if (request.auth.role === 'CUSTOMER' && body.customerId !== request.auth.userId) {
@@ -77,19 +68,8 @@ export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
         countryId: body.countryId,
         staleBefore: deps.clock.now().getTime() - deps.config.driverLocationTtlMs,
       });
-      return {
-        drivers: found.map(({ driver, distanceMeters }) => ({
-          driverId: driver.id,
-          firstName: driver.firstName,
-          vehicleType: driver.vehicleType,
-          vehiclePlate: driver.vehiclePlate,
-          rating: driver.rating,
-          location: { lat: driver.position!.lat, lng: driver.position!.lng },
-          distanceMeters: Math.round(distanceMeters),
-          etaSeconds: etaSeconds(distanceMeters, driver.vehicleType),
-        })),
-        radiusMeters,
-      };
+      // Sent as built (the 200 schema documents it; a test holds the two equal).
+      return reply.type('application/json; charset=utf-8').send(answers.render(found, radiusMeters) as never);
     },
   );
 };
