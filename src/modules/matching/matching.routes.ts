@@ -1,5 +1,5 @@
 // POST /matching/find-drivers: nearest eligible drivers from the live index (contract section 8).
-import type { FeatureModule } from '../../http/context.js';
+import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { FoundDriversJson } from './found-drivers-json.js';
@@ -68,8 +68,8 @@ export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
         countryId: body.countryId,
         staleBefore: deps.clock.now().getTime() - deps.config.driverLocationTtlMs,
       });
-      // Sent as built (the 200 schema documents it; a test holds the two equal).
-      return reply.type('application/json; charset=utf-8').send(answers.render(found, radiusMeters) as never);
+      // test/matching-response.test.ts holds the text equal to the 200 schema's JSON.
+      return sendJsonText(reply, answers.render(found, radiusMeters));
     },
   );
 };

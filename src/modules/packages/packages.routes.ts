@@ -1,5 +1,5 @@
 // Routes of the packages module (registered under /api by app.ts): deliveries and the driver's jobs.
-import type { FeatureModule } from '../../http/context.js';
+import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
 import { createOnce, IdempotencyStore } from './idempotency.js';
@@ -79,8 +79,7 @@ export const packagesModule: FeatureModule = async (app, { deps, guard }) => {
     },
     // The package's JSON comes ready from PostgreSQL (or the read cache): sent as it is.
     async (request, reply) => {
-      const body = await service.getJson(request.params.id, request.auth);
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      return sendJsonText(reply, await service.getJson(request.params.id, request.auth));
     },
   );
 
