@@ -42,6 +42,11 @@ export interface DriverRecord extends DriverAttributes {
   gridType: VehicleType | null;
   cell: number;
   slot: number;
+  /**
+   * What the find-drivers answer remembers of this driver (its JSON, see found-drivers-json.ts): a
+   * field of the record rather than a map beside it, since it is read for every driver found.
+   */
+  answer: unknown;
 }
 
 export interface NearestQuery {
@@ -139,6 +144,18 @@ interface Grid {
   rows: Map<number, Set<number>>;
 }
 
+/** The cells a ring search may visit, and each row's bounds (indexed from rowLo). */
+interface Box {
+  qLng: number;
+  hRadius: number;
+  rowLo: number;
+  rowHi: number;
+  colLo: number;
+  colHi: number;
+  hLats: number[];
+  lngFactors: number[];
+}
+
 interface Candidate {
   cell: Cell;
   bound: number;
@@ -185,6 +202,7 @@ export class DriverIndex {
         gridType: null,
         cell: -1,
         slot: -1,
+        answer: undefined,
       };
       this.drivers.set(attrs.id, rec);
     } else {
@@ -291,49 +309,10 @@ export class DriverIndex {
       }
     }
 
-    const best: NearestResult[] = [];
-    const mask = SERVICE_BITS[q.orderType];
-    // A little slack keeps a driver right on the radius despite rounding.
-    const hLimit = hRadius * (1 + 1e-9) + 1e-18;
-    // A country no driver has matches nobody (-1); no country filter is 0.
-    const country = q.countryId === undefined ? 0 : (this.countries.get(q.countryId) ?? -1);
-    const staleBefore = q.staleBefore;
-    const scan = (cell: Cell) => {
-      const { x, y, z, at, mask: masks, country: countries, drivers } = cell;
-      const n = drivers.length;
-      for (let i = 0; i < n; i++) {
-        if (at[i] <= staleBefore || (masks[i] & mask) === 0) continue;
-        if (country !== 0 && countries[i] !== country) continue;
-        const dx = x[i] - qx;
-        const dy = y[i] - qy;
-        const dz = z[i] - qz;
-        const h = (dx * dx + dy * dy + dz * dz) / 4;
-        if (h > hLimit) continue;
-        if (best.length === limit) {
-          if (h >= best[limit - 1].distanceMeters) continue;
-          best.pop();
-        }
-        let j = best.length;
-        while (j > 0 && best[j - 1].distanceMeters > h) j--;
-        best.splice(j, 0, { driver: drivers[i], distanceMeters: h });
-      }
-    };
-    // hav(d) >= hav(latGap) + cos(lat1)·min cos(lat2)·hav(lngGap): a true lower bound for a cell.
-    const rowBound = (row: number) => {
-      const latLo = row * CELL_DEG - 90;
-      const latHi = latLo + CELL_DEG;
-      const latGap = q.lat < latLo ? (latLo - q.lat) * RAD : q.lat > latHi ? (q.lat - latHi) * RAD : 0;
-      // The smallest cos(latitude) of any point in the row bounds the longitude term from below.
-      return { hLat: Math.sin(latGap / 2) ** 2, lngFactor: cosQ * Math.max(0, Math.min(Math.cos(latLo * RAD), Math.cos(latHi * RAD))) };
-    };
-    const cellBound = (hLat: number, lngFactor: number, col: number) => {
-      const lngLo = col * CELL_DEG - 180;
-      let gap = 0;
-      if (!(q.lng >= lngLo && q.lng <= lngLo + CELL_DEG)) {
-        gap = Math.min(Math.abs(wrapDeg(q.lng - lngLo)), Math.abs(wrapDeg(q.lng - lngLo - CELL_DEG))) * RAD;
-      }
-      return hLat + lngFactor * Math.sin(gap / 2) ** 2;
-    };
+    // A little slack keeps a driver right on the radius despite rounding. A country no driver has
+    // matches nobody (-1); no country filter is 0.
+    const search = new Search(qx, qy, qz, hRadius * (1 + 1e-9) + 1e-18, limit, SERVICE_BITS[q.orderType], q.countryId === undefined ? 0 : (this.countries.get(q.countryId) ?? -1), q.staleBefore);
+    const best = search.best;
 
     if (fullRows) {
       // Near a pole the box spans every longitude: visit the occupied cells, nearest bound first.
@@ -341,57 +320,50 @@ export class DriverIndex {
       for (let row = rowLo; row <= rowHi; row++) {
         const cols = grid.rows.get(row);
         if (!cols) continue;
-        const { hLat, lngFactor } = rowBound(row);
+        const hLat = rowLatBound(q.lat, row);
+        const lngFactor = rowLngFactor(cosQ, row);
         for (const col of cols) {
-          const bound = cellBound(hLat, lngFactor, col);
+          const bound = cellBound(q.lng, hLat, lngFactor, col);
           if (bound <= hRadius) candidates.push({ cell: grid.cells.get(row * NCOLS + col)!, bound });
         }
       }
       candidates.sort((a, b) => a.bound - b.bound);
       for (const { cell, bound } of candidates) {
-        if (best.length === limit && bound > best[limit - 1].distanceMeters) break;
-        scan(cell);
+        if (bound > search.worst()) break;
+        search.scan(cell);
       }
     } else {
       // Rings of cells around the query's cell; stop once a ring cannot hold anything nearer.
       const colHi = colLo + colCount - 1;
       const r0 = rowOf(q.lat);
       const c0 = Math.floor((q.lng + 180) / CELL_DEG);
-      const rows = new Map<number, { hLat: number; lngFactor: number }>();
+      const box: Box = { qLng: q.lng, hRadius, rowLo, rowHi, colLo, colHi, hLats: [], lngFactors: [] };
       let minFactor = 1;
       for (let row = rowLo; row <= rowHi; row++) {
-        const b = rowBound(row);
-        rows.set(row, b);
-        if (b.lngFactor < minFactor) minFactor = b.lngFactor;
+        const lngFactor = rowLngFactor(cosQ, row);
+        box.hLats.push(rowLatBound(q.lat, row));
+        box.lngFactors.push(lngFactor);
+        if (lngFactor < minFactor) minFactor = lngFactor;
       }
-      const visit = (row: number, col: number) => {
-        if (row < rowLo || row > rowHi || col < colLo || col > colHi) return;
-        const cell = grid.cells.get(row * NCOLS + (((col % NCOLS) + NCOLS) % NCOLS));
-        if (!cell) return;
-        const b = rows.get(row)!;
-        const bound = cellBound(b.hLat, b.lngFactor, ((col % NCOLS) + NCOLS) % NCOLS);
-        if (bound > hRadius || (best.length === limit && bound > best[limit - 1].distanceMeters)) return;
-        scan(cell);
-      };
       const maxRing = Math.max(r0 - rowLo, rowHi - r0, c0 - colLo, colHi - c0);
       for (let k = 0; k <= maxRing; k++) {
         if (k >= 2) {
           // Every cell of ring k is at least k-1 cells away in latitude or in longitude.
           const gap = (k - 1) * CELL_DEG * RAD;
           const ringBound = minFactor * Math.sin(gap / 2) ** 2;
-          if (ringBound > hRadius || (best.length === limit && ringBound > best[limit - 1].distanceMeters)) break;
+          if (ringBound > hRadius || ringBound > search.worst()) break;
         }
         if (k === 0) {
-          visit(r0, c0);
+          this.visit(search, grid, r0, c0, box);
           continue;
         }
         for (let col = c0 - k; col <= c0 + k; col++) {
-          visit(r0 - k, col);
-          visit(r0 + k, col);
+          this.visit(search, grid, r0 - k, col, box);
+          this.visit(search, grid, r0 + k, col, box);
         }
         for (let row = r0 - k + 1; row <= r0 + k - 1; row++) {
-          visit(row, c0 - k);
-          visit(row, c0 + k);
+          this.visit(search, grid, row, c0 - k, box);
+          this.visit(search, grid, row, c0 + k, box);
         }
       }
     }
@@ -403,6 +375,17 @@ export class DriverIndex {
     }
     best.length = n;
     return best;
+  }
+
+  /** Scans the cell at (row, col) of a ring if it is in the box and could hold a nearer driver. */
+  private visit(search: Search, grid: Grid, row: number, col: number, box: Box): void {
+    if (row < box.rowLo || row > box.rowHi || col < box.colLo || col > box.colHi) return;
+    const wrapped = ((col % NCOLS) + NCOLS) % NCOLS;
+    const cell = grid.cells.get(row * NCOLS + wrapped);
+    if (!cell) return;
+    const bound = cellBound(box.qLng, box.hLats[row - box.rowLo], box.lngFactors[row - box.rowLo], wrapped);
+    if (bound > box.hRadius || bound > search.worst()) return;
+    search.scan(cell);
   }
 
   private update(id: string, change: (rec: DriverRecord) => void): void {
@@ -496,6 +479,77 @@ export class DriverIndex {
     rec.cell = -1;
     rec.slot = -1;
     rec.gridType = null;
+  }
+}
+
+/** The h of the latitude gap between a query's latitude and a grid row (0 inside it). */
+function rowLatBound(qLat: number, row: number): number {
+  const latLo = row * CELL_DEG - 90;
+  const latHi = latLo + CELL_DEG;
+  const latGap = qLat < latLo ? (latLo - qLat) * RAD : qLat > latHi ? (qLat - latHi) * RAD : 0;
+  return Math.sin(latGap / 2) ** 2;
+}
+
+/** cos(query latitude) times the smallest cos(latitude) of any point in the row: bounds the longitude term from below. */
+function rowLngFactor(cosQ: number, row: number): number {
+  const latLo = row * CELL_DEG - 90;
+  return cosQ * Math.max(0, Math.min(Math.cos(latLo * RAD), Math.cos((latLo + CELL_DEG) * RAD)));
+}
+
+/** hav(d) >= hav(latGap) + cos(lat1)·min cos(lat2)·hav(lngGap): a true lower bound for a cell. */
+function cellBound(qLng: number, hLat: number, lngFactor: number, col: number): number {
+  const lngLo = col * CELL_DEG - 180;
+  let gap = 0;
+  if (!(qLng >= lngLo && qLng <= lngLo + CELL_DEG)) {
+    gap = Math.min(Math.abs(wrapDeg(qLng - lngLo)), Math.abs(wrapDeg(qLng - lngLo - CELL_DEG))) * RAD;
+  }
+  return hLat + lngFactor * Math.sin(gap / 2) ** 2;
+}
+
+/**
+ * One nearest() call: the query as a unit vector, its filters, and the best found so far (nearest
+ * first, `distanceMeters` holding the haversine h until the end). A class rather than closures made
+ * on every call.
+ */
+class Search {
+  readonly best: NearestResult[] = [];
+
+  constructor(
+    private readonly qx: number,
+    private readonly qy: number,
+    private readonly qz: number,
+    private readonly hLimit: number,
+    private readonly limit: number,
+    private readonly mask: number,
+    private readonly country: number,
+    private readonly staleBefore: number,
+  ) {}
+
+  /** The h a driver must beat to be kept: the worst of the best once `limit` are held. */
+  worst(): number {
+    return this.best.length === this.limit ? this.best[this.limit - 1].distanceMeters : Infinity;
+  }
+
+  scan(cell: Cell): void {
+    const { x, y, z, at, mask: masks, country: countries, drivers } = cell;
+    const { qx, qy, qz, hLimit, limit, mask, country, staleBefore, best } = this;
+    const n = drivers.length;
+    for (let i = 0; i < n; i++) {
+      if (at[i] <= staleBefore || (masks[i] & mask) === 0) continue;
+      if (country !== 0 && countries[i] !== country) continue;
+      const dx = x[i] - qx;
+      const dy = y[i] - qy;
+      const dz = z[i] - qz;
+      const h = (dx * dx + dy * dy + dz * dz) / 4;
+      if (h > hLimit) continue;
+      if (best.length === limit) {
+        if (h >= best[limit - 1].distanceMeters) continue;
+        best.pop();
+      }
+      let j = best.length;
+      while (j > 0 && best[j - 1].distanceMeters > h) j--;
+      best.splice(j, 0, { driver: drivers[i], distanceMeters: h });
+    }
   }
 }
 
