@@ -49,13 +49,13 @@ test('find-drivers text is byte for byte the JSON of the schema objects, escapes
   const json = new FoundDriversJson();
   for (const radius of [5000, 1234.5, 0.5]) {
     const found = find(radius);
-    const text = json.render(found, radius).toString();
+    const text = json.render(found, radius);
     assert.equal(text, JSON.stringify(asObjects(found, radius)));
     assert.ok(matchesSchema(JSON.parse(text)), JSON.stringify(matchesSchema.errors));
     // Again, from what it remembered.
-    assert.equal(json.render(found, radius).toString(), text);
+    assert.equal(json.render(found, radius), text);
   }
-  assert.equal(json.render([], 5000).toString(), '{"drivers":[],"radiusMeters":5000}');
+  assert.equal(json.render([], 5000), '{"drivers":[],"radiusMeters":5000}');
   assert.equal(find(5000).length, 3);
 });
 
@@ -64,7 +64,7 @@ test('find-drivers text follows a driver changed in place and a new position', (
   const json = new FoundDriversJson();
   const render = () => {
     const found = find(5000);
-    const text = json.render(found, 5000).toString();
+    const text = json.render(found, 5000);
     assert.equal(text, JSON.stringify(asObjects(found, 5000)));
     return text;
   };

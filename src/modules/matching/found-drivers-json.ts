@@ -1,10 +1,9 @@
-// The find-drivers answer as JSON bytes, put together from pieces remembered per driver. A driver's
+// The find-drivers answer as JSON text, put together from pieces remembered per driver. A driver's
 // name, plate and rating rarely change and a position never does (each report is a new object), so
 // a driver found by many searches is not turned into text again every time: number-to-text for
-// coordinates was most of the cost of serializing this answer. The pieces are kept as UTF-8 bytes
-// and the answer is copied into one buffer, so nothing measures or encodes a string on the way out
-// (Fastify takes a buffer's length as it is; a string answer was measured for its Content-Length
-// and encoded again for the socket, which together cost about as much as building it).
+// coordinates was most of the cost of serializing this answer. The answer is joined from the pieces
+// in one go (a flat string: a string built with += is a tree of pieces that Fastify had to flatten
+// to measure its Content-Length, which cost as much as building it).
 import type { VehicleType } from '../../db/schema.js';
 import type { DriverRecord, NearestResult, Position } from './driver-index.js';
 
@@ -26,40 +25,24 @@ interface Piece {
   rating: number | null;
   position: Position;
   /** `{"driverId":…,"rating":…,"location":{"lat":…,"lng":…}` */
-  json: Buffer;
+  json: string;
 }
 
-const OPEN = Buffer.from('{"drivers":[');
-
 export class FoundDriversJson {
-  /** `{"drivers":[…],"radiusMeters":…}` with the keys and values of FindDriversResponse, as UTF-8. */
-  render(found: readonly NearestResult[], radiusMeters: number): Buffer {
-    const n = found.length;
-    const pieces: Buffer[] = new Array(n);
-    // The rest of each driver (two integers) and the closing are ASCII: one byte a character.
-    const tails: string[] = new Array(n);
-    const close = `],"radiusMeters":${JSON.stringify(radiusMeters)}}`;
-    let length = OPEN.length + close.length;
-    for (let i = 0; i < n; i++) {
+  /** `{"drivers":[…],"radiusMeters":…}` with the keys and values of FindDriversResponse. */
+  render(found: readonly NearestResult[], radiusMeters: number): string {
+    const parts: string[] = ['{"drivers":['];
+    for (let i = 0; i < found.length; i++) {
       const { driver, distanceMeters } = found[i];
-      pieces[i] = this.piece(driver);
-      tails[i] = `,"distanceMeters":${Math.round(distanceMeters)},"etaSeconds":${etaSeconds(distanceMeters, driver.vehicleType)}}${i < n - 1 ? ',' : ''}`;
-      length += pieces[i].length + tails[i].length;
+      if (i > 0) parts.push(',');
+      parts.push(this.piece(driver), `,"distanceMeters":${Math.round(distanceMeters)},"etaSeconds":${etaSeconds(distanceMeters, driver.vehicleType)}}`);
     }
-    const out = Buffer.allocUnsafe(length);
-    out.set(OPEN, 0);
-    let at = OPEN.length;
-    for (let i = 0; i < n; i++) {
-      out.set(pieces[i], at);
-      at += pieces[i].length;
-      at += out.write(tails[i], at, 'latin1');
-    }
-    out.write(close, at, 'latin1');
-    return out;
+    parts.push(`],"radiusMeters":${JSON.stringify(radiusMeters)}}`);
+    return parts.join('');
   }
 
   /** The driver's JSON up to its location (the record is updated in place: the piece is checked against it). */
-  private piece(driver: DriverRecord): Buffer {
+  private piece(driver: DriverRecord): string {
     const cached = driver.answer as Piece | undefined;
     const position = driver.position!;
     if (
@@ -72,11 +55,10 @@ export class FoundDriversJson {
     ) {
       return cached.json;
     }
-    const json = Buffer.from(
+    const json =
       `{"driverId":${JSON.stringify(driver.id)},"firstName":${JSON.stringify(driver.firstName)},` +
-        `"vehicleType":${JSON.stringify(driver.vehicleType)},"vehiclePlate":${JSON.stringify(driver.vehiclePlate)},` +
-        `"rating":${JSON.stringify(driver.rating)},"location":{"lat":${JSON.stringify(position.lat)},"lng":${JSON.stringify(position.lng)}}`,
-    );
+      `"vehicleType":${JSON.stringify(driver.vehicleType)},"vehiclePlate":${JSON.stringify(driver.vehiclePlate)},` +
+      `"rating":${JSON.stringify(driver.rating)},"location":{"lat":${JSON.stringify(position.lat)},"lng":${JSON.stringify(position.lng)}}`;
     const piece: Piece = { firstName: driver.firstName, vehicleType: driver.vehicleType, vehiclePlate: driver.vehiclePlate, rating: driver.rating, position, json };
     driver.answer = piece;
     return json;
