@@ -11,6 +11,7 @@ import { registerErrorHandling } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
 import { validatorCompiler } from './http/validation.js';
+import { coalesceWrites } from './http/write-coalescing.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
 import { TokenService } from './modules/auth/tokens.js';
@@ -110,6 +111,7 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     request.log.info({ req: request }, 'request aborted');
     done();
   });
+  coalesceWrites(app);
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
