@@ -31,8 +31,9 @@ await load({
   requests: [{ ...requests[0], setupRequest: (req: any) => ({ ...requests[0].setupRequest(req), headers: headers[next++ % headers.length] }) }],
 });
 const max = await withServerCpu(server.child.pid!, () => load({ url, requests, duration }));
+await server.ask('stats');
 // Open loop at the target rate: latencies include any queueing when the server cannot keep up.
-const atRate = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
+const atRate = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, serverPid: server.child.pid!, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
 const stats = await server.ask('stats');
 await server.stop();
 
@@ -48,6 +49,9 @@ console.log(
     ratioToBaseline: Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100,
     targets: { updatesPerSec: 20_000, p99Ms: 10, ratio: 0.6 },
     serverRssMB: stats.rssMB,
+    // During the open-loop run: the server's event-loop delay and the write-behind batches it made.
+    serverEventLoopDelayMsAtRate: atRate ? stats.eventLoopDelayMs : undefined,
+    writeBehindAtRate: atRate ? { batches: stats.flushes.length, rows: stats.flushes.map((f: { rows: number }) => f.rows), ms: stats.flushes.map((f: { durationMs: number }) => Math.round(f.durationMs)) } : undefined,
     machine: machine(),
   }),
 );

@@ -31,7 +31,7 @@ await load({ url, requests: [findRequest], duration: 2 });
 const max = await withServerCpu(server.child.pid!, () => load({ url, requests: [findRequest], duration }));
 await server.ask('stats');
 // Open loop at a fixed arrival rate: latencies include any queueing.
-const atRate = await openLoop({ url, rate, duration, connections: 50, request: () => findRequest.setupRequest({ method: 'POST', path: findRequest.path }) });
+const atRate = await openLoop({ url, rate, duration, connections: 50, serverPid: server.child.pid!, request: () => findRequest.setupRequest({ method: 'POST', path: findRequest.path }) });
 const stats = await server.ask('stats');
 await server.stop();
 

@@ -3,6 +3,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
@@ -67,7 +68,7 @@ export interface LoadResult {
   /** The server process's CPU time (user + system) per completed request, when measured. */
   serverCpuUsPerRequest?: number;
   /** Open loop only: how late the generator sent (p99, max) and the p99 counted from the actual send. */
-  generator?: { sendLateP99Ms: number; sendLateMaxMs: number; p99FromSendMs: number };
+  generator?: { sendLateP99Ms: number; sendLateMaxMs: number; p99FromSendMs: number; eventLoopDelayMs: { p99: number; max: number } };
 }
 
 export async function load(options: autocannon.Options): Promise<LoadResult> {
@@ -97,8 +98,36 @@ export interface OpenLoopRequest {
  * no coordinated omission). autocannon's `overallRate` is not this: each connection sends its
  * per-second budget back to back and then waits, which measures bursts.
  */
-export async function openLoop(options: { url: string; rate: number; duration: number; connections?: number; request: () => OpenLoopRequest }): Promise<LoadResult> {
+export async function openLoop(options: {
+  url: string;
+  rate: number;
+  duration: number;
+  connections?: number;
+  warmupSeconds?: number;
+  /** The server's process: its CPU per request over the measured run is reported. */
+  serverPid?: number;
+  request: () => OpenLoopRequest;
+}): Promise<LoadResult> {
   const pool = new Pool(options.url, { connections: options.connections ?? 100, pipelining: 1 });
+  try {
+    // A warm-up on the same connections, not counted: a second at a quarter of the rate, then one at
+    // the rate. Without it the generator's own start (opening its connections, compiling undici's
+    // paths) made the first second's latencies 100-270 ms even against the bare baseline server,
+    // which alone was the p99 of an 8-10 s run; starting at full rate left a queue that took the
+    // server seconds to drain.
+    const warmup = options.warmupSeconds ?? 1;
+    if (warmup > 0) {
+      await openLoopRun(pool, { ...options, rate: options.rate / 4, duration: warmup });
+      await openLoopRun(pool, { ...options, duration: warmup });
+    }
+    const run = () => openLoopRun(pool, options);
+    return options.serverPid === undefined ? await run() : await withServerCpu(options.serverPid, run);
+  } finally {
+    await pool.close();
+  }
+}
+
+async function openLoopRun(pool: Pool, options: { rate: number; duration: number; request: () => OpenLoopRequest }): Promise<LoadResult> {
   const total = Math.round(options.rate * options.duration);
   const interval = 1000 / options.rate;
   const latencies: number[] = [];
@@ -110,6 +139,9 @@ export async function openLoop(options: { url: string; rate: number; duration: n
   let errors = 0;
   let sent = 0;
   let finished = 0;
+  // The generator's own event-loop delay: a response waiting behind a busy generator counts as latency.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const start = performance.now();
   await new Promise<void>((resolve) => {
     const fire = (scheduledAt: number) => {
@@ -141,7 +173,7 @@ export async function openLoop(options: { url: string; rate: number; duration: n
     tick();
   });
   const elapsedSeconds = (performance.now() - start) / 1000;
-  await pool.close();
+  loopDelay.disable();
   const quantile = (values: number[], q: number) => {
     values.sort((a, b) => a - b);
     return values.length ? Math.round(values[Math.min(values.length - 1, Math.floor(q * values.length))] * 10) / 10 : 0;
@@ -155,7 +187,12 @@ export async function openLoop(options: { url: string; rate: number; duration: n
     non2xx,
     errors,
     timeouts: 0,
-    generator: { sendLateP99Ms: quantile(sendLateness, 0.99), sendLateMaxMs: quantile(sendLateness, 1), p99FromSendMs: quantile(fromSend, 0.99) },
+    generator: {
+      sendLateP99Ms: quantile(sendLateness, 0.99),
+      sendLateMaxMs: quantile(sendLateness, 1),
+      p99FromSendMs: quantile(fromSend, 0.99),
+      eventLoopDelayMs: { p99: Math.round(loopDelay.percentile(99) / 1e4) / 100, max: Math.round(loopDelay.max / 1e4) / 100 },
+    },
   };
 }
 
