@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase } from './helpers/database.js';
 import { liveDrivers } from '../src/modules/matching/live-drivers.js';
@@ -348,6 +349,43 @@ describe('write-behind positions', () => {
       } finally {
         await second.close();
       }
+    } finally {
+      await database.close();
+    }
+  });
+
+  test('a batch larger than one statement is written whole, by a timed flush and when stopping', async () => {
+    const database = await createTestDatabase();
+    try {
+      const n = 1_201; // three statements of at most 500 rows
+      await sql`
+        insert into users (id, email, phone, password_hash, first_name, last_name, role, status)
+        select gen_random_uuid(), 'many-' || g || '@example.com', '+2547' || lpad(g::text, 8, '0'), 'x', 'Driver' || g, 'Many', 'DRIVER', 'ACTIVE'
+        from generate_series(1, ${n}::int) g`.execute(database.db);
+      await sql`
+        insert into driver_profiles (user_id, vehicle_type, vehicle_plate, availability)
+        select id, 'CAR', 'KB ' || email, 'ONLINE' from users where email like 'many-%'`.execute(database.db);
+      const ids = (await database.db.selectFrom('users').select('id').where('email', 'like', 'many-%').execute()).map((r) => r.id);
+      const stored = async () =>
+        database.db.selectFrom('driver_profiles').select(['last_lat', 'last_lng']).where('user_id', 'in', ids).execute();
+
+      const t = await buildTestApp({ database });
+      const live = liveDrivers(t.deps);
+      const batches: number[] = [];
+      live.onFlush = (stats) => batches.push(stats.rows);
+      ids.forEach((id, i) => assert.ok(live.report(id, { lat: 1 + i / 10_000, lng: 2 })));
+      await live.flush();
+      assert.deepEqual(batches, [n]);
+      const first = await stored();
+      assert.equal(first.length, n);
+      assert.deepEqual(new Set(first.map((r) => r.last_lat)), new Set(ids.map((_, i) => 1 + i / 10_000)));
+
+      // Stopping writes what is pending before the app is gone.
+      t.clock.advance(1_000);
+      ids.forEach((id) => assert.ok(live.report(id, { lat: 3, lng: 4 })));
+      await t.close();
+      assert.deepEqual(batches, [n, n]);
+      assert.ok((await stored()).every((r) => r.last_lat === 3 && r.last_lng === 4));
     } finally {
       await database.close();
     }

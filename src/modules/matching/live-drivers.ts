@@ -1,6 +1,7 @@
 // Owns the live driver index of this process: loads it from PostgreSQL, keeps it current from the
 // bus, shares positions between instances through Redis, and writes positions behind to PostgreSQL.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
@@ -14,7 +15,13 @@ export const DB_FLUSH_INTERVAL_MS = 1000;
 export const REDIS_FLUSH_INTERVAL_MS = 50;
 /** How often drivers with a stale position leave the grid. */
 const STALE_SWEEP_INTERVAL_MS = 30_000;
-const DB_BATCH_ROWS = 2000;
+/**
+ * Rows per UPDATE. Between two statements of one write-behind batch the writer rests as long as the
+ * last one took: the database spends at most half its time on positions, in bursts of a few ms
+ * rather than one long one (on a machine shared with the database, a burst of 80-100 ms delayed
+ * every request behind it). Not when stopping: then everything is written at once.
+ */
+const DB_BATCH_ROWS = 500;
 
 interface LiveRow {
   user_id: string;
@@ -53,6 +60,7 @@ export class LiveDrivers {
   private unsubscribe: (() => void)[] = [];
   private subscriber: Redis | undefined;
   private flushing: Promise<void> | undefined;
+  private stopping = false;
   private started: Promise<void> | undefined;
   /** Called after each write-behind batch (benchmarks read the lag from it). */
   onFlush: ((stats: FlushStats) => void) | undefined;
@@ -162,6 +170,7 @@ export class LiveDrivers {
 
   /** Stops the timers and writes everything still pending (Redis, then PostgreSQL). */
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     for (const off of this.unsubscribe) off();
@@ -234,6 +243,7 @@ export class LiveDrivers {
     const entries = [...batch];
     try {
       for (let i = 0; i < entries.length; i += DB_BATCH_ROWS) {
+        const statementStarted = performance.now();
         // Six array parameters in PostgreSQL's text form instead of six parameters per row: building
         // and sending thousands of parameters cost more CPU than the ingestion itself (profiled).
         const ids: string[] = [];
@@ -261,6 +271,7 @@ export class LiveDrivers {
           ) as v
           where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
         `.execute(this.deps.database.db);
+        if (!this.stopping && i + DB_BATCH_ROWS < entries.length) await delay(performance.now() - statementStarted);
       }
       const done = performance.now();
       this.onFlush?.({ rows: entries.length, durationMs: done - started, maxLagMs: done - since });
