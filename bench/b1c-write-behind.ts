@@ -2,6 +2,7 @@
 // fixed rate (default 20k/s offered). Lag = time from a position's report to the commit of its batch.
 // Usage: BENCH_DATABASE_URL=postgres://... npx tsx bench/b1c-write-behind.ts   (BENCH_RATE=20000)
 import { durationArg, load, locationUpdate, machine, startServer } from './lib/harness.js';
+import { DB_BATCH_ROWS } from '../src/modules/matching/live-drivers.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 20_000);
@@ -27,7 +28,7 @@ console.log(
     batches: flushes.length,
     rowsWritten: rows,
     updatesPerRow: Math.round((run.requests / Math.max(1, rows)) * 100) / 100,
-    statementsPerSecond: Math.round((flushes.reduce((n, f) => n + Math.ceil(f.rows / 2000), 0) / duration) * 10) / 10,
+    statementsPerSecond: Math.round((flushes.reduce((n, f) => n + Math.ceil(f.rows / DB_BATCH_ROWS), 0) / duration) * 10) / 10,
     batchMs: { p50: Math.round(flushes.map((f) => f.durationMs).sort((a, b) => a - b)[Math.floor(flushes.length / 2)] ?? 0), max: Math.round(Math.max(0, ...flushes.map((f) => f.durationMs))) },
     lagMs: { p50: Math.round(lags[Math.floor(lags.length / 2)] ?? 0), p99: Math.round(lags[Math.floor(lags.length * 0.99)] ?? 0), max: Math.round(lags[lags.length - 1] ?? 0) },
     target: { lagP99Ms: 5000, oneUpdatePerPing: false },

@@ -21,7 +21,7 @@ const STALE_SWEEP_INTERVAL_MS = 30_000;
  * rather than one long one (on a machine shared with the database, a burst of 80-100 ms delayed
  * every request behind it). Not when stopping: then everything is written at once.
  */
-const DB_BATCH_ROWS = 500;
+export const DB_BATCH_ROWS = 500;
 
 interface LiveRow {
   user_id: string;
