@@ -30,9 +30,9 @@ export type FeatureModule = (app: App, ctx: ModuleContext) => Promise<void> | vo
 export const noContent = <T>(reply: { code(status: 204): { send(payload: never): T } }): T => reply.code(204).send(undefined as never);
 
 /**
- * Answers with JSON the route already has, as text (built by PostgreSQL) or UTF-8 bytes (from
- * remembered pieces): sent as it is, so the route's 200 schema documents it but does not serialize
- * it. A test must hold the JSON equal to what the schema would produce.
+ * Answers with JSON text the route already has (built by PostgreSQL, or from remembered pieces):
+ * sent as it is, so the route's 200 schema documents it but does not serialize it. A test must hold
+ * the text equal to what the schema would produce.
  */
-export const sendJsonText = <T>(reply: { type(contentType: string): { send(payload: never): T } }, json: string | Buffer): T =>
+export const sendJsonText = <T>(reply: { type(contentType: string): { send(payload: never): T } }, json: string): T =>
   reply.type('application/json; charset=utf-8').send(json as never);
