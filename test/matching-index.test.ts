@@ -151,7 +151,17 @@ describe('driver index against a brute-force reference', () => {
       else if (action < 0.9) index.upsert({ ...attrs(id, r), vehicleType: VEHICLES[Math.floor(r() * 2)] });
       else if (action < 0.92) index.remove(id);
       if (step % 50 === 0) {
-        const q: NearestQuery = { lat: 51.5 + (r() - 0.5) * 0.2, lng: -0.12 + (r() - 0.5) * 0.2, radiusMeters: 3000, limit: 10, vehicleType: VEHICLES[step % 2], orderType: 'RIDE', staleBefore };
+        // Every filter in turn: a driver moved into a freed slot must take all its values along.
+        const q: NearestQuery = {
+          lat: 51.5 + (r() - 0.5) * 0.2,
+          lng: -0.12 + (r() - 0.5) * 0.2,
+          radiusMeters: 3000,
+          limit: 10,
+          vehicleType: VEHICLES[step % 2],
+          orderType: step % 100 === 0 ? 'RIDE' : 'PACKAGE_DELIVERY',
+          countryId: [undefined, 'c1', 'c2'][(step / 50) % 3],
+          staleBefore,
+        };
         compare(index, ids, q);
       }
     }
