@@ -170,7 +170,9 @@ async function openLoopRun(pool: Pool, options: { rate: number; duration: number
       while (sent < due) fire(start + sent++ * interval);
       if (sent < total) setTimeout(tick, 1);
     };
-    tick();
+    // A rate so low that the run holds no request would otherwise never resolve.
+    if (total === 0) resolve();
+    else tick();
   });
   const elapsedSeconds = (performance.now() - start) / 1000;
   loopDelay.disable();
