@@ -55,10 +55,18 @@ export class FoundDriversJson {
     ) {
       return cached.json;
     }
-    const json =
-      `{"driverId":${JSON.stringify(driver.id)},"firstName":${JSON.stringify(driver.firstName)},` +
-      `"vehicleType":${JSON.stringify(driver.vehicleType)},"vehiclePlate":${JSON.stringify(driver.vehiclePlate)},` +
-      `"rating":${JSON.stringify(driver.rating)},"location":{"lat":${JSON.stringify(position.lat)},"lng":${JSON.stringify(position.lng)}}`;
+    // Joined rather than concatenated: `+` and template literals make a tree of string pieces, and
+    // this one is kept for every driver found (a heap snapshot after B3 held ~15 tree nodes and
+    // leaves per driver, ~100 MB for 100k); join makes one flat string.
+    const json = [
+      '{"driverId":', JSON.stringify(driver.id),
+      ',"firstName":', JSON.stringify(driver.firstName),
+      ',"vehicleType":', JSON.stringify(driver.vehicleType),
+      ',"vehiclePlate":', JSON.stringify(driver.vehiclePlate),
+      ',"rating":', JSON.stringify(driver.rating),
+      ',"location":{"lat":', JSON.stringify(position.lat),
+      ',"lng":', JSON.stringify(position.lng), '}',
+    ].join('');
     const piece: Piece = { firstName: driver.firstName, vehicleType: driver.vehicleType, vehiclePlate: driver.vehiclePlate, rating: driver.rating, position, json };
     driver.answer = piece;
     return json;
