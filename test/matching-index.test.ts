@@ -216,6 +216,20 @@ describe('driver index against a brute-force reference', () => {
   });
 });
 
+test('records share one service list per set of services, in a fixed order, and follow a change', () => {
+  const index = new DriverIndex();
+  const base = { firstName: 'A', vehicleType: 'CAR' as const, vehiclePlate: 'X', rating: null, countryId: 'c1', active: true, online: true, busy: false };
+  const a = index.upsert({ ...base, id: 'a', serviceTypes: ['PACKAGE_DELIVERY', 'RIDE'] });
+  const b = index.upsert({ ...base, id: 'b', serviceTypes: ['RIDE', 'PACKAGE_DELIVERY'] });
+  assert.deepEqual(a.serviceTypes, ['RIDE', 'PACKAGE_DELIVERY']);
+  assert.equal(a.serviceTypes, b.serviceTypes, 'one shared list');
+  assert.ok(Object.isFrozen(a.serviceTypes), 'shared, so nobody may change it');
+  index.upsert({ ...base, id: 'a', serviceTypes: ['PACKAGE_DELIVERY'] });
+  assert.deepEqual(index.get('a')!.serviceTypes, ['PACKAGE_DELIVERY']);
+  assert.deepEqual(index.get('b')!.serviceTypes, ['RIDE', 'PACKAGE_DELIVERY']);
+  assert.equal(index.get('a')!.countryId, 'c1');
+});
+
 test('distanceMeters: known distances', () => {
   // Nairobi to Mombasa ≈ 441 km; one degree of latitude ≈ 111.2 km.
   assert.ok(Math.abs(distanceMeters(-1.2921, 36.8219, -4.0435, 39.6682) - 441_000) < 3000);
