@@ -46,6 +46,7 @@ console.log(
     ratioToBaseline: Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100,
     targets: { requestsPerSec: 10_000, p99MsAt2000: 10 },
     serverRssMB: stats.rssMB,
+    serverMemoryMB: stats.memoryMB,
     serverEventLoopDelayMsAtRate: stats.eventLoopDelayMs,
     machine: machine(),
   }),

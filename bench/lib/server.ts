@@ -78,7 +78,18 @@ async function real() {
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       const eventLoopDelayMs = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
       loopDelay.reset();
-      send({ type: 'stats', flushes: flushes.splice(0), rssMB: Math.round(process.memoryUsage().rss / 1048576), online: live.index.onlineCount, positionsApplied: live.positionsApplied, eventLoopDelayMs });
+      const memory = process.memoryUsage();
+      const mb = (bytes: number) => Math.round(bytes / 1048576);
+      send({
+        type: 'stats',
+        flushes: flushes.splice(0),
+        rssMB: mb(memory.rss),
+        // Where the RSS is: the JS heap (in use and reserved) and memory outside it (buffers, etc.).
+        memoryMB: { heapUsed: mb(memory.heapUsed), heapTotal: mb(memory.heapTotal), external: mb(memory.external), arrayBuffers: mb(memory.arrayBuffers) },
+        online: live.index.onlineCount,
+        positionsApplied: live.positionsApplied,
+        eventLoopDelayMs,
+      });
     } else if (m.type === 'stop') {
       await app.close();
       await deps.close();
