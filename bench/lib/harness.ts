@@ -21,8 +21,15 @@ export interface Server {
 
 export async function startServer(kind: 'baseline' | 'app', env: Record<string, string> = {}): Promise<Server> {
   const child = fork(path.join(here, 'server.ts'), [], {
-    // BENCH_PROFILE=dir writes a CPU profile of the app server there when it stops.
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []), ...(process.env.BENCH_PROFILE && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])],
+    // BENCH_PROFILE=dir writes a CPU profile of the app server there when it stops; BENCH_SERVER_FLAGS
+    // are Node flags for the app server only (NODE_OPTIONS would reach the load generator too).
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []),
+      ...(process.env.BENCH_PROFILE && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+      ...(kind === 'app' ? (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean) : []),
+    ],
     env: { ...process.env, BENCH_KIND: kind, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
