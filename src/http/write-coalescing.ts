@@ -5,8 +5,9 @@
 // most of that is waking the process that receives it (measured with perf on loopback: about half
 // of each write's kernel time was the wake-up). Writes made back to back find the receiver already
 // awake; writes spread across a turn wake it again and again. An answer waits at most for the rest
-// of the requests that arrived with it, which under load were being processed anyway, and at once
-// when there is only one. Nothing else changes: the answer goes through every hook as before.
+// of the requests that arrived with it, which under load were being processed anyway; alone, it
+// waits for nothing but the end of a turn that has nothing else to do. Nothing else changes: the
+// answer goes through every hook as before.
 import type { FastifyInstance } from 'fastify';
 
 export function coalesceWrites(app: FastifyInstance): void {

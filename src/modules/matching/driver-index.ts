@@ -16,6 +16,7 @@ export const serviceMask = (types: readonly OrderType[]) => types.reduce((mask, 
 // a vehicle type, service list and country id (a heap snapshot with 100k drivers held 100k copies
 // of "RIDE", of "PACKAGE_DELIVERY" and of the one country's id, and 100k service arrays).
 const VEHICLE_TYPES: Record<VehicleType, VehicleType> = { BIKE: 'BIKE', CAR: 'CAR', VAN: 'VAN', TRUCK: 'TRUCK' };
+const sharedVehicleType = (type: VehicleType): VehicleType => VEHICLE_TYPES[type] ?? type;
 /** The service list of each mask, frozen (shared by every record with that mask). */
 const SERVICE_LISTS: readonly (readonly OrderType[])[] = [
   Object.freeze([]),
@@ -197,7 +198,7 @@ export class DriverIndex {
       rec = {
         id: attrs.id,
         firstName: attrs.firstName,
-        vehicleType: VEHICLE_TYPES[attrs.vehicleType] ?? attrs.vehicleType,
+        vehicleType: sharedVehicleType(attrs.vehicleType),
         vehiclePlate: attrs.vehiclePlate,
         rating: attrs.rating,
         countryId: this.sharedCountryId(attrs.countryId),
@@ -216,7 +217,7 @@ export class DriverIndex {
     } else {
       if (rec.active && rec.online) this.online -= 1;
       rec.firstName = attrs.firstName;
-      rec.vehicleType = VEHICLE_TYPES[attrs.vehicleType] ?? attrs.vehicleType;
+      rec.vehicleType = sharedVehicleType(attrs.vehicleType);
       rec.vehiclePlate = attrs.vehiclePlate;
       rec.rating = attrs.rating;
       rec.countryId = this.sharedCountryId(attrs.countryId);
