@@ -50,7 +50,7 @@ console.log(
     targets: { updatesPerSec: 20_000, p99Ms: 10, ratio: 0.6 },
     serverRssMB: stats.rssMB,
     serverMemoryMB: stats.memoryMB,
-    // During the open-loop run: the server's event-loop delay and the write-behind batches it made.
+    // During the open-loop run (its warm-up included): the server's event-loop delay and the write-behind batches.
     serverEventLoopDelayMsAtRate: atRate ? stats.eventLoopDelayMs : undefined,
     writeBehindAtRate: atRate ? { batches: stats.flushes.length, rows: stats.flushes.map((f: { rows: number }) => f.rows), ms: stats.flushes.map((f: { durationMs: number }) => Math.round(f.durationMs)) } : undefined,
     machine: machine(),

@@ -354,7 +354,7 @@ describe('write-behind positions', () => {
     }
   });
 
-  test('a batch larger than one statement is written whole, by a timed flush and when stopping', async () => {
+  test('a batch larger than one statement is written whole, by a flush and when stopping', async () => {
     const database = await createTestDatabase();
     try {
       const n = 1_201; // three statements of at most 500 rows
