@@ -22,6 +22,7 @@ const HELP = `npm run simulate -- [options]
   --seed N                  repeatable runs (default 1)
   --decline F               share of offers a driver declines (default 0.1)
   --no-nearby               drivers take only offers and pushes, never look at the nearby jobs list
+  --webhook URL             make sure the simulated business has a webhook endpoint at URL (all events)
   --sms-file PATH           where the instance writes SMS (file transport; env SMS_FILE, default ./data/sms.log)
   --json                    print the summary as one JSON line
 Admin sign-in: ADMIN_EMAIL / ADMIN_PASSWORD (env).`;
@@ -48,6 +49,7 @@ export interface SimOptions {
   smsFile: string;
   json: boolean;
   lookNearby: boolean;
+  webhook: string | undefined;
   adminEmail: string;
   adminPassword: string;
 }
@@ -68,6 +70,7 @@ function options(argv: string[], env: NodeJS.ProcessEnv): SimOptions {
       'sms-file': { type: 'string' },
       json: { type: 'boolean' },
       'no-nearby': { type: 'boolean' },
+      webhook: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -102,6 +105,7 @@ function options(argv: string[], env: NodeJS.ProcessEnv): SimOptions {
     smsFile: values['sms-file'] ?? env.SMS_FILE ?? './data/sms.log',
     json: Boolean(values.json),
     lookNearby: !values['no-nearby'],
+    webhook: values.webhook,
     adminEmail,
     adminPassword,
   };
@@ -450,6 +454,7 @@ class Simulation {
       lastName: 'Business',
       extra: { businessName: `Simulated Parcels ${opts.seed}`, businessAddress: 'Simulated Road 1' },
     });
+    if (opts.webhook) await this.ensureWebhook(business, opts.webhook);
     const customer = await this.accounts.ensure({
       email: `${prefix}-customer@sim.example`,
       phone: `+2547210${String(opts.seed % 100_000).padStart(5, '0')}`,
@@ -509,6 +514,18 @@ class Simulation {
     await Promise.all(inFlight);
     await Promise.all(this.drivers.map((d) => d.stop()));
     return this.summary();
+  }
+
+  private async ensureWebhook(business: Session, url: string): Promise<void> {
+    const { items } = await this.api.call<{ items: { id: string; url: string; enabled: boolean }[] }>('GET', '/webhooks?limit=100', undefined, business.accessToken);
+    const existing = items.find((e) => e.url === url);
+    if (existing && existing.enabled) return;
+    if (existing) await this.api.call('PATCH', `/webhooks/${existing.id}`, { enabled: true }, business.accessToken);
+    else {
+      const created = await this.api.call<{ secret: string }>('POST', '/webhooks', { url, description: 'simulator' }, business.accessToken);
+      // Shown once by the API: the receiver needs it to check signatures.
+      process.stderr.write(`webhook endpoint ${url} created; its secret: ${created.secret}\n`);
+    }
   }
 
   private async order(business: Session, customer: Session): Promise<void> {
