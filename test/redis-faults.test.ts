@@ -159,6 +159,25 @@ describe('Redis faults (a redis-server of the test own)', { skip: redisServerSki
     }
   });
 
+  test('while Redis is down, matching on one instance follows positions reported to the other (through PostgreSQL)', async () => {
+    const driver = await createUser(a, { role: 'DRIVER', driver: { vehicleType: 'VAN', availability: 'ONLINE' } });
+    const customer = await createUser(a);
+    await server.kill();
+    try {
+      a.clock.advance(1000);
+      const loc = await post(a, '/api/drivers/me/location', driver.headers, { lat: 30.05, lng: 31.24 });
+      assert.equal(loc.statusCode, 204);
+      const found = async () =>
+        (await post(b, '/api/matching/find-drivers', customer.headers, { pickupLocation: { lat: 30.051, lng: 31.24 }, vehicleType: 'VAN', orderType: 'RIDE' }))
+          .json()
+          .drivers.map((d: { driverId: string }) => d.driverId);
+      // The write-behind (1 s) and B's reload while Redis is down (2 s).
+      await until('B to match the driver', async () => (await found()).includes(driver.id), 6000);
+    } finally {
+      await server.start();
+    }
+  });
+
   test('positions recovered from Redis at start are written back to PostgreSQL', async () => {
     const driver = await createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
     // What an instance that stopped before its write-behind ran leaves behind: a position only in Redis.
