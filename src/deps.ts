@@ -74,7 +74,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       const redisBus = new RedisBus(redis, config.redisKeyPrefix, health, logger);
       await redisBus.ready();
       bus = redisBus;
-      // First when closing: connections closed on purpose are not failures.
+      // Before the main connection closes: connections closed on purpose are not failures.
       closers.push(async () => health.close());
     } else {
       bus = new LocalBus(logger);

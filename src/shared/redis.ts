@@ -18,6 +18,9 @@ export const REDIS_OPTIONS: RedisOptions = {
   // says so and the next commands fail at once instead of each waiting for its timeout.
   socketTimeout: 1000,
   retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+  // Whoever sent a command that a lost connection left unanswered has fallen back already: replaying
+  // it later (a rate-limit count, a stale publish) would only do harm.
+  autoResendUnfulfilledCommands: false,
 };
 
 type Listener = (up: boolean) => void;
@@ -65,6 +68,11 @@ export class RedisHealth {
   /** A command or connection failed: Redis counts as down until the next heartbeat succeeds everywhere. */
   failure(source: string, err: unknown): void {
     if (this.closed) return;
+    // Redis answered, with an error: it is there (a flap would reload every cache for nothing).
+    if ((err as Error | undefined)?.name === 'ReplyError') {
+      this.logger.warn({ source, err: (err as Error).message }, 'redis refused a command');
+      return;
+    }
     if (this.state === 'up') {
       this.change('down');
       this.logger.warn({ source, err: err instanceof Error ? err.message : String(err) }, 'redis lost: running on in-process fallbacks');
