@@ -36,7 +36,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, limi
 
 const messages = (t: TestApp, from = 0) => t.logLines.slice(from).map((line) => JSON.parse(line) as { level: number; msg: string; failures?: Record<string, number> });
 
-describe('Redis faults (a redis-server of the test own)', { skip: redisServerSkipReason }, () => {
+describe('Redis faults (a redis-server of the test's own)', { skip: redisServerSkipReason }, () => {
   let server: RedisServer;
   let database: TestDatabase;
   let a: TestApp;
