@@ -36,7 +36,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, limi
 
 const messages = (t: TestApp, from = 0) => t.logLines.slice(from).map((line) => JSON.parse(line) as { level: number; msg: string; failures?: Record<string, number> });
 
-describe('Redis faults (a redis-server of the test's own)', { skip: redisServerSkipReason }, () => {
+describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipReason }, () => {
   let server: RedisServer;
   let database: TestDatabase;
   let a: TestApp;
@@ -63,7 +63,7 @@ describe('Redis faults (a redis-server of the test's own)', { skip: redisServerS
   // Each test leaves Redis running and both instances seeing it.
   afterEach(async () => {
     server.thaw();
-    await until('both instances to see Redis again', async () => (await ready(a)).statusCode === 200 && (await ready(b)).json().status === 'ok' && (await ready(a)).json().status === 'ok', 15_000);
+    await until('both instances to see Redis again', async () => (await ready(a)).json().status === 'ok' && (await ready(b)).json().status === 'ok', 15_000);
   });
 
   const ready = (t: TestApp) => t.app.inject({ method: 'GET', url: '/health/ready' });

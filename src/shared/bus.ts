@@ -28,7 +28,8 @@ export interface BusEvents {
   'package.changed': { packageId: string };
   /**
    * This instance only: Redis (or this instance's subscription) is back after an outage, so events
-   * published meanwhile may have been missed. Whoever keeps state from events reloads it from the database (the truth they follow).
+   * published meanwhile may have been missed. Whoever keeps state from events reloads it from the
+   * database (the truth they follow).
    */
   'bus.resync': Record<string, never>;
 }

@@ -29,6 +29,7 @@ export class RedisHealth {
   private state: 'up' | 'down' = 'up';
   private since = performance.now();
   private failures = new Map<string, number>();
+  private lastFailureAt = -Infinity;
   private readonly clients = new Map<string, Redis>();
   private readonly listeners = new Set<Listener>();
   private readonly timer: NodeJS.Timeout;
@@ -78,12 +79,14 @@ export class RedisHealth {
       this.logger.warn({ source, err: err instanceof Error ? err.message : String(err) }, 'redis lost: running on in-process fallbacks');
     }
     this.failures.set(source, (this.failures.get(source) ?? 0) + 1);
+    this.lastFailureAt = performance.now();
   }
 
-  /** A heartbeat now (tests, and the instance that wants to know before it waits for the interval). */
-  async probe(): Promise<boolean> {
-    if (this.probing || this.closed) return this.up;
+  /** The heartbeat: every watched connection ready and answering a PING. */
+  private async probe(): Promise<void> {
+    if (this.probing || this.closed) return;
     this.probing = true;
+    const started = performance.now();
     try {
       await Promise.all(
         [...this.clients].map(async ([name, client]) => {
@@ -93,7 +96,8 @@ export class RedisHealth {
           });
         }),
       );
-      if (this.state === 'down' && !this.closed) {
+      // Not when something failed while the PINGs were out (a connection closed meanwhile).
+      if (this.state === 'down' && !this.closed && this.lastFailureAt < started) {
         const downMs = Math.round(performance.now() - this.since);
         const failures = Object.fromEntries(this.failures);
         this.change('up');
@@ -104,7 +108,6 @@ export class RedisHealth {
     } finally {
       this.probing = false;
     }
-    return this.up;
   }
 
   private change(state: 'up' | 'down'): void {
