@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalBus, RedisBus, type Bus } from './shared/bus.js';
+import { REDIS_OPTIONS, RedisHealth } from './shared/redis.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { createMetrics, type Metrics } from './shared/metrics.js';
 
@@ -16,6 +17,8 @@ export interface Deps {
   logger: Logger;
   database: DatabaseHandle;
   redis: Redis | undefined;
+  /** Whether Redis answers (set when REDIS_URL is): callers skip it and fall back while it is down. */
+  redisHealth: RedisHealth | undefined;
   bus: Bus;
   clock: Clock;
   metrics: Metrics;
@@ -59,21 +62,20 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
 
     let redis: Redis | undefined;
+    let redisHealth: RedisHealth | undefined;
     let bus: Bus;
     if (config.redisUrl) {
-      redis = new Redis(config.redisUrl, {
-        // Fail fast while Redis is down, so callers fall back instead of queueing forever.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        lazyConnect: true,
-      });
-      redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+      redis = new Redis(config.redisUrl, REDIS_OPTIONS);
+      const health = (redisHealth = new RedisHealth(logger));
       const client = redis;
       closers.push(async () => client.disconnect());
       await redis.connect();
-      const redisBus = new RedisBus(redis, config.redisKeyPrefix, logger);
+      health.watch('main', redis);
+      const redisBus = new RedisBus(redis, config.redisKeyPrefix, health, logger);
       await redisBus.ready();
       bus = redisBus;
+      // Before the main connection closes: connections closed on purpose are not failures.
+      closers.push(async () => health.close());
     } else {
       bus = new LocalBus(logger);
     }
@@ -84,6 +86,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       logger,
       database,
       redis,
+      redisHealth,
       bus,
       clock: overrides.clock ?? systemClock,
       metrics: createMetrics(),

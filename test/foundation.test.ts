@@ -127,18 +127,21 @@ describe('foundation', () => {
 });
 
 describe('readiness with Redis', { skip: redisSkipReason }, () => {
-  test('reports the Redis check, and 503 when Redis stops answering', async () => {
+  test('reports the Redis check; Redis away leaves it 200 and degraded', async () => {
     const t = await buildTestApp({ redis: true });
     try {
       const ok = await t.app.inject({ method: 'GET', url: '/health/ready' });
       assert.equal(ok.statusCode, 200);
-      assert.deepEqual(ok.json().checks, { database: 'ok', redis: 'ok' });
+      assert.deepEqual(ok.json(), { status: 'ok', checks: { database: 'ok', redis: 'ok' } });
       t.deps.redis!.disconnect();
-      const down = await t.app.inject({ method: 'GET', url: '/health/ready' });
-      assert.equal(down.statusCode, 503);
-      assert.equal(down.json().checks.database, 'ok');
+      let down = await t.app.inject({ method: 'GET', url: '/health/ready' });
+      for (let i = 0; i < 100 && down.json().status === 'ok'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        down = await t.app.inject({ method: 'GET', url: '/health/ready' });
+      }
+      assert.equal(down.statusCode, 200);
       // The error text (hosts, users) stays in the log.
-      assert.equal(down.json().checks.redis, 'failed');
+      assert.deepEqual(down.json(), { status: 'degraded', checks: { database: 'ok', redis: 'down' } });
     } finally {
       await t.close();
     }

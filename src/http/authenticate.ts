@@ -26,9 +26,13 @@ interface SessionState {
   role: Role;
   status: AccountStatus;
   revoked: boolean;
+  /** When it was read (performance.now()). */
+  readAt: number;
 }
 
 const CACHE_TTL_MS = 30_000;
+/** The longest an entry is trusted while invalidations may be missed (Redis away): see Bus.reliable. */
+export const UNRELIABLE_BUS_MAX_AGE_MS = 1000;
 const CACHE_MAX = 50_000;
 
 export const STATUS_MESSAGES: Record<Exclude<AccountStatus, 'ACTIVE'>, string> = {
@@ -96,7 +100,7 @@ export class AuthGuard {
   /** The context of a valid token whose session is cached; undefined when the session must be read. */
   private knownContext(token: string): AuthContext | undefined {
     const claims = this.deps.tokens.verifyAccess(token);
-    const state = this.cache.get(claims.sessionId);
+    const state = this.cached(claims.sessionId);
     return state && this.contextFor(claims, state);
   }
 
@@ -109,9 +113,16 @@ export class AuthGuard {
     return { userId: state.userId, role: state.role, sessionId: claims.sessionId };
   }
 
+  private cached(sessionId: string): SessionState | undefined {
+    const state = this.cache.get(sessionId);
+    if (!state || this.deps.bus.reliable || performance.now() - state.readAt <= UNRELIABLE_BUS_MAX_AGE_MS) return state;
+    return undefined;
+  }
+
   private async sessionState(sessionId: string): Promise<SessionState | undefined> {
-    const cached = this.cache.get(sessionId);
+    const cached = this.cached(sessionId);
     if (cached) return cached;
+    const readAt = performance.now();
     const row = await this.deps.db
       .selectFrom('auth_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
@@ -124,6 +135,7 @@ export class AuthGuard {
       role: row.role,
       status: row.status,
       revoked: row.revoked_at !== null,
+      readAt,
     };
     this.cache.set(sessionId, state);
     return state;

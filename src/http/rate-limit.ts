@@ -10,7 +10,10 @@ import type { RateLimitSpec } from '../shared/durations.js';
 interface Limiter {
   name: string;
   spec: RateLimitSpec;
-  limiter: RateLimiterAbstract;
+  /** Shared by every instance (Redis), when configured. */
+  shared: RateLimiterAbstract | undefined;
+  /** This instance's own counters: the only ones without Redis, the fallback while Redis is down. */
+  memory: RateLimiterAbstract;
 }
 
 /** Route limits by `METHOD /api/path` (the route's URL as Fastify knows it). */
@@ -25,21 +28,20 @@ function routeLimits(limits: ModuleContext['deps']['config']['rateLimits']): [st
 }
 
 export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<void> {
-  const { config, redis, logger } = ctx.deps;
+  const { config, redis, redisHealth, logger } = ctx.deps;
   const make = (name: string, spec: RateLimitSpec): Limiter => {
     const duration = Math.max(1, Math.ceil(spec.windowMs / 1000));
     const memory = new RateLimiterMemory({ keyPrefix: name, points: spec.max, duration });
-    const limiter = redis
+    const shared = redis
       ? new RateLimiterRedis({
           storeClient: redis,
           keyPrefix: `${config.redisKeyPrefix}rl:${name}`,
           points: spec.max,
           duration,
           rejectIfRedisNotReady: true,
-          insuranceLimiter: memory,
         })
-      : memory;
-    return { name, spec, limiter };
+      : undefined;
+    return { name, spec, shared, memory };
   };
 
   const global = config.rateLimits.global ? make('global', config.rateLimits.global) : undefined;
@@ -49,11 +51,20 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
 
   let warned = false;
   const consume = async (limit: Limiter, ip: string): Promise<{ res: RateLimiterRes; allowed: boolean }> => {
+    // While Redis is known to be down the request does not wait for it: a failure marks it down.
+    if (limit.shared && redisHealth?.up !== false) {
+      try {
+        return { res: await limit.shared.consume(ip), allowed: true };
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return { res: err, allowed: false };
+        redisHealth?.failure('rate limiter', err);
+      }
+    }
     try {
-      return { res: await limit.limiter.consume(ip), allowed: true };
+      return { res: await limit.memory.consume(ip), allowed: true };
     } catch (err) {
       if (err instanceof RateLimiterRes) return { res: err, allowed: false };
-      // Both stores failed (should not happen: the memory store does not fail). Refuse nothing,
+      // The memory store failed (should not happen). Refuse nothing,
       // but say so loudly once.
       if (!warned) logger.error({ err, limiter: limit.name }, 'rate limiter failed');
       warned = true;

@@ -4,6 +4,9 @@ import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisHealth } from './redis.js';
+
+const MAX_PENDING = 10_000;
 
 /** Topics and payloads every module may publish or subscribe to. */
 export interface BusEvents {
@@ -24,8 +27,9 @@ export interface BusEvents {
   /** A package changed: instances drop their cached copy (GET /packages/:id read cache). */
   'package.changed': { packageId: string };
   /**
-   * This instance only: its Redis subscriber reconnected, so events published meanwhile may have been
-   * missed. Whoever keeps state from events reloads it from the database (the truth they follow).
+   * This instance only: Redis (or this instance's subscription) is back after an outage, so events
+   * published meanwhile may have been missed. Whoever keeps state from events reloads it from the
+   * database (the truth they follow).
    */
   'bus.resync': Record<string, never>;
 }
@@ -37,6 +41,8 @@ export interface Bus {
   /** Delivers to the other instances only: for a change this instance has already applied itself. */
   publishToOthers<T extends Topic>(topic: T, payload: BusEvents[T]): void;
   subscribe<T extends Topic>(topic: T, handler: Handler<T>): () => void;
+  /** Whether invalidations from every instance are being delivered (see RedisBus). */
+  readonly reliable: boolean;
   close(): Promise<void>;
 }
 
@@ -44,6 +50,10 @@ export class LocalBus implements Bus {
   protected readonly emitter = new EventEmitter();
   constructor(protected readonly logger?: Logger) {
     this.emitter.setMaxListeners(0);
+  }
+  /** In one process nothing can be missed. */
+  get reliable(): boolean {
+    return true;
   }
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void {
     this.deliver(topic, payload);
@@ -72,22 +82,16 @@ export class RedisBus extends LocalBus {
   private readonly instanceId = randomUUID();
   private readonly channel: string;
   private readonly subscriber: Redis;
+  /** Messages for the other instances that Redis did not take: sent again when it is back. */
+  private pending: string[] = [];
+  private dropped = 0;
+  private unwatch: (() => void) | undefined;
+  private readonly offChange: () => void;
 
-  constructor(private readonly redis: Redis, prefix: string, logger?: Logger) {
+  constructor(private readonly redis: Redis, prefix: string, private readonly health: RedisHealth, logger?: Logger) {
     super(logger);
     this.channel = `${prefix}bus`;
     this.subscriber = redis.duplicate();
-    this.subscriber.on('error', (err) => logger?.warn({ err: err.message }, 'redis bus subscriber error'));
-    void this.subscriber.subscribe(this.channel).catch((err) => logger?.error({ err }, 'redis bus subscribe failed'));
-    // The first 'ready' is the start; a later one follows a lost connection (ioredis subscribes again).
-    let connected = false;
-    this.subscriber.on('ready', () => {
-      if (connected) {
-        logger?.warn('redis bus subscriber reconnected: events may have been missed; resynchronising');
-        this.deliver('bus.resync', {});
-      }
-      connected = true;
-    });
     this.subscriber.on('message', (_channel, raw: string) => {
       try {
         const { from, topic, payload } = JSON.parse(raw) as { from: string; topic: string; payload: unknown };
@@ -96,12 +100,30 @@ export class RedisBus extends LocalBus {
         logger?.warn({ err }, 'bad bus message');
       }
     });
+    // Back after an outage: events published meanwhile may have been missed (ours, sent again, and
+    // the others'). Whoever keeps state from events reloads it from the database.
+    this.offChange = health.onChange((up) => {
+      if (!up) return;
+      this.resend();
+      this.deliver('bus.resync', {});
+    });
   }
 
-  /** Resolves once the subscription is live (tests wait for it). */
+  /** Connects and subscribes (ioredis subscribes again by itself after each reconnection). */
   async ready(): Promise<void> {
-    if (this.subscriber.status !== 'ready') await new Promise((resolve) => this.subscriber.once('ready', resolve));
+    if (this.subscriber.status === 'wait') await this.subscriber.connect();
+    else if (this.subscriber.status !== 'ready') await new Promise((resolve) => this.subscriber.once('ready', resolve));
     await this.subscriber.subscribe(this.channel);
+    this.unwatch ??= this.health.watch('bus', this.subscriber);
+  }
+
+  /**
+   * Whether every invalidation published by any instance reaches this one: false while Redis or this
+   * subscription is down, and until the subscription has answered a heartbeat after coming back.
+   * Caches that rely on invalidations serve only very recent entries meanwhile.
+   */
+  get reliable(): boolean {
+    return this.health.up;
   }
 
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void {
@@ -110,12 +132,43 @@ export class RedisBus extends LocalBus {
   }
 
   publishToOthers<T extends Topic>(topic: T, payload: BusEvents[T]): void {
-    this.redis
-      .publish(this.channel, JSON.stringify({ from: this.instanceId, topic, payload }))
-      .catch((err) => this.logger?.warn({ err: err.message, topic }, 'redis bus publish failed'));
+    const raw = JSON.stringify({ from: this.instanceId, topic, payload });
+    // A push is for a socket now: late, it would mislead; every other event only tells to reload.
+    const keep = topic !== 'driver.push';
+    if (!this.health.up) {
+      if (keep) this.queue(raw);
+      return;
+    }
+    this.redis.publish(this.channel, raw).catch((err) => {
+      this.health.failure('bus publish', err);
+      if (keep) this.queue(raw);
+    });
+  }
+
+  private queue(raw: string): void {
+    if (this.pending.length >= MAX_PENDING) {
+      this.pending.shift();
+      this.dropped += 1;
+    }
+    this.pending.push(raw);
+  }
+
+  private resend(): void {
+    if (this.dropped) this.logger?.warn({ dropped: this.dropped }, 'bus events dropped during the redis outage (others resynchronise anyway)');
+    this.dropped = 0;
+    const batch = this.pending;
+    this.pending = [];
+    for (const raw of batch) {
+      this.redis.publish(this.channel, raw).catch((err) => {
+        this.health.failure('bus publish', err);
+        this.queue(raw);
+      });
+    }
   }
 
   async close(): Promise<void> {
+    this.offChange();
+    this.unwatch?.();
     await super.close();
     this.subscriber.disconnect();
   }

@@ -15,6 +15,8 @@ export const DB_FLUSH_INTERVAL_MS = 1000;
 export const REDIS_FLUSH_INTERVAL_MS = 50;
 /** How often drivers with a stale position leave the grid. */
 const STALE_SWEEP_INTERVAL_MS = 30_000;
+/** While Redis is down, how often the index is read again from PostgreSQL (the other instances' write-behind). */
+export const REDIS_DOWN_RELOAD_INTERVAL_MS = 2000;
 /**
  * Rows per UPDATE. Between two statements of one write-behind batch the writer rests as long as the
  * last one took: the database spends at most half its time on positions, in bursts of a few ms
@@ -59,6 +61,9 @@ export class LiveDrivers {
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void)[] = [];
   private subscriber: Redis | undefined;
+  private unwatch: (() => void) | undefined;
+  private resyncing: Promise<void> | undefined;
+  private resyncAgain = false;
   private flushing: Promise<void> | undefined;
   private stopping = false;
   private started: Promise<void> | undefined;
@@ -109,15 +114,22 @@ export class LiveDrivers {
       // The shared truth for positions newer than the write-behind copy: overlay it, then follow.
       const subscriber = redis.duplicate();
       this.subscriber = subscriber;
-      subscriber.on('error', (err) => this.deps.logger.warn({ err: err.message }, 'redis positions subscriber error'));
       subscriber.on('message', (_channel, raw: string) => this.receive(raw));
       if (subscriber.status === 'wait') await subscriber.connect();
       else if (subscriber.status !== 'ready') await new Promise((resolve) => subscriber.once('ready', resolve));
       await subscriber.subscribe(this.positionsKey);
-      await this.loadSharedPositions();
-      // Positions published while the subscriber was away were missed: take them from the hash.
-      subscriber.on('ready', () => void this.loadSharedPositions().catch((err) => this.deps.logger.warn({ err }, 'reloading shared positions failed')));
+      // Positions published while it is away are missed: the health's recovery resynchronises (bus.resync).
+      this.unwatch = this.deps.redisHealth?.watch('positions', subscriber);
+      // Newer than PostgreSQL's copy when an instance stopped before its write-behind ran: written back,
+      // so that they outlive Redis.
+      await this.loadSharedPositions(true);
       this.timers.push(setInterval(() => void this.publishPositions(), REDIS_FLUSH_INTERVAL_MS));
+      // Meanwhile the other instances' positions and changes reach this one only through PostgreSQL.
+      this.timers.push(
+        setInterval(() => {
+          if (this.deps.redisHealth?.up === false) void this.resync();
+        }, REDIS_DOWN_RELOAD_INTERVAL_MS),
+      );
     }
 
     this.unsubscribe.push(
@@ -148,24 +160,44 @@ export class LiveDrivers {
     for (const row of rows) this.apply(row as LiveRow);
   }
 
-  private async loadSharedPositions(): Promise<void> {
+  private async loadSharedPositions(writeBack = false): Promise<void> {
     const all = await this.deps.redis!.hgetall(this.positionsKey);
     for (const [id, value] of Object.entries(all)) {
       const p = decodePosition(value);
-      if (p) this.index.setPosition(id, p);
+      if (p && this.index.setPosition(id, p) && writeBack) this.markDirty(id, p);
     }
   }
 
+  private markDirty(driverId: string, position: Position): void {
+    if (this.dirty.size === 0) this.dirtySince = performance.now();
+    this.dirty.set(driverId, position);
+  }
+
   /**
-   * After the bus was away: availability, jobs and accounts are in PostgreSQL first, so read every
-   * driver again. (Missed positions come from the Redis hash when the positions subscriber is back.)
+   * While and after Redis was away: availability, jobs and accounts are in PostgreSQL first, so read
+   * every driver again; missed positions come from the Redis hash when it answers.
    */
-  private async resync(): Promise<void> {
-    try {
-      await this.loadDrivers();
-    } catch (err) {
-      this.deps.logger.error({ err }, 'resynchronising the driver index failed');
+  private resync(): Promise<void> {
+    if (this.resyncing) {
+      // It may have read before the latest change: once more when it ends.
+      this.resyncAgain = true;
+      return this.resyncing;
     }
+    this.resyncing = (async () => {
+      try {
+        await this.loadDrivers();
+        if (this.deps.redisHealth?.up) await this.loadSharedPositions();
+      } catch (err) {
+        this.deps.logger.error({ err }, 'resynchronising the driver index failed');
+      } finally {
+        this.resyncing = undefined;
+        if (this.resyncAgain) {
+          this.resyncAgain = false;
+          void this.resync();
+        }
+      }
+    })();
+    return this.resyncing;
   }
 
   /** Stops the timers and writes everything still pending (Redis, then PostgreSQL). */
@@ -176,6 +208,7 @@ export class LiveDrivers {
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];
     await this.publishPositions();
+    this.unwatch?.();
     this.subscriber?.disconnect();
     await this.flush();
   }
@@ -215,8 +248,7 @@ export class LiveDrivers {
     const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at };
     if (!this.index.setPosition(driverId, position)) return false;
     this.positionsApplied += 1;
-    if (this.dirty.size === 0) this.dirtySince = performance.now();
-    this.dirty.set(driverId, position);
+    this.markDirty(driverId, position);
     if (this.deps.redis) this.outgoing.set(driverId, position);
     return true;
   }
@@ -293,7 +325,8 @@ export class LiveDrivers {
 
   private async publishPositions(): Promise<void> {
     const redis = this.deps.redis;
-    if (!redis || this.outgoing.size === 0) return;
+    // While Redis is down the newest position per driver waits here (and goes to PostgreSQL meanwhile).
+    if (!redis || this.outgoing.size === 0 || this.deps.redisHealth?.up === false) return;
     const batch = this.outgoing;
     this.outgoing = new Map();
     const fields: string[] = [];
@@ -309,7 +342,7 @@ export class LiveDrivers {
         .publish(this.positionsKey, JSON.stringify({ from: this.instanceId, positions: list }))
         .exec();
     } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, 'sharing driver positions through redis failed');
+      this.deps.redisHealth?.failure('positions publish', err);
       for (const [id, p] of batch) if (!this.outgoing.has(id)) this.outgoing.set(id, p);
     }
   }
