@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
+import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Deps } from '../../deps.js';
 import { isDataException } from '../../shared/errors.js';
 import type { OrderType, VehicleType } from '../../db/schema.js';
@@ -164,7 +165,7 @@ export class LiveDrivers {
     try {
       await this.loadDrivers();
     } catch (err) {
-      this.deps.logger.error({ err }, 'resynchronising the driver index failed');
+      if (!isDatabaseUnavailable(err)) this.deps.logger.error({ err }, 'resynchronising the driver index failed');
     }
   }
 
@@ -195,7 +196,7 @@ export class LiveDrivers {
       }
       return this.apply(row as LiveRow);
     } catch (err) {
-      this.deps.logger.error({ err, driverId }, 'reloading a driver failed');
+      if (!isDatabaseUnavailable(err)) this.deps.logger.error({ err, driverId }, 'reloading a driver failed');
       return this.index.get(driverId);
     }
   }
@@ -281,7 +282,10 @@ export class LiveDrivers {
         this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'driver positions refused by the database; batch dropped');
         return;
       }
-      this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
+      // The database being away is logged once by the pool's watcher; the batch is kept and retried.
+      if (!isDatabaseUnavailable(err)) {
+        this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
+      }
       // Put the batch back unless a newer position arrived meanwhile.
       this.dirtySince = this.dirty.size ? Math.min(this.dirtySince, since) : since;
       for (const [id, queued] of entries) {
