@@ -126,7 +126,7 @@ export class WriteLoad {
         const res = await this.send(base, '/api/packages', this.accounts.business, packageBody(this.accounts.countryId));
         if (res && res.status === 201) this.createdPackages.push((JSON.parse(res.body) as { id: string }).id);
       } else {
-        const driver = drivers[seq % drivers.length];
+        const driver = drivers[(seq >> 1) % drivers.length];
         const lat = -1.3 + seq * 1e-6;
         const res = await this.send(base, '/api/drivers/me/location', driver, { lat, lng: 36.8, recordedAt: new Date().toISOString() });
         if (res && res.status === 204) this.lastLatitude.set(driver.id, lat);
