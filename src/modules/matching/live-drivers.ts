@@ -179,6 +179,8 @@ export class LiveDrivers {
     await this.publishPositions();
     this.subscriber?.disconnect();
     await this.flush();
+    // Kept for retries until now; at shutdown they can only be reported.
+    if (this.dirty.size) this.deps.logger.error({ rows: this.dirty.size }, 'driver positions not written before shutdown');
   }
 
   /** The driver's live record, loaded from the database when this instance has not seen it yet. */
