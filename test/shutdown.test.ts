@@ -24,7 +24,8 @@ test('a request arriving while the instance closes gets 503 SERVICE_UNAVAILABLE 
     socket.on('data', (d) => (response += d));
     const ended = new Promise((resolve) => socket.on('close', resolve));
     socket.write('GET /api/countries HTTP/1.1\r\nHost: localhost\r\n');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Time for the server to read the partial request (a socket it has read nothing from counts as idle).
+    await new Promise((resolve) => setTimeout(resolve, 300));
 
     closed = t.app.close();
     // Closing has begun once new connections are refused.
