@@ -11,6 +11,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { TEST_JWT_SECRET } from './helpers/app.js';
 import { createLoadAccounts, startServer, waitForReady, WriteLoad, type LoadAccounts, type ServerProcess } from './helpers/fault-load.js';
 import { freePort, pgClusterSkipReason, startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
+import { packageBody } from './packages-helpers.js';
+import { startReceiver } from './webhooks-receiver.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -91,6 +93,23 @@ describe('PostgreSQL faults under traffic', { skip: pgClusterSkipReason }, () =>
       assert.equal(typeof body.message, 'string');
     }
     assert.ok(load.createdPackages.length > 0 && load.lastLatitude.size > 0, 'writes were acknowledged');
+
+    // The in-process webhook worker kept polling through the outages: a job event after them is delivered.
+    const receiver = await startReceiver();
+    try {
+      const post = (url: string, headers: Record<string, string>, body?: unknown) =>
+        fetch(proc.base + url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+      assert.equal((await post('/api/webhooks', accounts.business.headers, { url: receiver.url })).status, 201);
+      const created = await post('/api/packages', accounts.business.headers, packageBody(accounts.countryId));
+      assert.equal(created.status, 201);
+      const packageId = ((await created.json()) as { id: string }).id;
+      const accepted = await post(`/api/packages/${packageId}/accept`, accounts.drivers[0].headers);
+      assert.equal(accepted.status, 200, await accepted.text());
+      await receiver.waitFor(1, 10_000);
+      assert.match(receiver.received[0].body, new RegExp(packageId));
+    } finally {
+      await receiver.close();
+    }
 
     // A clean stop writes the positions still held back; then every acknowledged write is there.
     proc.child.kill('SIGTERM');
