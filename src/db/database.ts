@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { DatabaseAvailability } from './availability.js';
+import { DatabaseAvailability, isDatabaseUnavailable } from './availability.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
@@ -70,7 +70,13 @@ export async function openDatabase(options: {
       pgPool: pool,
       availability,
       ping: async () => {
-        await sql`select 1`.execute(db);
+        try {
+          await sql`select 1`.execute(db);
+        } catch (err) {
+          // A pooled connection the server had already closed says nothing about the server now.
+          if (!isDatabaseUnavailable(err)) throw err;
+          await sql`select 1`.execute(db);
+        }
         availability.recovered();
       },
       close: () => db.destroy(),
