@@ -30,11 +30,13 @@ const postgresUser = asRoot ? spawnSync('id', ['-u', 'postgres'], { encoding: 'u
 const postgresUid = postgresUser?.status === 0 ? Number(postgresUser.stdout.trim()) : undefined;
 const postgresGid = asRoot ? Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim()) : undefined;
 
+const hasRunuser = !asRoot || spawnSync('sh', ['-c', 'command -v runuser']).status === 0;
+
 /** Why a test that needs its own cluster must be skipped, or false when it can run. */
 export const pgClusterSkipReason: string | false = !binDir
   ? 'needs the PostgreSQL server binaries (initdb, pg_ctl) to start a cluster of its own'
-  : asRoot && postgresUid === undefined
-    ? 'needs a `postgres` user to run initdb as (initdb refuses to run as root)'
+  : asRoot && (postgresUid === undefined || !hasRunuser)
+    ? 'needs a `postgres` user and runuser to run initdb as (initdb refuses to run as root)'
     : false;
 
 export async function freePort(): Promise<number> {
