@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
 import { AuthGuard } from './http/authenticate.js';
 import type { App, FeatureModule, ModuleContext } from './http/context.js';
-import { registerErrorHandling } from './http/errors.js';
+import { errorBody, registerErrorHandling, SERVICE_UNAVAILABLE } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
 import { validatorCompiler } from './http/validation.js';
@@ -71,7 +71,8 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     },
     logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId' } as ConstructorParameters<typeof OneLinePerRequest>[0]),
     childLoggerFactory: requestLogger as never,
-    return503OnClosing: true,
+    // Our own 503 while closing (below), in the error shape.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -87,12 +88,23 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
     body === '' ? done(null, undefined) : parseJson(request, body as string, done),
   );
   app.addSchema(ErrorResponse);
-  registerErrorHandling(app);
+  registerErrorHandling(app, { onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err) });
 
+  // Requests that still arrive while closing (on a connection already open) are refused, so that the
+  // client retries on another instance.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // These run on every request: callback hooks, which cost less than async ones.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
+    if (!closing) return done();
+    reply
+      .code(503)
+      .header('connection', 'close')
+      .send(errorBody(503, 'The server is shutting down; try again', SERVICE_UNAVAILABLE));
   });
   // Ids in paths are used as given (cache keys, webhook payloads): make an upper-case UUID the same id.
   app.addHook('preValidation', (request, _reply, done) => {

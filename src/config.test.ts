@@ -8,6 +8,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.host, '0.0.0.0');
   assert.equal(c.dataDir, './data');
   assert.equal(c.databaseUrl, undefined);
+  assert.equal(c.databaseConnectTimeoutMs, 5000);
   assert.equal(c.accessTokenTtlMs, 15 * 60_000);
   assert.equal(c.refreshTokenTtlMs, 7 * 86_400_000);
   assert.equal(c.rememberMeRefreshTokenTtlMs, 30 * 86_400_000);

@@ -13,6 +13,8 @@ export interface Config {
   isProduction: boolean;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** How long a statement waits for a database connection before it fails (503). */
+  databaseConnectTimeoutMs: number;
   redisUrl: string | undefined;
   redisKeyPrefix: string;
   /** undefined in development until deps fill it from DATA_DIR/jwt-secret. */
@@ -201,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     isProduction,
     dataDir,
     databaseUrl,
+    databaseConnectTimeoutMs: duration('DATABASE_CONNECT_TIMEOUT', '5s'),
     redisUrl,
     redisKeyPrefix,
     jwtSecret,

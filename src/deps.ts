@@ -55,8 +55,15 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger(config);
   const jwtSecret = config.jwtSecret ?? (await developmentJwtSecret(config.dataDir));
 
-  const database = overrides.database ?? (await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, 'pgdata') }));
-  const closers: (() => Promise<unknown>)[] = [() => database.close()];
+  const database =
+    overrides.database ??
+    (await openDatabase({
+      url: config.databaseUrl,
+      dataDir: path.join(config.dataDir, 'pgdata'),
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+    }));
+  const unwatch = database.availability.watch(logger);
+  const closers: (() => Promise<unknown>)[] = [() => database.close(), async () => unwatch()];
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');

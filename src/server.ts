@@ -3,11 +3,16 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { loadConfigOrExit } from './config.js';
 import { createDeps } from './deps.js';
+import { DataDirInUseError } from './db/data-dir-lock.js';
 
 const started = performance.now();
 const config = loadConfigOrExit();
 
-const deps = await createDeps(config);
+const deps = await createDeps(config).catch((err: unknown) => {
+  if (!(err instanceof DataDirInUseError)) throw err;
+  console.error(err.message);
+  process.exit(1);
+});
 const app = await buildApp({ deps });
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

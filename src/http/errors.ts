@@ -1,5 +1,6 @@
 // Every failure leaves in the contract's shape { statusCode, message, error, code? }.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, isDataException, statusName } from '../shared/errors.js';
 import { describeValidationError } from './validation.js';
 
@@ -23,7 +24,10 @@ const FRAMEWORK_CODES: Record<string, { status: number; code: string; message?: 
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH' },
 };
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** The answer while a dependency the request needs is away (or the instance is shutting down). */
+export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
+
+export function registerErrorHandling(app: FastifyInstance, options: { onDatabaseUnavailable?: (err: unknown) => void } = {}): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) {
       if (err.statusCode >= 500) request.log.error({ err }, 'application error');
@@ -45,6 +49,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (status && status >= 400 && status < 500) {
       if (status === 429) return reply.code(429).send(errorBody(429, fastifyError.message, 'RATE_LIMITED'));
       return reply.code(status).send(errorBody(status, fastifyError.message, fastifyError.code));
+    }
+    // The database is away (restarting, or it closed our connection): the request may succeed on a
+    // retry. Counted and logged once per outage by the caller, not once per request.
+    if (isDatabaseUnavailable(err)) {
+      options.onDatabaseUnavailable?.(err);
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .send(errorBody(503, 'The database is unavailable; try again shortly', SERVICE_UNAVAILABLE));
     }
     // PostgreSQL "data exception" (class 22: a NUL byte in text, a value out of range, a malformed
     // uuid that slipped past validation): the input was bad, not the server.

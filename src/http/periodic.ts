@@ -1,6 +1,7 @@
 // Background work that each instance runs on a timer while the app is up (sweeps, purges): started
 // when the app is ready, never overlapping itself, stopped and awaited when the app closes.
 import type { FastifyInstance } from 'fastify';
+import { isDatabaseUnavailable } from '../db/availability.js';
 
 export function runPeriodically(
   app: FastifyInstance,
@@ -11,7 +12,8 @@ export function runPeriodically(
   const tick = () => {
     running ??= options
       .run()
-      .catch((err) => app.log.warn({ err }, `${options.name} failed`))
+      // The database being away is logged once by the pool's watcher; the next turn tries again.
+      .catch((err) => isDatabaseUnavailable(err) || app.log.warn({ err }, `${options.name} failed`))
       .finally(() => (running = undefined));
   };
   app.addHook('onReady', async () => {

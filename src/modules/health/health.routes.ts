@@ -1,5 +1,6 @@
 // Operational routes at the root: liveness, readiness and Prometheus metrics (never rate limited).
 import { Type } from '@sinclair/typebox';
+import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { FeatureModule } from '../../http/context.js';
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -31,7 +32,8 @@ export const healthModule: FeatureModule = (app, { deps }) => {
   const Ready = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
   app.get('/health/ready', { schema: { tags: ['operations'], response: { 200: Ready, 503: Ready } } }, async (_request, reply) => {
     const log = (what: string) => (err: unknown) => deps.logger.warn({ err, check: what }, 'readiness check failed');
-    const checks = [check('database', () => deps.database.ping(), log('database'))];
+    // A database that is away is logged once when lost and once when back, not on every probe.
+    const checks = [check('database', () => deps.database.ping(), (err) => isDatabaseUnavailable(err) || log('database')(err))];
     const results = Object.fromEntries(await Promise.all(checks));
     const ok = Object.values(results).every((v) => v === 'ok');
     // Redis away leaves the instance ready (its fallbacks serve): draining every instance at once would not.

@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Gauge } from 'prom-client';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
+import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Deps } from '../../deps.js';
 import { isDataException } from '../../shared/errors.js';
 import type { OrderType, VehicleType } from '../../db/schema.js';
@@ -188,7 +189,7 @@ export class LiveDrivers {
         await this.loadDrivers();
         if (this.deps.redisHealth?.up) await this.loadSharedPositions();
       } catch (err) {
-        this.deps.logger.error({ err }, 'resynchronising the driver index failed');
+        if (!isDatabaseUnavailable(err)) this.deps.logger.error({ err }, 'resynchronising the driver index failed');
       } finally {
         this.resyncing = undefined;
         if (this.resyncAgain) {
@@ -211,6 +212,8 @@ export class LiveDrivers {
     this.unwatch?.();
     this.subscriber?.disconnect();
     await this.flush();
+    // Kept for retries until now; at shutdown they can only be reported.
+    if (this.dirty.size) this.deps.logger.error({ rows: this.dirty.size }, 'driver positions not written before shutdown');
   }
 
   /** The driver's live record, loaded from the database when this instance has not seen it yet. */
@@ -228,7 +231,7 @@ export class LiveDrivers {
       }
       return this.apply(row as LiveRow);
     } catch (err) {
-      this.deps.logger.error({ err, driverId }, 'reloading a driver failed');
+      if (!isDatabaseUnavailable(err)) this.deps.logger.error({ err, driverId }, 'reloading a driver failed');
       return this.index.get(driverId);
     }
   }
@@ -313,7 +316,10 @@ export class LiveDrivers {
         this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'driver positions refused by the database; batch dropped');
         return;
       }
-      this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
+      // The database being away is logged once by the pool's watcher; the batch is kept and retried.
+      if (!isDatabaseUnavailable(err)) {
+        this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
+      }
       // Put the batch back unless a newer position arrived meanwhile.
       this.dirtySince = this.dirty.size ? Math.min(this.dirtySince, since) : since;
       for (const [id, queued] of entries) {

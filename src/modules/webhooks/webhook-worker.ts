@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../../config.js';
+import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { DB } from '../../db/database.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
@@ -187,7 +188,8 @@ export class WebhookWorker {
         claimed = await this.claimAndDispatch();
       } while (this.running && (this.again || claimed === this.batchSize));
     } catch (err) {
-      this.options.logger.error({ err }, 'webhook claim failed');
+      // The database being away is logged once by the pool's watcher; the next poll tries again.
+      if (!isDatabaseUnavailable(err)) this.options.logger.error({ err }, 'webhook claim failed');
     } finally {
       this.claiming = false;
       if (this.running) {
@@ -214,7 +216,10 @@ export class WebhookWorker {
         this.kickSoon();
       };
       const attempt = this.attempt(row, release)
-        .catch((err) => this.options.logger.error({ err, deliveryId: row.id }, 'webhook attempt bookkeeping failed'))
+        // An outcome not written leaves the row leased: it is attempted again when the lease runs out.
+        .catch((err) => {
+          if (!isDatabaseUnavailable(err)) this.options.logger.error({ err, deliveryId: row.id }, 'webhook attempt bookkeeping failed');
+        })
         .finally(() => this.inFlight.delete(attempt));
       this.inFlight.add(attempt);
     }
