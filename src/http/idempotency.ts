@@ -4,10 +4,10 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, Transaction } from 'kysely';
-import type { DB } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../shared/clock.js';
-import { badRequest, conflict, unprocessable } from '../../shared/errors.js';
+import type { DB } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../shared/clock.js';
+import { badRequest, conflict, unprocessable } from '../shared/errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 // A claim older than this whose request never finished (a crashed instance) may be taken over. A

@@ -1,6 +1,6 @@
-// Kysely types of the tables the packages and rides modules own (see src/db/migrations/0004).
+// Kysely types of the job tables: packages, rides and their status history (see src/db/migrations/0004).
 import type { ColumnType, Generated } from 'kysely';
-import type { VehicleType } from '../../db/schema.js';
+import type { VehicleType } from './foundation.js';
 
 export type PackageStatus = 'PENDING' | 'ASSIGNED' | 'PICKED_UP' | 'IN_TRANSIT' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
 export type RideStatus = 'REQUESTED' | 'ACCEPTED' | 'ARRIVED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED';
@@ -73,20 +73,9 @@ export interface RidesTable {
   updated_at: Date;
 }
 
-export interface IdempotencyKeysTable {
-  account_id: string;
-  key: string;
-  request_hash: string;
-  state: 'IN_FLIGHT' | 'DONE';
-  response_status: number | null;
-  response_body: string | null;
-  created_at: Date;
-}
-
-export interface PackageTables {
+export interface JobTables {
   packages: PackagesTable;
   package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string };
   rides: RidesTable;
   ride_status_history: StatusHistoryTable<RideStatus> & { ride_id: string };
-  idempotency_keys: IdempotencyKeysTable;
 }

@@ -4,14 +4,11 @@ import { SignJWT } from 'jose';
 import { createVerifier } from 'fast-jwt';
 import { LRUCache } from 'lru-cache';
 import type { Role } from '../../db/schema.js';
+import type { AccessClaims } from '../../shared/auth-context.js';
 import type { Clock } from '../../shared/clock.js';
 import { unauthorized } from '../../shared/errors.js';
 
-export interface AccessClaims {
-  userId: string;
-  role: Role;
-  sessionId: string;
-}
+export type { AccessClaims };
 
 export interface TokenServiceOptions {
   secret: string;

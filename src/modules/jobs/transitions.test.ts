@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkPackageTransition, PACKAGE_ACTORS, PACKAGE_STATUSES } from './package-status.js';
+import { checkPackageTransition, PACKAGE_ACTORS, PACKAGE_STATUSES } from '../packages/package-status.js';
 
 // Every allowed (from, to, actor) triple, written out by hand from contract section 9.
 const ALLOWED: Record<string, string> = {

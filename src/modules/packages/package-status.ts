@@ -1,6 +1,6 @@
 // The package state machine as data (contract section 9): who may move a package from one status
 // to another, and the webhook event that move fires. Pure: no I/O.
-import type { PackageStatus } from './packages.tables.js';
+import type { PackageStatus } from '../../db/tables/jobs.js';
 import type { DeliveryEventName } from '../webhooks/outbox.js';
 
 export const PACKAGE_STATUSES: readonly PackageStatus[] = [

@@ -2,8 +2,8 @@
 import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
-import { createOnce, IdempotencyStore } from './idempotency.js';
-import { JobsService } from './jobs.service.js';
+import { createOnce, IdempotencyStore } from '../../http/idempotency.js';
+import { JobsService } from '../jobs/driver-jobs.service.js';
 import {
   AssignBody,
   CancelBody,

@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { CompiledQuery, sql, type Transaction } from 'kysely';
 import type pg from 'pg';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
-import type { AuthContext } from '../../http/authenticate.js';
+import type { AuthContext } from '../../shared/auth-context.js';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
@@ -23,10 +23,10 @@ import {
   releaseDriver,
   toDriverSummary,
   json,
-} from './driver-jobs.js';
+} from '../jobs/driver-claims.js';
 import { checkPackageTransition, FINAL_PACKAGE_STATUSES, type PackageActor } from './package-status.js';
 import type { CreatePackageBody, PackageListQuery, PackageResponse } from './packages.schemas.js';
-import type { PackageStatus, ParcelJson, StatusHistoryItemJson, StopJson } from './packages.tables.js';
+import type { PackageStatus, ParcelJson, StatusHistoryItemJson, StopJson } from '../../db/tables/jobs.js';
 
 const MAX_DELIVERY_CODE_ATTEMPTS = 5;
 /**

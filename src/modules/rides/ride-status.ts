@@ -1,5 +1,5 @@
 // The ride state machine as data (contract section 10). Pure: no I/O.
-import type { RideStatus } from '../packages/packages.tables.js';
+import type { RideStatus } from '../../db/tables/jobs.js';
 
 export const RIDE_STATUSES: readonly RideStatus[] = ['REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED', 'EXPIRED'];
 

@@ -3,7 +3,7 @@ import type { FeatureModule } from '../../http/context.js';
 import { runPeriodically } from '../../http/periodic.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { liveDrivers } from '../matching/live-drivers.js';
-import { createOnce, IdempotencyStore } from '../packages/idempotency.js';
+import { createOnce, IdempotencyStore } from '../../http/idempotency.js';
 import { optionalBody } from '../packages/packages.routes.js';
 import { CancelRideBody, CreateRideBody, RideListQuery, RidePage, RideResponse } from './rides.schemas.js';
 import { RideService } from './rides.service.js';

@@ -1,7 +1,7 @@
 // Rides (contract section 10): request, the driver's steps, cancellation and expiry.
 import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
-import type { AuthContext } from '../../http/authenticate.js';
+import type { AuthContext } from '../../shared/auth-context.js';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
@@ -18,9 +18,9 @@ import {
   toDriverSummary,
   toHistory,
   type HistoryJson,
-} from '../packages/driver-jobs.js';
+} from '../jobs/driver-claims.js';
 import type { DriverIndex } from '../matching/driver-index.js';
-import type { RideStatus } from '../packages/packages.tables.js';
+import type { RideStatus } from '../../db/tables/jobs.js';
 import { checkRideTransition, FINAL_RIDE_STATUSES, type RideActor } from './ride-status.js';
 import type { CreateRideBody, RideListQuery, RideResponse } from './rides.schemas.js';
 

@@ -3,7 +3,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { DB } from '../../db/database.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
-import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
+import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/tables/webhooks.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Omit<Selectable<WebhookDeliveriesTable>, 'payload' | 'locked_by' | 'seq'>;
