@@ -1,5 +1,4 @@
 // Shared bits of the package, ride and job tests.
-import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import type { TestApp } from './helpers/app.js';
 
 export function stop(lat: number, lng: number, overrides: Record<string, unknown> = {}) {
@@ -42,7 +41,7 @@ export async function setDriverPosition(t: TestApp, driverId: string, lat: numbe
     .where('user_id', '=', driverId)
     .execute();
   // As another instance's change would arrive: the live index reads the driver again.
-  await liveDrivers(t.deps).reload(driverId);
+  await t.services.live.reload(driverId);
 }
 
 export const notFoundBody = (what: 'Package' | 'Ride') => ({

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
-import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import { RideService } from '../src/modules/rides/rides.service.js';
 import { get, notFoundBody, post, rideBody } from './packages-helpers.js';
 
@@ -29,7 +28,7 @@ describe('rides', () => {
     otherDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id } });
     business = await createUser(t, { role: 'BUSINESS' });
     admin = await createUser(t, { role: 'ADMIN' });
-    rides = new RideService({ db: t.db, bus: t.deps.bus, clock: t.clock, driverLocationTtlMs: 120_000, driverIndex: liveDrivers(t.deps).index });
+    rides = t.services.rides;
   });
   after(async () => t.close());
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyBaseLogger, RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Deps } from '../deps.js';
-import type { TokenService } from '../modules/auth/tokens.js';
+import type { Services } from '../services.js';
 import type { AuthGuard } from './authenticate.js';
 
 export type App = FastifyInstance<
@@ -15,7 +15,7 @@ export type App = FastifyInstance<
 
 export interface ModuleContext {
   deps: Deps;
-  tokens: TokenService;
+  services: Services;
   guard: AuthGuard;
 }
 

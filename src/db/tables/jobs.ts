@@ -71,6 +71,8 @@ export interface RidesTable {
   destination_lng: number;
   created_at: Date;
   updated_at: Date;
+  /** As packages.status_history (migration 0007). */
+  status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
 }
 
 export interface JobTables {

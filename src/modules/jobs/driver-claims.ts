@@ -61,10 +61,6 @@ export async function releaseDriver(trx: Executor, driverId: string, jobId: stri
     .execute();
 }
 
-export function publishDriverJob(bus: Bus, driverId: string, jobType: JobType, jobId: string, busy: boolean): void {
-  bus.publish('driver.job', { driverId, busy, jobId, jobType });
-}
-
 export interface DriverSummaryRow {
   driver_id: string | null;
   driver_first_name: string | null;
@@ -112,21 +108,6 @@ export function toDriverSummary(row: DriverSummaryRow) {
           }
         : null,
   };
-}
-
-export interface HistoryJson {
-  status: string;
-  at: number;
-  reason: string | null;
-}
-
-export function toHistory(history: HistoryJson[] | string) {
-  const list = typeof history === 'string' ? (JSON.parse(history) as HistoryJson[]) : history;
-  return list.map((h) => {
-    const item: { status: string; at: string; reason?: string } = { status: h.status, at: new Date(Number(h.at)).toISOString() };
-    if (h.reason !== null) item.reason = h.reason;
-    return item;
-  });
 }
 
 // ~111 km per degree of latitude.

@@ -21,7 +21,7 @@ interface Job {
   updatedAt: string;
 }
 
-export class JobsService {
+export class DriverJobsService {
   constructor(private readonly deps: { db: DB; driverIndex: DriverIndex }) {}
 
   async myJobs(driverId: string) {

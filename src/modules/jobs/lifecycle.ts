@@ -1,0 +1,143 @@
+// The lifecycle both kinds of job share: a checked, conditional status change in one transaction
+// with the driver's claim (or release), the history row and the kind's own in-transaction work (the
+// packages' outbox), then one `job.changed` on the bus after commit.
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { Database, OrderType, VehicleType } from '../../db/schema.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { AppError, conflict, forbidden } from '../../shared/errors.js';
+import { claimDriver, explainClaimFailure, releaseDriver, type JobType } from './driver-claims.js';
+import { checkTransition, type TransitionRule } from './transitions.js';
+
+type Trx = Transaction<Database>;
+
+/** What the lifecycle needs of a job's row. */
+export interface JobRow<S extends string> {
+  id: string;
+  status: S;
+  driver_id: string | null;
+  vehicle_type: VehicleType;
+}
+
+/** The table-specific half of the lifecycle: a kind's repository. */
+export interface JobStore<S extends string, Row> {
+  load(id: string, trx?: Trx): Promise<Row | undefined>;
+  /** Moves the job from `from` to `set.status` when it is still in `from` (and created after `createdAfter`). */
+  updateStatus(
+    trx: Trx,
+    id: string,
+    from: S,
+    set: { status: S; updated_at: Date; driver_id?: string; recipient_name?: string },
+    createdAfter?: Date,
+  ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
+  currentStatus(trx: Trx, id: string): Promise<S>;
+  addHistory(trx: Trx, id: string, entry: { status: S; reason: string | null; actorId: string | null; at: Date }): Promise<void>;
+}
+
+export interface StatusChange<S extends string, E extends string> {
+  jobId: string;
+  status: S;
+  event: E;
+  businessId: string | null;
+  at: Date;
+}
+
+export interface JobKind<S extends string, A extends string, E extends string, Row> {
+  jobType: JobType;
+  orderType: OrderType;
+  /** 'package' or 'ride', as messages name it. */
+  noun: string;
+  transitions: readonly TransitionRule<S, A, E>[];
+  finals: readonly S[];
+  store: JobStore<S, Row>;
+  /** Runs in the status change's transaction (packages: the webhook outbox). */
+  inTransaction?(trx: Trx, change: StatusChange<S, E>): Promise<void>;
+  /** Runs after commit, once, on this instance (packages: wake the webhook worker). */
+  afterCommit?(change: StatusChange<S, E>): void;
+}
+
+/** The assigned driver, or the company it drives for: the driver's side of a job. */
+export function isDriverSide(row: { driver_id: string | null; driver_company_id: string | null }, auth: AuthContext): boolean {
+  if (auth.userId === row.driver_id) return true;
+  return auth.role === 'COMPANY' && row.driver_id !== null && row.driver_company_id === auth.userId;
+}
+
+export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
+  constructor(
+    private readonly deps: { db: DB; bus: Bus; clock: Clock },
+    private readonly kind: JobKind<S, A, E, Row>,
+  ) {}
+
+  invalidTransition(status: string): AppError {
+    const noun = this.kind.noun;
+    return conflict(`${noun[0]!.toUpperCase()}${noun.slice(1)} is ${status}`, 'INVALID_STATUS_TRANSITION');
+  }
+
+  /** The event of a move the table allows; 409 when the status does not allow it, 403 when the actor may not. */
+  check(from: S, to: S, actor: A): E {
+    const check = checkTransition(this.kind.transitions, from, to, actor);
+    if (check.ok) return check.event;
+    if (check.reason === 'STATUS') throw this.invalidTransition(from);
+    throw forbidden(`You may not move this ${this.kind.noun} to ${to}`, 'ACTION_NOT_ALLOWED');
+  }
+
+  /** Gives the job to a driver, who must be free and fit it (claimed in the same transaction). */
+  async assign(
+    row: Row,
+    to: S,
+    event: E,
+    driverId: string,
+    actorId: string,
+    options: { createdAfter?: Date; missed?: (current: S) => string } = {},
+  ): Promise<Row> {
+    const { store } = this.kind;
+    const now = this.deps.clock.now();
+    const claim = { driverId, jobType: this.kind.jobType, jobId: row.id, vehicleType: row.vehicle_type, orderType: this.kind.orderType };
+    let businessId: string | null = null;
+    const updated = await this.deps.db.transaction().execute(async (trx) => {
+      // The job first, then the driver: every transaction locks in this order, so none deadlock.
+      const moved = await store.updateStatus(trx, row.id, row.status, { status: to, driver_id: driverId, updated_at: now }, options.createdAfter);
+      if (!moved) {
+        const current = await store.currentStatus(trx, row.id);
+        throw this.invalidTransition(options.missed?.(current) ?? current);
+      }
+      if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
+      businessId = moved.business_id ?? null;
+      await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, null, actorId);
+      return (await store.load(row.id, trx))!;
+    });
+    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false });
+    return updated;
+  }
+
+  /** Any move but assignment; a final one frees the driver. */
+  async transition(row: Row, to: S, event: E, actorId: string, options: { reason?: string; recipientName?: string } = {}): Promise<Row> {
+    const { store } = this.kind;
+    const now = this.deps.clock.now();
+    const final = this.kind.finals.includes(to);
+    let businessId: string | null = null;
+    const updated = await this.deps.db.transaction().execute(async (trx) => {
+      const set = { status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
+      const moved = await store.updateStatus(trx, row.id, row.status, set);
+      if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
+      if (final && moved.driver_id) await releaseDriver(trx, moved.driver_id, row.id, now);
+      businessId = moved.business_id ?? null;
+      await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, options.reason ?? null, actorId);
+      return (await store.load(row.id, trx))!;
+    });
+    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final });
+    return updated;
+  }
+
+  private async record(trx: Trx, change: StatusChange<S, E>, reason: string | null, actorId: string): Promise<void> {
+    await this.kind.store.addHistory(trx, change.jobId, { status: change.status, reason, actorId, at: change.at });
+    await this.kind.inTransaction?.(trx, change);
+  }
+
+  private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }): void {
+    this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who });
+    this.kind.afterCommit?.(change);
+  }
+}
