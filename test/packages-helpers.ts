@@ -1,5 +1,13 @@
 // Shared bits of the package, ride and job tests.
 import type { TestApp } from './helpers/app.js';
+import { createUser, type TestUser } from './helpers/factories.js';
+
+/** One user of each role given, created in that order. */
+export async function createUsers(t: TestApp, roles: NonNullable<NonNullable<Parameters<typeof createUser>[1]>['role']>[]): Promise<TestUser[]> {
+  const users: TestUser[] = [];
+  for (const role of roles) users.push(await createUser(t, { role }));
+  return users;
+}
 
 export function stop(lat: number, lng: number, overrides: Record<string, unknown> = {}) {
   return { location: { lat, lng }, address: 'Moi Avenue 1, Nairobi', contactName: 'Wanjiru', contactPhone: '+254712345678', ...overrides };

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, Transaction } from 'kysely';
 import type { DB } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { AuthContext } from '../shared/auth-context.js';
 import type { Clock } from '../shared/clock.js';
 import { badRequest, conflict, unprocessable } from '../shared/errors.js';
 
@@ -161,15 +162,16 @@ export class IdempotencyStore {
  * answers the stored 201 with `Idempotent-Replayed: true`), and a new job is offered to the drivers
  * nearby (best effort).
  */
-export async function createOnce<Created>(
+export async function createOnce<Body, Created>(
   idempotency: IdempotencyStore,
-  request: Pick<FastifyRequest, 'auth' | 'headers' | 'body' | 'log'>,
+  request: Pick<FastifyRequest, 'auth' | 'headers' | 'log'> & { body: Body },
   reply: FastifyReply,
-  job: { scope: string; create: (trx: Transaction<Database>) => Promise<Created>; announce: (created: Created) => number },
+  scope: string,
+  job: { create(trx: Transaction<Database>, auth: AuthContext, body: Body): Promise<Created>; announce(created: Created): number },
 ): Promise<FastifyReply> {
   const result = await idempotency.run(
-    { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope: job.scope, body: request.body },
-    async (trx) => ({ statusCode: 201, body: await job.create(trx) }),
+    { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body },
+    async (trx) => ({ statusCode: 201, body: await job.create(trx, request.auth, request.body) }),
   );
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   else {

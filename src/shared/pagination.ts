@@ -49,5 +49,13 @@ export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], 
   };
 }
 
+/** toPage for database rows, whose creation time is `created_at`. */
+export const toRowPage = <T extends { created_at: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) =>
+  toPage(
+    rows.map((r) => ({ ...r, createdAt: r.created_at })),
+    limit,
+    map,
+  );
+
 export const pageSchema = <T extends import('@sinclair/typebox').TSchema>(item: T) =>
   Type.Object({ items: Type.Array(item), nextCursor: Type.Union([Type.String(), Type.Null()]) });

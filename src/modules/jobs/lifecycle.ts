@@ -8,7 +8,9 @@ import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, conflict, forbidden } from '../../shared/errors.js';
-import { claimDriver, explainClaimFailure, releaseDriver, type JobType } from './driver-claims.js';
+import type { DriverIndex } from '../matching/driver-index.js';
+import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
+import { claimDriver, explainClaimFailure, json, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
 
 type Trx = Transaction<Database>;
@@ -58,6 +60,22 @@ export interface JobKind<S extends string, A extends string, E extends string, R
   afterCommit?(change: StatusChange<S, E>): void;
 }
 
+/** The fields every job's response has, whatever its kind. */
+export function jobFields<S extends string>(
+  row: JobRow<S> & DriverSummaryRow & { country_id: string; status_history: StatusHistoryItemJson[] | string; created_at: Date; updated_at: Date },
+) {
+  return {
+    id: row.id,
+    status: row.status,
+    vehicleType: row.vehicle_type,
+    countryId: row.country_id,
+    driver: toDriverSummary(row),
+    statusHistory: json<StatusHistoryItemJson[]>(row.status_history),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
 /** The assigned driver, or the company it drives for: the driver's side of a job. */
 export function isDriverSide(row: { driver_id: string | null; driver_company_id: string | null }, auth: AuthContext): boolean {
   if (auth.userId === row.driver_id) return true;
@@ -66,7 +84,7 @@ export function isDriverSide(row: { driver_id: string | null; driver_company_id:
 
 export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
   constructor(
-    private readonly deps: { db: DB; bus: Bus; clock: Clock },
+    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number },
     private readonly kind: JobKind<S, A, E, Row>,
   ) {}
 
@@ -81,6 +99,15 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     if (check.ok) return check.event;
     if (check.reason === 'STATUS') throw this.invalidTransition(from);
     throw forbidden(`You may not move this ${this.kind.noun} to ${to}`, 'ACTION_NOT_ALLOWED');
+  }
+
+  /** After a new job committed: offer it to the eligible drivers near its pickup (best effort). */
+  offerNearby(job: { id: string; vehicleType: VehicleType; lat: number; lng: number; parcelSize: string | null }): number {
+    const { driverIndex, bus, clock, driverLocationTtlMs } = this.deps;
+    return pushNearbyJob(
+      { index: driverIndex, bus, now: clock.now(), locationTtlMs: driverLocationTtlMs },
+      { jobType: this.kind.jobType, jobId: job.id, orderType: this.kind.orderType, vehicleType: job.vehicleType, lat: job.lat, lng: job.lng, parcelSize: job.parcelSize },
+    );
   }
 
   /** Gives the job to a driver, who must be free and fit it (claimed in the same transaction). */

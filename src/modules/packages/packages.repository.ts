@@ -84,25 +84,9 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .selectFrom('packages as p')
       .leftJoin('users as du', 'du.id', 'p.driver_id')
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
-      .select([
-        'p.id',
-        'p.status',
-        'p.vehicle_type',
-        'p.country_id',
-        'p.created_by',
-        'p.business_id',
-        'p.customer_id',
-        'p.driver_id',
-        'p.reference',
-        'p.pickup',
-        'p.dropoff',
-        'p.parcel',
-        'p.delivery_code_hash',
-        'p.created_at',
-        'p.updated_at',
-        ...DRIVER_SUMMARY_COLUMNS,
-        'p.status_history',
-      ]);
+      .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
+      .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
+      .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history']);
   }
 
   async load(id: string, trx?: Transaction<Database>): Promise<PackageRow | undefined> {

@@ -33,12 +33,7 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
         response: { 201: CreatedPackageResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    async (request, reply) =>
-      createOnce(idempotency, request, reply, {
-        scope: 'POST /packages',
-        create: (trx) => service.create(trx, request.auth, request.body),
-        announce: (created) => service.announce(created),
-      }),
+    async (request, reply) => createOnce(idempotency, request, reply, 'POST /packages', service),
   );
 
   app.get(

@@ -5,15 +5,15 @@ import type { Transaction } from 'kysely';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { PackageStatus, ParcelJson, StatusHistoryItemJson, StopJson } from '../../db/tables/jobs.js';
+import type { PackageStatus, ParcelJson, StopJson } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, forbidden, notFound } from '../../shared/errors.js';
-import { decodeCursor, toPage } from '../../shared/pagination.js';
+import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
-import { json, pushNearbyJob, toDriverSummary } from '../jobs/driver-claims.js';
-import { isDriverSide, JobLifecycle } from '../jobs/lifecycle.js';
+import { json } from '../jobs/driver-claims.js';
+import { isDriverSide, jobFields, JobLifecycle } from '../jobs/lifecycle.js';
 import { countryExists, customerExists, findDriver } from '../jobs/references.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
@@ -104,21 +104,14 @@ export class PackageService {
 
   static toResponse(row: PackageRow): PackageResponse {
     return {
-      id: row.id,
-      status: row.status,
+      ...jobFields(row),
       orderType: 'PACKAGE_DELIVERY',
-      vehicleType: row.vehicle_type,
-      countryId: row.country_id,
       businessId: row.business_id,
       customerId: row.customer_id,
       reference: row.reference,
       pickup: json<StopJson>(row.pickup),
       dropoff: json<StopJson>(row.dropoff),
       parcel: json<ParcelJson>(row.parcel),
-      driver: toDriverSummary(row),
-      statusHistory: json<StatusHistoryItemJson[]>(row.status_history),
-      createdAt: row.created_at.toISOString(),
-      updatedAt: row.updated_at.toISOString(),
     };
   }
 
@@ -141,11 +134,7 @@ export class PackageService {
   async list(auth: AuthContext, query: PackageListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    return toPage(
-      rows.map((r) => ({ ...r, createdAt: r.created_at })),
-      limit,
-      (r) => PackageService.toResponse(r),
-    );
+    return toRowPage(rows, limit, (r) => PackageService.toResponse(r));
   }
 
   /** Validates and inserts a package in `trx`; returns the creator's 201 body. */
@@ -195,18 +184,8 @@ export class PackageService {
 
   /** After the creation committed: offer the job to eligible drivers nearby (best effort). */
   announce(pkg: PackageResponse): number {
-    return pushNearbyJob(
-      { index: this.deps.driverIndex, bus: this.deps.bus, now: this.deps.clock.now(), locationTtlMs: this.deps.driverLocationTtlMs },
-      {
-        jobType: 'PACKAGE',
-        jobId: pkg.id,
-        vehicleType: pkg.vehicleType,
-        orderType: 'PACKAGE_DELIVERY',
-        lat: pkg.pickup.location.lat,
-        lng: pkg.pickup.location.lng,
-        parcelSize: pkg.parcel.size ?? null,
-      },
-    );
+    const { lat, lng } = pkg.pickup.location;
+    return this.lifecycle.offerNearby({ id: pkg.id, vehicleType: pkg.vehicleType, lat, lng, parcelSize: pkg.parcel.size ?? null });
   }
 
   /** A driver takes a PENDING package (first wins). */

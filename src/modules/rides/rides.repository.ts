@@ -18,22 +18,9 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .selectFrom('rides as r')
       .leftJoin('users as du', 'du.id', 'r.driver_id')
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
-      .select([
-        'r.id',
-        'r.status',
-        'r.customer_id',
-        'r.driver_id',
-        'r.vehicle_type',
-        'r.country_id',
-        'r.pickup_lat',
-        'r.pickup_lng',
-        'r.destination_lat',
-        'r.destination_lng',
-        'r.created_at',
-        'r.updated_at',
-        ...DRIVER_SUMMARY_COLUMNS,
-        'r.status_history',
-      ]);
+      .select(['r.id', 'r.status', 'r.customer_id', 'r.driver_id', 'r.vehicle_type', 'r.country_id', 'r.created_at', 'r.updated_at'])
+      .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
+      .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history']);
   }
 
   load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {

@@ -18,12 +18,7 @@ export const ridesModule: FeatureModule = async (app, { services, guard }) => {
       onRequest: guard.required(['CUSTOMER']),
       schema: { tags, summary: 'Request a ride (honours Idempotency-Key)', security, body: CreateRideBody, response: { 201: RideResponse, ...errors(400, 401, 403, 404, 409, 422) } },
     },
-    async (request, reply) =>
-      createOnce(idempotency, request, reply, {
-        scope: 'POST /rides',
-        create: (trx) => service.create(trx, request.auth, request.body),
-        announce: (created) => service.announce(created),
-      }),
+    async (request, reply) => createOnce(idempotency, request, reply, 'POST /rides', service),
   );
 
   app.get(

@@ -3,14 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { RideStatus, StatusHistoryItemJson } from '../../db/tables/jobs.js';
+import type { RideStatus } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
-import { decodeCursor, toPage } from '../../shared/pagination.js';
-import { json, pushNearbyJob, toDriverSummary } from '../jobs/driver-claims.js';
-import { isDriverSide, JobLifecycle } from '../jobs/lifecycle.js';
+import { decodeCursor, toRowPage } from '../../shared/pagination.js';
+import { isDriverSide, jobFields, JobLifecycle } from '../jobs/lifecycle.js';
 import { countryExists } from '../jobs/references.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
@@ -53,18 +52,11 @@ export class RideService {
 
   static toResponse(row: RideRow): RideResponse {
     return {
-      id: row.id,
-      status: row.status,
+      ...jobFields(row),
       orderType: 'RIDE',
       customerId: row.customer_id,
-      vehicleType: row.vehicle_type,
-      countryId: row.country_id,
       pickupLocation: { lat: row.pickup_lat, lng: row.pickup_lng },
       destinationLocation: { lat: row.destination_lat, lng: row.destination_lng },
-      driver: toDriverSummary(row),
-      statusHistory: json<StatusHistoryItemJson[]>(row.status_history),
-      createdAt: row.created_at.toISOString(),
-      updatedAt: row.updated_at.toISOString(),
     };
   }
 
@@ -77,11 +69,7 @@ export class RideService {
   async list(auth: AuthContext, query: RideListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    return toPage(
-      rows.map((r) => ({ ...r, createdAt: r.created_at })),
-      limit,
-      (r) => RideService.toResponse(r),
-    );
+    return toRowPage(rows, limit, (r) => RideService.toResponse(r));
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
@@ -107,18 +95,7 @@ export class RideService {
   }
 
   announce(ride: RideResponse): number {
-    return pushNearbyJob(
-      { index: this.deps.driverIndex, bus: this.deps.bus, now: this.deps.clock.now(), locationTtlMs: this.deps.driverLocationTtlMs },
-      {
-        jobType: 'RIDE',
-        jobId: ride.id,
-        vehicleType: ride.vehicleType,
-        orderType: 'RIDE',
-        lat: ride.pickupLocation.lat,
-        lng: ride.pickupLocation.lng,
-        parcelSize: null,
-      },
-    );
+    return this.lifecycle.offerNearby({ id: ride.id, vehicleType: ride.vehicleType, ...ride.pickupLocation, parcelSize: null });
   }
 
   async accept(id: string, auth: AuthContext): Promise<RideResponse> {
