@@ -46,10 +46,7 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&](?:access_token|token)=)[^&]*/gi, '$1[redacted]');
 }
 
-/**
- * `services`: built here when not given (and closed with the app). The app runs the per-process
- * background work and, by default, the shared work too (background.ts).
- */
+/** Runs the per-process background work and, by default, the shared work (background.ts). */
 export async function buildApp({ deps, services: given }: { deps: Deps; services?: Services }): Promise<App> {
   const { config } = deps;
   const app = Fastify({

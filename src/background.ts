@@ -11,9 +11,7 @@ export interface Loop {
   stop(): Promise<void>;
 }
 
-/** How often the ride expiry sweep (and the idempotency purge) runs. */
 export const SWEEP_INTERVAL_MS = 10_000;
-/** How often expired code steps and old send records are deleted. */
 const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
 
 /** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
@@ -63,7 +61,6 @@ export function perProcessWork(services: Services): Loop[] {
   return [{ name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() }];
 }
 
-/** One start and one stop for a list of loops (stopped in reverse order). */
 export function runLoops(loops: Loop[]): { loops: Loop[]; start(): Promise<void>; stop(): Promise<void> } {
   return {
     loops,

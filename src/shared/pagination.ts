@@ -39,7 +39,6 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
 export const beforeCursor = (cursor: Cursor, createdAtColumn: string, idColumn: string) =>
   sql<boolean>`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)}) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`;
 
-/** Takes `limit + 1` rows (newest first) and returns the page and the next cursor. */
 export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -49,7 +48,6 @@ export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], 
   };
 }
 
-/** toPage for database rows, whose creation time is `created_at`. */
 export const toRowPage = <T extends { created_at: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) =>
   toPage(
     rows.map((r) => ({ ...r, createdAt: r.created_at })),

@@ -3,7 +3,6 @@ import type { ColumnType, Generated } from 'kysely';
 
 export type OtpPurpose = 'REGISTER' | 'LOGIN' | 'PASSWORD_RESET';
 
-/** A pending code step: registration, login or password reset. */
 export interface OtpSessionsTable {
   id: string;
   purpose: OtpPurpose;

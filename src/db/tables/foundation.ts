@@ -56,7 +56,6 @@ export interface DriverProfilesTable {
   company_id: string | null;
   service_types: Generated<OrderType[]>;
   availability: Generated<'ONLINE' | 'OFFLINE'>;
-  // Nullable columns that default to null: optional on insert.
   rating: Nullish<number>;
   last_lat: Nullish<number>;
   last_lng: Nullish<number>;

@@ -43,7 +43,6 @@ export interface PackagesTable {
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
 }
 
-/** One item of a status history as the API shows it. */
 export interface StatusHistoryItemJson {
   status: string;
   at: string;
@@ -71,7 +70,6 @@ export interface RidesTable {
   destination_lng: number;
   created_at: Date;
   updated_at: Date;
-  /** As packages.status_history (migration 0007). */
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
 }
 

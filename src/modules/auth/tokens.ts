@@ -24,11 +24,7 @@ export class TokenService {
   // Signing key for jose, made once; verification goes through fast-jwt below.
   private readonly key: KeyObject;
   private readonly verifier: (token: string) => unknown;
-  /**
-   * Tokens whose signature and claims were verified, keyed by the token itself (no hash to compute,
-   * no collisions): every authenticated request presents one, and most present it many times.
-   * Expiry is still checked on every use.
-   */
+  /** Verified tokens, keyed by the token itself; expiry is still checked on every use. */
   private readonly verified = new LRUCache<string, AccessClaims & { exp: number }>({ max: 10_000, ttl: 60_000 });
   constructor(private readonly options: TokenServiceOptions) {
     this.key = createSecretKey(Buffer.from(options.secret, 'utf8'));
@@ -59,12 +55,7 @@ export class TokenService {
     return { token, expiresAt: new Date(exp * 1000) };
   }
 
-  /**
-   * Verifies signature (HS256 only), iss, aud and the required claims with fast-jwt; a verified
-   * token is remembered (see `verified`), so the hot path (every authenticated request) is a map
-   * lookup. Expiry is checked on every call against the injectable clock, so tests can expire a
-   * token without sleeping.
-   */
+  /** HS256 only, iss, aud and the claims; expiry against the injected clock on every call. */
   verifyAccess(token: string): AccessClaims {
     let claims = this.verified.get(token);
     if (!claims) {

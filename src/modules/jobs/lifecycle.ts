@@ -1,6 +1,5 @@
-// The lifecycle both kinds of job share: a checked, conditional status change in one transaction
-// with the driver's claim (or release), the history row and the kind's own in-transaction work (the
-// packages' outbox), then one `job.changed` on the bus after commit.
+// The lifecycle packages and rides share: a conditional status change, the driver's claim or release,
+// the history row and the kind's in-transaction work in one transaction; `job.changed` after commit.
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database, OrderType, VehicleType } from '../../db/schema.js';
@@ -15,7 +14,6 @@ import { checkTransition, type TransitionRule } from './transitions.js';
 
 type Trx = Transaction<Database>;
 
-/** What the lifecycle needs of a job's row. */
 export interface JobRow<S extends string> {
   id: string;
   status: S;
@@ -23,10 +21,8 @@ export interface JobRow<S extends string> {
   vehicle_type: VehicleType;
 }
 
-/** The table-specific half of the lifecycle: a kind's repository. */
 export interface JobStore<S extends string, Row> {
   load(id: string, trx?: Trx): Promise<Row | undefined>;
-  /** Moves the job from `from` to `set.status` when it is still in `from` (and created after `createdAfter`). */
   updateStatus(
     trx: Trx,
     id: string,
@@ -49,18 +45,15 @@ export interface StatusChange<S extends string, E extends string> {
 export interface JobKind<S extends string, A extends string, E extends string, Row> {
   jobType: JobType;
   orderType: OrderType;
-  /** 'package' or 'ride', as messages name it. */
   noun: string;
   transitions: readonly TransitionRule<S, A, E>[];
   finals: readonly S[];
   store: JobStore<S, Row>;
   /** Runs in the status change's transaction (packages: the webhook outbox). */
   inTransaction?(trx: Trx, change: StatusChange<S, E>): Promise<void>;
-  /** Runs after commit, once, on this instance (packages: wake the webhook worker). */
   afterCommit?(change: StatusChange<S, E>): void;
 }
 
-/** The fields every job's response has, whatever its kind. */
 export function jobFields<S extends string>(
   row: JobRow<S> & DriverSummaryRow & { country_id: string; status_history: StatusHistoryItemJson[] | string; created_at: Date; updated_at: Date },
 ) {
@@ -93,7 +86,6 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     return conflict(`${noun[0]!.toUpperCase()}${noun.slice(1)} is ${status}`, 'INVALID_STATUS_TRANSITION');
   }
 
-  /** The event of a move the table allows; 409 when the status does not allow it, 403 when the actor may not. */
   check(from: S, to: S, actor: A): E {
     const check = checkTransition(this.kind.transitions, from, to, actor);
     if (check.ok) return check.event;
@@ -101,7 +93,6 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     throw forbidden(`You may not move this ${this.kind.noun} to ${to}`, 'ACTION_NOT_ALLOWED');
   }
 
-  /** After a new job committed: offer it to the eligible drivers near its pickup (best effort). */
   offerNearby(job: { id: string; vehicleType: VehicleType; lat: number; lng: number; parcelSize: string | null }): number {
     const { driverIndex, bus, clock, driverLocationTtlMs } = this.deps;
     return pushNearbyJob(
@@ -139,7 +130,6 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     return updated;
   }
 
-  /** Any move but assignment; a final one frees the driver. */
   async transition(row: Row, to: S, event: E, actorId: string, options: { reason?: string; recipientName?: string } = {}): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();

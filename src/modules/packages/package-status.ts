@@ -14,11 +14,7 @@ export const PACKAGE_STATUSES: readonly PackageStatus[] = [
   'CANCELLED',
 ];
 
-/**
- * Who acts, relative to the package: its CREATOR, the CUSTOMER it names (when not the creator), an
- * eligible DRIVER taking it, the ASSIGNED_DRIVER, the assigned driver's COMPANY (or a company
- * assigning one of its drivers), an ADMIN.
- */
+/** Who acts, relative to the package (COMPANY: the assigned driver's, or one assigning its driver). */
 export type PackageActor = 'CREATOR' | 'CUSTOMER' | 'DRIVER' | 'ASSIGNED_DRIVER' | 'COMPANY' | 'ADMIN';
 export const PACKAGE_ACTORS: readonly PackageActor[] = ['CREATOR', 'CUSTOMER', 'DRIVER', 'ASSIGNED_DRIVER', 'COMPANY', 'ADMIN'];
 

@@ -17,10 +17,9 @@ type Executor = DB | Transaction<Database>;
 const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The poll's read: who may see each package, and the package object itself as JSON text built by
- * PostgreSQL, sent to the client as it is. It is the object toResponse builds from the row (a test
- * holds the two equal, state by state); building it here spares the poll, the hottest read, parsing
- * some twenty columns and four JSON documents only to serialize them again.
+ * The poll's read: who may see each package, and the package as JSON text built by PostgreSQL and
+ * sent as it is (a test holds it equal to toResponse), sparing the hottest read a parse and a
+ * serialization of some twenty columns.
  */
 const PACKAGE_JSON_BY_IDS = `
   select p.id, p.created_by, p.customer_id, p.driver_id, dp.company_id as driver_company_id,
@@ -48,7 +47,6 @@ export interface PackageJsonRow {
   customer_id: string | null;
   driver_id: string | null;
   driver_company_id: string | null;
-  /** The package object (PackageResponse) as JSON text. */
   body: string;
 }
 
@@ -57,14 +55,10 @@ export type PackageRow = Awaited<ReturnType<ReturnType<PackagesRepository['selec
 export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
   private readonly byId: CompiledQuery<PackageRow>;
   private readonly byIds: CompiledQuery<PackageRow>;
-  /**
-   * Reads outside a transaction are batched: every id asked for while the event loop handles one
-   * round of I/O is fetched by one query when that round ends (setImmediate).
-   */
+  /** Reads outside a transaction: the ids asked for in one event-loop round, fetched by one query. */
   private readonly loader: DataLoader<string, PackageRow | undefined>;
   private readonly jsonLoader: DataLoader<string, PackageJsonRow | undefined>;
 
-  /** `pgPool`: the PostgreSQL server's pool, when there is one. */
   constructor(
     private readonly db: DB,
     private readonly pgPool?: pg.Pool,
@@ -78,7 +72,6 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v1', PACKAGE_JSON_BY_IDS, ids), batching);
   }
 
-  /** One query for the whole package object: row, driver and status history. */
   selectPackages(db: Executor = this.db) {
     return db
       .selectFrom('packages as p')
@@ -99,7 +92,6 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return this.jsonLoader.load(id);
   }
 
-  /** Runs a query whose one parameter is the uuid[] of `ids`; answers in the order of `ids` (undefined: not found). */
   private async byIdsQuery<R extends { id: string }>(name: string, text: string, ids: readonly string[]): Promise<(R | undefined)[]> {
     const rows = this.pgPool
       ? // Prepared once per connection: PostgreSQL then skips parsing and planning on every batch.
@@ -109,7 +101,6 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return ids.map((id) => byId.get(id));
   }
 
-  /** Newest first, `limit + 1` rows, of the packages `auth` may see. */
   list(auth: AuthContext, filter: { status?: PackageStatus; cursor?: Cursor; limit: number }) {
     let q = this.selectPackages();
     const me = auth.userId;
@@ -155,7 +146,6 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     await trx.insertInto('package_status_history').values({ package_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at }).execute();
   }
 
-  /** Takes one of the package's delivery-code attempts; false when none is left. */
   async reserveCodeAttempt(id: string, maxAttempts: number): Promise<boolean> {
     const reserved = await this.db
       .updateTable('packages')

@@ -39,7 +39,6 @@ export interface PackageServiceDeps {
   /** Keys the delivery-code HMAC, so a stolen database does not reveal codes by brute force alone. */
   secret: string;
   driverLocationTtlMs: number;
-  /** The live driver index: who is near a new package's pickup. */
   driverIndex: DriverIndex;
 }
 
@@ -137,7 +136,6 @@ export class PackageService {
     return toRowPage(rows, limit, (r) => PackageService.toResponse(r));
   }
 
-  /** Validates and inserts a package in `trx`; returns the creator's 201 body. */
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody) {
     for (const [field, stop] of [['pickup', body.pickup], ['dropoff', body.dropoff]] as const) {
       if (!isValidPhoneNumber(stop.contactPhone)) throw badRequest(`body.${field}.contactPhone must be a valid phone number`);
@@ -182,13 +180,11 @@ export class PackageService {
     return { ...PackageService.toResponse(row!), ...(deliveryCode ? { deliveryCode } : {}) };
   }
 
-  /** After the creation committed: offer the job to eligible drivers nearby (best effort). */
   announce(pkg: PackageResponse): number {
     const { lat, lng } = pkg.pickup.location;
     return this.lifecycle.offerNearby({ id: pkg.id, vehicleType: pkg.vehicleType, lat, lng, parcelSize: pkg.parcel.size ?? null });
   }
 
-  /** A driver takes a PENDING package (first wins). */
   async accept(id: string, auth: AuthContext): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     // A PENDING package is offered to every eligible driver, so losing the race is a 409, not a 404.
@@ -196,7 +192,6 @@ export class PackageService {
     return this.assignTo(row, auth.userId, 'DRIVER', auth.userId);
   }
 
-  /** An admin, or a company for one of its drivers, assigns a PENDING package. */
   async assign(id: string, auth: AuthContext, driverId: string): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row) throw packageNotFound();
@@ -245,7 +240,6 @@ export class PackageService {
     });
   }
 
-  /** Any move but assignment: visibility (404), the transition table (409 / 403), then the lifecycle. */
   private async move(
     id: string,
     auth: AuthContext,

@@ -27,7 +27,6 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
     return this.selectRides(trx).where('r.id', '=', id).executeTakeFirst();
   }
 
-  /** Newest first, `limit + 1` rows, of the rides `auth` may see. */
   list(auth: AuthContext, filter: { status?: RideStatus; cursor?: Cursor; limit: number }) {
     let q = this.selectRides();
     const me = auth.userId;

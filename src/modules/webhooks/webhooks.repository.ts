@@ -79,7 +79,6 @@ export class WebhooksRepository {
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   }
 
-  /** A delivery of one of the business's endpoints. */
   getDelivery(businessId: string, id: string): Promise<(DeliveryRow & { endpoint_enabled: boolean }) | undefined> {
     return this.db
       .selectFrom('webhook_deliveries as d')
