@@ -50,7 +50,6 @@ describe('worker', () => {
     { skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server shared with a child process: set TEST_DATABASE_URL', timeout: 60_000 },
     async () => {
       const database = await createTestDatabase({ migrate: false });
-      const port = String(20000 + Math.floor(Math.random() * 20000));
       let out = '';
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
         cwd: root,
@@ -61,7 +60,7 @@ describe('worker', () => {
           JWT_SECRET: TEST_JWT_SECRET,
           DATA_DIR: `/tmp/rd-worker-${process.pid}`,
           HOST: '127.0.0.1',
-          WORKER_PORT: port,
+          WORKER_PORT: '0',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -74,7 +73,9 @@ describe('worker', () => {
           assert.ok(Date.now() < until && child.exitCode === null, `worker did not start: ${out}`);
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
-        const base = `http://127.0.0.1:${port}`;
+        // WORKER_PORT=0: the port the system chose is in the start line.
+        const started = out.split('\n').find((line) => line.includes('"msg":"worker running"'))!;
+        const base = `http://127.0.0.1:${(JSON.parse(started) as { port: number }).port}`;
         assert.deepEqual(await (await fetch(`${base}/health`)).json(), { status: 'ok' });
         const ready = await fetch(`${base}/health/ready`);
         assert.equal(ready.status, 200);
