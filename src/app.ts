@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { perProcessWork, runLoops, sharedWork } from './background.js';
 import type { Deps } from './deps.js';
 import { AuthGuard } from './http/authenticate.js';
 import type { App, FeatureModule, ModuleContext } from './http/context.js';
@@ -14,16 +15,17 @@ import { validatorCompiler } from './http/validation.js';
 import { coalesceWrites } from './http/write-coalescing.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
-import { TokenService } from './modules/auth/tokens.js';
 import { healthModule } from './modules/health/health.routes.js';
 import { countriesModule } from './modules/countries/countries.routes.js';
 import { authModule } from './modules/auth/auth.routes.js';
 import { adminModule } from './modules/admin/admin.routes.js';
 import { driversModule } from './modules/drivers/drivers.routes.js';
 import { matchingModule } from './modules/matching/matching.routes.js';
+import { driverJobsModule } from './modules/jobs/driver-jobs.routes.js';
 import { packagesModule } from './modules/packages/packages.routes.js';
 import { ridesModule } from './modules/rides/rides.routes.js';
 import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
+import { createServices, type Services } from './services.js';
 
 const API_MODULES: FeatureModule[] = [
   countriesModule,
@@ -33,6 +35,7 @@ const API_MODULES: FeatureModule[] = [
   matchingModule,
   packagesModule,
   ridesModule,
+  driverJobsModule,
   webhooksModule,
 ];
 
@@ -43,7 +46,8 @@ export function redactUrl(url: string): string {
   return url.replace(/([?&](?:access_token|token)=)[^&]*/gi, '$1[redacted]');
 }
 
-export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
+/** Runs the per-process background work and, by default, the shared work (background.ts). */
+export async function buildApp({ deps, services: given }: { deps: Deps; services?: Services }): Promise<App> {
   const { config } = deps;
   const app = Fastify({
     // Fastify's request serializer, with secrets in the query string (the WebSocket access_token) redacted.
@@ -146,15 +150,15 @@ export async function buildApp({ deps }: { deps: Deps }): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
-  const tokens = new TokenService({
-    secret: config.jwtSecret,
-    issuer: config.jwtIssuer,
-    audience: config.jwtAudience,
-    accessTtlMs: config.accessTokenTtlMs,
-    clock: deps.clock,
+  const services = given ?? createServices(deps);
+  const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, tokens: services.tokens });
+  const ctx: ModuleContext = { deps, services, guard };
+  const background = runLoops([...perProcessWork(services), ...sharedWork(deps, services, { webhookWorker: config.webhookWorkerInProcess })]);
+  app.addHook('onReady', () => background.start());
+  app.addHook('onClose', async () => {
+    await background.stop();
+    if (!given) services.close();
   });
-  const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, tokens });
-  const ctx: ModuleContext = { deps, tokens, guard };
 
   await app.register(async (root) => {
     await healthModule(root as App, ctx);

@@ -29,6 +29,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.webhookTimeoutMs, 10_000);
   assert.equal(c.webhookAllowHttp, true);
   assert.equal(c.webhookAllowPrivateTargets, true);
+  assert.equal(c.workerPort, 9465);
   assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
   assert.equal(c.logLevel, 'info');
 });

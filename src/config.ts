@@ -54,6 +54,8 @@ export interface Config {
   webhookSignatureHeader: string;
   /** Whether the API process also runs the webhook worker (`npm run worker` runs it alone). */
   webhookWorkerInProcess: boolean;
+  /** Where `npm run worker` serves /health, /health/ready and /metrics. */
+  workerPort: number;
   logLevel: string;
 }
 
@@ -236,6 +238,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', !isProduction),
     webhookSignatureHeader: signatureHeader,
     webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
+    workerPort: int('WORKER_PORT', 9465, 0, 65535),
     logLevel,
   };
 

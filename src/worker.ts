@@ -1,8 +1,10 @@
-// The webhook worker alone (`npm run worker`): loadConfig → createDeps (opens and migrates the database) → run → SIGTERM.
+// `npm run worker`: the shared background work alone (background.ts), with /health* and /metrics on WORKER_PORT.
 import closeWithGrace from 'close-with-grace';
+import { runLoops, sharedWork } from './background.js';
 import { loadConfigOrExit } from './config.js';
 import { createDeps } from './deps.js';
-import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
+import { createServices } from './services.js';
+import { buildWorkerApp } from './worker-app.js';
 
 const config = loadConfigOrExit();
 
@@ -13,25 +15,20 @@ if (!config.databaseUrl) {
 }
 
 const deps = await createDeps(config);
-const worker = new WebhookWorker({
-  db: deps.database.db,
-  clock: deps.clock,
-  logger: deps.logger,
-  config: deps.config,
-  bus: deps.bus,
-  registry: deps.metrics.registry,
-});
-
-// The worker's own timers do not hold the process open; this does, until shutdown.
-const keepAlive = setInterval(() => undefined, 60_000);
+const services = createServices(deps);
+const background = runLoops(sharedWork(deps, services, { webhookWorker: true }));
+const app = await buildWorkerApp({ deps });
 
 closeWithGrace({ delay: config.webhookTimeoutMs + 5_000 }, async ({ signal, err }) => {
   if (err) deps.logger.error({ err }, 'worker shutting down after an error');
   else deps.logger.info({ signal }, 'worker shutting down');
-  await worker.stop();
+  await app.close();
+  await background.stop();
+  services.close();
   await deps.close();
-  clearInterval(keepAlive);
 });
 
-worker.start();
-deps.logger.info({ workerId: worker.id, database: deps.database.kind }, 'webhook worker running');
+await background.start();
+await app.listen({ port: config.workerPort, host: config.host });
+const { port } = app.server.address() as { port: number };
+deps.logger.info({ port, loops: background.loops.map((l) => l.name), database: deps.database.kind }, 'worker running');

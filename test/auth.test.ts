@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { countryId, createUser, TEST_PASSWORD, uniquePhone, type TestUser } from './helpers/factories.js';
 import { buildSmsTestApp, wrongCode, type SmsTestApp } from './auth-support.js';
-import { createAuthServices } from '../src/modules/auth/auth.factory.js';
-import type { ModuleContext } from '../src/http/context.js';
 import { buildTestApp } from './helpers/app.js';
 
 const NEW_PASSWORD = 'a-much-better-passphrase';
@@ -498,7 +496,7 @@ describe('accounts and authentication', () => {
   });
 
   test('the sweep deletes code steps past their end and sends past the hourly window, nothing live', async () => {
-    const { auth } = createAuthServices({ deps: t.deps, tokens: t.tokens } as ModuleContext);
+    const { auth } = t.services;
     const old = uniquePhone();
     const stale = await registerCode(old);
     t.clock.advance(10 * 60_000 + 1); // past LOGIN_SESSION_TTL (10 minutes)

@@ -4,7 +4,6 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase } from './helpers/database.js';
-import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import { countryId, createUser, type CreateUserOptions, type TestUser } from './helpers/factories.js';
 
 const NAIROBI = { lat: -1.2921, lng: 36.8219 };
@@ -313,7 +312,7 @@ describe('write-behind positions', () => {
       const drivers: TestUser[] = [];
       for (let i = 0; i < 5; i++) drivers.push(await createUser(first, { role: 'DRIVER', driver: { vehicleType: 'TRUCK', availability: 'ONLINE' } }));
       const batches: number[] = [];
-      liveDrivers(first.deps).onFlush = (stats) => batches.push(stats.rows);
+      first.services.live.onFlush = (stats) => batches.push(stats.rows);
       for (let step = 0; step < 10; step++) {
         for (const [i, d] of drivers.entries()) await report(first, d, { lat: 40 + i / 1000, lng: -3.7, heading: 45 + step });
         first.clock.advance(1);
@@ -370,7 +369,7 @@ describe('write-behind positions', () => {
         database.db.selectFrom('driver_profiles').select(['last_lat', 'last_lng']).where('user_id', 'in', ids).execute();
 
       const t = await buildTestApp({ database });
-      const live = liveDrivers(t.deps);
+      const live = t.services.live;
       const batches: number[] = [];
       live.onFlush = (stats) => batches.push(stats.rows);
       ids.forEach((id, i) => assert.ok(live.report(id, { lat: 1 + i / 10_000, lng: 2 })));

@@ -2,7 +2,7 @@
 // key is taken over after ABANDONED_CLAIM_MS. Real database (PGlite or the server).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ABANDONED_CLAIM_MS, IdempotencyStore } from '../src/modules/packages/idempotency.js';
+import { ABANDONED_CLAIM_MS, IdempotencyStore } from '../src/http/idempotency.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 

@@ -3,7 +3,6 @@ import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import type { BusEvents } from '../src/shared/bus.js';
-import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import { get, packageBody, post, rideBody, setDriverPosition, stop } from './packages-helpers.js';
 
 describe('driver jobs', () => {
@@ -88,7 +87,7 @@ describe('driver jobs', () => {
 
   test('a position just reported counts at once for nearby jobs and pushes (before it is written behind)', async () => {
     // Hold the write-behind (its timer runs on real time) so the stored copy stays empty throughout.
-    const live = liveDrivers(t.deps);
+    const live = t.services.live;
     const flush = live.flush;
     live.flush = async () => undefined;
     try {

@@ -1,6 +1,13 @@
 // Shared bits of the package, ride and job tests.
-import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import type { TestApp } from './helpers/app.js';
+import { createUser, type TestUser } from './helpers/factories.js';
+
+/** One user of each role given, created in that order. */
+export async function createUsers(t: TestApp, roles: NonNullable<NonNullable<Parameters<typeof createUser>[1]>['role']>[]): Promise<TestUser[]> {
+  const users: TestUser[] = [];
+  for (const role of roles) users.push(await createUser(t, { role }));
+  return users;
+}
 
 export function stop(lat: number, lng: number, overrides: Record<string, unknown> = {}) {
   return { location: { lat, lng }, address: 'Moi Avenue 1, Nairobi', contactName: 'Wanjiru', contactPhone: '+254712345678', ...overrides };
@@ -42,7 +49,7 @@ export async function setDriverPosition(t: TestApp, driverId: string, lat: numbe
     .where('user_id', '=', driverId)
     .execute();
   // As another instance's change would arrive: the live index reads the driver again.
-  await liveDrivers(t.deps).reload(driverId);
+  await t.services.live.reload(driverId);
 }
 
 export const notFoundBody = (what: 'Package' | 'Ride') => ({

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
-import { canonicalJson } from '../src/modules/packages/idempotency.js';
+import { canonicalJson } from '../src/http/idempotency.js';
 import { rebuildPackageStatusHistory } from '../src/db/migrations/0006_package_history_column.js';
 import { get, notFoundBody, packageBody, post } from './packages-helpers.js';
 import type { BusEvents } from '../src/shared/bus.js';

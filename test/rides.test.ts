@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
-import { liveDrivers } from '../src/modules/matching/live-drivers.js';
 import { RideService } from '../src/modules/rides/rides.service.js';
-import { get, notFoundBody, post, rideBody } from './packages-helpers.js';
+import { createUsers, get, notFoundBody, post, rideBody } from './packages-helpers.js';
 
 describe('rides', () => {
   let t: TestApp;
@@ -21,15 +20,11 @@ describe('rides', () => {
 
   before(async () => {
     t = await buildTestApp();
-    customer = await createUser(t, { role: 'CUSTOMER' });
-    otherCustomer = await createUser(t, { role: 'CUSTOMER' });
-    company = await createUser(t, { role: 'COMPANY' });
-    otherCompany = await createUser(t, { role: 'COMPANY' });
+    [customer, otherCustomer, company, otherCompany] = await createUsers(t, ['CUSTOMER', 'CUSTOMER', 'COMPANY', 'COMPANY']);
     driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: company.id } });
     otherDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id } });
-    business = await createUser(t, { role: 'BUSINESS' });
-    admin = await createUser(t, { role: 'ADMIN' });
-    rides = new RideService({ db: t.db, bus: t.deps.bus, clock: t.clock, driverLocationTtlMs: 120_000, driverIndex: liveDrivers(t.deps).index });
+    [business, admin] = await createUsers(t, ['BUSINESS', 'ADMIN']);
+    rides = t.services.rides;
   });
   after(async () => t.close());
 

@@ -145,6 +145,7 @@ describe('webhook workers', () => {
             WEBHOOK_TIMEOUT: '1s',
             WEBHOOK_RETRY_SCHEDULE: '1s',
             LOG_LEVEL: 'warn',
+            WORKER_PORT: '0',
           },
           stdio: ['ignore', 'ignore', 'inherit'],
         });

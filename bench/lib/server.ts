@@ -9,7 +9,8 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createDeps } from '../../src/deps.js';
 import { TokenService } from '../../src/modules/auth/tokens.js';
-import { liveDrivers, type FlushStats } from '../../src/modules/matching/live-drivers.js';
+import type { FlushStats } from '../../src/modules/matching/live-drivers.js';
+import { createServices } from '../../src/services.js';
 import { CENTRE, SPREAD_DEG } from './area.js';
 
 const send = (message: unknown) => process.send!(message);
@@ -58,7 +59,8 @@ async function real() {
     returning id, user_id`.execute(db);
   const seededMs = performance.now() - t0;
 
-  const app = await buildApp({ deps });
+  const services = createServices(deps);
+  const app = await buildApp({ deps, services });
   const t1 = performance.now();
   await app.ready();
   const readyMs = performance.now() - t1;
@@ -70,7 +72,7 @@ async function real() {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const flushes: FlushStats[] = [];
-  const live = liveDrivers(deps);
+  const live = services.live;
   live.onFlush = (s) => flushes.push(s);
   await app.listen({ port: 0, host: '127.0.0.1' });
   process.on('message', async (m: { type: string }) => {

@@ -1,95 +1,10 @@
-// Kysely table types. Each module declares its own tables; this file joins them.
-import type { ColumnType, Generated } from 'kysely';
-import type { AuthTables } from '../modules/auth/auth.tables.js';
-import type { DriverTables } from '../modules/drivers/drivers.tables.js';
-import type { PackageTables } from '../modules/packages/packages.tables.js';
-import type { WebhookTables } from '../modules/webhooks/webhooks.tables.js';
+// The whole database as Kysely sees it: the table groups of src/db/tables joined.
+import type { AuthTables } from './tables/auth.js';
+import type { FoundationTables } from './tables/foundation.js';
+import type { IdempotencyTables } from './tables/idempotency.js';
+import type { JobTables } from './tables/jobs.js';
+import type { WebhookTables } from './tables/webhooks.js';
 
-/** A nullable column with a null default: selected as `T | null`, optional on insert. */
-export type Nullish<T, I = T> = ColumnType<T | null, I | null | undefined, I | null>;
-export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-export type Role = 'CUSTOMER' | 'DRIVER' | 'BUSINESS' | 'COMPANY' | 'ADMIN';
-export type AccountStatus = 'ACTIVE' | 'PENDING_APPROVAL' | 'REJECTED' | 'SUSPENDED';
-export type VehicleType = 'BIKE' | 'CAR' | 'VAN' | 'TRUCK';
-export type OrderType = 'RIDE' | 'PACKAGE_DELIVERY';
+export type * from './tables/foundation.js';
 
-export interface CountriesTable {
-  id: string;
-  code: string;
-  name: string;
-  currency: string;
-  dial_code: string;
-  created_at: Generated<Date>;
-  updated_at: Generated<Date>;
-}
-
-export interface UsersTable {
-  id: string;
-  email: string;
-  phone: string;
-  password_hash: string;
-  first_name: string;
-  last_name: string;
-  role: Role;
-  status: AccountStatus;
-  status_reason: string | null;
-  country_id: string | null;
-  is_email_verified: Generated<boolean>;
-  is_phone_verified: Generated<boolean>;
-  created_at: Generated<Date>;
-  updated_at: Generated<Date>;
-}
-
-export interface BusinessProfilesTable {
-  user_id: string;
-  business_name: string;
-  business_address: string | null;
-  updated_at: Generated<Date>;
-}
-
-export interface CompanyProfilesTable {
-  user_id: string;
-  company_name: string;
-  updated_at: Generated<Date>;
-}
-
-export interface DriverProfilesTable {
-  user_id: string;
-  vehicle_type: VehicleType;
-  vehicle_plate: string;
-  company_id: string | null;
-  service_types: Generated<OrderType[]>;
-  availability: Generated<'ONLINE' | 'OFFLINE'>;
-  // Nullable columns that default to null: optional on insert.
-  rating: Nullish<number>;
-  last_lat: Nullish<number>;
-  last_lng: Nullish<number>;
-  last_heading: Nullish<number>;
-  last_speed: Nullish<number>;
-  last_location_at: Nullish<Date, Date | string>;
-  active_job_type: Nullish<'PACKAGE' | 'RIDE'>;
-  active_job_id: Nullish<string>;
-  updated_at: Generated<Date>;
-}
-
-export interface AuthSessionsTable {
-  id: string;
-  user_id: string;
-  refresh_token_hash: string;
-  remember_me: boolean;
-  expires_at: Date;
-  revoked_at: Date | null;
-  created_at: Generated<Date>;
-  last_used_at: Date | null;
-}
-
-export interface FoundationTables {
-  countries: CountriesTable;
-  users: UsersTable;
-  business_profiles: BusinessProfilesTable;
-  company_profiles: CompanyProfilesTable;
-  driver_profiles: DriverProfilesTable;
-  auth_sessions: AuthSessionsTable;
-}
-
-export interface Database extends FoundationTables, AuthTables, DriverTables, PackageTables, WebhookTables {}
+export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables {}

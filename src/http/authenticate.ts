@@ -5,15 +5,9 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { DB } from '../db/database.js';
 import type { AccountStatus, Role } from '../db/schema.js';
+import { STATUS_MESSAGES, type AccessClaims, type AccessTokenVerifier, type AuthContext } from '../shared/auth-context.js';
 import type { Bus } from '../shared/bus.js';
 import { forbidden, unauthorized } from '../shared/errors.js';
-import type { AccessClaims, TokenService } from '../modules/auth/tokens.js';
-
-export interface AuthContext {
-  userId: string;
-  role: Role;
-  sessionId: string;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,18 +29,12 @@ const CACHE_TTL_MS = 30_000;
 export const UNRELIABLE_BUS_MAX_AGE_MS = 1000;
 const CACHE_MAX = 50_000;
 
-export const STATUS_MESSAGES: Record<Exclude<AccountStatus, 'ACTIVE'>, string> = {
-  PENDING_APPROVAL: 'Account is pending approval',
-  REJECTED: 'Account has been rejected',
-  SUSPENDED: 'Account is suspended',
-};
-
 export class AuthGuard {
   /** Lifetimes on a monotonic clock; revocations and account changes drop entries at once. */
   private readonly cache = new LRUCache<string, SessionState>({ max: CACHE_MAX, ttl: CACHE_TTL_MS });
 
   constructor(
-    private readonly deps: { db: DB; bus: Bus; tokens: TokenService },
+    private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier },
   ) {
     deps.bus.subscribe('session.revoked', ({ sessionId }) => this.cache.delete(sessionId));
     deps.bus.subscribe('bus.resync', () => this.cache.clear());

@@ -7,7 +7,6 @@ import type { ChildLoggerOptions, Logger } from 'pino';
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type Args = [unknown, ...unknown[]];
 
-/** A child of `parent` with `bindings`, created on the first line logged through it. */
 class LazyChildLogger {
   private made: Logger | undefined;
 
@@ -74,10 +73,7 @@ export function requestLogger(logger: Logger, bindings: Record<string, unknown>,
   return new LazyChildLogger(logger, bindings, options) as unknown as Logger;
 }
 
-/**
- * One line per request, written when it completes (with the request, the status and the time),
- * instead of Fastify's two (an "incoming request" line and a "request completed" line).
- */
+/** One line per request when it completes, instead of Fastify's two. */
 export class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
 

@@ -33,7 +33,6 @@ function makeAjv(coerce: boolean): Ajv {
 const strictAjv = makeAjv(false);
 const coercingAjv = makeAjv(true);
 
-/** Compiles a schema for a message body outside HTTP (the driver WebSocket): the same rules as bodies. */
 export const compileBodySchema = (schema: object) => strictAjv.compile(schema);
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
@@ -41,7 +40,6 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   return ajv.compile(schema as object) as any;
 };
 
-/** A readable sentence for the first validation error: `body.pickup.lat must be <= 90`. */
 export function describeValidationError(errors: ErrorObject[] | Partial<ErrorObject>[], context: string): string {
   // A failed union reports each branch first and the anyOf last: the anyOf says more.
   const all = errors as ErrorObject[];

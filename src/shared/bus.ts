@@ -24,8 +24,21 @@ export interface BusEvents {
   'driver.push': { driverId: string; message: Record<string, unknown> };
   /** New work may be available for the webhook worker. */
   'webhooks.wake': Record<string, never>;
-  /** A package changed: instances drop their cached copy (GET /packages/:id read cache). */
-  'package.changed': { packageId: string };
+  /**
+   * A package or ride changed status (after commit). Every instance reacts for itself: caches drop
+   * their copy, the driver index and the driver's WebSocket hear of it (driver.job, driver.push).
+   */
+  'job.changed': {
+    jobType: 'PACKAGE' | 'RIDE';
+    jobId: string;
+    status: string;
+    driverId: string | null;
+    actorId: string | null;
+    /** The driver was just given the job (it is busy now). */
+    assigned: boolean;
+    /** The job ended (its driver is free). */
+    final: boolean;
+  };
   /**
    * This instance only: Redis (or this instance's subscription) is back after an outage, so events
    * published meanwhile may have been missed. Whoever keeps state from events reloads it from the
@@ -40,6 +53,8 @@ export interface Bus {
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void;
   /** Delivers to the other instances only: for a change this instance has already applied itself. */
   publishToOthers<T extends Topic>(topic: T, payload: BusEvents[T]): void;
+  /** Delivers to this instance only: for a reaction every instance makes to an event all of them got. */
+  publishHere<T extends Topic>(topic: T, payload: BusEvents[T]): void;
   subscribe<T extends Topic>(topic: T, handler: Handler<T>): () => void;
   /** Whether invalidations from every instance are being delivered (see RedisBus). */
   readonly reliable: boolean;
@@ -56,6 +71,9 @@ export class LocalBus implements Bus {
     return true;
   }
   publish<T extends Topic>(topic: T, payload: BusEvents[T]): void {
+    this.deliver(topic, payload);
+  }
+  publishHere<T extends Topic>(topic: T, payload: BusEvents[T]): void {
     this.deliver(topic, payload);
   }
   /** Without Redis there are no other instances. */

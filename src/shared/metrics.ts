@@ -7,7 +7,6 @@ interface Series {
   labels: { method: string; route: string; status: string };
   count: number;
   sum: number;
-  /** Observations per bucket (not cumulative); the last slot is +Inf. */
   buckets: Float64Array;
 }
 

@@ -39,7 +39,6 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
 export const beforeCursor = (cursor: Cursor, createdAtColumn: string, idColumn: string) =>
   sql<boolean>`(${sql.ref(createdAtColumn)}, ${sql.ref(idColumn)}) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`;
 
-/** Takes `limit + 1` rows (newest first) and returns the page and the next cursor. */
 export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
@@ -48,6 +47,13 @@ export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], 
     nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
   };
 }
+
+export const toRowPage = <T extends { created_at: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) =>
+  toPage(
+    rows.map((r) => ({ ...r, createdAt: r.created_at })),
+    limit,
+    map,
+  );
 
 export const pageSchema = <T extends import('@sinclair/typebox').TSchema>(item: T) =>
   Type.Object({ items: Type.Array(item), nextCursor: Type.Union([Type.String(), Type.Null()]) });

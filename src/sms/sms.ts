@@ -9,7 +9,6 @@ import type { Clock } from '../shared/clock.js';
 import { AppError } from '../shared/errors.js';
 
 export interface SmsSender {
-  /** Resolves once the message is handed over (console/file: written). */
   send(to: string, text: string): Promise<void>;
 }
 

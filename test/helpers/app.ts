@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, LOG_REDACT, type Deps } from '../../src/deps.js';
 import type { App } from '../../src/http/context.js';
+import { createServices, type Services } from '../../src/services.js';
 import { TokenService } from '../../src/modules/auth/tokens.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { createTestDatabase, testRedisUrl, type TestDatabase } from './database.js';
@@ -16,6 +17,8 @@ export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-012345
 export interface TestApp {
   app: App;
   deps: Deps;
+  /** The app's services (the same instances its routes and background work use). */
+  services: Services;
   db: Deps['database']['db'];
   database: TestDatabase;
   clock: ManualClock;
@@ -68,7 +71,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ownDatabase = !options.database;
   const database = options.database ?? (await createTestDatabase());
   const deps = await createDeps(config, { clock, logger, database: { ...database, close: async () => undefined } });
-  const app = await buildApp({ deps });
+  const services = createServices(deps);
+  const app = await buildApp({ deps, services });
   await app.ready();
   const tokens = new TokenService({
     secret: deps.config.jwtSecret,
@@ -80,6 +84,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     app,
     deps,
+    services,
     db: database.db,
     database,
     clock,
@@ -87,6 +92,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     logLines,
     close: async () => {
       await app.close();
+      services.close();
       await deps.close();
       if (options.redis && !options.redisKeyPrefix) await deleteRedisKeys(redisKeyPrefix);
       if (ownDatabase) await database.close();

@@ -6,10 +6,8 @@ import { conflict, notFound } from '../../shared/errors.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import { Body, IdParams, Role, errorResponses as errors } from '../../shared/schemas.js';
 import { CountryResponse, toCountryResponse } from '../countries/countries.schemas.js';
-import { createAuthServices } from '../auth/auth.factory.js';
 import { AccountFields, RoleFields } from '../auth/auth.schemas.js';
 import { AccountStatus, UserResponse } from '../auth/users.schemas.js';
-import { AdminService } from './admin.service.js';
 
 const tags = ['admin'];
 const security = [{ bearerAuth: [] }];
@@ -39,8 +37,7 @@ const UpdateCountryBody = Body(
 export const adminModule: FeatureModule = async (app, ctx) => {
   const { deps } = ctx;
   const db = deps.database.db;
-  const { accounts, auth, sms } = createAuthServices(ctx);
-  const admin = new AdminService({ db, clock: deps.clock, sms, accounts, auth });
+  const { admin } = ctx.services;
   const onlyAdmin = ctx.guard.required(['ADMIN']);
 
   if (deps.config.admin) {

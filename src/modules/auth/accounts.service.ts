@@ -47,7 +47,6 @@ const ALL_ROLE_FIELDS: (keyof NewAccount)[] = [
 
 type Executor = DB | Transaction<Database>;
 
-/** E.164 and a number that exists in its country's numbering plan. */
 export function assertValidPhone(phone: string, field = 'phone'): void {
   const parsed = /^\+[1-9]\d{6,14}$/.test(phone) ? parsePhoneNumberFromString(phone) : undefined;
   if (!parsed || !parsed.isValid() || parsed.number !== phone) {
@@ -78,7 +77,6 @@ export function assertValidAccountFields(input: NewAccount): void {
 export class AccountService {
   constructor(private readonly deps: { db: DB; clock: Clock }) {}
 
-  /** Database checks: country, company, e-mail and phone (404/409). */
   async assertCanCreate(input: NewAccount, db: Executor = this.deps.db): Promise<void> {
     if (input.countryId) {
       const country = await db.selectFrom('countries').select('id').where('id', '=', input.countryId).executeTakeFirst();

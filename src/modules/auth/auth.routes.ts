@@ -1,8 +1,6 @@
 // Registration, login with an SMS code, refresh, logout, the current user and passwords.
 import type { FeatureModule } from '../../http/context.js';
-import { runPeriodically } from '../../http/periodic.js';
 import { SuccessMessage, errorResponses as errors } from '../../shared/schemas.js';
-import { createAuthServices } from './auth.factory.js';
 import {
   ChangePasswordBody,
   CodeSessionBody,
@@ -23,14 +21,8 @@ import { UserResponse } from './users.schemas.js';
 const tags = ['auth'];
 const bearer = [{ bearerAuth: [] }];
 
-/** How often each instance deletes expired code steps and old send records. */
-const PURGE_INTERVAL_MS = 10 * 60_000;
-
 export const authModule: FeatureModule = async (app, ctx) => {
-  const { auth } = createAuthServices(ctx);
-
-  // At start too, so instances restarted more often than the interval still purge.
-  runPeriodically(app, { name: 'purging expired codes', everyMs: PURGE_INTERVAL_MS, atStart: true, run: () => auth.purgeExpired() });
+  const { auth } = ctx.services;
 
   app.post(
     '/auth/register/send-otp',

@@ -13,7 +13,6 @@ const OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, paralle
 let maxConcurrent = availableParallelism();
 let running = 0;
 
-/** For benchmarks and tuning: how many argon2 computations may run at once. */
 export function setPasswordHashConcurrency(n: number): void {
   maxConcurrent = Math.max(1, Math.floor(n));
 }

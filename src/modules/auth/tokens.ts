@@ -3,14 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 import { LRUCache } from 'lru-cache';
 import type { Role } from '../../db/schema.js';
+import type { AccessClaims } from '../../shared/auth-context.js';
 import type { Clock } from '../../shared/clock.js';
 import { unauthorized } from '../../shared/errors.js';
 
-export interface AccessClaims {
-  userId: string;
-  role: Role;
-  sessionId: string;
-}
+export type { AccessClaims };
 
 export interface TokenServiceOptions {
   secret: string;
@@ -25,11 +22,7 @@ const ROLES = new Set(['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN']);
 export class TokenService {
   private readonly signer: (payload: Record<string, unknown>) => string;
   private readonly verifier: (token: string) => unknown;
-  /**
-   * Tokens whose signature and claims were verified, keyed by the token itself (no hash to compute,
-   * no collisions): every authenticated request presents one, and most present it many times.
-   * Expiry is still checked on every use.
-   */
+  /** Verified tokens, keyed by the token itself; expiry is still checked on every use. */
   private readonly verified = new LRUCache<string, AccessClaims & { exp: number }>({ max: 10_000, ttl: 60_000 });
   constructor(private readonly options: TokenServiceOptions) {
     // iat and exp come from the injected clock (signAccess), which the signer keeps as given.
@@ -62,12 +55,7 @@ export class TokenService {
     return { token, expiresAt: new Date(exp * 1000) };
   }
 
-  /**
-   * Verifies signature (HS256 only), iss, aud and the required claims with fast-jwt; a verified
-   * token is remembered (see `verified`), so the hot path (every authenticated request) is a map
-   * lookup. Expiry is checked on every call against the injectable clock, so tests can expire a
-   * token without sleeping.
-   */
+  /** HS256 only, iss, aud and the claims; expiry against the injected clock on every call. */
   verifyAccess(token: string): AccessClaims {
     let claims = this.verified.get(token);
     if (!claims) {

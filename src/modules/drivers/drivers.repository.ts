@@ -38,7 +38,6 @@ export class DriversRepository {
     return this.drivers().where('dp.user_id', '=', id).executeTakeFirst();
   }
 
-  /** The company's drivers, newest first. */
   listCompanyDrivers(companyId: string, limit: number, cursor: Cursor | undefined) {
     let query = this.drivers().where('dp.company_id', '=', companyId);
     if (cursor) query = query.where(beforeCursor(cursor, 'u.created_at', 'u.id'));

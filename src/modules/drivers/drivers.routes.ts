@@ -3,22 +3,14 @@
 import { Type } from '@sinclair/typebox';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import { noContent, type App, type FeatureModule } from '../../http/context.js';
-import { liveDrivers } from '../matching/live-drivers.js';
 import { registerDriverStream } from './driver-stream.js';
-import { DriversRepository } from './drivers.repository.js';
 import { AvailabilityBody, DriverResponse, LocationBody, PatchDriverBody } from './drivers.schemas.js';
-import { DriversService } from './drivers.service.js';
 import { registerProfileRoutes } from './profiles.routes.js';
 
 
 export const driversModule: FeatureModule = async (app, ctx) => {
-  const { deps, guard } = ctx;
-  const live = liveDrivers(deps);
-  await live.start();
-  app.addHook('onClose', async () => live.stop());
-
-  const repo = new DriversRepository(deps.database.db, deps.clock);
-  const service = new DriversService({ repo, live, bus: deps.bus });
+  const { guard } = ctx;
+  const { live, driversRepo: repo, drivers: service } = ctx.services;
   const driverOnly = guard.required(['DRIVER']);
   const security = [{ bearerAuth: [] }];
 

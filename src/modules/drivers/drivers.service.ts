@@ -53,7 +53,6 @@ export class DriversService {
     this.deps.live.report(id, body);
   }
 
-  /** The contract's driver object; the position comes from the live index when it is newer. */
   toResponse(row: DriverRow) {
     const p = newerPosition(this.deps.live.index.get(row.id)?.position, row);
     const location = p && { lat: p.lat, lng: p.lng, heading: p.heading, speed: p.speed, updatedAt: new Date(p.at).toISOString() };

@@ -1,7 +1,8 @@
 // Operational routes at the root: liveness, readiness and Prometheus metrics (never rate limited).
 import { Type } from '@sinclair/typebox';
 import { isDatabaseUnavailable } from '../../db/availability.js';
-import type { FeatureModule } from '../../http/context.js';
+import type { Deps } from '../../deps.js';
+import type { App } from '../../http/context.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -22,7 +23,7 @@ async function check(name: string, fn: () => Promise<unknown>, log: (err: unknow
   }
 }
 
-export const healthModule: FeatureModule = (app, { deps }) => {
+export const healthModule = (app: App, { deps }: { deps: Deps }) => {
   app.get(
     '/health',
     { schema: { tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },

@@ -12,12 +12,9 @@ const NCOLS = Math.round(360 / CELL_DEG);
 export const SERVICE_BITS: Record<OrderType, number> = { RIDE: 1, PACKAGE_DELIVERY: 2 };
 export const serviceMask = (types: readonly OrderType[]) => types.reduce((mask, t) => mask | SERVICE_BITS[t], 0);
 
-// Records share one copy of the values many drivers have: every database row brings its own copy of
-// a vehicle type, service list and country id (a heap snapshot with 100k drivers held 100k copies
-// of "RIDE", of "PACKAGE_DELIVERY" and of the one country's id, and 100k service arrays).
+// Records share one copy of the values many drivers have (bench/RESULTS.md: heap snapshots).
 const VEHICLE_TYPES: Record<VehicleType, VehicleType> = { BIKE: 'BIKE', CAR: 'CAR', VAN: 'VAN', TRUCK: 'TRUCK' };
 const sharedVehicleType = (type: VehicleType): VehicleType => VEHICLE_TYPES[type] ?? type;
-/** The service list of each mask, frozen (shared by every record with that mask). */
 const SERVICE_LISTS: readonly (readonly OrderType[])[] = [
   Object.freeze([]),
   Object.freeze(['RIDE']),
@@ -43,22 +40,16 @@ export interface Position {
   lng: number;
   heading: number | null;
   speed: number | null;
-  /** When the position was recorded (epoch ms). */
   at: number;
 }
 
 export interface DriverRecord extends DriverAttributes {
   serviceMask: number;
-  /** null: no position known. */
   position: Position | null;
-  /** Where it sits in the grid (cell = -1 when it is not in any). */
   gridType: VehicleType | null;
   cell: number;
   slot: number;
-  /**
-   * What the find-drivers answer remembers of this driver (its JSON, see found-drivers-json.ts): a
-   * field of the record rather than a map beside it, since it is read for every driver found.
-   */
+  /** The find-drivers answer's piece for this driver (found-drivers-json.ts). */
   answer: unknown;
 }
 
@@ -70,7 +61,6 @@ export interface NearestQuery {
   vehicleType: VehicleType;
   orderType: OrderType;
   countryId?: string;
-  /** Positions recorded at or before this instant (epoch ms) are too old. */
   staleBefore: number;
 }
 
@@ -79,7 +69,6 @@ export interface NearestResult {
   distanceMeters: number;
 }
 
-/** The position columns of driver_profiles: the write-behind copy of the newest position. */
 export interface StoredPosition {
   last_lat: number | null;
   last_lng: number | null;
@@ -96,7 +85,6 @@ export function newerPosition(live: Position | null | undefined, stored: StoredP
   return { lat: stored.last_lat, lng: stored.last_lng, heading: stored.last_heading, speed: stored.last_speed, at: storedAt };
 }
 
-/** Great-circle distance (haversine) in meters. */
 export function distanceMeters(lat1: number, lng1: number, lat2: number, lng2: number): number {
   const p1 = lat1 * RAD;
   const p2 = lat2 * RAD;
@@ -114,23 +102,15 @@ const STRIDE = 6;
 const X = 0;
 const Y = 1;
 const Z = 2;
-/** Position time (epoch ms). */
 const AT = 3;
 const MASK = 4;
-/** Interned country (0: none). */
 const COUNTRY = 5;
 
-/**
- * The drivers of one grid cell, with what a query tests stored slot after slot in one typed array
- * (48 bytes a driver): a scan reads contiguous memory instead of chasing one record (and its
- * position) per driver, and a driver's values share a cache line (six arrays side by side cost six
- * cache misses for every driver moved from one cell to another).
- */
+// One typed array per cell, a driver's values side by side: a scan reads contiguous memory.
 class Cell {
   drivers: DriverRecord[] = [];
   slots = new Float64Array(8 * STRIDE);
 
-  /** Makes room for one more slot. */
   grow(): void {
     if (this.drivers.length * STRIDE < this.slots.length) return;
     const doubled = new Float64Array(this.slots.length * 2);
@@ -138,7 +118,6 @@ class Cell {
     this.slots = doubled;
   }
 
-  /** Copies slot `from` into slot `to`. */
   move(from: number, to: number): void {
     this.slots.copyWithin(to * STRIDE, from * STRIDE, from * STRIDE + STRIDE);
   }
@@ -146,11 +125,9 @@ class Cell {
 
 interface Grid {
   cells: Map<number, Cell>;
-  /** Occupied columns per row, for queries whose box spans every longitude (near the poles). */
   rows: Map<number, Set<number>>;
 }
 
-/** The cells a ring search may visit, and each row's bounds (indexed from rowLo). */
 interface Box {
   qLng: number;
   hRadius: number;
@@ -170,9 +147,7 @@ interface Candidate {
 export class DriverIndex {
   private readonly drivers = new Map<string, DriverRecord>();
   private readonly grids = new Map<VehicleType, Grid>();
-  /** Country ids as small integers for the cells' arrays (0 stands for none). */
   private readonly countries = new Map<string, number>();
-  /** The country id of each small integer (index 0 unused). */
   private readonly countryIds: string[] = [''];
   private online = 0;
 
@@ -180,7 +155,6 @@ export class DriverIndex {
     return this.drivers.size;
   }
 
-  /** ACTIVE and ONLINE drivers (the `online drivers` gauge). */
   get onlineCount(): number {
     return this.online;
   }
@@ -189,11 +163,10 @@ export class DriverIndex {
     return this.drivers.get(id);
   }
 
-  /** Adds a driver or replaces its attributes; keeps its position unless one is given and newer. */
   upsert(attrs: DriverAttributes, position?: Position | null): DriverRecord {
     let rec = this.drivers.get(attrs.id);
     if (!rec) {
-      // Every field written out: an object spread here made records three times larger (measured).
+      // Every field written out: a spread made records three times larger.
       const mask = serviceMask(attrs.serviceTypes);
       rec = {
         id: attrs.id,
@@ -263,15 +236,10 @@ export class DriverIndex {
     this.drivers.delete(id);
   }
 
-  /**
-   * Takes drivers whose position was recorded at or before `staleBefore` out of the grid (queries
-   * skip them anyway; an app that died without going OFFLINE would otherwise be scanned forever).
-   * They stay known and come back into the grid with their next position. Returns how many left.
-   */
+  /** Takes stale drivers out of the grid (an app that died ONLINE would be scanned forever); they stay known. */
   evictStale(staleBefore: number): number {
     let evicted = 0;
     for (const grid of this.grids.values()) {
-      // Deleting the cells that empty out while iterating is safe for a Map.
       for (const cell of grid.cells.values()) {
         // Backwards: unplace moves the last slot into the freed one.
         for (let i = cell.drivers.length - 1; i >= 0; i--) {
@@ -285,7 +253,6 @@ export class DriverIndex {
     return evicted;
   }
 
-  /** Up to `limit` eligible drivers within the radius, nearest first, without scanning every driver. */
   nearest(q: NearestQuery): NearestResult[] {
     const grid = this.grids.get(q.vehicleType);
     const limit = Math.max(0, Math.floor(q.limit));
@@ -318,8 +285,7 @@ export class DriverIndex {
       }
     }
 
-    // A little slack keeps a driver right on the radius despite rounding. A country no driver has
-    // matches nobody (-1); no country filter is 0.
+    // Slack keeps a driver right on the radius despite rounding; an unknown country matches nobody (-1).
     const search = new Search(qx, qy, qz, hRadius * (1 + 1e-9) + 1e-18, limit, SERVICE_BITS[q.orderType], q.countryId === undefined ? 0 : (this.countries.get(q.countryId) ?? -1), q.staleBefore);
     const best = search.best;
 
@@ -386,7 +352,6 @@ export class DriverIndex {
     return best;
   }
 
-  /** Scans the cell at (row, col) of a ring if it is in the box and could hold a nearer driver. */
   private visit(search: Search, grid: Grid, row: number, col: number, box: Box): void {
     if (row < box.rowLo || row > box.rowHi || col < box.colLo || col > box.colHi) return;
     const wrapped = ((col % NCOLS) + NCOLS) % NCOLS;
@@ -412,7 +377,6 @@ export class DriverIndex {
   }
 
 
-  /** Puts the driver in the cell of its position when it can take work; takes it out otherwise. */
   private place(rec: DriverRecord): void {
     const p = rec.position;
     if (!p || !rec.active || !rec.online || rec.busy) {
@@ -447,8 +411,7 @@ export class DriverIndex {
       rec.cell = key;
       rec.gridType = rec.vehicleType;
     }
-    // What a query tests, written into the cell's arrays: the position as a unit vector (the chord
-    // between two of them orders distances without trigonometry), its time, services, country.
+    // The position as a unit vector: chords order distances without trigonometry.
     const o = rec.slot * STRIDE;
     const lat = p.lat * RAD;
     const lng = p.lng * RAD;
@@ -461,7 +424,6 @@ export class DriverIndex {
     slots[o + COUNTRY] = this.countryNumber(rec.countryId);
   }
 
-  /** The one copy of a country id that every record of that country holds. */
   private sharedCountryId(id: string | null): string | null {
     if (id === null) return null;
     const n = this.countryNumber(id);
@@ -502,7 +464,6 @@ export class DriverIndex {
   }
 }
 
-/** The h of the latitude gap between a query's latitude and a grid row (0 inside it). */
 function rowLatBound(qLat: number, row: number): number {
   const latLo = row * CELL_DEG - 90;
   const latHi = latLo + CELL_DEG;
@@ -526,11 +487,7 @@ function cellBound(qLng: number, hLat: number, lngFactor: number, col: number): 
   return hLat + lngFactor * Math.sin(gap / 2) ** 2;
 }
 
-/**
- * One nearest() call: the query as a unit vector, its filters, and the best found so far (nearest
- * first, `distanceMeters` holding the haversine h until the end). A class rather than closures made
- * on every call.
- */
+/** One nearest() call; `distanceMeters` holds the haversine h until the end. */
 class Search {
   readonly best: NearestResult[] = [];
 
@@ -545,7 +502,6 @@ class Search {
     private readonly staleBefore: number,
   ) {}
 
-  /** The h a driver must beat to be kept: the worst of the best once `limit` are held. */
   worst(): number {
     return this.best.length === this.limit ? this.best[this.limit - 1].distanceMeters : Infinity;
   }
@@ -573,7 +529,6 @@ class Search {
   }
 }
 
-/** A longitude difference folded into [-180, 180). */
 function wrapDeg(d: number): number {
   return ((((d + 180) % 360) + 360) % 360) - 180;
 }

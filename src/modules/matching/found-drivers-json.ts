@@ -1,9 +1,5 @@
-// The find-drivers answer as JSON text, put together from pieces remembered per driver. A driver's
-// name, plate and rating rarely change and a position never does (each report is a new object), so
-// a driver found by many searches is not turned into text again every time: number-to-text for
-// coordinates was most of the cost of serializing this answer. The answer is joined from the pieces
-// in one go (a flat string: a string built with += is a tree of pieces that Fastify had to flatten
-// to measure its Content-Length, which cost as much as building it).
+// The find-drivers answer as JSON text, joined from pieces remembered per driver: number-to-text for
+// coordinates was most of the cost of serializing it (bench/RESULTS.md).
 import type { VehicleType } from '../../db/schema.js';
 import type { DriverRecord, NearestResult, Position } from './driver-index.js';
 
@@ -17,14 +13,12 @@ export const AVERAGE_SPEED_MPS: Record<VehicleType, number> = {
 
 export const etaSeconds = (distanceMeters: number, vehicleType: VehicleType) => Math.round(distanceMeters / AVERAGE_SPEED_MPS[vehicleType]);
 
-/** The fields of a found driver that come from its record, and their JSON (kept in `DriverRecord.answer`). */
 interface Piece {
   firstName: string;
   vehicleType: VehicleType;
   vehiclePlate: string;
   rating: number | null;
   position: Position;
-  /** `{"driverId":…,"rating":…,"location":{"lat":…,"lng":…}` */
   json: string;
 }
 
@@ -55,10 +49,7 @@ export class FoundDriversJson {
     ) {
       return cached.json;
     }
-    // Joined rather than concatenated: `+` and template literals make a tree of string pieces, and
-    // this one is kept for every driver found (a heap snapshot after B3 held ~15 tree nodes per
-    // driver, 46 MB for 100k, besides their leaves) and copied into every answer; join makes one
-    // flat string.
+    // join, not +: a concatenated piece is a tree of strings kept per driver (bench/RESULTS.md).
     const json = [
       '{"driverId":', JSON.stringify(driver.id),
       ',"firstName":', JSON.stringify(driver.firstName),

@@ -424,12 +424,3 @@ function decodePosition(value: string): Position | undefined {
     return undefined;
   }
 }
-
-const instances = new WeakMap<Deps, LiveDrivers>();
-
-/** One live index per app (the drivers and matching modules share it). */
-export function liveDrivers(deps: Deps): LiveDrivers {
-  let live = instances.get(deps);
-  if (!live) instances.set(deps, (live = new LiveDrivers(deps)));
-  return live;
-}

@@ -3,14 +3,12 @@ import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { errorResponses } from '../../shared/schemas.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { FoundDriversJson } from './found-drivers-json.js';
-import { liveDrivers } from './live-drivers.js';
 import { DEFAULT_LIMIT, DEFAULT_RADIUS_METERS, FindDriversBody, FindDriversResponse } from './matching.schemas.js';
 
 const COUNTRY_CACHE_MS = 60_000;
 
-export const matchingModule: FeatureModule = async (app, { deps, guard }) => {
-  const live = liveDrivers(deps);
-  await live.start();
+export const matchingModule: FeatureModule = async (app, { deps, services, guard }) => {
+  const { live } = services;
   const db = deps.database.db;
   // Countries are reference data: remember the ones that exist for a minute (never the misses).
   const knownCountries = new Map<string, number>();

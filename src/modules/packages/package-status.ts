@@ -1,7 +1,8 @@
 // The package state machine as data (contract section 9): who may move a package from one status
-// to another, and the webhook event that move fires. Pure: no I/O.
-import type { PackageStatus } from './packages.tables.js';
+// to another, and the webhook event that move fires.
+import type { PackageStatus } from '../../db/tables/jobs.js';
 import type { DeliveryEventName } from '../webhooks/outbox.js';
+import { checkTransition, type TransitionCheck, type TransitionRule } from '../jobs/transitions.js';
 
 export const PACKAGE_STATUSES: readonly PackageStatus[] = [
   'PENDING',
@@ -13,22 +14,11 @@ export const PACKAGE_STATUSES: readonly PackageStatus[] = [
   'CANCELLED',
 ];
 
-/**
- * Who acts, relative to the package: its CREATOR, the CUSTOMER it names (when not the creator), an
- * eligible DRIVER taking it, the ASSIGNED_DRIVER, the assigned driver's COMPANY (or a company
- * assigning one of its drivers), an ADMIN.
- */
+/** Who acts, relative to the package (COMPANY: the assigned driver's, or one assigning its driver). */
 export type PackageActor = 'CREATOR' | 'CUSTOMER' | 'DRIVER' | 'ASSIGNED_DRIVER' | 'COMPANY' | 'ADMIN';
 export const PACKAGE_ACTORS: readonly PackageActor[] = ['CREATOR', 'CUSTOMER', 'DRIVER', 'ASSIGNED_DRIVER', 'COMPANY', 'ADMIN'];
 
-interface Rule {
-  from: readonly PackageStatus[];
-  to: PackageStatus;
-  actors: readonly PackageActor[];
-  event: DeliveryEventName;
-}
-
-export const PACKAGE_TRANSITIONS: readonly Rule[] = [
+export const PACKAGE_TRANSITIONS: readonly TransitionRule<PackageStatus, PackageActor, DeliveryEventName>[] = [
   { from: ['PENDING'], to: 'ASSIGNED', actors: ['DRIVER', 'COMPANY', 'ADMIN'], event: 'delivery.assigned' },
   { from: ['ASSIGNED'], to: 'PICKED_UP', actors: ['ASSIGNED_DRIVER'], event: 'delivery.picked_up' },
   { from: ['PICKED_UP'], to: 'IN_TRANSIT', actors: ['ASSIGNED_DRIVER'], event: 'delivery.in_transit' },
@@ -39,14 +29,5 @@ export const PACKAGE_TRANSITIONS: readonly Rule[] = [
 
 export const FINAL_PACKAGE_STATUSES: readonly PackageStatus[] = ['DELIVERED', 'FAILED', 'CANCELLED'];
 
-export type TransitionCheck<E> =
-  | { ok: true; event: E }
-  /** STATUS: the move does not apply from the current status (409); ACTOR: it does, but not for this actor (403). */
-  | { ok: false; reason: 'STATUS' | 'ACTOR' };
-
-export function checkPackageTransition(from: PackageStatus, to: PackageStatus, actor: PackageActor): TransitionCheck<DeliveryEventName> {
-  const rule = PACKAGE_TRANSITIONS.find((r) => r.to === to && r.from.includes(from));
-  if (!rule) return { ok: false, reason: 'STATUS' };
-  if (!rule.actors.includes(actor)) return { ok: false, reason: 'ACTOR' };
-  return { ok: true, event: rule.event };
-}
+export const checkPackageTransition = (from: PackageStatus, to: PackageStatus, actor: PackageActor): TransitionCheck<DeliveryEventName> =>
+  checkTransition(PACKAGE_TRANSITIONS, from, to, actor);

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
+import { DriverSummary, ParcelSize, StatusHistoryItem } from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -16,8 +17,6 @@ export const Stop = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const ParcelSize = Type.Union([Type.Literal('SMALL'), Type.Literal('MEDIUM'), Type.Literal('LARGE')]);
 
 export const Parcel = Type.Object(
   {
@@ -41,25 +40,6 @@ export const CreatePackageBody = Body({
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
 export const PackageStatus = Type.Union(PACKAGE_STATUSES.map((status) => Type.Literal(status)));
-
-export const DriverSummary = Type.Object({
-  id: Type.String(),
-  firstName: Type.String(),
-  phone: Type.String(),
-  vehicleType: VehicleType,
-  vehiclePlate: Type.String(),
-  location: Nullable(
-    Type.Object({
-      lat: Type.Number(),
-      lng: Type.Number(),
-      heading: Nullable(Type.Number()),
-      speed: Nullable(Type.Number()),
-      updatedAt: DateTime,
-    }),
-  ),
-});
-
-export const StatusHistoryItem = Type.Object({ status: Type.String(), at: DateTime, reason: Type.Optional(Type.String()) });
 
 const packageProperties = {
   id: Type.String(),
@@ -99,37 +79,3 @@ export const DeliverBody = Body({
 export const FailBody = Body({ reason: Text(500) });
 export const CancelBody = Body({ reason: Type.Optional(Text(500)) });
 export const AssignBody = Body({ driverId: Uuid });
-
-/** A job as the driver sees it in its own job list. */
-export const DriverJob = Type.Object({
-  jobType: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]),
-  id: Type.String(),
-  status: Type.String(),
-  orderType: Type.Union([Type.Literal('PACKAGE_DELIVERY'), Type.Literal('RIDE')]),
-  vehicleType: VehicleType,
-  pickupLocation: Location,
-  destinationLocation: Location,
-  createdAt: DateTime,
-  updatedAt: DateTime,
-});
-export const DriverJobsResponse = Type.Object({ active: Nullable(DriverJob), recent: Type.Array(DriverJob) });
-
-/** A job offered nearby: pickup area and parcel size only, no addresses or contacts. */
-export const NearbyJob = Type.Object({
-  jobType: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]),
-  id: Type.String(),
-  orderType: Type.Union([Type.Literal('PACKAGE_DELIVERY'), Type.Literal('RIDE')]),
-  vehicleType: VehicleType,
-  pickupArea: Location,
-  parcelSize: Nullable(ParcelSize),
-  distanceMeters: Type.Integer(),
-  createdAt: DateTime,
-});
-export const NearbyQuery = Type.Object(
-  {
-    radiusMeters: Type.Optional(Type.Integer({ minimum: 100, maximum: 50_000, default: 5000 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  },
-  { additionalProperties: false },
-);
-export const NearbyResponse = Type.Object({ items: Type.Array(NearbyJob), radiusMeters: Type.Integer() });

@@ -1,5 +1,6 @@
-// The ride state machine as data (contract section 10). Pure: no I/O.
-import type { RideStatus } from '../packages/packages.tables.js';
+// The ride state machine as data (contract section 10).
+import type { RideStatus } from '../../db/tables/jobs.js';
+import { checkTransition, type TransitionCheck, type TransitionRule } from '../jobs/transitions.js';
 
 export const RIDE_STATUSES: readonly RideStatus[] = ['REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED', 'EXPIRED'];
 
@@ -9,14 +10,7 @@ export const RIDE_ACTORS: readonly RideActor[] = ['CUSTOMER', 'DRIVER', 'ASSIGNE
 
 export type RideEvent = 'ride.accepted' | 'ride.arrived' | 'ride.started' | 'ride.completed' | 'ride.cancelled' | 'ride.expired';
 
-interface Rule {
-  from: readonly RideStatus[];
-  to: RideStatus;
-  actors: readonly RideActor[];
-  event: RideEvent;
-}
-
-export const RIDE_TRANSITIONS: readonly Rule[] = [
+export const RIDE_TRANSITIONS: readonly TransitionRule<RideStatus, RideActor, RideEvent>[] = [
   { from: ['REQUESTED'], to: 'ACCEPTED', actors: ['DRIVER'], event: 'ride.accepted' },
   { from: ['ACCEPTED'], to: 'ARRIVED', actors: ['ASSIGNED_DRIVER'], event: 'ride.arrived' },
   { from: ['ARRIVED'], to: 'IN_PROGRESS', actors: ['ASSIGNED_DRIVER'], event: 'ride.started' },
@@ -29,12 +23,5 @@ export const RIDE_TRANSITIONS: readonly Rule[] = [
 
 export const FINAL_RIDE_STATUSES: readonly RideStatus[] = ['COMPLETED', 'CANCELLED', 'EXPIRED'];
 
-export type RideTransitionCheck = { ok: true; event: RideEvent } | { ok: false; reason: 'STATUS' | 'ACTOR' };
-
-export function checkRideTransition(from: RideStatus, to: RideStatus, actor: RideActor): RideTransitionCheck {
-  const rules = RIDE_TRANSITIONS.filter((r) => r.to === to && r.from.includes(from));
-  if (!rules.length) return { ok: false, reason: 'STATUS' };
-  const rule = rules.find((r) => r.actors.includes(actor));
-  if (!rule) return { ok: false, reason: 'ACTOR' };
-  return { ok: true, event: rule.event };
-}
+export const checkRideTransition = (from: RideStatus, to: RideStatus, actor: RideActor): TransitionCheck<RideEvent> =>
+  checkTransition(RIDE_TRANSITIONS, from, to, actor);

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DriverSummary, StatusHistoryItem } from '../packages/packages.schemas.js';
+import { DriverSummary, StatusHistoryItem } from '../jobs/jobs.schemas.js';
 import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({

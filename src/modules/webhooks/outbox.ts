@@ -18,7 +18,6 @@ export interface DeliveryEvent {
   /** The package's business (its creator when a BUSINESS created it); null: nobody to notify. */
   businessId: string | null;
   event: DeliveryEventName;
-  /** The package's new status, e.g. DELIVERED. */
   status: string;
   occurredAt: Date;
 }
@@ -28,10 +27,7 @@ export function webhookPayload(event: string, deliveryId: string, status: string
   return JSON.stringify({ event, delivery_id: deliveryId, status, timestamp: occurredAt.toISOString() });
 }
 
-/**
- * Records a delivery event for every enabled endpoint of the business that subscribes to it.
- * Must be called with the transaction that changes the package's status.
- */
+/** One row per enabled endpoint of the business subscribed to the event; in the status change's transaction. */
 export async function recordDeliveryEvent(trx: Transaction<Database> | Kysely<Database>, event: DeliveryEvent): Promise<void> {
   if (!event.businessId) return;
   const payload = webhookPayload(event.event, event.packageId, event.status, event.occurredAt);

@@ -8,7 +8,6 @@ export const EXCERPT_CHARS = 256;
 
 export interface AttemptResult {
   ok: boolean;
-  /** The HTTP status, or null when no response arrived. */
   status: number | null;
   /** A short description of the failure (status and a body excerpt, or the network error); null on success. */
   error: string | null;
@@ -18,7 +17,6 @@ export interface AttemptResult {
 export interface SenderOptions {
   timeoutMs: number;
   allowPrivateTargets: boolean;
-  /** Connections kept per origin (the worker's per-endpoint concurrency). */
   connectionsPerOrigin: number;
 }
 
@@ -100,7 +98,6 @@ function headerValue(value: string | string[] | undefined): string | null {
   return Array.isArray(value) ? (value[0] ?? null) : value;
 }
 
-/** At most EXCERPT_CHARS characters of the response body; the rest is discarded unread. */
 async function readExcerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
   let text = '';
   try {

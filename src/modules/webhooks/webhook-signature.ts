@@ -3,7 +3,6 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SECRET_PREFIX = 'whsec_';
 
-/** A new endpoint secret: `whsec_` + base64 of 32 random bytes. */
 export function generateSecret(random: (size: number) => Buffer = randomBytes): string {
   return SECRET_PREFIX + random(32).toString('base64');
 }
@@ -27,7 +26,6 @@ export function signStandard(secret: string, id: string, timestampSeconds: numbe
   return `v1,${mac.digest('base64')}`;
 }
 
-/** Constant-time comparison of a received hex signature with the expected one (false when missing). */
 export function verifyHex(secret: string, body: string | Buffer, received: string | undefined | null): boolean {
   if (typeof received !== 'string') return false;
   const expected = Buffer.from(signHex(secret, body), 'utf8');
@@ -35,10 +33,7 @@ export function verifyHex(secret: string, body: string | Buffer, received: strin
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/**
- * Verifies a Standard Webhooks `webhook-signature` header (space-separated `v1,<base64>` entries) with a
- * tolerance on the timestamp, as the reference libraries do.
- */
+/** Verifies a Standard Webhooks `webhook-signature` header, with a timestamp tolerance as the reference libraries have. */
 export function verifyStandard(
   secret: string,
   headers: { id: string | undefined; timestamp: string | undefined; signature: string | undefined },
@@ -64,7 +59,6 @@ export interface SignedHeaders {
   [name: string]: string;
 }
 
-/** Every header an attempt carries. `signatureHeader` is the configured hex header name. */
 export function buildHeaders(options: {
   secret: string;
   signatureHeader: string;
@@ -84,10 +78,7 @@ export function buildHeaders(options: {
   };
 }
 
-/**
- * The event header goes with the signature header: `X-Service-Signature` → `X-Service-Event`.
- * A configured name without "Signature" in it gets `-Event` appended instead.
- */
+/** `X-Service-Signature` → `X-Service-Event`; a name without "Signature" gets `-Event` appended. */
 export function eventHeaderName(signatureHeader: string): string {
   return /signature/i.test(signatureHeader) ? signatureHeader.replace(/signature/i, 'Event') : `${signatureHeader}-Event`;
 }

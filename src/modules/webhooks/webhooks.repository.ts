@@ -3,7 +3,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { DB } from '../../db/database.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
-import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from './webhooks.tables.js';
+import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/tables/webhooks.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Omit<Selectable<WebhookDeliveriesTable>, 'payload' | 'locked_by' | 'seq'>;
@@ -79,7 +79,6 @@ export class WebhooksRepository {
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
   }
 
-  /** A delivery of one of the business's endpoints. */
   getDelivery(businessId: string, id: string): Promise<(DeliveryRow & { endpoint_enabled: boolean }) | undefined> {
     return this.db
       .selectFrom('webhook_deliveries as d')

@@ -1,10 +1,8 @@
-// Routes of the webhooks module (registered under /api by app.ts), and the in-process worker's lifecycle.
+// Routes of the webhooks module (registered under /api by app.ts).
 import { Type } from '@sinclair/typebox';
 import { noContent, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { PaginationQuery } from '../../shared/pagination.js';
-import { WebhookWorker, deliveryCounter } from './webhook-worker.js';
-import { WebhooksService } from './webhooks.service.js';
 import {
   CreateEndpointBody,
   CreatedEndpointResponse,
@@ -20,29 +18,8 @@ import {
 const tags = ['webhooks'];
 const security = [{ bearerAuth: [] }];
 
-export const webhooksModule: FeatureModule = async (app, { deps, guard }) => {
-  const { config } = deps;
-  const service = new WebhooksService({
-    db: deps.database.db,
-    clock: deps.clock,
-    bus: deps.bus,
-    urlRules: { allowHttp: config.webhookAllowHttp, allowPrivateTargets: config.webhookAllowPrivateTargets },
-  });
-  deliveryCounter(deps.metrics.registry);
-
-  if (config.webhookWorkerInProcess) {
-    const worker = new WebhookWorker({
-      db: deps.database.db,
-      clock: deps.clock,
-      logger: deps.logger,
-      config,
-      bus: deps.bus,
-      registry: deps.metrics.registry,
-    });
-    app.addHook('onReady', async () => worker.start());
-    app.addHook('onClose', async () => worker.stop());
-  }
-
+export const webhooksModule: FeatureModule = async (app, { services, guard }) => {
+  const service = services.webhooks;
   const business = { onRequest: guard.required(['BUSINESS']) };
 
   app.post(

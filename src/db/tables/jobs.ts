@@ -1,6 +1,6 @@
-// Kysely types of the tables the packages and rides modules own (see src/db/migrations/0004).
+// Kysely types of the job tables: packages, rides and their status history (see src/db/migrations/0004).
 import type { ColumnType, Generated } from 'kysely';
-import type { VehicleType } from '../../db/schema.js';
+import type { VehicleType } from './foundation.js';
 
 export type PackageStatus = 'PENDING' | 'ASSIGNED' | 'PICKED_UP' | 'IN_TRANSIT' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
 export type RideStatus = 'REQUESTED' | 'ACCEPTED' | 'ARRIVED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED';
@@ -43,7 +43,6 @@ export interface PackagesTable {
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
 }
 
-/** One item of a status history as the API shows it. */
 export interface StatusHistoryItemJson {
   status: string;
   at: string;
@@ -71,22 +70,12 @@ export interface RidesTable {
   destination_lng: number;
   created_at: Date;
   updated_at: Date;
+  status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
 }
 
-export interface IdempotencyKeysTable {
-  account_id: string;
-  key: string;
-  request_hash: string;
-  state: 'IN_FLIGHT' | 'DONE';
-  response_status: number | null;
-  response_body: string | null;
-  created_at: Date;
-}
-
-export interface PackageTables {
+export interface JobTables {
   packages: PackagesTable;
   package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string };
   rides: RidesTable;
   ride_status_history: StatusHistoryTable<RideStatus> & { ride_id: string };
-  idempotency_keys: IdempotencyKeysTable;
 }

@@ -1,4 +1,4 @@
-// Kysely types of the tables this module owns (see src/db/migrations/0005_webhooks.ts).
+// Kysely types of the webhook tables (see src/db/migrations/0005_webhooks.ts).
 import type { Generated } from 'kysely';
 
 export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';

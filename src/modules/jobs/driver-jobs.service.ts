@@ -4,8 +4,8 @@ import type { DB } from '../../db/database.js';
 import type { VehicleType } from '../../db/schema.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters, newerPosition, type DriverIndex } from '../matching/driver-index.js';
-import { boundingBox, roundArea, json } from './driver-jobs.js';
-import type { ParcelJson, StopJson } from './packages.tables.js';
+import { boundingBox, roundArea, json } from './driver-claims.js';
+import type { ParcelJson, StopJson } from '../../db/tables/jobs.js';
 
 const RECENT_JOBS = 20;
 
@@ -21,7 +21,7 @@ interface Job {
   updatedAt: string;
 }
 
-export class JobsService {
+export class DriverJobsService {
   constructor(private readonly deps: { db: DB; driverIndex: DriverIndex }) {}
 
   async myJobs(driverId: string) {
@@ -92,57 +92,30 @@ export class JobsService {
     const box = boundingBox(lat, lng, radiusMeters);
     // The bounding box narrows on the partial indexes; the exact distance is checked below.
     const candidates = Math.min(limit * 5, 500);
+    const inBox = sql<boolean>`pickup_lat between ${box.minLat} and ${box.maxLat} and pickup_lng between ${box.minLng} and ${box.maxLng}`;
+    const byDistance = sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`;
+    const columns = ['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'created_at'] as const;
     const [packages, rides] = await Promise.all([
       driver.service_types.includes('PACKAGE_DELIVERY')
-        ? db
-            .selectFrom('packages')
-            .select(['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'parcel', 'created_at'])
-            .where('status', '=', 'PENDING')
-            .where('vehicle_type', '=', driver.vehicle_type)
-            .where('pickup_lat', '>=', box.minLat)
-            .where('pickup_lat', '<=', box.maxLat)
-            .where('pickup_lng', '>=', box.minLng)
-            .where('pickup_lng', '<=', box.maxLng)
-            .orderBy(sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`)
-            .limit(candidates)
-            .execute()
+        ? db.selectFrom('packages').select([...columns, 'parcel']).where('status', '=', 'PENDING').where('vehicle_type', '=', driver.vehicle_type).where(inBox).orderBy(byDistance).limit(candidates).execute()
         : [],
       driver.service_types.includes('RIDE')
-        ? db
-            .selectFrom('rides')
-            .select(['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'created_at'])
-            .where('status', '=', 'REQUESTED')
-            .where('vehicle_type', '=', driver.vehicle_type)
-            .where('pickup_lat', '>=', box.minLat)
-            .where('pickup_lat', '<=', box.maxLat)
-            .where('pickup_lng', '>=', box.minLng)
-            .where('pickup_lng', '<=', box.maxLng)
-            .orderBy(sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`)
-            .limit(candidates)
-            .execute()
+        ? db.selectFrom('rides').select(columns).where('status', '=', 'REQUESTED').where('vehicle_type', '=', driver.vehicle_type).where(inBox).orderBy(byDistance).limit(candidates).execute()
         : [],
     ]);
+    const offered = (jobType: 'PACKAGE' | 'RIDE', row: (typeof rides)[number], parcelSize: NonNullable<ParcelJson['size']> | null) => ({
+      jobType,
+      id: row.id,
+      orderType: jobType === 'PACKAGE' ? ('PACKAGE_DELIVERY' as const) : ('RIDE' as const),
+      vehicleType: row.vehicle_type,
+      pickupArea: { lat: roundArea(row.pickup_lat), lng: roundArea(row.pickup_lng) },
+      parcelSize,
+      distanceMeters: Math.round(distanceMeters(lat, lng, row.pickup_lat, row.pickup_lng)),
+      createdAt: row.created_at.toISOString(),
+    });
     const items = [
-      ...packages.map((p) => ({
-        jobType: 'PACKAGE' as const,
-        id: p.id,
-        orderType: 'PACKAGE_DELIVERY' as const,
-        vehicleType: p.vehicle_type,
-        pickupArea: { lat: roundArea(p.pickup_lat), lng: roundArea(p.pickup_lng) },
-        parcelSize: json<ParcelJson>(p.parcel).size ?? null,
-        distanceMeters: Math.round(distanceMeters(lat, lng, p.pickup_lat, p.pickup_lng)),
-        createdAt: p.created_at.toISOString(),
-      })),
-      ...rides.map((r) => ({
-        jobType: 'RIDE' as const,
-        id: r.id,
-        orderType: 'RIDE' as const,
-        vehicleType: r.vehicle_type,
-        pickupArea: { lat: roundArea(r.pickup_lat), lng: roundArea(r.pickup_lng) },
-        parcelSize: null,
-        distanceMeters: Math.round(distanceMeters(lat, lng, r.pickup_lat, r.pickup_lng)),
-        createdAt: r.created_at.toISOString(),
-      })),
+      ...packages.map((p) => offered('PACKAGE', p, json<ParcelJson>(p.parcel).size ?? null)),
+      ...rides.map((r) => offered('RIDE', r, null)),
     ]
       .filter((j) => j.distanceMeters <= radiusMeters)
       .sort((a, b) => a.distanceMeters - b.distanceMeters)

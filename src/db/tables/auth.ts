@@ -1,9 +1,8 @@
-// Kysely types of the tables this module owns (see src/db/migrations/0002_auth.ts).
+// Kysely types of the auth tables (see src/db/migrations/0002_auth.ts).
 import type { ColumnType, Generated } from 'kysely';
 
 export type OtpPurpose = 'REGISTER' | 'LOGIN' | 'PASSWORD_RESET';
 
-/** A pending code step: registration, login or password reset. */
 export interface OtpSessionsTable {
   id: string;
   purpose: OtpPurpose;
@@ -26,8 +25,8 @@ export interface OtpSendsTable {
   sent_at: Date;
 }
 
-// Columns this module adds to users (0002): the wrong-password counter and the lock it sets.
-declare module '../../db/schema.js' {
+// Columns 0002 adds to users: the wrong-password counter and the lock it sets.
+declare module './foundation.js' {
   interface UsersTable {
     failed_login_count: Generated<number>;
     locked_until: ColumnType<Date | null, Date | null | undefined, Date | null>;

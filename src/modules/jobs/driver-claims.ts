@@ -51,7 +51,6 @@ export async function explainClaimFailure(db: Executor, claim: ClaimRequest): Pr
   return conflict('Driver cannot take this job now', 'DRIVER_NOT_ELIGIBLE');
 }
 
-/** Frees the driver when this job was its active one. */
 export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {
   await trx
     .updateTable('driver_profiles')
@@ -59,10 +58,6 @@ export async function releaseDriver(trx: Executor, driverId: string, jobId: stri
     .where('user_id', '=', driverId)
     .where('active_job_id', '=', jobId)
     .execute();
-}
-
-export function publishDriverJob(bus: Bus, driverId: string, jobType: JobType, jobId: string, busy: boolean): void {
-  bus.publish('driver.job', { driverId, busy, jobId, jobType });
 }
 
 export interface DriverSummaryRow {
@@ -114,22 +109,6 @@ export function toDriverSummary(row: DriverSummaryRow) {
   };
 }
 
-export interface HistoryJson {
-  status: string;
-  at: number;
-  reason: string | null;
-}
-
-export function toHistory(history: HistoryJson[] | string) {
-  const list = typeof history === 'string' ? (JSON.parse(history) as HistoryJson[]) : history;
-  return list.map((h) => {
-    const item: { status: string; at: string; reason?: string } = { status: h.status, at: new Date(Number(h.at)).toISOString() };
-    if (h.reason !== null) item.reason = h.reason;
-    return item;
-  });
-}
-
-// ~111 km per degree of latitude.
 const METERS_PER_DEGREE = 111_320;
 
 export function boundingBox(lat: number, lng: number, radiusMeters: number) {
@@ -142,16 +121,10 @@ export function boundingBox(lat: number, lng: number, radiusMeters: number) {
 /** Pickup area shown before a job is taken: coordinates rounded to 3 decimals (about 100 m). */
 export const roundArea = (value: number) => Math.round(value * 1000) / 1000;
 
-/** Radius within which a new job is pushed to drivers and listed as nearby. */
 export const NEARBY_RADIUS_METERS = 5000;
-/** A new job goes to at most this many drivers (the nearest). */
 const MAX_PUSHES_PER_JOB = 200;
 
-/**
- * Pushes a new job to the eligible drivers near its pickup, nearest first: the live index's answer
- * to find-drivers (ACTIVE, ONLINE, free, that vehicle and service, position younger than the
- * location TTL), so no query runs. Best effort, after commit.
- */
+/** Pushes a new job to the eligible drivers nearest its pickup, from the live index (no query). */
 export function pushNearbyJob(
   deps: { index: DriverIndex; bus: Bus; now: Date; locationTtlMs: number },
   job: { jobType: JobType; jobId: string; vehicleType: VehicleType; orderType: OrderType; lat: number; lng: number; parcelSize: string | null },

@@ -1,18 +1,17 @@
-// Idempotency-Key handling for POST /packages and POST /rides (contract section 1): a key is claimed
-// (committed IN_FLIGHT row) before the work runs, and the response is stored in the work's own
-// transaction, so "created" and "response stored" commit together.
+// Idempotency-Key (contract section 1): the key is claimed (a committed IN_FLIGHT row) first, and the
+// response is stored in the work's own transaction, so "created" and "response stored" commit together.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ExpressionBuilder, Transaction } from 'kysely';
-import type { DB } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../shared/clock.js';
-import { badRequest, conflict, unprocessable } from '../../shared/errors.js';
+import type { DB } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import type { AuthContext } from '../shared/auth-context.js';
+import type { Clock } from '../shared/clock.js';
+import { badRequest, conflict, unprocessable } from '../shared/errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
-// A claim older than this whose request never finished (a crashed instance) may be taken over. A
-// request that is merely slow keeps its claim: its transaction holds the key's row locked, so a
-// takeover waits for it and then finds the key DONE (or released, when the request failed).
+// An older unfinished claim (a crashed instance) may be taken over; a slow request's transaction holds
+// the row locked, so a takeover waits and finds it DONE (or released).
 export const ABANDONED_CLAIM_MS = 60_000;
 
 export interface StoredResponse<B> {
@@ -32,7 +31,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** Reads and validates the Idempotency-Key header: undefined when absent. */
 export function idempotencyKeyFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
   const raw = headers['idempotency-key'];
   if (raw === undefined) return undefined;
@@ -50,10 +48,7 @@ export class IdempotencyStore {
     this.key = createHash('sha256').update(`idempotency-response:${deps.secret}`).digest();
   }
 
-  /**
-   * Runs `work` in a transaction. With a key: replays the stored response of an earlier identical
-   * request (replayed: true), 422 for the same key with another request, 409 while it is in flight.
-   */
+  /** Runs `work` in a transaction; with a key, replays an identical request's response (422 another request, 409 in flight). */
   async run<B>(
     options: { accountId: string; key: string | undefined; scope: string; body: unknown },
     work: (trx: Transaction<Database>) => Promise<StoredResponse<B>>,
@@ -134,7 +129,6 @@ export class IdempotencyStore {
     throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
   }
 
-  /** Deletes records past their 24 hours (called from a periodic sweep). */
   async purgeExpired(): Promise<number> {
     const cutoff = new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
     const result = await this.deps.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
@@ -156,20 +150,17 @@ export class IdempotencyStore {
   }
 }
 
-/**
- * The body of the POST route that creates a package or ride: once per `Idempotency-Key` (a replay
- * answers the stored 201 with `Idempotent-Replayed: true`), and a new job is offered to the drivers
- * nearby (best effort).
- */
-export async function createOnce<Created>(
+/** POST that creates a job: once per `Idempotency-Key` (a replay says `Idempotent-Replayed: true`), then offered nearby. */
+export async function createOnce<Body, Created>(
   idempotency: IdempotencyStore,
-  request: Pick<FastifyRequest, 'auth' | 'headers' | 'body' | 'log'>,
+  request: Pick<FastifyRequest, 'auth' | 'headers' | 'log'> & { body: Body },
   reply: FastifyReply,
-  job: { scope: string; create: (trx: Transaction<Database>) => Promise<Created>; announce: (created: Created) => number },
+  scope: string,
+  job: { create(trx: Transaction<Database>, auth: AuthContext, body: Body): Promise<Created>; announce(created: Created): number },
 ): Promise<FastifyReply> {
   const result = await idempotency.run(
-    { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope: job.scope, body: request.body },
-    async (trx) => ({ statusCode: 201, body: await job.create(trx) }),
+    { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body },
+    async (trx) => ({ statusCode: 201, body: await job.create(trx, request.auth, request.body) }),
   );
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   else {

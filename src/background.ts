@@ -1,0 +1,76 @@
+// Every background loop, in one list. Shared work is safe for any one process (or several) to do:
+// the API runs it in-process by default, `npm run worker` runs it alone. Per-process work belongs to
+// each API process: the live driver index and the write-behind of the positions in its own memory.
+import { isDatabaseUnavailable } from './db/availability.js';
+import type { Deps } from './deps.js';
+import type { Services } from './services.js';
+import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
+
+export interface Loop {
+  name: string;
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const SWEEP_INTERVAL_MS = 10_000;
+const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
+
+/** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
+export function periodic(deps: Pick<Deps, 'logger'>, name: string, everyMs: number, run: () => Promise<unknown>, atStart = false): Loop {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  const tick = () => {
+    running ??= run()
+      // The database being away is logged once by the pool's watcher; the next turn tries again.
+      .catch((err) => isDatabaseUnavailable(err) || deps.logger.warn({ err }, `${name} failed`))
+      .finally(() => (running = undefined));
+  };
+  return {
+    name,
+    start() {
+      if (atStart) tick();
+      timer = setInterval(tick, everyMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+export function sharedWork(deps: Deps, services: Services, options: { webhookWorker: boolean }): Loop[] {
+  const loops = [
+    periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () => Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()])),
+    // At start too, so that processes restarted more often than the interval still purge.
+    periodic(deps, 'purging expired codes', CODE_PURGE_INTERVAL_MS, () => services.auth.purgeExpired(), true),
+  ];
+  if (options.webhookWorker) {
+    const worker = new WebhookWorker({
+      db: deps.database.db,
+      clock: deps.clock,
+      logger: deps.logger,
+      config: deps.config,
+      bus: deps.bus,
+      registry: deps.metrics.registry,
+    });
+    loops.push({ name: `webhook worker ${worker.id}`, start: () => worker.start(), stop: () => worker.stop() });
+  }
+  return loops;
+}
+
+export function perProcessWork(services: Services): Loop[] {
+  return [{ name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() }];
+}
+
+export function runLoops(loops: Loop[]): { loops: Loop[]; start(): Promise<void>; stop(): Promise<void> } {
+  return {
+    loops,
+    async start() {
+      for (const loop of loops) await loop.start();
+    },
+    async stop() {
+      for (const loop of [...loops].reverse()) await loop.stop();
+    },
+  };
+}

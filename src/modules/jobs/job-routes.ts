@@ -1,0 +1,25 @@
+// Route helpers both kinds of job use: the optional body of an action, and one POST per step.
+import type { TSchema } from '@sinclair/typebox';
+import type { App } from '../../http/context.js';
+import type { AuthGuard } from '../../http/authenticate.js';
+import type { Role } from '../../db/schema.js';
+import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
+
+/** Routes whose body is optional: no body at all means `{}` (then validated like any other). */
+export const optionalBody = async (request: { body: unknown }) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+};
+
+/** Registers `POST /<collection>/:id/<step>` actions that answer the job (200). */
+export function jobSteps(app: App, guard: AuthGuard, options: { collection: string; tags: string[]; response: TSchema }) {
+  const security = [{ bearerAuth: [] }];
+  return (path: string, summary: string, run: (id: string, request: any) => Promise<unknown>, roles: Role[], body?: TSchema) =>
+    app.route({
+      method: 'POST',
+      url: `/${options.collection}/:id/${path}`,
+      onRequest: guard.required(roles),
+      preValidation: optionalBody,
+      schema: { tags: options.tags, summary, security, params: IdParams, ...(body ? { body } : {}), response: { 200: options.response, ...errors(400, 401, 403, 404, 409) } } as any,
+      handler: async (request: any) => run(request.params.id, request),
+    });
+}

@@ -1,0 +1,58 @@
+// Schemas both kinds of job share: the driver summary, the status history, the driver's job lists.
+import { Type } from '@sinclair/typebox';
+import { DateTime, Location, Nullable, VehicleType } from '../../shared/schemas.js';
+
+export const ParcelSize = Type.Union([Type.Literal('SMALL'), Type.Literal('MEDIUM'), Type.Literal('LARGE')]);
+
+export const DriverSummary = Type.Object({
+  id: Type.String(),
+  firstName: Type.String(),
+  phone: Type.String(),
+  vehicleType: VehicleType,
+  vehiclePlate: Type.String(),
+  location: Nullable(
+    Type.Object({
+      lat: Type.Number(),
+      lng: Type.Number(),
+      heading: Nullable(Type.Number()),
+      speed: Nullable(Type.Number()),
+      updatedAt: DateTime,
+    }),
+  ),
+});
+
+export const StatusHistoryItem = Type.Object({ status: Type.String(), at: DateTime, reason: Type.Optional(Type.String()) });
+
+/** A job as the driver sees it in its own job list. */
+export const DriverJob = Type.Object({
+  jobType: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]),
+  id: Type.String(),
+  status: Type.String(),
+  orderType: Type.Union([Type.Literal('PACKAGE_DELIVERY'), Type.Literal('RIDE')]),
+  vehicleType: VehicleType,
+  pickupLocation: Location,
+  destinationLocation: Location,
+  createdAt: DateTime,
+  updatedAt: DateTime,
+});
+export const DriverJobsResponse = Type.Object({ active: Nullable(DriverJob), recent: Type.Array(DriverJob) });
+
+/** A job offered nearby: pickup area and parcel size only, no addresses or contacts. */
+export const NearbyJob = Type.Object({
+  jobType: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]),
+  id: Type.String(),
+  orderType: Type.Union([Type.Literal('PACKAGE_DELIVERY'), Type.Literal('RIDE')]),
+  vehicleType: VehicleType,
+  pickupArea: Location,
+  parcelSize: Nullable(ParcelSize),
+  distanceMeters: Type.Integer(),
+  createdAt: DateTime,
+});
+export const NearbyQuery = Type.Object(
+  {
+    radiusMeters: Type.Optional(Type.Integer({ minimum: 100, maximum: 50_000, default: 5000 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+export const NearbyResponse = Type.Object({ items: Type.Array(NearbyJob), radiusMeters: Type.Integer() });

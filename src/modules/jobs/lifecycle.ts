@@ -1,0 +1,160 @@
+// The lifecycle packages and rides share: a conditional status change, the driver's claim or release,
+// the history row and the kind's in-transaction work in one transaction; `job.changed` after commit.
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { Database, OrderType, VehicleType } from '../../db/schema.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { AppError, conflict, forbidden } from '../../shared/errors.js';
+import type { DriverIndex } from '../matching/driver-index.js';
+import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
+import { claimDriver, explainClaimFailure, json, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
+import { checkTransition, type TransitionRule } from './transitions.js';
+
+type Trx = Transaction<Database>;
+
+export interface JobRow<S extends string> {
+  id: string;
+  status: S;
+  driver_id: string | null;
+  vehicle_type: VehicleType;
+}
+
+export interface JobStore<S extends string, Row> {
+  load(id: string, trx?: Trx): Promise<Row | undefined>;
+  updateStatus(
+    trx: Trx,
+    id: string,
+    from: S,
+    set: { status: S; updated_at: Date; driver_id?: string; recipient_name?: string },
+    createdAfter?: Date,
+  ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
+  currentStatus(trx: Trx, id: string): Promise<S>;
+  addHistory(trx: Trx, id: string, entry: { status: S; reason: string | null; actorId: string | null; at: Date }): Promise<void>;
+}
+
+export interface StatusChange<S extends string, E extends string> {
+  jobId: string;
+  status: S;
+  event: E;
+  businessId: string | null;
+  at: Date;
+}
+
+export interface JobKind<S extends string, A extends string, E extends string, Row> {
+  jobType: JobType;
+  orderType: OrderType;
+  noun: string;
+  transitions: readonly TransitionRule<S, A, E>[];
+  finals: readonly S[];
+  store: JobStore<S, Row>;
+  /** Runs in the status change's transaction (packages: the webhook outbox). */
+  inTransaction?(trx: Trx, change: StatusChange<S, E>): Promise<void>;
+  afterCommit?(change: StatusChange<S, E>): void;
+}
+
+export function jobFields<S extends string>(
+  row: JobRow<S> & DriverSummaryRow & { country_id: string; status_history: StatusHistoryItemJson[] | string; created_at: Date; updated_at: Date },
+) {
+  return {
+    id: row.id,
+    status: row.status,
+    vehicleType: row.vehicle_type,
+    countryId: row.country_id,
+    driver: toDriverSummary(row),
+    statusHistory: json<StatusHistoryItemJson[]>(row.status_history),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The assigned driver, or the company it drives for: the driver's side of a job. */
+export function isDriverSide(row: { driver_id: string | null; driver_company_id: string | null }, auth: AuthContext): boolean {
+  if (auth.userId === row.driver_id) return true;
+  return auth.role === 'COMPANY' && row.driver_id !== null && row.driver_company_id === auth.userId;
+}
+
+export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
+  constructor(
+    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number },
+    private readonly kind: JobKind<S, A, E, Row>,
+  ) {}
+
+  invalidTransition(status: string): AppError {
+    const noun = this.kind.noun;
+    return conflict(`${noun[0]!.toUpperCase()}${noun.slice(1)} is ${status}`, 'INVALID_STATUS_TRANSITION');
+  }
+
+  check(from: S, to: S, actor: A): E {
+    const check = checkTransition(this.kind.transitions, from, to, actor);
+    if (check.ok) return check.event;
+    if (check.reason === 'STATUS') throw this.invalidTransition(from);
+    throw forbidden(`You may not move this ${this.kind.noun} to ${to}`, 'ACTION_NOT_ALLOWED');
+  }
+
+  offerNearby(job: { id: string; vehicleType: VehicleType; lat: number; lng: number; parcelSize: string | null }): number {
+    const { driverIndex, bus, clock, driverLocationTtlMs } = this.deps;
+    return pushNearbyJob(
+      { index: driverIndex, bus, now: clock.now(), locationTtlMs: driverLocationTtlMs },
+      { jobType: this.kind.jobType, jobId: job.id, orderType: this.kind.orderType, vehicleType: job.vehicleType, lat: job.lat, lng: job.lng, parcelSize: job.parcelSize },
+    );
+  }
+
+  /** Gives the job to a driver, who must be free and fit it (claimed in the same transaction). */
+  async assign(
+    row: Row,
+    to: S,
+    event: E,
+    driverId: string,
+    actorId: string,
+    options: { createdAfter?: Date; missed?: (current: S) => string } = {},
+  ): Promise<Row> {
+    const { store } = this.kind;
+    const now = this.deps.clock.now();
+    const claim = { driverId, jobType: this.kind.jobType, jobId: row.id, vehicleType: row.vehicle_type, orderType: this.kind.orderType };
+    let businessId: string | null = null;
+    const updated = await this.deps.db.transaction().execute(async (trx) => {
+      // The job first, then the driver: every transaction locks in this order, so none deadlock.
+      const moved = await store.updateStatus(trx, row.id, row.status, { status: to, driver_id: driverId, updated_at: now }, options.createdAfter);
+      if (!moved) {
+        const current = await store.currentStatus(trx, row.id);
+        throw this.invalidTransition(options.missed?.(current) ?? current);
+      }
+      if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
+      businessId = moved.business_id ?? null;
+      await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, null, actorId);
+      return (await store.load(row.id, trx))!;
+    });
+    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false });
+    return updated;
+  }
+
+  async transition(row: Row, to: S, event: E, actorId: string, options: { reason?: string; recipientName?: string } = {}): Promise<Row> {
+    const { store } = this.kind;
+    const now = this.deps.clock.now();
+    const final = this.kind.finals.includes(to);
+    let businessId: string | null = null;
+    const updated = await this.deps.db.transaction().execute(async (trx) => {
+      const set = { status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
+      const moved = await store.updateStatus(trx, row.id, row.status, set);
+      if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
+      if (final && moved.driver_id) await releaseDriver(trx, moved.driver_id, row.id, now);
+      businessId = moved.business_id ?? null;
+      await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, options.reason ?? null, actorId);
+      return (await store.load(row.id, trx))!;
+    });
+    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final });
+    return updated;
+  }
+
+  private async record(trx: Trx, change: StatusChange<S, E>, reason: string | null, actorId: string): Promise<void> {
+    await this.kind.store.addHistory(trx, change.jobId, { status: change.status, reason, actorId, at: change.at });
+    await this.kind.inTransaction?.(trx, change);
+  }
+
+  private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }): void {
+    this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who });
+    this.kind.afterCommit?.(change);
+  }
+}

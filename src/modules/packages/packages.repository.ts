@@ -1,0 +1,159 @@
+// Kysely for packages and their history. The hot reads are batched and, on a PostgreSQL server,
+// run as named prepared statements.
+import DataLoader from 'dataloader';
+import { CompiledQuery, sql, type Transaction } from 'kysely';
+import type pg from 'pg';
+import type { DB } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { PackagesTable, PackageStatus } from '../../db/tables/jobs.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import { beforeCursor, type Cursor } from '../../shared/pagination.js';
+import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
+import type { JobStore } from '../jobs/lifecycle.js';
+
+type Executor = DB | Transaction<Database>;
+
+/** An instant as JavaScript's toISOString writes it (UTC, milliseconds, Z). */
+const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The poll's read: who may see each package, and the package as JSON text built by PostgreSQL and
+ * sent as it is (a test holds it equal to toResponse), sparing the hottest read a parse and a
+ * serialization of some twenty columns.
+ */
+const PACKAGE_JSON_BY_IDS = `
+  select p.id, p.created_by, p.customer_id, p.driver_id, dp.company_id as driver_company_id,
+    json_build_object(
+      'id', p.id, 'status', p.status, 'orderType', 'PACKAGE_DELIVERY', 'vehicleType', p.vehicle_type,
+      'countryId', p.country_id, 'businessId', p.business_id, 'customerId', p.customer_id, 'reference', p.reference,
+      'pickup', p.pickup, 'dropoff', p.dropoff, 'parcel', p.parcel,
+      'driver', case when p.driver_id is not null and dp.vehicle_type is not null then json_build_object(
+        'id', p.driver_id, 'firstName', coalesce(du.first_name, ''), 'phone', coalesce(du.phone, ''),
+        'vehicleType', dp.vehicle_type, 'vehiclePlate', coalesce(dp.vehicle_plate, ''),
+        'location', case when dp.last_lat is not null and dp.last_lng is not null and dp.last_location_at is not null
+          then json_build_object('lat', dp.last_lat, 'lng', dp.last_lng, 'heading', dp.last_heading, 'speed', dp.last_speed,
+                                 'updatedAt', ${isoSql('dp.last_location_at')}) end) end,
+      'statusHistory', p.status_history,
+      'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')}
+    )::text as body
+  from packages p
+  left join users du on du.id = p.driver_id
+  left join driver_profiles dp on dp.user_id = p.driver_id
+  where p.id = any($1::uuid[])`;
+
+export interface PackageJsonRow {
+  id: string;
+  created_by: string;
+  customer_id: string | null;
+  driver_id: string | null;
+  driver_company_id: string | null;
+  body: string;
+}
+
+export type PackageRow = Awaited<ReturnType<ReturnType<PackagesRepository['selectPackages']>['executeTakeFirstOrThrow']>>;
+
+export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
+  private readonly byId: CompiledQuery<PackageRow>;
+  private readonly byIds: CompiledQuery<PackageRow>;
+  /** Reads outside a transaction: the ids asked for in one event-loop round, fetched by one query. */
+  private readonly loader: DataLoader<string, PackageRow | undefined>;
+  private readonly jsonLoader: DataLoader<string, PackageJsonRow | undefined>;
+
+  constructor(
+    private readonly db: DB,
+    private readonly pgPool?: pg.Pool,
+  ) {
+    this.byId = this.selectPackages().where('p.id', '=', '00000000-0000-0000-0000-000000000000').compile();
+    this.byIds = this.selectPackages()
+      .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
+      .compile();
+    const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
+    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v1', this.byIds.sql, ids), batching);
+    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v1', PACKAGE_JSON_BY_IDS, ids), batching);
+  }
+
+  selectPackages(db: Executor = this.db) {
+    return db
+      .selectFrom('packages as p')
+      .leftJoin('users as du', 'du.id', 'p.driver_id')
+      .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
+      .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
+      .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
+      .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history']);
+  }
+
+  async load(id: string, trx?: Transaction<Database>): Promise<PackageRow | undefined> {
+    if (!trx) return this.loader.load(id);
+    const result = await trx.executeQuery<PackageRow>({ ...this.byId, parameters: [id] });
+    return result.rows[0];
+  }
+
+  loadJson(id: string): Promise<PackageJsonRow | undefined> {
+    return this.jsonLoader.load(id);
+  }
+
+  private async byIdsQuery<R extends { id: string }>(name: string, text: string, ids: readonly string[]): Promise<(R | undefined)[]> {
+    const rows = this.pgPool
+      ? // Prepared once per connection: PostgreSQL then skips parsing and planning on every batch.
+        (await this.pgPool.query<R>({ name, text, values: [ids] })).rows
+      : (await this.db.executeQuery<R>(CompiledQuery.raw(text, [ids]))).rows;
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  list(auth: AuthContext, filter: { status?: PackageStatus; cursor?: Cursor; limit: number }) {
+    let q = this.selectPackages();
+    const me = auth.userId;
+    switch (auth.role) {
+      case 'ADMIN':
+        break;
+      case 'BUSINESS':
+        q = q.where('p.created_by', '=', me);
+        break;
+      case 'CUSTOMER':
+        q = q.where((eb) => eb.or([eb('p.created_by', '=', me), eb('p.customer_id', '=', me)]));
+        break;
+      case 'DRIVER':
+        q = q.where('p.driver_id', '=', me);
+        break;
+      case 'COMPANY':
+        q = q.where('p.driver_id', 'in', (eb) => eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me));
+        break;
+    }
+    if (filter.status) q = q.where('p.status', '=', filter.status);
+    if (filter.cursor) q = q.where(beforeCursor(filter.cursor, 'p.created_at', 'p.id'));
+    return q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(filter.limit + 1).execute();
+  }
+
+  async insert(trx: Transaction<Database>, row: Omit<PackagesTable, 'delivery_code_attempts' | 'status_history'>): Promise<void> {
+    await trx.insertInto('packages').values(row).execute();
+  }
+
+  async updateStatus(
+    trx: Transaction<Database>,
+    id: string,
+    from: PackageStatus,
+    set: { status: PackageStatus; updated_at: Date; driver_id?: string; recipient_name?: string },
+  ) {
+    return trx.updateTable('packages').set(set).where('id', '=', id).where('status', '=', from).returning(['business_id', 'driver_id']).executeTakeFirst();
+  }
+
+  async currentStatus(trx: Transaction<Database>, id: string): Promise<PackageStatus> {
+    return (await trx.selectFrom('packages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+  }
+
+  async addHistory(trx: Transaction<Database>, id: string, entry: { status: PackageStatus; reason: string | null; actorId: string | null; at: Date }): Promise<void> {
+    await trx.insertInto('package_status_history').values({ package_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at }).execute();
+  }
+
+  async reserveCodeAttempt(id: string, maxAttempts: number): Promise<boolean> {
+    const reserved = await this.db
+      .updateTable('packages')
+      .set((eb) => ({ delivery_code_attempts: eb('delivery_code_attempts', '+', 1) }))
+      .where('id', '=', id)
+      .where('delivery_code_attempts', '<', maxAttempts)
+      .returning('id')
+      .executeTakeFirst();
+    return Boolean(reserved);
+  }
+}

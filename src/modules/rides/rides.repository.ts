@@ -1,0 +1,77 @@
+// Kysely for rides and their history.
+import { sql, type Transaction } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { RidesTable, RideStatus } from '../../db/tables/jobs.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import { beforeCursor, type Cursor } from '../../shared/pagination.js';
+import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
+import type { JobStore } from '../jobs/lifecycle.js';
+
+export type RideRow = Awaited<ReturnType<ReturnType<RidesRepository['selectRides']>['executeTakeFirstOrThrow']>>;
+
+export class RidesRepository implements JobStore<RideStatus, RideRow> {
+  constructor(private readonly db: DB) {}
+
+  selectRides(db: DB | Transaction<Database> = this.db) {
+    return db
+      .selectFrom('rides as r')
+      .leftJoin('users as du', 'du.id', 'r.driver_id')
+      .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
+      .select(['r.id', 'r.status', 'r.customer_id', 'r.driver_id', 'r.vehicle_type', 'r.country_id', 'r.created_at', 'r.updated_at'])
+      .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
+      .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history']);
+  }
+
+  load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {
+    return this.selectRides(trx).where('r.id', '=', id).executeTakeFirst();
+  }
+
+  list(auth: AuthContext, filter: { status?: RideStatus; cursor?: Cursor; limit: number }) {
+    let q = this.selectRides();
+    const me = auth.userId;
+    if (auth.role === 'CUSTOMER') q = q.where('r.customer_id', '=', me);
+    else if (auth.role === 'DRIVER') q = q.where('r.driver_id', '=', me);
+    else if (auth.role === 'COMPANY') {
+      q = q.where('r.driver_id', 'in', (eb) => eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me));
+    } else if (auth.role !== 'ADMIN') q = q.where(sql<boolean>`false`);
+    if (filter.status) q = q.where('r.status', '=', filter.status);
+    if (filter.cursor) q = q.where(beforeCursor(filter.cursor, 'r.created_at', 'r.id'));
+    return q.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
+  }
+
+  async insert(trx: Transaction<Database>, row: Omit<RidesTable, 'status_history'>): Promise<void> {
+    await trx.insertInto('rides').values(row).execute();
+  }
+
+  updateStatus(trx: Transaction<Database>, id: string, from: RideStatus, set: { status: RideStatus; updated_at: Date; driver_id?: string }, createdAfter?: Date) {
+    let q = trx.updateTable('rides').set(set).where('id', '=', id).where('status', '=', from);
+    if (createdAfter) q = q.where('created_at', '>', createdAfter);
+    return q.returning('driver_id').executeTakeFirst();
+  }
+
+  async currentStatus(trx: Transaction<Database>, id: string): Promise<RideStatus> {
+    return (await trx.selectFrom('rides').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+  }
+
+  async addHistory(trx: Transaction<Database>, id: string, entry: { status: RideStatus; reason: string | null; actorId: string | null; at: Date }): Promise<void> {
+    await trx.insertInto('ride_status_history').values({ ride_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at }).execute();
+  }
+
+  /**
+   * Expires REQUESTED rides created before `cutoff`. One statement (update + history insert), so
+   * several instances may run it at once: each ride is expired, and recorded, exactly once.
+   */
+  async expireRequested(cutoff: Date, now: Date, reason: string): Promise<string[]> {
+    const result = await sql<{ ride_id: string }>`
+      with expired as (
+        update rides set status = 'EXPIRED', updated_at = ${now}
+        where status = 'REQUESTED' and created_at < ${cutoff}
+        returning id
+      )
+      insert into ride_status_history (ride_id, status, reason, actor_id, at)
+      select id, 'EXPIRED', ${reason}, null, ${now} from expired
+      returning ride_id`.execute(this.db);
+    return result.rows.map((r) => r.ride_id);
+  }
+}

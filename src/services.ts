@@ -1,0 +1,98 @@
+// createServices(deps): every service built once, for the routes and the background work alike.
+import { createHmac } from 'node:crypto';
+import type { Deps } from './deps.js';
+import { IdempotencyStore } from './http/idempotency.js';
+import { AdminService } from './modules/admin/admin.service.js';
+import { AccountService } from './modules/auth/accounts.service.js';
+import { AuthService } from './modules/auth/auth.service.js';
+import { TokenService } from './modules/auth/tokens.js';
+import { DriversRepository } from './modules/drivers/drivers.repository.js';
+import { DriversService } from './modules/drivers/drivers.service.js';
+import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
+import { followJobChanges } from './modules/jobs/job-events.js';
+import { LiveDrivers } from './modules/matching/live-drivers.js';
+import { PackagesRepository } from './modules/packages/packages.repository.js';
+import { PackageService } from './modules/packages/packages.service.js';
+import { RidesRepository } from './modules/rides/rides.repository.js';
+import { RideService } from './modules/rides/rides.service.js';
+import { deliveryCounter } from './modules/webhooks/webhook-worker.js';
+import { WebhooksService } from './modules/webhooks/webhooks.service.js';
+import { createSmsSender, type SmsSender } from './sms/sms.js';
+
+export interface Services {
+  tokens: TokenService;
+  sms: SmsSender;
+  accounts: AccountService;
+  auth: AuthService;
+  admin: AdminService;
+  /** This process's live driver index (loaded and written behind by background.ts). */
+  live: LiveDrivers;
+  driversRepo: DriversRepository;
+  drivers: DriversService;
+  driverJobs: DriverJobsService;
+  packages: PackageService;
+  rides: RideService;
+  idempotency: IdempotencyStore;
+  webhooks: WebhooksService;
+  /** Drops the services' bus subscriptions and caches (the connections are deps'). */
+  close(): void;
+}
+
+export function createServices(deps: Deps): Services {
+  const { config, clock, bus } = deps;
+  const db = deps.database.db;
+  const tokens = new TokenService({
+    secret: config.jwtSecret,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    accessTtlMs: config.accessTokenTtlMs,
+    clock,
+  });
+  const sms = createSmsSender(config, deps.logger, clock);
+  const accounts = new AccountService({ db, clock });
+  const auth = new AuthService({
+    db,
+    clock,
+    config,
+    codeKey: createHmac('sha256', config.jwtSecret).update('otp-code-key').digest('hex'),
+    tokens,
+    bus,
+    sms,
+    accounts,
+  });
+  const live = new LiveDrivers(deps);
+  const driversRepo = new DriversRepository(db, clock);
+  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index };
+  const packages = new PackageService({
+    ...jobs,
+    db,
+    repo: new PackagesRepository(db, deps.database.pgPool),
+    secret: config.jwtSecret,
+  });
+  const stopFollowingJobs = followJobChanges(bus);
+  deliveryCounter(deps.metrics.registry);
+  return {
+    tokens,
+    sms,
+    accounts,
+    auth,
+    admin: new AdminService({ db, clock, sms, accounts, auth }),
+    live,
+    driversRepo,
+    drivers: new DriversService({ repo: driversRepo, live, bus }),
+    driverJobs: new DriverJobsService({ db, driverIndex: live.index }),
+    packages,
+    rides: new RideService({ ...jobs, db, repo: new RidesRepository(db) }),
+    idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
+    webhooks: new WebhooksService({
+      db,
+      clock,
+      bus,
+      urlRules: { allowHttp: config.webhookAllowHttp, allowPrivateTargets: config.webhookAllowPrivateTargets },
+    }),
+    close: () => {
+      stopFollowingJobs();
+      packages.close();
+    },
+  };
+}
