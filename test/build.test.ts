@@ -1,38 +1,20 @@
 // The compiled build as an operator runs it: tsc → JavaScript started with plain `node` (no tsx).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createServerDatabase, serverDatabaseUrl } from './helpers/database.js';
+import { spawnNode, waitFor } from './helpers/processes.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 // Inside the project, so that the compiled files find node_modules as dist/ does.
 const outDir = path.join(root, 'dist-test');
 const STRONG_SECRET = 'Zr8mQ2vLx7Kp4Tn9Wb3Yc6Hd1Jf5Gs0A-build-test';
 
-function run(script: string, env: Record<string, string>) {
-  let out = '';
-  const child: ChildProcess = spawn(process.execPath, [path.join(outDir, script)], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
-
-async function waitFor(check: () => boolean, ms: number, what: string, output: () => string): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const run = (script: string, env: Record<string, string>) => spawnNode([path.join(outDir, script)], env);
 
 const port = () => String(20000 + Math.floor(Math.random() * 20000));
 

@@ -1,28 +1,15 @@
 // The simulator against a started instance, as its README section runs it: it signs in as the admin,
 // brings a fleet online over the WebSocket and walks jobs to the end through the public API only.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { spawnNode } from './helpers/processes.js';
 
-const root = path.resolve(import.meta.dirname, '..');
 const ADMIN = { ADMIN_EMAIL: 'admin@sim.example', ADMIN_PHONE: '+254700000009', ADMIN_PASSWORD: 'simulator-admin-pass' };
 
-function spawnTs(file: string, args: string[], env: Record<string, string>) {
-  let out = '';
-  let err = '';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
+const spawnTs = (file: string, args: string[], env: Record<string, string>) => spawnNode(['--import', 'tsx', file, ...args], env);
 
 describe('simulator', () => {
   let dataDir = '';

@@ -4,10 +4,12 @@
 import { execFile as execFileCb, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './processes.js';
+
+export { freePort };
 
 const execFile = promisify(execFileCb);
 
@@ -39,16 +41,6 @@ export const pgClusterSkipReason: string | false = !binDir
     ? 'needs a `postgres` user and runuser to run initdb as (initdb refuses to run as root)'
     : false;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function run(binary: string, args: string[]): Promise<string> {
   const file = path.join(binDir!, binary);

@@ -1,22 +1,14 @@
 // A redis-server of a test's own, on a free port, that the test may freeze (SIGSTOP), thaw, kill and
 // start again: never the shared server of TEST_REDIS_URL.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './processes.js';
+
+export { freePort };
 
 export const redisServerSkipReason = spawnSync('redis-server', ['--version']).error
   ? 'needs the redis-server binary on PATH (not found): Redis fault tests skipped'
   : false;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export class RedisServer {
   private child: ChildProcess | undefined;
