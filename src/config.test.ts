@@ -67,12 +67,36 @@ test('production refuses unsafe defaults and flips webhook safety', () => {
   const c = loadConfig({
     NODE_ENV: 'production',
     DATABASE_URL: 'postgres://db/app',
-    JWT_SECRET: 'x'.repeat(32),
+    JWT_SECRET: 'kP3v9Qz7Lw2mXr8Tn5Yb1Hc6Jd4Fg0Ae-Us_Io',
     SMS_TRANSPORT: 'http',
     SMS_HTTP_URL: 'https://sms.example.com/send',
   });
   assert.equal(c.webhookAllowHttp, false);
   assert.equal(c.webhookAllowPrivateTargets, false);
+});
+
+test('production refuses a weak JWT_SECRET and the file SMS transport unless allowed, naming the variables', () => {
+  const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/app', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example.com/send' };
+  for (const weak of ['x'.repeat(32), 'change-me-please-change-me-please-123', 'abababababababababababababababab']) {
+    assert.throws(() => loadConfig({ ...base, JWT_SECRET: weak }), /JWT_SECRET looks weak/);
+  }
+  const strong = 'kP3v9Qz7Lw2mXr8Tn5Yb1Hc6Jd4Fg0Ae-Us_Io';
+  assert.throws(() => loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file' }), /SMS_ALLOW_FILE_IN_PRODUCTION/);
+  assert.equal(loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file', SMS_ALLOW_FILE_IN_PRODUCTION: 'true' }).smsTransport, 'file');
+  // Outside production the development defaults stay usable.
+  assert.equal(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).jwtSecret, 'x'.repeat(32));
+});
+
+test('the provider SMS transports need their credentials, and name the missing ones', () => {
+  assert.throws(() => loadConfig({ SMS_TRANSPORT: 'twilio', TWILIO_ACCOUNT_SID: 'AC1' }), /TWILIO_AUTH_TOKEN, TWILIO_FROM required when SMS_TRANSPORT=twilio/);
+  assert.throws(() => loadConfig({ SMS_TRANSPORT: 'africastalking' }), /AT_USERNAME, AT_API_KEY required when SMS_TRANSPORT=africastalking/);
+  assert.throws(() => loadConfig({ SMS_TRANSPORT: 'carrier-pigeon' }), /SMS_TRANSPORT must be one of console, file, http, twilio, africastalking/);
+  const twilio = loadConfig({ SMS_TRANSPORT: 'twilio', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006' });
+  assert.deepEqual(twilio.sms.twilio, { accountSid: 'AC1', authToken: 't', from: '+15005550006', baseUrl: 'https://api.twilio.com' });
+  const sandbox = loadConfig({ SMS_TRANSPORT: 'africastalking', AT_USERNAME: 'sandbox', AT_API_KEY: 'k' });
+  assert.equal(sandbox.sms.africasTalking?.baseUrl, 'https://api.sandbox.africastalking.com');
+  const live = loadConfig({ SMS_TRANSPORT: 'africastalking', AT_USERNAME: 'acme', AT_API_KEY: 'k', AT_FROM: 'ACME' });
+  assert.deepEqual(live.sms.africasTalking, { username: 'acme', apiKey: 'k', from: 'ACME', baseUrl: 'https://api.africastalking.com' });
 });
 
 test('rate limits take off, trust proxy takes hops and CIDRs', () => {

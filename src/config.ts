@@ -3,7 +3,8 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { parseDuration, parseRateLimit, type RateLimitSpec } from './shared/durations.js';
 
-export type SmsTransport = 'console' | 'file' | 'http';
+export type SmsTransport = 'console' | 'file' | 'http' | 'twilio' | 'africastalking';
+const SMS_TRANSPORTS: SmsTransport[] = ['console', 'file', 'http', 'twilio', 'africastalking'];
 
 export interface Config {
   port: number;
@@ -29,6 +30,11 @@ export interface Config {
   smsFile: string;
   smsHttpUrl: string | undefined;
   smsHttpToken: string | undefined;
+  /** Provider credentials, set for the transport that uses them. */
+  sms: {
+    twilio: { accountSid: string; authToken: string; from: string; baseUrl: string } | undefined;
+    africasTalking: { username: string; apiKey: string; from: string | undefined; baseUrl: string } | undefined;
+  };
   admin: { email: string; phone: string; password: string } | undefined;
   rateLimits: {
     global: RateLimitSpec | null;
@@ -134,11 +140,32 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const smsRaw = str('SMS_TRANSPORT', 'console');
   let smsTransport: SmsTransport = 'console';
-  if (smsRaw === 'console' || smsRaw === 'file' || smsRaw === 'http') smsTransport = smsRaw;
-  else problems.push(`SMS_TRANSPORT must be console, file or http (got "${smsRaw}")`);
+  if ((SMS_TRANSPORTS as string[]).includes(smsRaw)) smsTransport = smsRaw as SmsTransport;
+  else problems.push(`SMS_TRANSPORT must be one of ${SMS_TRANSPORTS.join(', ')} (got "${smsRaw}")`);
   const smsHttpUrl = url('SMS_HTTP_URL', ['http:', 'https:']);
   const smsHttpToken = get('SMS_HTTP_TOKEN');
   if (smsTransport === 'http' && smsHttpUrl === undefined) problems.push('SMS_HTTP_URL is required when SMS_TRANSPORT=http');
+  const required = (names: string[]) => {
+    const missing = names.filter((name) => get(name) === undefined);
+    if (missing.length) problems.push(`${missing.join(', ')} required when SMS_TRANSPORT=${smsTransport}`);
+    return missing.length === 0;
+  };
+  const twilioBaseUrl = url('TWILIO_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com';
+  const twilio =
+    smsTransport === 'twilio' && required(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'])
+      ? { accountSid: get('TWILIO_ACCOUNT_SID')!, authToken: get('TWILIO_AUTH_TOKEN')!, from: get('TWILIO_FROM')!, baseUrl: twilioBaseUrl }
+      : undefined;
+  const atBaseUrl = url('AT_BASE_URL', ['http:', 'https:']);
+  const africasTalking =
+    smsTransport === 'africastalking' && required(['AT_USERNAME', 'AT_API_KEY'])
+      ? {
+          username: get('AT_USERNAME')!,
+          apiKey: get('AT_API_KEY')!,
+          from: get('AT_FROM'),
+          baseUrl: atBaseUrl ?? (get('AT_USERNAME') === 'sandbox' ? 'https://api.sandbox.africastalking.com' : 'https://api.africastalking.com'),
+        }
+      : undefined;
+  const smsAllowFileInProduction = bool('SMS_ALLOW_FILE_IN_PRODUCTION', false);
 
   const adminEmail = get('ADMIN_EMAIL');
   const adminPhone = get('ADMIN_PHONE');
@@ -192,6 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smsFile: str('SMS_FILE', path.join(dataDir, 'sms.log')),
     smsHttpUrl,
     smsHttpToken,
+    sms: { twilio, africasTalking },
     admin: adminCount === 3 ? { email: adminEmail!, phone: adminPhone!, password: adminPassword! } : undefined,
     rateLimits: {
       global: rateLimit('RATE_LIMIT_GLOBAL', '100/15m'),
@@ -214,11 +242,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (isProduction) {
     if (!databaseUrl) problems.push('DATABASE_URL is required in production');
     if (!jwtSecret) problems.push('JWT_SECRET is required in production');
-    if (smsTransport === 'console') problems.push('SMS_TRANSPORT=console is refused in production (use http or file)');
+    else if (weakSecret(jwtSecret)) problems.push('JWT_SECRET looks weak (a placeholder or few distinct characters): use 32+ random bytes, e.g. `openssl rand -base64 48`');
+    if (smsTransport === 'console') problems.push('SMS_TRANSPORT=console is refused in production (use twilio, africastalking or http)');
+    if (smsTransport === 'file' && !smsAllowFileInProduction) {
+      problems.push('SMS_TRANSPORT=file is refused in production unless SMS_ALLOW_FILE_IN_PRODUCTION=true');
+    }
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+// A secret of 32+ bytes can still be guessable: a placeholder word repeated, or a handful of characters.
+function weakSecret(secret: string): boolean {
+  if (new Set(secret).size < 12) return true;
+  return /change.?me|secret|password|example|placeholder/i.test(secret);
 }
 
 /** For entry points: the configuration, or the list of problems on stderr and exit code 1. */

@@ -1,8 +1,7 @@
 // Opens the database: PGlite in DATA_DIR (or in memory) by default, a PostgreSQL server with a URL.
-import { mkdir } from 'node:fs/promises';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { openEmbedded } from './embedded.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
 
@@ -44,10 +43,7 @@ export async function openDatabase(options: { url?: string; dataDir?: string; po
     };
   }
 
-  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  const client = await PGlite.create(options.dataDir ?? 'memory://', {
-    parsers: { [pgliteTypes.INT8]: parseInt8 },
-  });
+  const client = await openEmbedded(options.dataDir, parseInt8);
   const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
   return {
     db,

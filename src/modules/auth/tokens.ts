@@ -1,7 +1,6 @@
 // Access tokens: JWT HS256 with sub, role, sid, jti, iat, exp, iss, aud. Only HS256 is accepted.
-import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
-import { createVerifier } from 'fast-jwt';
+import { randomUUID } from 'node:crypto';
+import { createSigner, createVerifier } from 'fast-jwt';
 import { LRUCache } from 'lru-cache';
 import type { Role } from '../../db/schema.js';
 import type { AccessClaims } from '../../shared/auth-context.js';
@@ -21,13 +20,13 @@ export interface TokenServiceOptions {
 const ROLES = new Set(['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN']);
 
 export class TokenService {
-  // Signing key for jose, made once; verification goes through fast-jwt below.
-  private readonly key: KeyObject;
+  private readonly signer: (payload: Record<string, unknown>) => string;
   private readonly verifier: (token: string) => unknown;
   /** Verified tokens, keyed by the token itself; expiry is still checked on every use. */
   private readonly verified = new LRUCache<string, AccessClaims & { exp: number }>({ max: 10_000, ttl: 60_000 });
   constructor(private readonly options: TokenServiceOptions) {
-    this.key = createSecretKey(Buffer.from(options.secret, 'utf8'));
+    // iat and exp come from the injected clock (signAccess), which the signer keeps as given.
+    this.signer = createSigner({ key: options.secret, algorithm: 'HS256' });
     this.verifier = createVerifier({
       key: options.secret,
       algorithms: ['HS256'],
@@ -43,15 +42,16 @@ export class TokenService {
   async signAccess(claims: AccessClaims): Promise<{ token: string; expiresAt: Date }> {
     const nowSeconds = Math.floor(this.options.clock.now().getTime() / 1000);
     const exp = nowSeconds + Math.max(1, Math.floor(this.options.accessTtlMs / 1000));
-    const token = await new SignJWT({ role: claims.role, sid: claims.sessionId })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(claims.userId)
-      .setJti(randomUUID())
-      .setIssuedAt(nowSeconds)
-      .setExpirationTime(exp)
-      .setIssuer(this.options.issuer)
-      .setAudience(this.options.audience)
-      .sign(this.key);
+    const token = this.signer({
+      role: claims.role,
+      sid: claims.sessionId,
+      sub: claims.userId,
+      jti: randomUUID(),
+      iat: nowSeconds,
+      exp,
+      iss: this.options.issuer,
+      aud: this.options.audience,
+    });
     return { token, expiresAt: new Date(exp * 1000) };
   }
 

@@ -1,0 +1,105 @@
+// The compiled build as an operator runs it: tsc → JavaScript started with plain `node` (no tsx).
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createServerDatabase, serverDatabaseUrl } from './helpers/database.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+// Inside the project, so that the compiled files find node_modules as dist/ does.
+const outDir = path.join(root, 'dist-test');
+const STRONG_SECRET = 'Zr8mQ2vLx7Kp4Tn9Wb3Yc6Hd1Jf5Gs0A-build-test';
+
+function run(script: string, env: Record<string, string>) {
+  let out = '';
+  const child: ChildProcess = spawn(process.execPath, [path.join(outDir, script)], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+async function waitFor(check: () => boolean, ms: number, what: string, output: () => string): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const port = () => String(20000 + Math.floor(Math.random() * 20000));
+
+describe('compiled build', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  before(() => {
+    const built = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    assert.equal(built.status, 0, `tsc failed:\n${built.stdout}${built.stderr}`);
+  });
+  after(async () => {
+    for (const cleanup of cleanups) await cleanup();
+    await rm(outDir, { recursive: true, force: true });
+  });
+
+  test('emits JavaScript for the entry points and no test files', () => {
+    for (const file of ['server.js', 'worker.js', 'db/migrate-cli.js', 'cli/admin-create.js']) assert.ok(existsSync(path.join(outDir, file)), file);
+    assert.equal(existsSync(path.join(outDir, 'config.test.js')), false);
+  });
+
+  test('production refuses to start without a strong JWT_SECRET, naming the variable', async () => {
+    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example/send' };
+    for (const env of [base, { ...base, JWT_SECRET: 'change-me-change-me-change-me-change-me' }]) {
+      const proc = run('server.js', env);
+      assert.equal(await proc.exited, 1);
+      assert.match(proc.output(), /JWT_SECRET/);
+    }
+  });
+
+  test('the compiled server starts with plain node on the embedded database and serves the API', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-build-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const p = port();
+    const proc = run('server.js', { PORT: p, HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' });
+    cleanups.push(async () => proc.child.kill('SIGKILL'));
+    await waitFor(() => proc.output().includes('"msg":"ready"'), 60_000, 'ready', proc.output);
+    assert.equal((await fetch(`http://127.0.0.1:${p}/health/ready`)).status, 200);
+    const countries = await fetch(`http://127.0.0.1:${p}/api/countries`);
+    assert.equal(countries.status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${p}/api/openapi.json`)).status, 200);
+    proc.child.kill('SIGTERM');
+    assert.equal(await proc.exited, 0);
+  });
+
+  test('in production on a PostgreSQL server, the compiled server and worker start and stop cleanly', { skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server: set TEST_DATABASE_URL' }, async () => {
+    const database = await createServerDatabase(serverDatabaseUrl!, 'build');
+    cleanups.push(database.drop);
+    const env = {
+      NODE_ENV: 'production',
+      DATABASE_URL: database.url,
+      JWT_SECRET: STRONG_SECRET,
+      SMS_TRANSPORT: 'http',
+      SMS_HTTP_URL: 'https://sms.example/send',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    };
+    const api = run('server.js', { ...env, PORT: port() });
+    cleanups.push(async () => api.child.kill('SIGKILL'));
+    await waitFor(() => api.output().includes('"msg":"ready"'), 30_000, 'api ready', api.output);
+    const worker = run('worker.js', { ...env, WORKER_PORT: port() });
+    cleanups.push(async () => worker.child.kill('SIGKILL'));
+    await waitFor(() => /worker.*running|running.*worker/i.test(worker.output()), 30_000, 'worker running', worker.output);
+    api.child.kill('SIGTERM');
+    worker.child.kill('SIGTERM');
+    assert.equal(await api.exited, 0);
+    assert.equal(await worker.exited, 0);
+  });
+});

@@ -1,0 +1,96 @@
+// The simulator against a started instance, as its README section runs it: it signs in as the admin,
+// brings a fleet online over the WebSocket and walks jobs to the end through the public API only.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+const root = path.resolve(import.meta.dirname, '..');
+const ADMIN = { ADMIN_EMAIL: 'admin@sim.example', ADMIN_PHONE: '+254700000009', ADMIN_PASSWORD: 'simulator-admin-pass' };
+
+function spawnTs(file: string, args: string[], env: Record<string, string>) {
+  let out = '';
+  let err = '';
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+describe('simulator', () => {
+  let dataDir = '';
+  let server: ReturnType<typeof spawnTs> | undefined;
+  let url = '';
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'rd-sim-'));
+    const port = String(20000 + Math.floor(Math.random() * 20000));
+    url = `http://127.0.0.1:${port}`;
+    server = spawnTs('src/server.ts', [], {
+      ...ADMIN,
+      PORT: port,
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      SMS_TRANSPORT: 'file',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_GLOBAL: 'off',
+      RATE_LIMIT_LOGIN: 'off',
+      RATE_LIMIT_LOGIN_SEND_OTP: 'off',
+      RATE_LIMIT_REGISTER_SEND_OTP: 'off',
+    });
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const ok = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (Date.now() > until) throw new Error(`server did not start:\n${server.stdout()}${server.stderr()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+  after(async () => {
+    server?.child.kill('SIGTERM');
+    await server?.exited;
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('at --speed 30 for 25 s, a fleet of 12 takes jobs and walks at least three to the end, with no server error', async () => {
+    const sim = spawnTs(
+      'src/cli/simulate.ts',
+      ['--url', url, '--drivers', '12', '--orders-per-minute', '30', '--duration', '25s', '--speed', '30', '--seed', '7', '--area=-1.2864,36.8172,1.5', '--json'],
+      { ...ADMIN, SMS_FILE: path.join(dataDir, 'sms.log') },
+    );
+    const code = await sim.exited;
+    assert.equal(code, 0, sim.stderr());
+    const summary = JSON.parse(sim.stdout().trim().split('\n').pop()!) as {
+      drivers: { online: number };
+      jobs: { created: number; assigned: number; completed: number };
+      requests: { serverErrors: number };
+      assignSeconds: { p50: number | null };
+    };
+    assert.equal(summary.drivers.online, 12);
+    assert.ok(summary.jobs.created >= 10, `created ${summary.jobs.created}`);
+    assert.ok(summary.jobs.completed >= 3, `completed ${summary.jobs.completed}: ${sim.stdout()}`);
+    assert.equal(summary.requests.serverErrors, 0);
+    assert.notEqual(summary.assignSeconds.p50, null);
+
+  });
+
+  test('exits non-zero, saying why, when the instance cannot be reached or refuses the admin', async () => {
+    const unreachable = spawnTs('src/cli/simulate.ts', ['--url', 'http://127.0.0.1:1', '--duration', '1s'], ADMIN);
+    assert.equal(await unreachable.exited, 1);
+    assert.match(unreachable.stderr(), /cannot reach http:\/\/127\.0\.0\.1:1/);
+
+    const refused = spawnTs('src/cli/simulate.ts', ['--url', url, '--duration', '1s'], { ...ADMIN, ADMIN_PASSWORD: 'not-the-password', SMS_FILE: path.join(dataDir, 'sms.log') });
+    assert.equal(await refused.exited, 1);
+    assert.match(refused.stderr(), /admin sign-in was refused: POST \/auth\/login: 401/);
+
+    const noAdmin = spawnTs('src/cli/simulate.ts', ['--url', url], {});
+    assert.equal(await noAdmin.exited, 2);
+    assert.match(noAdmin.stderr(), /set ADMIN_EMAIL and ADMIN_PASSWORD/);
+  });
+});
