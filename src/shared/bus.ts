@@ -35,6 +35,8 @@ export interface BusEvents {
     assigned: boolean;
     /** The job ended (its driver is free). */
     final: boolean;
+    /** The driver handed the job back (it waits again; the driver is free). */
+    released?: boolean;
   };
   /**
    * This instance only: its Redis subscriber reconnected, so events published meanwhile may have been

@@ -64,6 +64,8 @@ export class LiveDrivers {
   private started: Promise<void> | undefined;
   /** Called after each write-behind batch (benchmarks read the lag from it). */
   onFlush: ((stats: FlushStats) => void) | undefined;
+  /** Called when a driver reports a position or comes online here (dispatch offers it what waits nearby). */
+  onAvailable: ((driverId: string, cameOnline: boolean) => void) | undefined;
   /** Positions applied to the index since start (HTTP and WebSocket; not those from other instances). */
   positionsApplied = 0;
 
@@ -218,6 +220,7 @@ export class LiveDrivers {
     if (this.dirty.size === 0) this.dirtySince = performance.now();
     this.dirty.set(driverId, position);
     if (this.deps.redis) this.outgoing.set(driverId, position);
+    this.onAvailable?.(driverId, false);
     return true;
   }
 
@@ -225,6 +228,7 @@ export class LiveDrivers {
   setOnline(driverId: string, online: boolean): void {
     this.index.setOnline(driverId, online);
     this.deps.bus.publishToOthers('driver.changed', { driverId });
+    if (online) this.onAvailable?.(driverId, true);
   }
 
   /** Writes the dirty positions to PostgreSQL: one multi-row UPDATE per batch, never one per ping. */
