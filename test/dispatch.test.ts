@@ -222,4 +222,26 @@ describe('dispatch: offers to the best driver', () => {
     a.socket.close();
     b.socket.close();
   });
+
+  test('offers live in the database: another instance (or this one restarted) notices the lapse and moves the job on', async () => {
+    const at = nextArea();
+    const first = await onlineDriver(t, base, at.lat + 0.001, at.lng);
+    const second = await onlineDriver(t, base, at.lat + 0.002, at.lng);
+    const created = await createPackage(at.lat, at.lng);
+    const offer = (await first.socket.next(['offer'])).offer;
+    // A fresh instance on the same database, which never saw the offer being made.
+    const fresh = await buildTestApp({ database: t.database, clock: t.clock });
+    try {
+      await fresh.services.live.reload(first.user.id);
+      await fresh.services.live.reload(second.user.id);
+      t.clock.advance(20_000);
+      assert.equal((await fresh.services.dispatch.sweep()).lapsed, 1);
+      const log = (await get(t, `/api/admin/dispatch/${created.id}`, admin.headers)).json();
+      assert.deepEqual(log.offers.map((o: any) => [o.id === offer.id, o.driverId, o.outcome]), [[true, first.user.id, 'LAPSED'], [false, second.user.id, 'OPEN']]);
+    } finally {
+      await fresh.close();
+    }
+    first.socket.close();
+    second.socket.close();
+  });
 });
