@@ -244,4 +244,19 @@ describe('dispatch: offers to the best driver', () => {
     first.socket.close();
     second.socket.close();
   });
+
+  test('metrics count offers by outcome and time creation to assignment; the OpenAPI document describes the routes', async () => {
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const outcome of ['SENT', 'ACCEPTED', 'DECLINED', 'LAPSED', 'WITHDRAWN']) {
+      assert.match(metrics, new RegExp(`^dispatch_offers_total\\{outcome="${outcome}"\\} [1-9]\\d*$`, 'm'));
+    }
+    assert.match(metrics, /^dispatch_assignment_seconds_count [1-9]\d*$/m);
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const accept = doc.paths['/api/offers/{id}/accept'].post;
+    assert.ok(accept.summary);
+    assert.deepEqual(Object.keys(accept.responses).sort(), ['200', '400', '401', '403', '404', '409']);
+    for (const path of ['/api/offers/{id}/decline', '/api/drivers/me/offers', '/api/admin/dispatch/{jobId}', '/api/packages/{id}/release', '/api/rides/{id}/release', '/api/admin/jobs/{jobType}/{id}/release']) {
+      assert.ok(doc.paths[path], path);
+    }
+  });
 });
