@@ -176,12 +176,13 @@ export class DispatchRepository {
   }
 
   /** A released job: the driver never gets it again, and it waits in dispatch from now. */
-  async release(trx: Executor, r: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date }): Promise<void> {
+  async release(trx: Executor, r: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date }, dispatching: boolean): Promise<void> {
     await trx
       .insertInto('dispatch_releases')
       .values({ job_id: r.jobId, driver_id: r.driverId, reason: r.reason, actor_id: r.actorId, at: r.at })
       .onConflict((oc) => oc.columns(['job_id', 'driver_id']).doUpdateSet({ reason: r.reason, actor_id: r.actorId, at: r.at }))
       .execute();
+    if (!dispatching) return;
     const source =
       r.jobType === 'PACKAGE'
         ? sql`select id, 'PACKAGE', vehicle_type, pickup_lat, pickup_lng, created_at from packages where id = ${r.jobId}`

@@ -140,7 +140,7 @@ export class DispatchService implements DispatchHooks {
     trx: Transaction<Database>,
     release: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date },
   ): Promise<() => void> {
-    await this.deps.repo.release(trx, release);
+    await this.deps.repo.release(trx, release, this.mode === 'offer');
     return () => this.kick(release.jobType, release.jobId);
   }
 
