@@ -1,6 +1,7 @@
 // Dispatch (contract section 13) through HTTP and the drivers' WebSockets.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
@@ -171,6 +172,9 @@ describe('dispatch: offers to the best driver', () => {
   });
 
   test('release: the driver hands the package back, it is offered to another driver and never again to that one', async () => {
+    // An endpoint of the business, so the outbox rows of each event can be counted.
+    await sql`insert into webhook_endpoints (id, business_id, url, events, enabled, secret, created_at, updated_at)
+      values (${randomUUID()}, ${business.id}, 'https://example.com/hook', array['delivery.assigned','delivery.picked_up'], true, 'whsec_test', now(), now())`.execute(t.db);
     const at = nextArea();
     const first = await onlineDriver(t, base, at.lat + 0.001, at.lng);
     const second = await onlineDriver(t, base, at.lat + 0.005, at.lng);
@@ -191,6 +195,12 @@ describe('dispatch: offers to the best driver', () => {
     await post(t, `/api/packages/${created.id}/pickup`, second.user.headers);
     const tooLate = await post(t, `/api/packages/${created.id}/release`, second.user.headers, { reason: 'no' });
     assert.deepEqual(tooLate.json(), { statusCode: 409, message: 'Package is PICKED_UP', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    // No event for the release; delivery.assigned again, naming the new driver.
+    const events = await sql<{ event: string; payload: string }>`select event, payload from webhook_deliveries where delivery_id = ${created.id} order by seq`.execute(t.db);
+    assert.deepEqual(
+      events.rows.map((r) => [r.event, JSON.parse(r.payload).status]),
+      [['delivery.assigned', 'ASSIGNED'], ['delivery.assigned', 'ASSIGNED'], ['delivery.picked_up', 'PICKED_UP']],
+    );
     const log = (await get(t, `/api/admin/dispatch/${created.id}`, admin.headers)).json();
     assert.deepEqual(log.releases.map((r: any) => [r.driverId, r.reason]), [[first.user.id, 'Flat tyre']]);
     assert.equal(log.offers.filter((o: any) => o.driverId === first.user.id).length, 1);
