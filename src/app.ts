@@ -25,6 +25,7 @@ import { driverJobsModule } from './modules/jobs/driver-jobs.routes.js';
 import { packagesModule } from './modules/packages/packages.routes.js';
 import { ridesModule } from './modules/rides/rides.routes.js';
 import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
+import { dispatchModule } from './modules/dispatch/dispatch.routes.js';
 import { createServices, type Services } from './services.js';
 
 const API_MODULES: FeatureModule[] = [
@@ -37,6 +38,7 @@ const API_MODULES: FeatureModule[] = [
   ridesModule,
   driverJobsModule,
   webhooksModule,
+  dispatchModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -13,6 +13,8 @@ export interface Loop {
 }
 
 export const SWEEP_INTERVAL_MS = 10_000;
+/** How often dispatch looks for lapsed offers and jobs due another try (cheap: two indexed statements). */
+export const DISPATCH_SWEEP_INTERVAL_MS = 1000;
 const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
 
 /** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
@@ -45,6 +47,22 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     // At start too, so that processes restarted more often than the interval still purge.
     periodic(deps, 'purging expired codes', CODE_PURGE_INTERVAL_MS, () => services.auth.purgeExpired(), true),
   ];
+  if (deps.config.dispatch.mode === 'offer') {
+    const sweep = periodic(deps, 'dispatch sweep', DISPATCH_SWEEP_INTERVAL_MS, () => services.dispatch.sweep(), true);
+    loops.push({
+      name: 'dispatch sweep',
+      // Dispatch picks drivers from the live index: a worker process loads one for it too.
+      start: async () => {
+        await services.live.start();
+        sweep.start();
+      },
+      stop: async () => {
+        await sweep.stop();
+        await services.dispatch.idle();
+        await services.live.stop();
+      },
+    });
+  }
   if (options.webhookWorker) {
     const worker = new WebhookWorker({
       db: deps.database.db,

@@ -32,6 +32,20 @@ test('defaults follow the contract', () => {
   assert.equal(c.workerPort, 9465);
   assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
   assert.equal(c.logLevel, 'info');
+  assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000 });
+});
+
+test('dispatch settings: mode, durations and distances', () => {
+  const c = loadConfig({ DISPATCH_MODE: 'broadcast', DISPATCH_OFFER_TTL: '45s', DISPATCH_RADIUS: '800m', DISPATCH_MAX_RADIUS: '2.5km', DISPATCH_RETRY_INTERVAL: '1m' });
+  assert.deepEqual(c.dispatch, { mode: 'broadcast', offerTtlMs: 45_000, radiusMeters: 800, maxRadiusMeters: 2500, retryIntervalMs: 60_000 });
+  assert.throws(
+    () => loadConfig({ DISPATCH_MODE: 'nearest', DISPATCH_RADIUS: 'far', DISPATCH_OFFER_TTL: '0s' }),
+    (err: unknown) => {
+      const problems = (err as ConfigError).problems.join('\n');
+      return /DISPATCH_MODE must be one of offer, broadcast, off/.test(problems) && /DISPATCH_RADIUS must be a distance/.test(problems) && /DISPATCH_OFFER_TTL/.test(problems);
+    },
+  );
+  assert.throws(() => loadConfig({ DISPATCH_RADIUS: '10km', DISPATCH_MAX_RADIUS: '5km' }), /DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS/);
 });
 
 test('one error names every bad variable', () => {

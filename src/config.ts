@@ -57,7 +57,18 @@ export interface Config {
   /** Where `npm run worker` serves /health, /health/ready and /metrics. */
   workerPort: number;
   logLevel: string;
+  dispatch: {
+    /** offer: each job offered to one driver at a time; broadcast: nearby pushes only; off: neither. */
+    mode: DispatchMode;
+    offerTtlMs: number;
+    radiusMeters: number;
+    maxRadiusMeters: number;
+    retryIntervalMs: number;
+  };
 }
+
+export type DispatchMode = 'offer' | 'broadcast' | 'off';
+const DISPATCH_MODES: DispatchMode[] = ['offer', 'broadcast', 'off'];
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -112,6 +123,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     return spec;
   };
+  const distance = (name: string, fallbackMeters: number) => {
+    const raw = get(name);
+    if (raw === undefined) return fallbackMeters;
+    const match = /^(\d+(?:\.\d+)?)\s*(m|km)$/i.exec(raw);
+    const meters = match ? Number(match[1]) * (match[2]!.toLowerCase() === 'km' ? 1000 : 1) : NaN;
+    if (!(meters >= 1 && meters <= 100_000)) {
+      problems.push(`${name} must be a distance such as 800m or 5km, at most 100km (got "${raw}")`);
+      return fallbackMeters;
+    }
+    return Math.round(meters);
+  };
   const url = (name: string, protocols: string[]) => {
     const raw = get(name);
     if (raw === undefined) return undefined;
@@ -126,6 +148,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 
   const nodeEnv = str('NODE_ENV', 'development');
+  const dispatchMode = str('DISPATCH_MODE', 'offer').toLowerCase() as DispatchMode;
+  if (!DISPATCH_MODES.includes(dispatchMode)) problems.push(`DISPATCH_MODE must be one of ${DISPATCH_MODES.join(', ')} (got "${get('DISPATCH_MODE')}")`);
+  const dispatchRadius = distance('DISPATCH_RADIUS', 5000);
+  const dispatchMaxRadius = distance('DISPATCH_MAX_RADIUS', 15_000);
   const isProduction = nodeEnv === 'production';
 
   const port = int('PORT', 3000, 0, 65535);
@@ -240,7 +266,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
     workerPort: int('WORKER_PORT', 9465, 0, 65535),
     logLevel,
+    dispatch: {
+      mode: dispatchMode,
+      offerTtlMs: duration('DISPATCH_OFFER_TTL', '20s'),
+      radiusMeters: dispatchRadius,
+      maxRadiusMeters: dispatchMaxRadius,
+      retryIntervalMs: duration('DISPATCH_RETRY_INTERVAL', '30s'),
+    },
   };
+  if (dispatchMaxRadius < dispatchRadius) problems.push('DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS');
 
   if (isProduction) {
     if (!databaseUrl) problems.push('DATABASE_URL is required in production');

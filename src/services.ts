@@ -18,6 +18,8 @@ import { RideService } from './modules/rides/rides.service.js';
 import { deliveryCounter } from './modules/webhooks/webhook-worker.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
+import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
+import { DispatchService } from './modules/dispatch/dispatch.service.js';
 
 export interface Services {
   tokens: TokenService;
@@ -34,6 +36,7 @@ export interface Services {
   rides: RideService;
   idempotency: IdempotencyStore;
   webhooks: WebhooksService;
+  dispatch: DispatchService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -62,14 +65,30 @@ export function createServices(deps: Deps): Services {
   });
   const live = new LiveDrivers(deps);
   const driversRepo = new DriversRepository(db, clock);
-  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index };
+  const dispatch = new DispatchService({
+    repo: new DispatchRepository(db),
+    bus,
+    clock,
+    logger: deps.logger,
+    config,
+    index: live.index,
+    registry: deps.metrics.registry,
+  });
+  live.onAvailable = (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline);
+  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch };
   const packages = new PackageService({
     ...jobs,
     db,
     repo: new PackagesRepository(db, deps.database.pgPool),
     secret: config.jwtSecret,
   });
+  const rides = new RideService({ ...jobs, db, repo: new RidesRepository(db) });
+  dispatch.setAcceptors({ PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) });
   const stopFollowingJobs = followJobChanges(bus);
+  // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
+  const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
+    if (final && !driverId) dispatch.jobEnded(jobType, jobId);
+  });
   deliveryCounter(deps.metrics.registry);
   return {
     tokens,
@@ -82,7 +101,8 @@ export function createServices(deps: Deps): Services {
     drivers: new DriversService({ repo: driversRepo, live, bus }),
     driverJobs: new DriverJobsService({ db, driverIndex: live.index }),
     packages,
-    rides: new RideService({ ...jobs, db, repo: new RidesRepository(db) }),
+    rides,
+    dispatch,
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
@@ -92,6 +112,7 @@ export function createServices(deps: Deps): Services {
     }),
     close: () => {
       stopFollowingJobs();
+      stopFollowingExpiry();
       packages.close();
     },
   };

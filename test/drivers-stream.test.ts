@@ -15,7 +15,8 @@ describe('driver WebSocket', () => {
   let t: TestApp;
   let base: string;
   before(async () => {
-    t = await buildTestApp();
+    // The lifecycle as before dispatch: nearby pushes, no offers (test/dispatch.test.ts covers offers).
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast' } });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address();
     if (!address || typeof address === 'string') throw new Error('no address');

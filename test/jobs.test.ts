@@ -14,7 +14,8 @@ describe('driver jobs', () => {
   const pushes: BusEvents['driver.push'][] = [];
 
   before(async () => {
-    t = await buildTestApp();
+    // The lifecycle as before dispatch: nearby pushes, no offers (test/dispatch.test.ts covers offers).
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast' } });
     business = await createUser(t, { role: 'BUSINESS' });
     customer = await createUser(t, { role: 'CUSTOMER' });
     driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE' } });

@@ -24,7 +24,8 @@ describe('packages', () => {
   const pushes: BusEvents['driver.push'][] = [];
 
   before(async () => {
-    t = await buildTestApp();
+    // The lifecycle as before dispatch: nearby pushes, no offers (test/dispatch.test.ts covers offers).
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast' } });
     business = await createUser(t, { role: 'BUSINESS' });
     otherBusiness = await createUser(t, { role: 'BUSINESS' });
     customer = await createUser(t, { role: 'CUSTOMER' });
@@ -64,7 +65,7 @@ describe('packages', () => {
     const pkg = created.json();
     assert.match(pkg.deliveryCode, /^[0-9]{4}$/);
     assert.deepEqual(Object.keys(pkg).sort(), [
-      'businessId', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
+      'businessId', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
       'pickup', 'reference', 'status', 'statusHistory', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(pkg.status, 'PENDING');

@@ -19,7 +19,8 @@ describe('rides', () => {
   let rides: RideService;
 
   before(async () => {
-    t = await buildTestApp();
+    // The lifecycle as before dispatch: nearby pushes, no offers (test/dispatch.test.ts covers offers).
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast' } });
     [customer, otherCustomer, company, otherCompany] = await createUsers(t, ['CUSTOMER', 'CUSTOMER', 'COMPANY', 'COMPANY']);
     driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: company.id } });
     otherDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id } });
@@ -38,7 +39,7 @@ describe('rides', () => {
     assert.equal(created.statusCode, 201);
     const ride = created.json();
     assert.deepEqual(Object.keys(ride).sort(), [
-      'countryId', 'createdAt', 'customerId', 'destinationLocation', 'driver', 'id', 'orderType', 'pickupLocation', 'status', 'statusHistory', 'updatedAt', 'vehicleType',
+      'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'id', 'orderType', 'pickupLocation', 'status', 'statusHistory', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(ride.status, 'REQUESTED');
     assert.equal(ride.orderType, 'RIDE');

@@ -58,12 +58,16 @@ describe('simulator', () => {
       jobs: { created: number; assigned: number; completed: number };
       requests: { serverErrors: number };
       assignSeconds: { p50: number | null };
+      offers: { received: number; accepted: number; declined: number; lapsed: number };
     };
     assert.equal(summary.drivers.online, 12);
     assert.ok(summary.jobs.created >= 10, `created ${summary.jobs.created}`);
     assert.ok(summary.jobs.completed >= 3, `completed ${summary.jobs.completed}: ${sim.stdout()}`);
     assert.equal(summary.requests.serverErrors, 0);
     assert.notEqual(summary.assignSeconds.p50, null);
+    // Dispatch is on (DISPATCH_MODE=offer by default): jobs reach the drivers as offers, which they accept.
+    assert.ok(summary.offers.accepted >= 3, `offers ${JSON.stringify(summary.offers)}`);
+    assert.ok(summary.offers.received >= summary.offers.accepted + summary.offers.declined);
 
   });
 

@@ -19,10 +19,10 @@ describe('worker', () => {
 
   test('background work is listed in two groups: shared (webhook worker, sweeps) and per process (write-behind)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
-    assert.deepEqual(shared.slice(0, 2), ['ride expiry sweep', 'purging expired codes']);
-    assert.match(shared[2]!, /^webhook worker /);
-    assert.equal(shared.length, 3);
-    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 2);
+    assert.deepEqual(shared.slice(0, 3), ['ride expiry sweep', 'purging expired codes', 'dispatch sweep']);
+    assert.match(shared[3]!, /^webhook worker /);
+    assert.equal(shared.length, 4);
+    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 3);
     assert.deepEqual(perProcessWork(t.services).map((l) => l.name), ['driver index and position write-behind']);
   });
 

@@ -40,6 +40,11 @@ async function real() {
   const deps = await createDeps(config, { database, logger: pino({ level: config.logLevel }) });
   const db = deps.database.db;
   const t0 = performance.now();
+  // What B8 left: its packages and offers (they refer to the bench accounts).
+  await sql`delete from dispatch_offers where driver_id in (select id from users where email like 'bench-%')`.execute(db);
+  await sql`delete from dispatch_jobs where job_id in (select id from packages where created_by in (select id from users where email like 'bench-%'))`.execute(db);
+  await sql`delete from package_status_history where package_id in (select id from packages where created_by in (select id from users where email like 'bench-%'))`.execute(db);
+  await sql`delete from packages where created_by in (select id from users where email like 'bench-%')`.execute(db);
   await sql`delete from users where email like 'bench-%'`.execute(db);
   await sql`
     insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
@@ -57,6 +62,15 @@ async function real() {
     select gen_random_uuid(), id, md5(random()::text || id::text), false, now() + interval '1 day'
     from (select id from users where email like 'bench-%' order by id limit ${sessions}::int) u
     returning id, user_id`.execute(db);
+  // A business account to create jobs with (B8).
+  const business = await sql<{ id: string; user_id: string }>`
+    with u as (
+      insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
+      values (gen_random_uuid(), 'bench-business@example.com', '+254799999999', 'x', 'Bench', 'Business', 'BUSINESS', 'ACTIVE', (select id from countries where code = 'KE'))
+      returning id)
+    insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
+    select gen_random_uuid(), id, md5(random()::text), false, now() + interval '1 day' from u
+    returning id, user_id`.execute(db);
   const seededMs = performance.now() - t0;
 
   const services = createServices(deps);
@@ -67,6 +81,9 @@ async function real() {
   const tokens = new TokenService({ secret: deps.config.jwtSecret, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3_600_000, clock: deps.clock });
   const auth: { driverId: string; token: string }[] = [];
   for (const r of rows.rows) auth.push({ driverId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'DRIVER', sessionId: r.id })).token });
+  const b = business.rows[0]!;
+  const countryId = (await sql<{ id: string }>`select id from countries where code = 'KE'`.execute(db)).rows[0]!.id;
+  const businessToken = (await tokens.signAccess({ userId: b.user_id, role: 'BUSINESS', sessionId: b.id })).token;
 
   // Event-loop delay while serving (a blocked loop shows here, not in the request handlers' profile).
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -98,7 +115,7 @@ async function real() {
       process.exit(0);
     }
   });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, businessToken, countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
 }
 
 await (process.env.BENCH_KIND === 'baseline' ? baseline() : real());

@@ -630,6 +630,7 @@ class SimDriver {
   private job: JobRecord | undefined;
   private phase: Phase = 'IDLE';
   private busy = false;
+  private readonly lapsedOffers = new Set<string>();
   private idleTicks = 0;
   online = false;
 
@@ -711,8 +712,12 @@ class SimDriver {
       if (this.busy || this.job) return; // let it lapse
       await this.sim.api.pause(1000 + this.random() * 4000);
       if (this.sim.chance(this.sim.opts.decline)) {
-        await this.call('POST', `/offers/${offer.id}/decline`).catch((err) => this.offerFailed(err));
-        this.sim.offers.declined++;
+        try {
+          await this.call('POST', `/offers/${offer.id}/decline`);
+          this.sim.offers.declined++;
+        } catch (err) {
+          this.offerFailed(offer.id, err);
+        }
         return;
       }
       this.busy = true;
@@ -721,12 +726,14 @@ class SimDriver {
         this.sim.offers.accepted++;
         this.take(offer.jobId);
       } catch (err) {
-        this.offerFailed(err);
+        this.offerFailed(offer.id, err);
       } finally {
         this.busy = false;
       }
     } else if (message.type === 'offer.withdrawn') {
-      this.sim.offers.withdrawn++;
+      // The server says how the offer closed: LAPSED (nobody answered in time) or WITHDRAWN (taken otherwise).
+      if (message.state === 'LAPSED') this.lapsed(message.offerId as string);
+      else this.sim.offers.withdrawn++;
     } else if (message.type === 'job.nearby') {
       if (this.busy || this.job) return;
       const jobType = message.jobType as JobType;
@@ -783,12 +790,20 @@ class SimDriver {
     if (active.status === 'ARRIVED') await this.call('POST', `/rides/${active.id}/start`);
   }
 
-  private offerFailed(err: unknown): void {
+  private offerFailed(offerId: string, err: unknown): void {
     if (err instanceof ApiError && err.status === 409) {
-      if (/LAPSED|EXPIRED/i.test(`${err.body?.code} ${err.body?.message}`)) this.sim.offers.lapsed++;
+      if (/LAPSED/i.test(`${err.body?.code}`)) this.lapsed(offerId);
+      else if (/WITHDRAWN/i.test(`${err.body?.code}`)) return; // counted when the offer.withdrawn message came
       return;
     }
     this.sim.note(err);
+  }
+
+  /** An offer that lapsed: told by the socket, by a 409 answer, or both; counted once. */
+  private lapsed(offerId: string): void {
+    if (this.lapsedOffers.has(offerId)) return;
+    this.lapsedOffers.add(offerId);
+    this.sim.offers.lapsed++;
   }
 
   private take(jobId: string): void {

@@ -38,6 +38,8 @@ export interface BusEvents {
     assigned: boolean;
     /** The job ended (its driver is free). */
     final: boolean;
+    /** The driver handed the job back (it waits again; the driver is free). */
+    released?: boolean;
   };
   /**
    * This instance only: Redis (or this instance's subscription) is back after an outage, so events

@@ -3,14 +3,14 @@
 import type { Bus } from '../../shared/bus.js';
 
 export function followJobChanges(bus: Bus): () => void {
-  return bus.subscribe('job.changed', ({ jobType, jobId, status, driverId, actorId, assigned, final }) => {
+  return bus.subscribe('job.changed', ({ jobType, jobId, status, driverId, actorId, assigned, final, released }) => {
     if (!driverId) return;
     if (assigned) {
       bus.publishHere('driver.job', { driverId, busy: true, jobId, jobType });
       bus.publishHere('driver.push', { driverId, message: { type: 'job.assigned', jobType, jobId, status } });
       return;
     }
-    if (final) bus.publishHere('driver.job', { driverId, busy: false, jobId, jobType });
+    if (final || released) bus.publishHere('driver.job', { driverId, busy: false, jobId, jobType });
     if (driverId !== actorId) bus.publishHere('driver.push', { driverId, message: { type: 'job.updated', jobType, jobId, status } });
   });
 }

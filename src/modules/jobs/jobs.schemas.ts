@@ -56,3 +56,13 @@ export const NearbyQuery = Type.Object(
   { additionalProperties: false },
 );
 export const NearbyResponse = Type.Object({ items: Type.Array(NearbyJob), radiusMeters: Type.Integer() });
+
+/** Where the job stands in dispatch (contract section 13). */
+export const DispatchInfo = Type.Object({
+  state: Type.Union(['SEARCHING', 'OFFERED', 'NO_DRIVERS', 'DONE', 'OFF'].map((s) => Type.Literal(s)), {
+    description: 'SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched',
+  }),
+  attempts: Type.Integer({ description: 'Offers made for this job' }),
+});
+
+export const ReleaseBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });

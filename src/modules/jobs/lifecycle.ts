@@ -27,7 +27,7 @@ export interface JobStore<S extends string, Row> {
     trx: Trx,
     id: string,
     from: S,
-    set: { status: S; updated_at: Date; driver_id?: string; recipient_name?: string },
+    set: { status: S; updated_at: Date; driver_id?: string | null; recipient_name?: string },
     createdAfter?: Date,
   ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
   currentStatus(trx: Trx, id: string): Promise<S>;
@@ -54,8 +54,41 @@ export interface JobKind<S extends string, A extends string, E extends string, R
   afterCommit?(change: StatusChange<S, E>): void;
 }
 
+/**
+ * What dispatch (modules/dispatch) does inside the lifecycle's transactions; jobs/ defines it so that
+ * it imports nothing from dispatch.
+ */
+export interface DispatchHooks {
+  mode: 'offer' | 'broadcast' | 'off';
+  /** A new job enters dispatch (in its creation's transaction). */
+  enroll(trx: Trx, job: { jobType: JobType; jobId: string; vehicleType: VehicleType; lat: number; lng: number; at: Date }): Promise<void>;
+  /** Look for a driver for this job now (after commit). */
+  kick(jobType: JobType, jobId: string): void;
+  /** A status change, in its transaction: closes the job's open offer; returns what to do after commit. */
+  changed(trx: Trx, change: { jobType: JobType; jobId: string; status: string; driverId: string | null; assigned: boolean; at: Date }): Promise<(() => void) | undefined>;
+  /** The driver handed the job back (in the release's transaction): it never goes to that driver again. */
+  released(trx: Trx, release: { jobType: JobType; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date }): Promise<() => void>;
+}
+
+export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
+
+/** The job's `dispatch` field: its dispatch row's state while it waits, DONE once it left dispatch, OFF without one. */
+export function dispatchField(waiting: boolean, state: string | null, attempts: number | null): { state: DispatchState; attempts: number } {
+  const known = state !== null;
+  const shown: DispatchState = waiting ? (known && state !== 'DONE' ? (state as DispatchState) : 'OFF') : known ? 'DONE' : 'OFF';
+  return { state: shown, attempts: attempts ?? 0 };
+}
+
 export function jobFields<S extends string>(
-  row: JobRow<S> & DriverSummaryRow & { country_id: string; status_history: StatusHistoryItemJson[] | string; created_at: Date; updated_at: Date },
+  row: JobRow<S> & DriverSummaryRow & {
+    country_id: string;
+    status_history: StatusHistoryItemJson[] | string;
+    created_at: Date;
+    updated_at: Date;
+    dispatch_state: string | null;
+    dispatch_attempts: number | null;
+  },
+  waitingStatus: S,
 ) {
   return {
     id: row.id,
@@ -66,6 +99,7 @@ export function jobFields<S extends string>(
     statusHistory: json<StatusHistoryItemJson[]>(row.status_history),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
+    dispatch: dispatchField(row.status === waitingStatus, row.dispatch_state, row.dispatch_attempts),
   };
 }
 
@@ -77,7 +111,7 @@ export function isDriverSide(row: { driver_id: string | null; driver_company_id:
 
 export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
   constructor(
-    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number },
+    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number; dispatch?: DispatchHooks },
     private readonly kind: JobKind<S, A, E, Row>,
   ) {}
 
@@ -93,8 +127,14 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     throw forbidden(`You may not move this ${this.kind.noun} to ${to}`, 'ACTION_NOT_ALLOWED');
   }
 
+  /** A new job: offered to one driver (DISPATCH_MODE=offer), pushed to the nearby drivers (broadcast), or neither (off). */
   offerNearby(job: { id: string; vehicleType: VehicleType; lat: number; lng: number; parcelSize: string | null }): number {
-    const { driverIndex, bus, clock, driverLocationTtlMs } = this.deps;
+    const { driverIndex, bus, clock, driverLocationTtlMs, dispatch } = this.deps;
+    if (dispatch?.mode === 'offer') {
+      dispatch.kick(this.kind.jobType, job.id);
+      return 0;
+    }
+    if (dispatch?.mode === 'off') return 0;
     return pushNearbyJob(
       { index: driverIndex, bus, now: clock.now(), locationTtlMs: driverLocationTtlMs },
       { jobType: this.kind.jobType, jobId: job.id, orderType: this.kind.orderType, vehicleType: job.vehicleType, lat: job.lat, lng: job.lng, parcelSize: job.parcelSize },
@@ -114,6 +154,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     const now = this.deps.clock.now();
     const claim = { driverId, jobType: this.kind.jobType, jobId: row.id, vehicleType: row.vehicle_type, orderType: this.kind.orderType };
     let businessId: string | null = null;
+    let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
       // The job first, then the driver: every transaction locks in this order, so none deadlock.
       const moved = await store.updateStatus(trx, row.id, row.status, { status: to, driver_id: driverId, updated_at: now }, options.createdAfter);
@@ -123,10 +164,11 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       }
       if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
       businessId = moved.business_id ?? null;
-      await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, null, actorId);
+      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, null, actorId, { driverId, assigned: true });
       return (await store.load(row.id, trx))!;
     });
     this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false });
+    after?.();
     return updated;
   }
 
@@ -135,22 +177,54 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     const now = this.deps.clock.now();
     const final = this.kind.finals.includes(to);
     let businessId: string | null = null;
+    let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
       const set = { status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
       const moved = await store.updateStatus(trx, row.id, row.status, set);
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       if (final && moved.driver_id) await releaseDriver(trx, moved.driver_id, row.id, now);
       businessId = moved.business_id ?? null;
-      await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, options.reason ?? null, actorId);
+      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, options.reason ?? null, actorId, { driverId: moved.driver_id, assigned: false });
       return (await store.load(row.id, trx))!;
     });
     this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final });
+    after?.();
     return updated;
   }
 
-  private async record(trx: Trx, change: StatusChange<S, E>, reason: string | null, actorId: string): Promise<void> {
+  /**
+   * The assigned driver (or an admin) hands the job back before pickup: it waits again, the driver is
+   * free, and dispatch never offers it to that driver again. No webhook event (none is defined for it).
+   */
+  async release(row: Row, from: S, to: S, actorId: string, reason: string | null): Promise<Row> {
+    const { store } = this.kind;
+    if (row.status !== from || !row.driver_id) throw this.invalidTransition(row.status);
+    const driverId = row.driver_id;
+    const now = this.deps.clock.now();
+    let after: (() => void) | undefined;
+    const updated = await this.deps.db.transaction().execute(async (trx) => {
+      const moved = await store.updateStatus(trx, row.id, from, { status: to, driver_id: null, updated_at: now });
+      if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
+      await releaseDriver(trx, driverId, row.id, now);
+      await store.addHistory(trx, row.id, { status: to, reason, actorId, at: now });
+      after = await this.deps.dispatch?.released(trx, { jobType: this.kind.jobType, jobId: row.id, driverId, reason, actorId, at: now });
+      return (await store.load(row.id, trx))!;
+    });
+    this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: row.id, status: to, driverId, actorId, assigned: false, final: false, released: true });
+    after?.();
+    return updated;
+  }
+
+  private async record(
+    trx: Trx,
+    change: StatusChange<S, E>,
+    reason: string | null,
+    actorId: string,
+    who: { driverId: string | null; assigned: boolean },
+  ): Promise<(() => void) | undefined> {
     await this.kind.store.addHistory(trx, change.jobId, { status: change.status, reason, actorId, at: change.at });
     await this.kind.inTransaction?.(trx, change);
+    return this.deps.dispatch?.changed(trx, { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who, at: change.at });
   }
 
   private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }): void {

@@ -70,6 +70,8 @@ export class LiveDrivers {
   private started: Promise<void> | undefined;
   /** Called after each write-behind batch (benchmarks read the lag from it). */
   onFlush: ((stats: FlushStats) => void) | undefined;
+  /** Called when a driver reports a position or comes online here (dispatch offers it what waits nearby). */
+  onAvailable: ((driverId: string, cameOnline: boolean) => void) | undefined;
   /** Positions applied to the index since start (HTTP and WebSocket; not those from other instances). */
   positionsApplied = 0;
 
@@ -253,6 +255,7 @@ export class LiveDrivers {
     this.positionsApplied += 1;
     this.markDirty(driverId, position);
     if (this.deps.redis) this.outgoing.set(driverId, position);
+    this.onAvailable?.(driverId, false);
     return true;
   }
 
@@ -260,6 +263,7 @@ export class LiveDrivers {
   setOnline(driverId: string, online: boolean): void {
     this.index.setOnline(driverId, online);
     this.deps.bus.publishToOthers('driver.changed', { driverId });
+    if (online) this.onAvailable?.(driverId, true);
   }
 
   /** Writes the dirty positions to PostgreSQL: one multi-row UPDATE per batch, never one per ping. */

@@ -34,11 +34,16 @@ const PACKAGE_JSON_BY_IDS = `
           then json_build_object('lat', dp.last_lat, 'lng', dp.last_lng, 'heading', dp.last_heading, 'speed', dp.last_speed,
                                  'updatedAt', ${isoSql('dp.last_location_at')}) end) end,
       'statusHistory', p.status_history,
-      'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')}
+      'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')},
+      'dispatch', json_build_object(
+        'state', case when p.status <> 'PENDING' then (case when dj.job_id is null then 'OFF' else 'DONE' end)
+                      when dj.state is null or dj.state = 'DONE' then 'OFF' else dj.state end,
+        'attempts', coalesce(dj.attempts, 0))
     )::text as body
   from packages p
   left join users du on du.id = p.driver_id
   left join driver_profiles dp on dp.user_id = p.driver_id
+  left join dispatch_jobs dj on dj.job_id = p.id
   where p.id = any($1::uuid[])`;
 
 export interface PackageJsonRow {
@@ -68,8 +73,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
       .compile();
     const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
-    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v1', this.byIds.sql, ids), batching);
-    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v1', PACKAGE_JSON_BY_IDS, ids), batching);
+    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v2', this.byIds.sql, ids), batching);
+    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v2', PACKAGE_JSON_BY_IDS, ids), batching);
   }
 
   selectPackages(db: Executor = this.db) {
@@ -77,6 +82,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .selectFrom('packages as p')
       .leftJoin('users as du', 'du.id', 'p.driver_id')
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
+      .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
+      .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts'])
       .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
       .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history']);
@@ -133,7 +140,7 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     trx: Transaction<Database>,
     id: string,
     from: PackageStatus,
-    set: { status: PackageStatus; updated_at: Date; driver_id?: string; recipient_name?: string },
+    set: { status: PackageStatus; updated_at: Date; driver_id?: string | null; recipient_name?: string },
   ) {
     return trx.updateTable('packages').set(set).where('id', '=', id).where('status', '=', from).returning(['business_id', 'driver_id']).executeTakeFirst();
   }

@@ -3,6 +3,7 @@ import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { createOnce } from '../../http/idempotency.js';
 import { jobSteps, optionalBody } from '../jobs/job-routes.js';
+import { ReleaseBody } from '../jobs/jobs.schemas.js';
 import {
   AssignBody,
   CancelBody,
@@ -62,6 +63,7 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
   step('pickup', 'Mark the package picked up (assigned driver)', (id, r) => service.pickup(id, r.auth), ['DRIVER']);
   step('start', 'Start the delivery: IN_TRANSIT (assigned driver)', (id, r) => service.start(id, r.auth), ['DRIVER']);
   step('deliver', 'Mark the package delivered, with its delivery code when one was set (assigned driver)', (id, r) => service.deliver(id, r.auth, r.body ?? {}), ['DRIVER'], DeliverBody);
+  step('release', 'Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again', (id, r) => service.release(id, r.auth, r.body.reason), ['DRIVER'], ReleaseBody);
   step('fail', 'Mark the delivery failed, with a reason (assigned driver or admin)', (id, r) => service.fail(id, r.auth, r.body.reason), ['DRIVER', 'ADMIN'], FailBody);
 
   app.post(

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DriverSummary, ParcelSize, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, ParcelSize, StatusHistoryItem } from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -57,6 +57,7 @@ const packageProperties = {
   statusHistory: Type.Array(StatusHistoryItem),
   createdAt: DateTime,
   updatedAt: DateTime,
+  dispatch: DispatchInfo,
 };
 
 export const PackageResponse = Type.Object(packageProperties);

@@ -13,7 +13,7 @@ import { badRequest, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../jobs/driver-claims.js';
-import { isDriverSide, jobFields, JobLifecycle } from '../jobs/lifecycle.js';
+import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
 import { countryExists, customerExists, findDriver } from '../jobs/references.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
@@ -40,6 +40,7 @@ export interface PackageServiceDeps {
   secret: string;
   driverLocationTtlMs: number;
   driverIndex: DriverIndex;
+  dispatch?: DispatchHooks;
 }
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
@@ -103,7 +104,7 @@ export class PackageService {
 
   static toResponse(row: PackageRow): PackageResponse {
     return {
-      ...jobFields(row),
+      ...jobFields(row, 'PENDING'),
       orderType: 'PACKAGE_DELIVERY',
       businessId: row.business_id,
       customerId: row.customer_id,
@@ -178,6 +179,7 @@ export class PackageService {
       updated_at: now,
     });
     await this.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
+    await this.deps.dispatch?.enroll(trx, { jobType: 'PACKAGE', jobId: id, vehicleType: body.vehicleType, ...body.pickup.location, at: now });
     const row = await this.repo.load(id, trx);
     return { ...PackageService.toResponse(row!), ...(deliveryCode ? { deliveryCode } : {}) };
   }
@@ -240,6 +242,13 @@ export class PackageService {
         }
       },
     });
+  }
+
+  /** Hands an ASSIGNED package back (its driver before pickup, or an admin): PENDING again, back in dispatch. */
+  async release(id: string, auth: AuthContext, reason: string | null): Promise<PackageResponse> {
+    const row = await this.repo.load(id);
+    if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
+    return PackageService.toResponse(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason));
   }
 
   private async move(

@@ -18,6 +18,8 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .selectFrom('rides as r')
       .leftJoin('users as du', 'du.id', 'r.driver_id')
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
+      .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'r.id')
+      .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts'])
       .select(['r.id', 'r.status', 'r.customer_id', 'r.driver_id', 'r.vehicle_type', 'r.country_id', 'r.created_at', 'r.updated_at'])
       .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history']);
@@ -44,9 +46,10 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
     await trx.insertInto('rides').values(row).execute();
   }
 
-  updateStatus(trx: Transaction<Database>, id: string, from: RideStatus, set: { status: RideStatus; updated_at: Date; driver_id?: string }, createdAfter?: Date) {
+  /** `requestedAfter`: only when the ride last entered REQUESTED (its updated_at while REQUESTED) after that instant. */
+  updateStatus(trx: Transaction<Database>, id: string, from: RideStatus, set: { status: RideStatus; updated_at: Date; driver_id?: string | null }, requestedAfter?: Date) {
     let q = trx.updateTable('rides').set(set).where('id', '=', id).where('status', '=', from);
-    if (createdAfter) q = q.where('created_at', '>', createdAfter);
+    if (requestedAfter) q = q.where('updated_at', '>', requestedAfter);
     return q.returning('driver_id').executeTakeFirst();
   }
 
@@ -59,14 +62,14 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
   }
 
   /**
-   * Expires REQUESTED rides created before `cutoff`. One statement (update + history insert), so
+   * Expires REQUESTED rides that entered REQUESTED (created, or released: updated_at) before `cutoff`. One statement (update + history insert), so
    * several instances may run it at once: each ride is expired, and recorded, exactly once.
    */
   async expireRequested(cutoff: Date, now: Date, reason: string): Promise<string[]> {
     const result = await sql<{ ride_id: string }>`
       with expired as (
         update rides set status = 'EXPIRED', updated_at = ${now}
-        where status = 'REQUESTED' and created_at < ${cutoff}
+        where status = 'REQUESTED' and updated_at < ${cutoff}
         returning id
       )
       insert into ride_status_history (ride_id, status, reason, actor_id, at)

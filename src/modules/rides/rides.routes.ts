@@ -3,6 +3,7 @@ import type { FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { createOnce } from '../../http/idempotency.js';
 import { jobSteps } from '../jobs/job-routes.js';
+import { ReleaseBody } from '../jobs/jobs.schemas.js';
 import { CancelRideBody, CreateRideBody, RideListQuery, RidePage, RideResponse } from './rides.schemas.js';
 
 const security = [{ bearerAuth: [] }];
@@ -35,6 +36,7 @@ export const ridesModule: FeatureModule = async (app, { services, guard }) => {
 
   const step = jobSteps(app, guard, { collection: 'rides', tags, response: RideResponse });
   step('accept', 'Take a REQUESTED ride (eligible driver; first wins, the others get 409)', (id, r) => service.accept(id, r.auth), ['DRIVER']);
+  step('release', 'Hand an ACCEPTED ride back before arriving (assigned driver): REQUESTED again, back in dispatch, never offered to that driver again', (id, r) => service.release(id, r.auth, r.body.reason), ['DRIVER'], ReleaseBody);
   step('arrive', 'The driver is at the pickup (assigned driver)', (id, r) => service.arrive(id, r.auth), ['DRIVER']);
   step('start', 'The passenger is on board: IN_PROGRESS (assigned driver)', (id, r) => service.start(id, r.auth), ['DRIVER']);
   step('complete', 'The ride is over (assigned driver)', (id, r) => service.complete(id, r.auth), ['DRIVER']);

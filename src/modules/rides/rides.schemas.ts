@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DriverSummary, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, StatusHistoryItem } from '../jobs/jobs.schemas.js';
 import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({
@@ -28,6 +28,7 @@ export const RideResponse = Type.Object({
   statusHistory: Type.Array(StatusHistoryItem),
   createdAt: DateTime,
   updatedAt: DateTime,
+  dispatch: DispatchInfo,
 });
 export type RideResponse = Static<typeof RideResponse>;
 

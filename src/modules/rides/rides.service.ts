@@ -9,7 +9,7 @@ import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
-import { isDriverSide, jobFields, JobLifecycle } from '../jobs/lifecycle.js';
+import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
 import { countryExists } from '../jobs/references.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
@@ -28,6 +28,7 @@ export interface RideServiceDeps {
   clock: Clock;
   driverLocationTtlMs: number;
   driverIndex: DriverIndex;
+  dispatch?: DispatchHooks;
 }
 
 export class RideService {
@@ -52,7 +53,7 @@ export class RideService {
 
   static toResponse(row: RideRow): RideResponse {
     return {
-      ...jobFields(row),
+      ...jobFields(row, 'REQUESTED'),
       orderType: 'RIDE',
       customerId: row.customer_id,
       pickupLocation: { lat: row.pickup_lat, lng: row.pickup_lng },
@@ -91,6 +92,7 @@ export class RideService {
       updated_at: now,
     });
     await this.repo.addHistory(trx, id, { status: 'REQUESTED', reason: null, actorId: auth.userId, at: now });
+    await this.deps.dispatch?.enroll(trx, { jobType: 'RIDE', jobId: id, vehicleType: body.vehicleType, ...body.pickupLocation, at: now });
     return RideService.toResponse((await this.repo.load(id, trx))!);
   }
 
@@ -102,9 +104,9 @@ export class RideService {
     const row = await this.repo.load(id);
     if (!row) throw rideNotFound();
     const event = this.lifecycle.check(row.status, 'ACCEPTED', 'DRIVER');
-    // Past five minutes a ride is expired, whether or not the sweep has marked it yet.
+    // Five minutes after its last entry into REQUESTED a ride is expired, whether or not the sweep has marked it yet.
     const cutoff = new Date(this.deps.clock.now().getTime() - RIDE_EXPIRY_MS);
-    if (row.created_at <= cutoff) throw this.lifecycle.invalidTransition('EXPIRED');
+    if (row.status === 'REQUESTED' && row.updated_at <= cutoff) throw this.lifecycle.invalidTransition('EXPIRED');
     const updated = await this.lifecycle.assign(row, 'ACCEPTED', event, auth.userId, auth.userId, {
       createdAfter: cutoff,
       missed: (current) => (current === 'REQUESTED' ? 'EXPIRED' : current),
@@ -126,6 +128,13 @@ export class RideService {
 
   cancel(id: string, auth: AuthContext, reason: string | undefined) {
     return this.move(id, auth, 'CANCELLED', reason);
+  }
+
+  /** Hands an ACCEPTED ride back (its driver before arriving, or an admin): REQUESTED again, back in dispatch. */
+  async release(id: string, auth: AuthContext, reason: string | null): Promise<RideResponse> {
+    const row = await this.repo.load(id);
+    if (!row || !RideService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw rideNotFound();
+    return RideService.toResponse(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason));
   }
 
   private async move(id: string, auth: AuthContext, to: RideStatus, reason?: string): Promise<RideResponse> {

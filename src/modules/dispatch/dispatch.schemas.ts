@@ -1,0 +1,58 @@
+// Schemas of the dispatch routes: the offer, the driver's open offers, the admin's offer log.
+import { Type } from '@sinclair/typebox';
+import { DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
+import { DispatchInfo } from '../jobs/jobs.schemas.js';
+
+export const JobType = Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]);
+
+export const Offer = Type.Object(
+  {
+    id: Type.String(),
+    jobType: JobType,
+    jobId: Type.String(),
+    pickup: Type.Object({ location: Location, address: Type.Optional(Type.String()) }),
+    dropoff: Type.Optional(Type.Object({ location: Location })),
+    vehicleType: VehicleType,
+    distanceMeters: Type.Integer({ description: 'From the driver to the pickup' }),
+    etaSeconds: Type.Integer({ description: 'From the driver to the pickup (distance at the vehicle average speed)' }),
+    expiresAt: DateTime,
+  },
+  { description: 'A job offered to one driver until expiresAt: enough to decide, no contact details' },
+);
+
+export const OfferList = Type.Object({ offers: Type.Array(Offer) });
+
+export const OfferParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const JobIdParams = Type.Object({ jobId: Uuid }, { additionalProperties: false });
+export const AdminReleaseParams = Type.Object({ jobType: JobType, id: Uuid }, { additionalProperties: false });
+
+const OfferState = Type.Union(['OPEN', 'ACCEPTED', 'DECLINED', 'LAPSED', 'WITHDRAWN'].map((s) => Type.Literal(s)));
+const SkipReason = Type.Union(['DECLINED', 'LAPSED', 'OFFERED_BEFORE', 'WITHDRAWN', 'RELEASED', 'HOLDING_OFFER'].map((s) => Type.Literal(s)));
+
+export const DispatchLog = Type.Object({
+  jobId: Type.String(),
+  jobType: JobType,
+  status: Type.String(),
+  dispatch: Type.Object({ ...DispatchInfo.properties, nextAttemptAt: Nullable(DateTime) }),
+  offers: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      driverId: Type.String(),
+      outcome: OfferState,
+      sentAt: DateTime,
+      expiresAt: DateTime,
+      answeredAt: Nullable(DateTime),
+      why: Type.Object(
+        {
+          etaSeconds: Type.Integer(),
+          distanceMeters: Type.Integer(),
+          radiusMeters: Type.Integer({ description: 'The radius the driver was found in' }),
+          candidates: Type.Integer({ description: 'Eligible drivers (ACTIVE, ONLINE, free, fitting, fresh position) considered, nearest first' }),
+          skipped: Type.Array(Type.Object({ driverId: Type.String(), reason: SkipReason }), { description: 'Nearer drivers passed over, and why' }),
+        },
+        { description: 'Why this driver: busy drivers are never candidates (the live index holds free drivers only)' },
+      ),
+    }),
+  ),
+  releases: Type.Array(Type.Object({ driverId: Type.String(), reason: Nullable(Type.String()), actorId: Nullable(Type.String()), at: DateTime })),
+});

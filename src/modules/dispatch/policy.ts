@@ -1,0 +1,96 @@
+// The offer policy: which driver gets a job's next offer. Pure: the live driver index answers the
+// nearest-first search, the caller says who is excluded (offered before, released) and who holds an
+// open offer; no I/O, no clock.
+import type { OrderType, VehicleType } from '../../db/schema.js';
+import type { DriverIndex } from '../matching/driver-index.js';
+import { etaSeconds } from '../matching/found-drivers-json.js';
+
+/** The one ETA model (distance at the vehicle's average speed): a routing engine replaces this function. */
+export const estimateEtaSeconds = (distanceMeters: number, vehicleType: VehicleType): number => etaSeconds(distanceMeters, vehicleType);
+
+export type SkipReason = 'DECLINED' | 'LAPSED' | 'OFFERED_BEFORE' | 'WITHDRAWN' | 'RELEASED' | 'HOLDING_OFFER';
+
+export interface Choice {
+  driverId: string;
+  distanceMeters: number;
+  etaSeconds: number;
+  radiusMeters: number;
+  /** Eligible drivers the search looked at (nearest first) before choosing. */
+  candidates: number;
+  skipped: { driverId: string; reason: SkipReason }[];
+}
+
+export interface PickRequest {
+  lat: number;
+  lng: number;
+  vehicleType: VehicleType;
+  orderType: OrderType;
+  staleBefore: number;
+  radiusMeters: number;
+  maxRadiusMeters: number;
+  /** Drivers this job must not go to, and why (offered before, released it). */
+  excluded: ReadonlyMap<string, SkipReason>;
+  /** Drivers holding another open offer. */
+  holding: ReadonlySet<string>;
+}
+
+export interface PickResult {
+  choice: Choice | null;
+  /** The widest radius searched. */
+  radiusMeters: number;
+  /** Nearest eligible drivers not excluded (when nothing was chosen, those whose offer-holding stopped it). */
+  candidates: number;
+}
+
+/** Candidates looked at beyond the excluded ones: enough to step over drivers holding offers. */
+const SEARCH_SLACK = 20;
+
+/** Radii tried in turn: the base, doubled until the maximum (which is always tried). */
+export function radiusSteps(base: number, max: number): number[] {
+  const steps: number[] = [];
+  for (let r = base; r < max; r *= 2) steps.push(r);
+  steps.push(max);
+  return steps;
+}
+
+/** The eligible driver with the smallest ETA to the pickup, widening the radius when nobody is found. */
+export function pickDriver(index: DriverIndex, req: PickRequest): PickResult {
+  let candidates = 0;
+  let radius = req.radiusMeters;
+  for (radius of radiusSteps(req.radiusMeters, req.maxRadiusMeters)) {
+    const found = index.nearest({
+      lat: req.lat,
+      lng: req.lng,
+      radiusMeters: radius,
+      limit: req.excluded.size + req.holding.size + SEARCH_SLACK,
+      vehicleType: req.vehicleType,
+      orderType: req.orderType,
+      staleBefore: req.staleBefore,
+    });
+    const ranked = found
+      .map((f) => ({ driverId: f.driver.id, distanceMeters: f.distanceMeters, etaSeconds: estimateEtaSeconds(f.distanceMeters, f.driver.vehicleType) }))
+      .sort((a, b) => a.etaSeconds - b.etaSeconds || a.distanceMeters - b.distanceMeters);
+    candidates = ranked.length;
+    const skipped: Choice['skipped'] = [];
+    for (const c of ranked) {
+      const reason = req.excluded.get(c.driverId) ?? (req.holding.has(c.driverId) ? 'HOLDING_OFFER' : undefined);
+      if (reason) {
+        skipped.push({ driverId: c.driverId, reason });
+        continue;
+      }
+      return {
+        choice: { driverId: c.driverId, distanceMeters: Math.round(c.distanceMeters), etaSeconds: c.etaSeconds, radiusMeters: radius, candidates, skipped },
+        radiusMeters: radius,
+        candidates,
+      };
+    }
+  }
+  return { choice: null, radiusMeters: radius, candidates };
+}
+
+/** The drivers the nearest-first search would consider, for the caller to ask who holds an offer. */
+export function candidateIds(index: DriverIndex, req: Omit<PickRequest, 'holding' | 'radiusMeters'>, limit: number): string[] {
+  return index
+    .nearest({ lat: req.lat, lng: req.lng, radiusMeters: req.maxRadiusMeters, limit: req.excluded.size + limit, vehicleType: req.vehicleType, orderType: req.orderType, staleBefore: req.staleBefore })
+    .map((f) => f.driver.id);
+}
