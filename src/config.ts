@@ -47,6 +47,14 @@ export interface Config {
   /** Whether the API process also runs the webhook worker (`npm run worker` runs it alone). */
   webhookWorkerInProcess: boolean;
   logLevel: string;
+  /** Slow clients: the whole request within requestTimeoutMs, its headers within headersTimeoutMs. */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  wsMaxPerDriver: number;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -164,6 +172,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('WEBHOOK_SIGNATURE_HEADER must be a header name (letters, digits and dashes)');
   }
 
+  const requestTimeoutMs = duration('REQUEST_TIMEOUT', '30s');
+  const headersTimeoutMs = duration('HEADERS_TIMEOUT', '10s');
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) problems.push('HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT');
+
   const logLevel = str('LOG_LEVEL', 'info');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -206,6 +219,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookSignatureHeader: signatureHeader,
     webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
     logLevel,
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: duration('KEEP_ALIVE_TIMEOUT', '72s'),
+    maxConnections: int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
+    wsMaxPerDriver: int('WS_MAX_PER_DRIVER', 2, 1, 1000),
+    metricsToken: get('METRICS_TOKEN'),
   };
 
   if (isProduction) {
