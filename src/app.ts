@@ -79,9 +79,21 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
     childLoggerFactory: requestLogger as never,
     // Our own 503 while closing (below), in the error shape.
     return503OnClosing: false,
+    // Slow clients (slowloris): Node answers 408 and closes a request not received in time. Once
+    // received (a WebSocket upgraded, an SSE stream answering), these timeouts no longer apply.
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      // Node checks these deadlines on an interval (30 s by default), which would stretch them.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.headersTimeoutMs / 4)),
+    },
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Connections beyond the cap are closed at once, before they cost a file descriptor for long.
+  app.server.maxConnections = config.maxConnections;
 
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: without this, text/plain bodies would reach validation instead of getting a 415.

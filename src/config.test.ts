@@ -33,6 +33,12 @@ test('defaults follow the contract', () => {
   assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
   assert.equal(c.logLevel, 'info');
   assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000 });
+  assert.equal(c.requestTimeoutMs, 30_000);
+  assert.equal(c.headersTimeoutMs, 10_000);
+  assert.equal(c.keepAliveTimeoutMs, 72_000);
+  assert.equal(c.maxConnections, 20_000);
+  assert.equal(c.wsMaxPerDriver, 2);
+  assert.equal(c.metricsToken, undefined);
 });
 
 test('dispatch settings: mode, durations and distances', () => {
@@ -46,6 +52,20 @@ test('dispatch settings: mode, durations and distances', () => {
     },
   );
   assert.throws(() => loadConfig({ DISPATCH_RADIUS: '10km', DISPATCH_MAX_RADIUS: '5km' }), /DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS/);
+});
+
+test('slow-client limits are configurable; a headers timeout beyond the request timeout is refused', () => {
+  const c = loadConfig({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '2s', KEEP_ALIVE_TIMEOUT: '10s', MAX_CONNECTIONS: '500', WS_MAX_PER_DRIVER: '1', METRICS_TOKEN: 'tok' });
+  assert.deepEqual(
+    [c.requestTimeoutMs, c.headersTimeoutMs, c.keepAliveTimeoutMs, c.maxConnections, c.wsMaxPerDriver, c.metricsToken],
+    [5000, 2000, 10_000, 500, 1, 'tok'],
+  );
+  assert.throws(() => loadConfig({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '6s' }), /HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT/);
+  assert.throws(() => loadConfig({ MAX_CONNECTIONS: '0', WS_MAX_PER_DRIVER: 'two' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    assert.equal(err.problems.length, 2);
+    return true;
+  });
 });
 
 test('one error names every bad variable', () => {

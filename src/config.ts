@@ -65,6 +65,14 @@ export interface Config {
     maxRadiusMeters: number;
     retryIntervalMs: number;
   };
+  /** Slow clients: the whole request within requestTimeoutMs, its headers within headersTimeoutMs. */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  wsMaxPerDriver: number;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
 }
 
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
@@ -221,6 +229,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('WEBHOOK_SIGNATURE_HEADER must be a header name (letters, digits and dashes)');
   }
 
+  const requestTimeoutMs = duration('REQUEST_TIMEOUT', '30s');
+  const headersTimeoutMs = duration('HEADERS_TIMEOUT', '10s');
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) problems.push('HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT');
+
   const logLevel = str('LOG_LEVEL', 'info');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -273,6 +286,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxRadiusMeters: dispatchMaxRadius,
       retryIntervalMs: duration('DISPATCH_RETRY_INTERVAL', '30s'),
     },
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: duration('KEEP_ALIVE_TIMEOUT', '72s'),
+    maxConnections: int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
+    wsMaxPerDriver: int('WS_MAX_PER_DRIVER', 2, 1, 1000),
+    metricsToken: get('METRICS_TOKEN'),
   };
   if (dispatchMaxRadius < dispatchRadius) problems.push('DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS');
 

@@ -278,7 +278,8 @@ describe('webhooks', () => {
       assert.equal(assigned.status, 'PENDING');
       assert.equal(assigned.attempts, 1);
       assert.equal(assigned.lastResponseStatus, 500);
-      assert.equal(assigned.lastError, `HTTP 500: ${'x'.repeat(256)}`);
+      // The receiver is on loopback (a private target): its body never reaches the log.
+      assert.equal(assigned.lastError, 'HTTP 500');
       assert.equal(assigned.nextAttemptAt, new Date(t.clock.now().getTime() + 5000).toISOString());
 
       t.clock.advance(4000);
@@ -415,7 +416,7 @@ describe('webhooks', () => {
     assert.equal(got.json().enabled, false);
     assert.equal(got.json().disabledReason, 'GONE');
     const [d] = (await deliveries(t, owner, endpoint.id)).items;
-    assert.deepEqual([d.status, d.lastResponseStatus, d.lastError], ['FAILED', 410, 'HTTP 410: gone (endpoint disabled)']);
+    assert.deepEqual([d.status, d.lastResponseStatus, d.lastError], ['FAILED', 410, 'HTTP 410 (endpoint disabled)']);
     await record(t, owner.id, randomUUID(), 'delivery.assigned', 'ASSIGNED');
     assert.equal((await deliveries(t, owner, endpoint.id)).items.length, 1);
     const test410 = await t.app.inject({ method: 'POST', url: `/api/webhooks/${endpoint.id}/test`, headers: owner.headers });

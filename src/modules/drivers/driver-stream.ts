@@ -16,6 +16,7 @@ const MAX_MESSAGE_BYTES = 4096;
 export const TOO_MANY_MESSAGES = `Too many messages: at most ${MAX_MESSAGES_PER_SECOND} per second; messages are dropped until the second is over`;
 export const CLOSE_SESSION_REVOKED = 4001;
 export const CLOSE_ACCOUNT_INACTIVE = 4003;
+export const CLOSE_REPLACED = 4000;
 
 // Validated exactly like the HTTP route's body (same Ajv, same formats).
 const validateLocation = compileBodySchema(LocationMessage) as ValidateFunction<Static<typeof LocationMessage>>;
@@ -100,6 +101,13 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
       let set = byDriver.get(conn.driverId);
       if (!set) byDriver.set(conn.driverId, (set = new Set()));
       set.add(conn);
+      // A reconnect may overlap the old socket; beyond the cap the oldest goes, so one driver cannot
+      // hold an unbounded number of sockets (and file descriptors).
+      for (const old of set) {
+        if (set.size <= deps.config.wsMaxPerDriver) break;
+        set.delete(old);
+        old.socket.close(CLOSE_REPLACED, 'Replaced by a newer connection');
+      }
       let windowStart = performance.now();
       let count = 0;
 

@@ -1,8 +1,10 @@
 // Operational routes at the root: liveness, readiness and Prometheus metrics (never rate limited).
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Deps } from '../../deps.js';
 import type { App } from '../../http/context.js';
+import { AppError } from '../../shared/errors.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -23,7 +25,26 @@ async function check(name: string, fn: () => Promise<unknown>, log: (err: unknow
   }
 }
 
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * Throws 401 unless `authorization` carries `Bearer <token>` (no token configured: open). Digests of
+ * equal length are compared in constant time, so the answer's timing says nothing of the token.
+ */
+export function assertMetricsToken(token: string | undefined, authorization: string | undefined): void {
+  if (token === undefined) return;
+  const given = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+  if (given !== undefined && timingSafeEqual(digest(given), digest(token))) return;
+  throw new AppError(401, given === undefined ? 'MISSING_TOKEN' : 'INVALID_TOKEN', 'GET /metrics requires the metrics bearer token', {
+    'www-authenticate': 'Bearer',
+  });
+}
+
 export const healthModule = (app: App, { deps }: { deps: Deps }) => {
+  if (deps.config.isProduction && deps.config.metricsToken === undefined) {
+    deps.logger.warn('METRICS_TOKEN is unset: GET /metrics is open to anyone who can reach this port');
+  }
+
   app.get(
     '/health',
     { schema: { tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
@@ -44,7 +65,8 @@ export const healthModule = (app: App, { deps }: { deps: Deps }) => {
     return reply.code(ok ? 200 : 503).send({ status, checks: results });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    assertMetricsToken(deps.config.metricsToken, request.headers.authorization);
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

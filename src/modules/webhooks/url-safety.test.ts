@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkWebhookUrl, isPublicAddress, type LookupAll } from './url-safety.js';
+import { checkWebhookUrl, embeddedIPv4, isPublicAddress, type LookupAll } from './url-safety.js';
 
-test('isPublicAddress refuses loopback, private, link-local, unique-local, multicast and mapped addresses', () => {
+test('isPublicAddress refuses loopback, private, link-local, unique-local, multicast and embedded private addresses', () => {
   for (const address of [
     '127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
     '224.0.0.1', '255.255.255.255', '192.0.2.1', '198.18.0.1',
-    '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:8.8.8.8',
+    '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1',
     '64:ff9b::7f00:1', '2002:7f00:1::1', '2001:db8::1', 'not-an-ip',
   ]) {
     assert.equal(isPublicAddress(address), false, address);
@@ -15,6 +15,38 @@ test('isPublicAddress refuses loopback, private, link-local, unique-local, multi
     assert.equal(isPublicAddress(address), true, address);
   }
 });
+
+test('every IPv6 form that embeds an IPv4 address is judged as that IPv4 address', () => {
+  const forms: [string, (v4: string) => string][] = [
+    ['IPv4-mapped', (v4) => `::ffff:${v4}`],
+    ['IPv4-translated', (v4) => `::ffff:0:${v4}`],
+    ['IPv4-compatible', (v4) => `::${v4}`],
+    ['NAT64', (v4) => `64:ff9b::${v4}`],
+    ['6to4', (v4) => `2002:${hexPair(v4)}::1`],
+  ];
+  for (const [name, write] of forms) {
+    for (const v4 of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '192.168.1.1', '100.64.0.1', '0.0.0.0']) {
+      assert.equal(isPublicAddress(write(v4)), false, `${name} ${write(v4)}`);
+      assert.equal(embeddedIPv4(write(v4)), v4, `${name} ${write(v4)} stands for ${v4}`);
+    }
+    assert.equal(isPublicAddress(write('8.8.8.8')), true, `${name} ${write('8.8.8.8')}`);
+  }
+  // The same addresses in hexadecimal, as a URL parser writes them.
+  for (const address of ['::ffff:7f00:1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe', '::7f00:1', '64:ff9b::a00:1', '2002:a9fe:a9fe::']) {
+    assert.equal(isPublicAddress(address), false, address);
+  }
+  // Local-use NAT64 and Teredo are refused whatever they embed.
+  for (const address of ['64:ff9b:1::808:808', '2001:0:4136:e378:8000:63bf:f7f7:f7f7', '2001::1']) {
+    assert.equal(isPublicAddress(address), false, address);
+    assert.equal(embeddedIPv4(address), undefined, address);
+  }
+  assert.equal(embeddedIPv4('2606:4700:4700::1111'), undefined);
+});
+
+function hexPair(v4: string): string {
+  const [a, b, c, d] = v4.split('.').map(Number);
+  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
 
 const resolveTo =
   (...addresses: string[]): LookupAll =>
@@ -38,6 +70,9 @@ test('checkWebhookUrl refuses names and literals that reach private addresses un
   assert.equal(await checkWebhookUrl('https://127.0.0.1/x', strict, resolveTo()), 'url must point to a public address');
   assert.equal(await checkWebhookUrl('https://[::1]/x', strict, resolveTo()), 'url must point to a public address');
   assert.equal(await checkWebhookUrl('https://[::ffff:7f00:1]/x', strict, resolveTo()), 'url must point to a public address');
+  assert.equal(await checkWebhookUrl('https://[::ffff:0:127.0.0.1]/x', strict, resolveTo()), 'url must point to a public address');
+  assert.equal(await checkWebhookUrl('https://[64:ff9b::169.254.169.254]/x', strict, resolveTo()), 'url must point to a public address');
+  assert.equal(await checkWebhookUrl('https://rebind.example/x', strict, resolveTo('::ffff:0:a00:5')), 'url must point to a public address');
   assert.equal(await checkWebhookUrl('https://8.8.8.8/x', strict, resolveTo()), undefined);
   // One private answer among public ones is enough to refuse (DNS rebinding picks any of them).
   assert.equal(await checkWebhookUrl('https://mixed.example/x', strict, resolveTo('93.184.216.34', '10.0.0.5')), 'url must point to a public address');

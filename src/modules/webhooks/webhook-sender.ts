@@ -1,5 +1,5 @@
 // One HTTP attempt: no redirects, a hard timeout, and (unless allowed) no private targets at connect time.
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as dnsLookup, promises as dns, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import { isPublicAddress } from './url-safety.js';
@@ -9,7 +9,10 @@ export const EXCERPT_CHARS = 256;
 export interface AttemptResult {
   ok: boolean;
   status: number | null;
-  /** A short description of the failure (status and a body excerpt, or the network error); null on success. */
+  /**
+   * A short description of the failure: the status and, from a public target only, a body excerpt
+   * (a private target's body could be an internal service's answer); or the network error. Null on success.
+   */
   error: string | null;
   retryAfter: string | null;
 }
@@ -18,6 +21,8 @@ export interface SenderOptions {
   timeoutMs: number;
   allowPrivateTargets: boolean;
   connectionsPerOrigin: number;
+  /** Which addresses count as public (tests stand a loopback receiver in for a public one). */
+  isPublicAddress?: (address: string) => boolean;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -77,10 +82,27 @@ export class WebhookSender {
         await response.body.dump().catch(() => undefined);
         return { ok: true, status, error: null, retryAfter: null };
       }
-      const excerpt = await readExcerpt(response.body);
+      const excerpt = (await this.isPublicTarget(url)) ? await readExcerpt(response.body) : await discard(response.body);
       return { ok: false, status, error: `HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`, retryAfter };
     } catch (err) {
       return failure(null, describeError(err, this.options.timeoutMs));
+    }
+  }
+
+  /**
+   * Whether every address of the URL's host is public. Without private targets allowed, only public
+   * ones were reachable; otherwise the name is resolved again (an unresolvable one counts as private).
+   */
+  private async isPublicTarget(url: string): Promise<boolean> {
+    const isPublic = this.options.isPublicAddress ?? isPublicAddress;
+    if (!this.options.allowPrivateTargets) return true;
+    const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host)) return isPublic(host);
+    try {
+      const addresses = await dns.lookup(host, { all: true });
+      return addresses.length > 0 && addresses.every((a) => isPublic(a.address));
+    } catch {
+      return false;
     }
   }
 
@@ -98,6 +120,12 @@ function headerValue(value: string | string[] | undefined): string | null {
   return Array.isArray(value) ? (value[0] ?? null) : value;
 }
 
+async function discard(body: { dump(): Promise<unknown> }): Promise<string> {
+  await body.dump().catch(() => undefined);
+  return '';
+}
+
+/** At most EXCERPT_CHARS characters of the response body; the rest is discarded unread. */
 async function readExcerpt(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
   let text = '';
   try {
