@@ -10,9 +10,12 @@ import { AppError } from '../shared/errors.js';
 
 export interface SmsSender {
   send(to: string, text: string): Promise<void>;
+  /** Whether send() finishes locally at once (console, file) rather than waiting on a provider. */
+  readonly local?: boolean;
 }
 
 export class ConsoleSmsSender implements SmsSender {
+  readonly local = true;
   constructor(private readonly logger: Logger) {}
   async send(to: string, text: string): Promise<void> {
     // Printing the message is this transport's purpose (refused in production by config).
@@ -21,6 +24,7 @@ export class ConsoleSmsSender implements SmsSender {
 }
 
 export class FileSmsSender implements SmsSender {
+  readonly local = true;
   private ready: Promise<unknown> | undefined;
   constructor(
     private readonly file: string,

@@ -1,6 +1,7 @@
 // The rules of registration, login with a code, sessions, refresh, logout and passwords (contract section 4).
 import { createHash, createHmac, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { sql, type Selectable, type Transaction } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import type { DB } from '../../db/database.js';
 import type { Database, OrderType, Role, VehicleType } from '../../db/schema.js';
@@ -90,6 +91,11 @@ export function maskPhone(phone: string): string {
 }
 
 export class AuthService {
+  /**
+   * Wrong passwords for identifiers that match no account, counted like an account's, so that the
+   * lockout answers the same whether or not the account exists (per instance: no table to fill).
+   */
+  private readonly unknownFailures = new LRUCache<string, { count: number; lockedUntil: number }>({ max: 100_000, ttl: PASSWORD_LOCK_MS * 2 });
   constructor(private readonly deps: AuthServiceDeps) {}
 
   private now(): Date {
@@ -141,10 +147,15 @@ export class AuthService {
     await this.deps.sms.send(phone, `Your ${what} code is ${code}. It expires in ${humanDuration(this.deps.config.otpTtlMs)}.`);
   }
 
-  private async startCodeStep(purpose: OtpPurpose, phone: string, userId: string | null, rememberMe = false): Promise<string> {
+  /**
+   * Stores a code step and sends its code. With `userId` null and `send` false (a password reset for
+   * no account) the step is stored with a hash that no code matches and nothing is sent, so that the
+   * next steps answer exactly as for a real account and can never succeed.
+   */
+  private async startCodeStep(purpose: OtpPurpose, phone: string, userId: string | null, rememberMe = false, send = true): Promise<string> {
     await this.reserveCode(phone);
     const id = randomUUID();
-    const code = this.newCode();
+    const code = send ? this.newCode() : randomUUID();
     const now = this.now();
     await this.deps.db
       .insertInto('otp_sessions')
@@ -161,7 +172,10 @@ export class AuthService {
         created_at: now,
       })
       .execute();
-    await this.sendCode(phone, code, purpose);
+    if (!send) return id;
+    // A provider's round trip would time a reset apart from one for no account: it is not awaited.
+    if (purpose === 'PASSWORD_RESET' && !this.deps.sms.local) void this.sendCode(phone, code, purpose).catch(() => undefined);
+    else await this.sendCode(phone, code, purpose);
     return id;
   }
 
@@ -261,6 +275,21 @@ export class AuthService {
     }
   }
 
+  /** The lockout of section 4 for an identifier with no account: the same answers, the same work. */
+  private async unknownIdentifierAttempt(identifier: string, password: string): Promise<void> {
+    const key = identifier.trim().toLowerCase();
+    const now = this.now().getTime();
+    const state = this.unknownFailures.get(key) ?? { count: 0, lockedUntil: 0 };
+    this.assertNotLocked({ locked_until: state.lockedUntil > now ? new Date(state.lockedUntil) : null });
+    await verifyAgainstDummy(password);
+    state.count += 1;
+    if (state.count >= MAX_WRONG_PASSWORDS) {
+      state.count = 0;
+      state.lockedUntil = now + PASSWORD_LOCK_MS;
+    }
+    this.unknownFailures.set(key, state);
+  }
+
   /** Counts a wrong password; the MAX_WRONG_PASSWORDS-th in a row locks the password step. */
   private async recordWrongPassword(userId: string): Promise<void> {
     const lockUntil = new Date(this.now().getTime() + PASSWORD_LOCK_MS);
@@ -289,7 +318,7 @@ export class AuthService {
   async login(identifier: string, password: string, rememberMe = false): Promise<{ sessionId: string; phone: string }> {
     const user = await this.findByIdentifier(identifier);
     if (!user) {
-      await verifyAgainstDummy(password);
+      await this.unknownIdentifierAttempt(identifier, password);
       throw invalidCredentials();
     }
     if (!(await this.checkPassword(user, password))) throw invalidCredentials();
@@ -401,27 +430,32 @@ export class AuthService {
   async forgotPassword(identifier: string): Promise<{ sessionId: string; phone: string }> {
     const user = await this.findByIdentifier(identifier);
     const isPhone = !identifier.includes('@');
-    if (!user) {
-      // The same answer as for a real account, with a session id that exists nowhere.
-      const fake = `+${BigInt(`0x${sha256(`${this.deps.codeKey}:${identifier.toLowerCase()}`).slice(0, 12)}`).toString().padStart(12, '1').slice(0, 12)}`;
-      return { sessionId: randomUUID(), phone: isPhone ? identifier.trim() : maskPhone(fake) };
-    }
+    // No account: the same steps on a stand-in phone (the one given, or one derived from the e-mail),
+    // with a code step that no code opens, so every later answer matches a real account's.
+    const phone = user?.phone ?? (isPhone ? identifier.trim() : this.standInPhone(identifier));
     let sessionId: string;
     try {
-      sessionId = await this.startCodeStep('PASSWORD_RESET', user.phone, user.id);
+      sessionId = await this.startCodeStep('PASSWORD_RESET', phone, user?.id ?? null, false, Boolean(user));
     } catch (err) {
       // The per-phone cap must not tell a stranger that the account exists: answer the same.
       if (err instanceof AppError && err.code === 'OTP_PHONE_LIMIT') sessionId = randomUUID();
       else throw err;
     }
-    return { sessionId, phone: isPhone ? user.phone : maskPhone(user.phone) };
+    return { sessionId, phone: isPhone ? phone : maskPhone(phone) };
+  }
+
+  private standInPhone(identifier: string): string {
+    const digits = BigInt(`0x${sha256(`${this.deps.codeKey}:${identifier.trim().toLowerCase()}`).slice(0, 12)}`).toString();
+    return `+${digits.padStart(12, '1').slice(0, 12)}`;
   }
 
   async resetPassword(sessionId: string, phone: string, code: string, newPassword: string): Promise<void> {
     assertAcceptablePassword(newPassword, 'newPassword');
     const row = await this.checkCode(sessionId, phone, code, 'PASSWORD_RESET');
     const passwordHash = await hashPassword(newPassword);
-    const userId = row.user_id!;
+    // A step for no account has no code that opens it; this is only a second lock on that door.
+    if (!row.user_id) throw unauthorized('Invalid code', 'INVALID_OTP');
+    const userId = row.user_id;
     const revoked = await this.deps.db.transaction().execute(async (trx) => {
       await this.consumeCode(row, trx);
       await trx
