@@ -17,6 +17,12 @@ function makeAjv(coerce: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv);
+  ajv.addKeyword({
+    keyword: TEXT_RULE,
+    type: 'string',
+    schemaType: 'string',
+    validate: (kind: string, data: string) => !(kind === 'multiline' ? CONTROL_EXCEPT_LINES : CONTROL).test(data),
+  });
   // ajv-formats' uuid also accepts a `urn:uuid:` prefix, which PostgreSQL refuses: only the plain form.
   ajv.addFormat('uuid', UUID_PATTERN);
   // PostgreSQL text cannot hold NUL; a date-time must be a year PostgreSQL can store.
@@ -30,20 +36,51 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
+/**
+ * Section 1: no text field takes control characters (U+0000–U+001F, U+007F); free-text fields
+ * (MULTILINE_FIELDS) may hold line breaks and tabs. One rule, added to every string of every body,
+ * query and path schema when it is compiled, so no field can forget it and it is decided before any
+ * lookup.
+ */
+const TEXT_RULE = 'x-text';
+const CONTROL = /[\u0000-\u001F\u007F]/;
+const CONTROL_EXCEPT_LINES = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+const MULTILINE_FIELDS = new Set(['notes', 'description', 'reason']);
+const NESTED = ['items', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'additionalProperties'];
+
+export function withTextRule(schema: unknown, multiline = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => withTextRule(s, multiline));
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = { ...(schema as Record<string, unknown>) };
+  const type = out.type;
+  if ((type === 'string' || (Array.isArray(type) && type.includes('string'))) && out[TEXT_RULE] === undefined) {
+    out[TEXT_RULE] = multiline ? 'multiline' : 'line';
+  }
+  const properties = out.properties as Record<string, unknown> | undefined;
+  if (properties && typeof properties === 'object') {
+    out.properties = Object.fromEntries(Object.entries(properties).map(([name, sub]) => [name, withTextRule(sub, MULTILINE_FIELDS.has(name))]));
+  }
+  for (const key of NESTED) if (out[key] && typeof out[key] === 'object') out[key] = withTextRule(out[key], multiline);
+  return out;
+}
+
 const strictAjv = makeAjv(false);
 const coercingAjv = makeAjv(true);
 
-export const compileBodySchema = (schema: object) => strictAjv.compile(schema);
+export const compileBodySchema = (schema: object) => strictAjv.compile(withTextRule(schema) as object);
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
-  return ajv.compile(schema as object) as any;
+  // Header values cannot carry control characters (Node refuses them while parsing).
+  return ajv.compile((httpPart === 'headers' ? schema : withTextRule(schema)) as object) as any;
 };
 
 export function describeValidationError(errors: ErrorObject[] | Partial<ErrorObject>[], context: string): string {
   // A failed union reports each branch first and the anyOf last: the anyOf says more.
   const all = errors as ErrorObject[];
-  const first = all.find((e) => e.keyword === 'anyOf' && e.instancePath === all[0]?.instancePath) ?? all[0];
+  // ...unless a branch failed on control characters: that is the reason, whatever the type.
+  const first =
+    all.find((e) => e.keyword === TEXT_RULE) ?? all.find((e) => e.keyword === 'anyOf' && e.instancePath === all[0]?.instancePath) ?? all[0];
   if (!first) return `${context} is invalid`;
   const where = [context, ...(first.instancePath ?? '').split('/').filter(Boolean)].join('.');
   switch (first.keyword) {
@@ -62,6 +99,8 @@ export function describeValidationError(errors: ErrorObject[] | Partial<ErrorObj
     }
     case 'format':
       return `${where} must be a valid ${(first.params as { format: string }).format}`;
+    case TEXT_RULE:
+      return `${where} must not contain control characters`;
     default:
       return `${where} ${first.message ?? 'is invalid'}`;
   }
