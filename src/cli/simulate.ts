@@ -411,6 +411,7 @@ class Simulation {
   private readonly drivers: SimDriver[] = [];
   readonly offers = { received: 0, accepted: 0, declined: 0, lapsed: 0, withdrawn: 0 };
   readonly nearby = { tried: 0, won: 0 };
+  offersSeen = false;
   readonly errors: string[] = [];
   private stopping = false;
   private readonly started = Date.now();
@@ -709,6 +710,7 @@ class SimDriver {
     if (message.type === 'offer') {
       const offer = message.offer as { id: string; jobId: string; jobType: JobType };
       this.sim.offers.received++;
+      this.sim.offersSeen = true;
       if (this.busy || this.job) return; // let it lapse
       await this.sim.api.pause(1000 + this.random() * 4000);
       if (this.sim.chance(this.sim.opts.decline)) {
@@ -836,7 +838,8 @@ class SimDriver {
         this.position = moved.at;
         if (moved.arrived) this.wander = pointIn(this.random, this.sim.opts.centre, this.sim.opts.radiusKm);
         // A driver app looks at the nearby jobs now and then: jobs created while every driver was busy.
-        if (++this.idleTicks % 5 === 0 && this.sim.opts.lookNearby) await this.lookNearby();
+        // Once offers arrive the instance dispatches: drivers wait for theirs instead of racing for jobs.
+        if (++this.idleTicks % 5 === 0 && this.sim.opts.lookNearby && !this.sim.offersSeen) await this.lookNearby();
       } else if (this.job) {
         const target = this.phase === 'TO_PICKUP' ? this.job.pickup : this.job.dropoff;
         const moved = step(this.position, target, meters);
