@@ -24,6 +24,7 @@ import { matchingModule } from './modules/matching/matching.routes.js';
 import { packagesModule } from './modules/packages/packages.routes.js';
 import { ridesModule } from './modules/rides/rides.routes.js';
 import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
+import { pricingModule } from './modules/pricing/pricing.routes.js';
 
 const API_MODULES: FeatureModule[] = [
   countriesModule,
@@ -34,6 +35,7 @@ const API_MODULES: FeatureModule[] = [
   packagesModule,
   ridesModule,
   webhooksModule,
+  pricingModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

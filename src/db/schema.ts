@@ -3,6 +3,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { AuthTables } from '../modules/auth/auth.tables.js';
 import type { DriverTables } from '../modules/drivers/drivers.tables.js';
 import type { PackageTables } from '../modules/packages/packages.tables.js';
+import type { PricingTables } from '../modules/pricing/pricing.tables.js';
 import type { WebhookTables } from '../modules/webhooks/webhooks.tables.js';
 
 /** A nullable column with a null default: selected as `T | null`, optional on insert. */
@@ -92,4 +93,4 @@ export interface FoundationTables {
   auth_sessions: AuthSessionsTable;
 }
 
-export interface Database extends FoundationTables, AuthTables, DriverTables, PackageTables, WebhookTables {}
+export interface Database extends FoundationTables, AuthTables, DriverTables, PackageTables, WebhookTables, PricingTables {}

@@ -21,6 +21,8 @@ export interface BusEvents {
   'driver.push': { driverId: string; message: Record<string, unknown> };
   /** New work may be available for the webhook worker. */
   'webhooks.wake': Record<string, never>;
+  /** A tariff changed (instances drop their cached copy) or a new surge state was shared (instances read it). */
+  'pricing.changed': { what: 'tariff' | 'surge' };
   /** A package changed: instances drop their cached copy (GET /packages/:id read cache). */
   'package.changed': { packageId: string };
   /**

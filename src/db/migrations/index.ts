@@ -6,6 +6,7 @@ import * as m0003 from './0003_drivers.js';
 import * as m0004 from './0004_packages.js';
 import * as m0005 from './0005_webhooks.js';
 import * as m0006 from './0006_package_history_column.js';
+import * as m0007 from './0007_pricing.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_packages': m0004,
   '0005_webhooks': m0005,
   '0006_package_history_column': m0006,
+  '0007_pricing': m0007,
 };
