@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DriverIndex } from '../src/modules/matching/driver-index.js';
 import { pricingService } from '../src/modules/pricing/pricing.service.js';
-import { stepSurge, SurgeGrid, targetTenths, type OpenJob } from '../src/modules/pricing/surge.js';
+import { stepSurge, SurgeGrid, targetTenths, type IdleCounter, type OpenJob } from '../src/modules/pricing/surge.js';
 import { buildTestApp, deleteRedisKeys, redisSkipReason, type TestApp } from './helpers/app.js';
 import { countryId, createUser, type TestUser } from './helpers/factories.js';
 import { packageBody, post, setDriverPosition, stop } from './packages-helpers.js';
@@ -51,7 +51,7 @@ describe('surge arithmetic', () => {
         { lat: NAIROBI.lat, lng: NAIROBI.lng + i * 0.002, heading: null, speed: null, at: 1000 },
       );
     }
-    const count = (type: 'CAR', s: number, w: number, n: number, e: number) => index.countIdle(type, s, w, n, e, 0);
+    const count: IdleCounter = (type, s, w, n, e) => index.countIdle(type, s, w, n, e, 0);
     const [row, col] = grid.cellOf(NAIROBI.lat, NAIROBI.lng);
     const key = `CAR:${row}:${col}`;
     let state = stepSurge(new Map(), grid, jobs, count, 20);
