@@ -27,6 +27,7 @@ import { ridesModule } from './modules/rides/rides.routes.js';
 import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
 import { dispatchModule } from './modules/dispatch/dispatch.routes.js';
 import { createServices, type Services } from './services.js';
+import { pricingModule } from './modules/pricing/pricing.routes.js';
 
 const API_MODULES: FeatureModule[] = [
   countriesModule,
@@ -39,6 +40,7 @@ const API_MODULES: FeatureModule[] = [
   driverJobsModule,
   webhooksModule,
   dispatchModule,
+  pricingModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -78,7 +78,11 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
 }
 
 export function perProcessWork(services: Services): Loop[] {
-  return [{ name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() }];
+  return [
+    { name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() },
+    // Surge is stepped from this process's index (one process at a time when Redis is shared).
+    { name: 'surge and expired quotes', start: () => services.pricing.start(), stop: () => services.pricing.stop() },
+  ];
 }
 
 export function runLoops(loops: Loop[]): { loops: Loop[]; start(): Promise<void>; stop(): Promise<void> } {

@@ -140,3 +140,26 @@ test('rate limits take off, trust proxy takes hops and CIDRs', () => {
   assert.deepEqual(c.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
   assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
 });
+
+test('pricing: defaults of section 18, distances in m or km, the surge cap with one decimal', () => {
+  assert.deepEqual(loadConfig({}).pricing, {
+    quoteTtlMs: 600_000,
+    surgeCellMeters: 2000,
+    surgeIntervalMs: 60_000,
+    surgeMaxTenths: 20,
+    maxTripDistanceMeters: 300_000,
+  });
+  const c = loadConfig({ QUOTE_TTL: '5m', SURGE_CELL: '1500m', SURGE_INTERVAL: '30s', SURGE_MAX: '3.5', MAX_TRIP_DISTANCE: '50km' });
+  assert.deepEqual(c.pricing, { quoteTtlMs: 300_000, surgeCellMeters: 1500, surgeIntervalMs: 30_000, surgeMaxTenths: 35, maxTripDistanceMeters: 50_000 });
+  assert.equal(loadConfig({ SURGE_CELL: '2.5km' }).pricing.surgeCellMeters, 2500);
+  assert.throws(
+    () => loadConfig({ QUOTE_TTL: 'soon', SURGE_CELL: '2 miles', SURGE_INTERVAL: '0s', SURGE_MAX: '1.25', MAX_TRIP_DISTANCE: '10m' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      for (const name of ['QUOTE_TTL', 'SURGE_CELL', 'SURGE_INTERVAL', 'SURGE_MAX', 'MAX_TRIP_DISTANCE']) assert.match(err.message, new RegExp(name));
+      assert.equal(err.problems.length, 5);
+      return true;
+    },
+  );
+  assert.throws(() => loadConfig({ SURGE_MAX: '0.9' }), /SURGE_MAX/);
+});

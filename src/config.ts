@@ -56,6 +56,8 @@ export interface Config {
   webhookWorkerInProcess: boolean;
   /** Where `npm run worker` serves /health, /health/ready and /metrics. */
   workerPort: number;
+  /** Pricing (contract section 18): distances in metres, the surge cap in tenths (20 is ×2.0). */
+  pricing: { quoteTtlMs: number; surgeCellMeters: number; surgeIntervalMs: number; surgeMaxTenths: number; maxTripDistanceMeters: number };
   logLevel: string;
   dispatch: {
     /** offer: each job offered to one driver at a time; broadcast: nearby pushes only; off: neither. */
@@ -233,6 +235,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const headersTimeoutMs = duration('HEADERS_TIMEOUT', '10s');
   // Node refuses a headers timeout longer than the request timeout.
   if (headersTimeoutMs > requestTimeoutMs) problems.push('HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT');
+  const parseMetres = (raw: string) => {
+    const match = /^(\d+(?:\.\d+)?)\s*(m|km)$/i.exec(raw);
+    return match ? Math.round(Number(match[1]) * (match[2].toLowerCase() === 'km' ? 1000 : 1)) : NaN;
+  };
+  const metres = (name: string, fallback: string, min: number, max: number) => {
+    const raw = get(name) ?? fallback;
+    const value = parseMetres(raw);
+    if (!(value >= min && value <= max)) {
+      problems.push(`${name} must be a distance such as 500m or 2km, from ${min}m to ${max / 1000}km (got "${raw}")`);
+      return parseMetres(fallback);
+    }
+    return value;
+  };
+  const surgeMaxRaw = str('SURGE_MAX', '2.0');
+  let surgeMaxTenths = 20;
+  if (/^\d+(\.\d)?$/.test(surgeMaxRaw) && Number(surgeMaxRaw) >= 1 && Number(surgeMaxRaw) <= 10) surgeMaxTenths = Math.round(Number(surgeMaxRaw) * 10);
+  else problems.push(`SURGE_MAX must be a multiplier from 1.0 to 10.0 with at most one decimal (got "${surgeMaxRaw}")`);
 
   const logLevel = str('LOG_LEVEL', 'info');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -278,6 +297,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookSignatureHeader: signatureHeader,
     webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
     workerPort: int('WORKER_PORT', 9465, 0, 65535),
+    pricing: {
+      quoteTtlMs: duration('QUOTE_TTL', '10m'),
+      surgeCellMeters: metres('SURGE_CELL', '2km', 100, 50_000),
+      surgeIntervalMs: duration('SURGE_INTERVAL', '1m'),
+      surgeMaxTenths,
+      maxTripDistanceMeters: metres('MAX_TRIP_DISTANCE', '300km', 1000, 5_000_000),
+    },
     logLevel,
     dispatch: {
       mode: dispatchMode,

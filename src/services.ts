@@ -11,6 +11,7 @@ import { DriversService } from './modules/drivers/drivers.service.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
+import { PricingService } from './modules/pricing/pricing.service.js';
 import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
@@ -37,6 +38,7 @@ export interface Services {
   idempotency: IdempotencyStore;
   webhooks: WebhooksService;
   dispatch: DispatchService;
+  pricing: PricingService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -103,6 +105,7 @@ export function createServices(deps: Deps): Services {
     packages,
     rides,
     dispatch,
+    pricing: new PricingService(deps, live),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

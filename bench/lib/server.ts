@@ -71,6 +71,23 @@ async function real() {
     insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
     select gen_random_uuid(), id, md5(random()::text), false, now() + interval '1 day' from u
     returning id, user_id`.execute(db);
+  // Customers with a session each (B10 quotes as customers): BENCH_CUSTOMERS of them, none by default.
+  const customerCount = Number(process.env.BENCH_CUSTOMERS ?? 0);
+  await sql`delete from users where email like 'bench-customer-%'`.execute(db);
+  const customerRows = customerCount
+    ? (
+        await sql<{ id: string; user_id: string }>`
+          with c as (
+            insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
+            select gen_random_uuid(), 'bench-customer-' || g || '@example.com', '+2541' || lpad(g::text, 8, '0'), 'x', 'Customer' || g, 'Bench',
+                   'CUSTOMER', 'ACTIVE', (select id from countries where code = 'KE')
+            from generate_series(1, ${customerCount}::int) g
+            returning id)
+          insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
+          select gen_random_uuid(), id, md5(random()::text || id::text), false, now() + interval '1 day' from c
+          returning id, user_id`.execute(db)
+      ).rows
+    : [];
   const seededMs = performance.now() - t0;
 
   const services = createServices(deps);
@@ -84,6 +101,8 @@ async function real() {
   const b = business.rows[0]!;
   const countryId = (await sql<{ id: string }>`select id from countries where code = 'KE'`.execute(db)).rows[0]!.id;
   const businessToken = (await tokens.signAccess({ userId: b.user_id, role: 'BUSINESS', sessionId: b.id })).token;
+  const customers: { customerId: string; token: string }[] = [];
+  for (const r of customerRows) customers.push({ customerId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'CUSTOMER', sessionId: r.id })).token });
 
   // Event-loop delay while serving (a blocked loop shows here, not in the request handlers' profile).
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -115,7 +134,7 @@ async function real() {
       process.exit(0);
     }
   });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, businessToken, countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, businessToken, countryId, customers, kenyaId: countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
 }
 
 await (process.env.BENCH_KIND === 'baseline' ? baseline() : real());

@@ -24,6 +24,8 @@ export interface BusEvents {
   'driver.push': { driverId: string; message: Record<string, unknown> };
   /** New work may be available for the webhook worker. */
   'webhooks.wake': Record<string, never>;
+  /** A tariff changed (instances drop their cached copy) or a new surge state was shared (instances read it). */
+  'pricing.changed': { what: 'tariff' | 'surge' };
   /**
    * A package or ride changed status (after commit). Every instance reacts for itself: caches drop
    * their copy, the driver index and the driver's WebSocket hear of it (driver.job, driver.push).

@@ -352,6 +352,32 @@ export class DriverIndex {
     return best;
   }
 
+  /**
+   * How many drivers of the vehicle type could take work (ACTIVE, ONLINE, free, position newer than
+   * `staleBefore`) with south ≤ lat < north and west ≤ lng < east. Visits only the grid cells that
+   * overlap the box (surge counts idle drivers this way, see pricing/surge.ts).
+   */
+  countIdle(vehicleType: VehicleType, south: number, west: number, north: number, east: number, staleBefore: number): number {
+    const grid = this.grids.get(vehicleType);
+    if (!grid || !(north > south) || !(east > west)) return 0;
+    let count = 0;
+    const colLo = Math.floor((west + 180) / CELL_DEG);
+    const colHi = Math.floor((east + 180) / CELL_DEG);
+    for (let row = rowOf(south); row <= rowOf(north); row++) {
+      for (let col = colLo; col <= colHi; col++) {
+        const cell = grid.cells.get(row * NCOLS + (((col % NCOLS) + NCOLS) % NCOLS));
+        if (!cell) continue;
+        for (let i = 0; i < cell.drivers.length; i++) {
+          if (cell.slots[i * STRIDE + AT] <= staleBefore) continue;
+          const p = cell.drivers[i].position!;
+          if (p.lat >= south && p.lat < north && p.lng >= west && p.lng < east) count += 1;
+        }
+      }
+    }
+    return count;
+  }
+
+  /** Scans the cell at (row, col) of a ring if it is in the box and could hold a nearer driver. */
   private visit(search: Search, grid: Grid, row: number, col: number, box: Box): void {
     if (row < box.rowLo || row > box.rowHi || col < box.colLo || col > box.colHi) return;
     const wrapped = ((col % NCOLS) + NCOLS) % NCOLS;

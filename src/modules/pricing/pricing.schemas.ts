@@ -1,0 +1,69 @@
+// Request and response schemas of the pricing module (contract section 18).
+import { Type, type Static } from '@sinclair/typebox';
+import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
+import { MAX_MONEY } from './tariff.js';
+
+const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_MONEY, description: `${description}, in the minor unit of the country's currency` });
+const Point = Body({ location: Location });
+
+export const QuoteBody = Body({
+  kind: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')], { description: 'what will be ordered: POST /packages or POST /rides' }),
+  pickup: Point,
+  dropoff: Point,
+  vehicleType: VehicleType,
+  countryId: Type.String({ format: 'uuid', description: "the country whose tariff and currency apply; both points must be in it" }),
+});
+export type QuoteBody = Static<typeof QuoteBody>;
+
+export const BreakdownSchema = Type.Object(
+  {
+    base: Money('the tariff base'),
+    distance: Money('perKm × km, rounded half up'),
+    time: Money('perMinute × minutes, rounded half up'),
+    surge: Type.Number({ minimum: 1, description: 'the multiplier at the pickup, one decimal, 1.0 to SURGE_MAX' }),
+    surgeAmount: Money('round((base + distance + time) × (surge − 1))'),
+    minimumTopUp: Money('max(0, minimum − trip − surgeAmount)'),
+    bookingFee: Money('the booking fee'),
+  },
+  { description: 'The parts of the amount: base + distance + time + surgeAmount + minimumTopUp + bookingFee = amount' },
+);
+
+export const QuoteResponse = Type.Object({
+  id: Uuid,
+  amount: Type.Integer({ minimum: 0, description: "the price in the minor unit of the currency (cents, kobo; UGX and RWF have none)" }),
+  currency: Type.String({ description: 'ISO 4217, from the country' }),
+  breakdown: BreakdownSchema,
+  distanceMeters: Type.Integer({ description: 'from the routing function (great-circle × 1.3 until a routing engine is plugged in)' }),
+  durationSeconds: Type.Integer({ description: "from the routing function, at the vehicle's average town speed" }),
+  pickupEtaSeconds: Nullable(Type.Integer({ description: 'the nearest eligible driver (within 10 km) to the pickup, or null when none' })),
+  expiresAt: Type.String({ format: 'date-time', description: 'QUOTE_TTL after now: pass the id as quoteId to POST /packages or POST /rides before then' }),
+});
+
+export const TariffBody = Body({
+  base: Money('charged on every trip'),
+  perKm: Money('per kilometre of route'),
+  perMinute: Money('per minute of route'),
+  minimum: Money('the least a trip costs before the booking fee'),
+  bookingFee: Money('added to every trip'),
+  cancellationFee: Money('charged when the creator cancels after a driver was assigned'),
+});
+export type TariffBody = Static<typeof TariffBody>;
+
+export const TariffResponse = Type.Object({
+  countryId: Uuid,
+  countryCode: Type.String(),
+  currency: Type.String({ description: 'ISO 4217; every amount is in its minor unit' }),
+  vehicleType: VehicleType,
+  base: Type.Integer(),
+  perKm: Type.Integer(),
+  perMinute: Type.Integer(),
+  minimum: Type.Integer(),
+  bookingFee: Type.Integer(),
+  cancellationFee: Type.Integer(),
+  version: Type.Integer({ description: 'goes up by one on every change; each job keeps the version it was priced with' }),
+  updatedAt: DateTime,
+});
+
+export const TariffParams = Type.Object({ countryId: Uuid, vehicleType: VehicleType }, { additionalProperties: false });
+export const TariffListQuery = Type.Object({ countryId: Type.Optional(Uuid), vehicleType: Type.Optional(VehicleType) }, { additionalProperties: false });
+export const TariffList = Type.Object({ items: Type.Array(TariffResponse) });

@@ -1,0 +1,444 @@
+// Prices (contract section 18): quotes, the price locked by a quote or computed at creation, the
+// final ride fare and the cancellation fee, and tariff administration. One service per app
+// (`pricingService(deps)`), so the packages and rides modules price with the same surge state.
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, VehicleType } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { badRequest, conflict, notFound } from '../../shared/errors.js';
+import { distanceMeters } from '../matching/driver-index.js';
+import type { LiveDrivers } from '../matching/live-drivers.js';
+import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
+import { openJobsFromDatabase } from './open-jobs.js';
+import type { QuoteKind, QuotesTable, TariffsTable } from '../../db/tables/pricing.js';
+import { QuoteWriter } from './quote-writer.js';
+import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
+import { Surge } from './surge.js';
+import {
+  cancellationFeeAmount,
+  finalFare,
+  priceTrip,
+  tenthsFromSurge,
+  type Breakdown,
+  type CancelledBy,
+  type TariffValues,
+} from './tariff.js';
+
+export const VEHICLE_TYPES: readonly VehicleType[] = ['BIKE', 'CAR', 'VAN', 'TRUCK'];
+/** A point of a job within this distance of the quote's counts as the same point. */
+export const QUOTE_POINT_TOLERANCE_METERS = 25;
+/** Pickup ETA: the nearest eligible driver within this distance, else null. */
+export const PICKUP_ETA_RADIUS_METERS = 10_000;
+/** Unused quotes are kept this long after they expire (support can still see what was quoted), then deleted. */
+const EXPIRED_QUOTE_RETENTION_MS = 86_400_000;
+const COUNTRY_CACHE_MS = 60_000;
+/** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
+const TARIFF_CACHE_MS = 10_000;
+
+export interface PriceRequest {
+  kind: QuoteKind;
+  pickup: Point;
+  dropoff: Point;
+  vehicleType: VehicleType;
+  countryId: string;
+}
+
+/** Everything a price came from: with these, the price is recomputed by arithmetic alone. */
+export interface PriceInputs {
+  kind: QuoteKind;
+  pickup: Point;
+  dropoff: Point;
+  vehicleType: VehicleType;
+  countryId: string;
+  currency: string;
+  tariff: TariffValues & { version: number };
+  routing: string;
+  distanceMeters: number;
+  durationSeconds: number;
+  surge: number;
+  pricedAt: string;
+}
+
+/** A job's price: what the job stores (amount and currency shown; the rest kept to recompute it). */
+export interface JobPrice {
+  amount: number;
+  currency: string;
+  breakdown: Breakdown;
+  tariffVersion: number;
+  surge: number;
+  /** The quote it was locked from; null when computed at creation. */
+  quoteId: string | null;
+  inputs: PriceInputs;
+}
+
+export interface QuoteResult {
+  id: string;
+  amount: number;
+  currency: string;
+  breakdown: Breakdown;
+  distanceMeters: number;
+  durationSeconds: number;
+  pickupEtaSeconds: number | null;
+  expiresAt: string;
+}
+
+export interface LockQuoteInput extends PriceRequest {
+  quoteId: string;
+  /** The account creating the job (the quote must be its own). */
+  accountId: string;
+}
+
+export interface TariffResult extends TariffValues {
+  countryId: string;
+  countryCode: string;
+  currency: string;
+  vehicleType: VehicleType;
+  version: number;
+  updatedAt: string;
+}
+
+interface CountryInfo {
+  id: string;
+  code: string;
+  currency: string;
+}
+
+type Db = Kysely<Database>;
+
+const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'per_minute' | 'minimum' | 'booking_fee' | 'cancellation_fee'>): TariffValues => ({
+  base: row.base,
+  perKm: row.per_km,
+  perMinute: row.per_minute,
+  minimum: row.minimum,
+  bookingFee: row.booking_fee,
+  cancellationFee: row.cancellation_fee,
+});
+
+export class PricingService {
+  readonly surge: Surge;
+  private readonly db: Db;
+  private readonly writer: QuoteWriter;
+  private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
+  private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; until: number }>();
+  private cleanupTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly live: LiveDrivers,
+    private readonly router: Router = defaultRoute,
+  ) {
+    this.db = deps.database.db;
+    this.writer = new QuoteWriter(this.db, deps.logger);
+    const index = live.index;
+    const { pricing, driverLocationTtlMs } = deps.config;
+    this.surge = new Surge({
+      cellMeters: pricing.surgeCellMeters,
+      intervalMs: pricing.surgeIntervalMs,
+      maxTenths: pricing.surgeMaxTenths,
+      clock: deps.clock,
+      logger: deps.logger,
+      openJobs: () => openJobsFromDatabase(this.db),
+      countIdle: (type, south, west, north, east) => index.countIdle(type, south, west, north, east, deps.clock.nowMs() - driverLocationTtlMs),
+      redis: deps.redis,
+      redisKeyPrefix: deps.config.redisKeyPrefix,
+      onShared: () => deps.bus.publishToOthers('pricing.changed', { what: 'surge' }),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.deps.bus.subscribe('pricing.changed', ({ what }) => {
+      if (what === 'tariff') this.tariffs.clear();
+      else void this.surge.refresh();
+    });
+    await this.surge.start();
+    this.cleanupTimer = setInterval(() => void this.deleteExpiredQuotes(), 10 * 60_000);
+    this.cleanupTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    clearInterval(this.cleanupTimer);
+    await this.surge.stop();
+    await this.writer.drain();
+  }
+
+  /** POST /quotes: prices the trip and keeps the quote for QUOTE_TTL. */
+  async quote(accountId: string, request: PriceRequest): Promise<QuoteResult> {
+    const price = await this.price(request, null);
+    const now = this.deps.clock.nowMs();
+    const id = randomUUID();
+    const expiresAt = new Date(now + this.deps.config.pricing.quoteTtlMs);
+    price.inputs.pricedAt = new Date(now).toISOString();
+    await this.writer.insert({
+      id,
+      account_id: accountId,
+      kind: request.kind,
+      pickup_lat: request.pickup.lat,
+      pickup_lng: request.pickup.lng,
+      dropoff_lat: request.dropoff.lat,
+      dropoff_lng: request.dropoff.lng,
+      vehicle_type: request.vehicleType,
+      country_id: request.countryId,
+      amount: price.amount,
+      currency: price.currency,
+      breakdown: JSON.stringify(price.breakdown),
+      tariff_version: price.tariffVersion,
+      surge: price.surge,
+      inputs: JSON.stringify(price.inputs),
+      created_at: new Date(now),
+      expires_at: expiresAt,
+    });
+    return {
+      id,
+      amount: price.amount,
+      currency: price.currency,
+      breakdown: price.breakdown,
+      distanceMeters: price.inputs.distanceMeters,
+      durationSeconds: price.inputs.durationSeconds,
+      pickupEtaSeconds: this.pickupEtaSeconds(request),
+      expiresAt: expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * The price of a job created with `quoteId`: the quote's, if it is the caller's, for the same kind,
+   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used: pass the
+   * job's transaction as `db`, so a job that is not created leaves the quote usable.
+   * Errors: 404 QUOTE_NOT_FOUND, 400 QUOTE_MISMATCH, 409 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED.
+   */
+  async lockQuote(input: LockQuoteInput, db: Db = this.db): Promise<JobPrice> {
+    const row = await db.selectFrom('quotes').selectAll().where('id', '=', input.quoteId).executeTakeFirst();
+    if (!row) throw notFound('Quote not found', 'QUOTE_NOT_FOUND');
+    const mismatch = quoteMismatch(row, input);
+    if (mismatch) throw badRequest(`The quote is for ${mismatch}`, 'QUOTE_MISMATCH');
+    const now = this.deps.clock.now();
+    if (row.expires_at.getTime() <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
+    const used = await db
+      .updateTable('quotes')
+      .set({ consumed_at: now })
+      .where('id', '=', row.id)
+      .where('consumed_at', 'is', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (!used) throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
+    return {
+      amount: row.amount,
+      currency: row.currency,
+      breakdown: row.breakdown as Breakdown,
+      tariffVersion: row.tariff_version,
+      surge: row.surge,
+      quoteId: row.id,
+      inputs: row.inputs as PriceInputs,
+    };
+  }
+
+  /** The price of a job created without a quote: computed now, as a quote would be (same errors). */
+  async priceWithoutQuote(request: PriceRequest): Promise<JobPrice> {
+    const price = await this.price(request, null);
+    price.inputs.pricedAt = this.deps.clock.now().toISOString();
+    return price;
+  }
+
+  /**
+   * A completed ride's fare from its price's inputs (the same tariff and surge) over the actual trip:
+   * either its distance and time, or the positions the driver reported between start and completion
+   * (great-circle between consecutive positions, and the time from the first to the last). Never more
+   * than 1.25 × the price.
+   */
+  finalRideFare(
+    price: Pick<JobPrice, 'amount' | 'currency' | 'inputs'>,
+    actual: { distanceMeters: number; durationSeconds: number } | { positions: readonly (Point & { at: Date | string | number })[] },
+  ) {
+    let trip: { distanceMeters: number; durationSeconds: number };
+    if ('positions' in actual) {
+      const { positions } = actual;
+      const ms = positions.length > 1 ? new Date(positions[positions.length - 1].at).getTime() - new Date(positions[0].at).getTime() : 0;
+      trip = { distanceMeters: pathDistanceMeters(positions), durationSeconds: Math.max(0, Math.round(ms / 1000)) };
+    } else trip = { distanceMeters: Math.max(0, Math.round(actual.distanceMeters)), durationSeconds: Math.max(0, Math.round(actual.durationSeconds)) };
+    const fare = finalFare(price.inputs.tariff, { amount: price.amount, surgeTenths: tenthsFromSurge(price.inputs.surge) }, trip);
+    return { ...fare, currency: price.currency, distanceMeters: trip.distanceMeters, durationSeconds: trip.durationSeconds };
+  }
+
+  /**
+   * The fee when a job is cancelled: the tariff's cancellation fee (as it was when the job was priced)
+   * when its creator cancels after assignment; null when a driver releases it, an admin cancels it,
+   * or no driver was assigned.
+   */
+  cancellationFee(price: Pick<JobPrice, 'currency' | 'inputs'>, cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean }) {
+    const amount = cancellationFeeAmount(price.inputs.tariff, cancellation);
+    return amount === null ? null : { amount, currency: price.currency };
+  }
+
+  private async price(request: PriceRequest, quoteId: string | null): Promise<JobPrice> {
+    if (!VEHICLE_TYPES.includes(request.vehicleType)) throw badRequest('Unknown vehicle type', 'VALIDATION_FAILED');
+    const country = await this.country(request.countryId);
+    if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    const { pickup, dropoff } = request;
+    if (surelyDifferentCountries(pickup, dropoff)) throw badRequest('The pickup and the dropoff are in different countries', 'POINTS_IN_DIFFERENT_COUNTRIES');
+    if (!mayBeIn(country.code, pickup) || !mayBeIn(country.code, dropoff)) {
+      throw badRequest(`The pickup and the dropoff must be in the country (${country.code})`, 'POINT_OUTSIDE_COUNTRY');
+    }
+    const maxMeters = this.deps.config.pricing.maxTripDistanceMeters;
+    if (distanceMeters(pickup.lat, pickup.lng, dropoff.lat, dropoff.lng) > maxMeters) {
+      throw badRequest(`The pickup and the dropoff are more than ${maxMeters / 1000} km apart`, 'TRIP_TOO_LONG');
+    }
+    const tariff = await this.tariff(request.countryId, request.vehicleType);
+    if (!tariff) throw notFound(`No tariff for ${request.vehicleType} in ${country.code}`, 'TARIFF_NOT_FOUND');
+    const trip = this.router(pickup, dropoff, request.vehicleType);
+    const surgeTenths = this.surge.tenthsAt(request.vehicleType, pickup.lat, pickup.lng);
+    const { amount, breakdown } = priceTrip(tariff, { ...trip, surgeTenths });
+    return {
+      amount,
+      currency: country.currency,
+      breakdown,
+      tariffVersion: tariff.version,
+      surge: breakdown.surge,
+      quoteId,
+      inputs: {
+        kind: request.kind,
+        pickup: { lat: pickup.lat, lng: pickup.lng },
+        dropoff: { lat: dropoff.lat, lng: dropoff.lng },
+        vehicleType: request.vehicleType,
+        countryId: request.countryId,
+        currency: country.currency,
+        tariff,
+        routing: ROUTING_NAME,
+        distanceMeters: trip.distanceMeters,
+        durationSeconds: trip.durationSeconds,
+        surge: breakdown.surge,
+        pricedAt: '',
+      },
+    };
+  }
+
+  /** The nearest eligible driver's time to the pickup (same routing), or null when none is within 10 km. */
+  private pickupEtaSeconds(request: PriceRequest): number | null {
+    const [nearest] = this.live.index.nearest({
+      lat: request.pickup.lat,
+      lng: request.pickup.lng,
+      radiusMeters: PICKUP_ETA_RADIUS_METERS,
+      limit: 1,
+      vehicleType: request.vehicleType,
+      orderType: request.kind === 'RIDE' ? 'RIDE' : 'PACKAGE_DELIVERY',
+      countryId: request.countryId,
+      staleBefore: this.deps.clock.nowMs() - this.deps.config.driverLocationTtlMs,
+    });
+    if (!nearest) return null;
+    return this.router(nearest.driver.position!, request.pickup, request.vehicleType).durationSeconds;
+  }
+
+  private async country(id: string): Promise<CountryInfo | undefined> {
+    const now = this.deps.clock.nowMs();
+    const cached = this.countries.get(id);
+    if (cached && cached.until > now) return cached.info;
+    const row = await this.db.selectFrom('countries').select(['id', 'code', 'currency']).where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    const info = { id: row.id, code: row.code.trim(), currency: row.currency.trim() };
+    this.countries.set(id, { info, until: now + COUNTRY_CACHE_MS });
+    return info;
+  }
+
+  private async tariff(countryId: string, vehicleType: VehicleType): Promise<(TariffValues & { version: number }) | undefined> {
+    const key = `${countryId}:${vehicleType}`;
+    const now = this.deps.clock.nowMs();
+    const cached = this.tariffs.get(key);
+    if (cached && cached.until > now) return cached.values;
+    const row = await this.db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
+    if (!row) return undefined;
+    const values = { ...tariffValues(row), version: row.version };
+    this.tariffs.set(key, { values, until: now + TARIFF_CACHE_MS });
+    return values;
+  }
+
+  // Tariff administration (ADMIN routes).
+
+  async getTariff(countryId: string, vehicleType: VehicleType): Promise<TariffResult> {
+    const country = await this.requireCountry(countryId);
+    const row = await this.db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
+    if (!row) throw notFound(`No tariff for ${vehicleType} in ${country.code}`, 'TARIFF_NOT_FOUND');
+    return toTariffResult(row, country);
+  }
+
+  /** Creates or replaces the tariff; its version goes up by one. Quotes already given keep their price. */
+  async putTariff(countryId: string, vehicleType: VehicleType, values: TariffValues, adminId: string): Promise<TariffResult> {
+    const country = await this.requireCountry(countryId);
+    const columns = {
+      base: values.base,
+      per_km: values.perKm,
+      per_minute: values.perMinute,
+      minimum: values.minimum,
+      booking_fee: values.bookingFee,
+      cancellation_fee: values.cancellationFee,
+      updated_by: adminId,
+      updated_at: this.deps.clock.now(),
+    };
+    const row = await this.db
+      .insertInto('tariffs')
+      .values({ country_id: countryId, vehicle_type: vehicleType, ...columns })
+      .onConflict((oc) => oc.columns(['country_id', 'vehicle_type']).doUpdateSet((eb) => ({ ...columns, version: eb('tariffs.version', '+', 1) })))
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    this.tariffs.clear();
+    this.deps.bus.publishToOthers('pricing.changed', { what: 'tariff' });
+    return toTariffResult(row, country);
+  }
+
+  async listTariffs(filter: { countryId?: string; vehicleType?: VehicleType }): Promise<TariffResult[]> {
+    let query = this.db
+      .selectFrom('tariffs as t')
+      .innerJoin('countries as c', 'c.id', 't.country_id')
+      .selectAll('t')
+      .select(['c.code', 'c.currency'])
+      .orderBy('c.code')
+      .orderBy('t.vehicle_type');
+    if (filter.countryId) query = query.where('t.country_id', '=', filter.countryId);
+    if (filter.vehicleType) query = query.where('t.vehicle_type', '=', filter.vehicleType);
+    const rows = await query.execute();
+    return rows.map((row) => toTariffResult(row, { id: row.country_id, code: row.code.trim(), currency: row.currency.trim() }));
+  }
+
+  private async requireCountry(id: string): Promise<CountryInfo> {
+    const country = await this.country(id);
+    if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    return country;
+  }
+
+  /** Deletes unused quotes a day after they expired. */
+  async deleteExpiredQuotes(): Promise<number> {
+    try {
+      const before = new Date(this.deps.clock.nowMs() - EXPIRED_QUOTE_RETENTION_MS);
+      const result = await this.db
+        .deleteFrom('quotes')
+        .where('id', 'in', (eb) => eb.selectFrom('quotes').select('id').where('consumed_at', 'is', null).where('expires_at', '<', before).limit(10_000))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'deleting expired quotes failed');
+      return 0;
+    }
+  }
+}
+
+function quoteMismatch(row: Selectable<QuotesTable>, input: LockQuoteInput): string | undefined {
+  if (row.account_id !== input.accountId) return 'another account';
+  if (row.kind !== input.kind) return `a ${row.kind === 'RIDE' ? 'ride' : 'package'}`;
+  if (row.vehicle_type !== input.vehicleType) return `another vehicle type (${row.vehicle_type})`;
+  if (row.country_id !== input.countryId) return 'another country';
+  const far = (lat: number, lng: number, p: Point) => distanceMeters(lat, lng, p.lat, p.lng) > QUOTE_POINT_TOLERANCE_METERS;
+  if (far(row.pickup_lat, row.pickup_lng, input.pickup)) return 'another pickup point';
+  if (far(row.dropoff_lat, row.dropoff_lng, input.dropoff)) return 'another dropoff point';
+  return undefined;
+}
+
+function toTariffResult(row: Selectable<TariffsTable>, country: CountryInfo): TariffResult {
+  return {
+    countryId: country.id,
+    countryCode: country.code,
+    currency: country.currency,
+    vehicleType: row.vehicle_type,
+    ...tariffValues(row),
+    version: row.version,
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
