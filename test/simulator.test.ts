@@ -45,10 +45,10 @@ describe('simulator', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  test('at --speed 30 for 25 s, a fleet of 12 takes jobs and walks at least three to the end, with no server error', async () => {
+  test('at --speed 30 for 30 s, a fleet of 12 takes jobs and walks at least three to the end, with no server error', async () => {
     const sim = spawnTs(
       'src/cli/simulate.ts',
-      ['--url', url, '--drivers', '12', '--orders-per-minute', '30', '--duration', '25s', '--speed', '30', '--seed', '7', '--area=-1.2864,36.8172,1.5', '--json'],
+      ['--url', url, '--drivers', '12', '--orders-per-minute', '30', '--duration', '30s', '--speed', '30', '--seed', '7', '--area=-1.2864,36.8172,1.5', '--json'],
       { ...ADMIN, SMS_FILE: path.join(dataDir, 'sms.log') },
     );
     const code = await sim.exited;
