@@ -11,7 +11,7 @@ import { packageBody, post, rideBody } from './packages-helpers.js';
 describe('job.changed', () => {
   let t: TestApp;
   before(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast' } });
   });
   after(async () => t.close());
 
@@ -51,8 +51,8 @@ describe('job.changed across two instances (Redis)', { skip: redisSkipReason }, 
   let b: TestApp;
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
   before(async () => {
-    a = await buildTestApp({ redis: true, redisKeyPrefix: prefix });
-    b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock });
+    a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env: { DISPATCH_MODE: 'broadcast' } });
+    b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock, env: { DISPATCH_MODE: 'broadcast' } });
   });
   after(async () => {
     await b.close();

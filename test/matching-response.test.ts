@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import { DriverIndex, type NearestResult, type Position } from '../src/modules/matching/driver-index.js';
 import { etaSeconds, FoundDriversJson } from '../src/modules/matching/found-drivers-json.js';
 import { FindDriversResponse } from '../src/modules/matching/matching.schemas.js';
-import { compileBodySchema } from '../src/http/validation.js';
+import { compileResponseSchema } from '../src/http/validation.js';
 
-const matchesSchema = compileBodySchema(FindDriversResponse);
+const matchesSchema = compileResponseSchema(FindDriversResponse);
 
 // What the route returned before it sent text: the schema's objects, in the schema's key order.
 function asObjects(found: NearestResult[], radiusMeters: number) {

@@ -12,7 +12,7 @@ import { TokenService } from '../../src/modules/auth/tokens.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { createTestDatabase, testRedisUrl, type TestDatabase } from './database.js';
 
-export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+export const TEST_JWT_SECRET = 'tst-Hs256-key-long-enough-0123456789-abcdefghijklmnop';
 
 export interface TestApp {
   app: App;
