@@ -14,6 +14,8 @@ import { DriverIndex, type DriverAttributes, type DriverRecord, type Position } 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
 export const DB_FLUSH_INTERVAL_MS = 1000;
 export const REDIS_FLUSH_INTERVAL_MS = 50;
+/** Drivers read per query when the index is (re)loaded. */
+const LOAD_PAGE = 5000;
 /** How often drivers with a stale position leave the grid. */
 const STALE_SWEEP_INTERVAL_MS = 30_000;
 /** While Redis is down, how often the index is read again from PostgreSQL (the other instances' write-behind). */
@@ -159,16 +161,29 @@ export class LiveDrivers {
 
   /** Reads every driver from PostgreSQL into the index (a position only replaces an older one). */
   private async loadDrivers(): Promise<void> {
-    const rows = await this.baseQuery().execute();
-    for (const row of rows) this.apply(row as LiveRow);
+    // In pages: one result of 100k rows was ~100 MB of garbage at its peak, and the heap kept it.
+    let after: string | undefined;
+    for (;;) {
+      let query = this.baseQuery().orderBy('dp.user_id').limit(LOAD_PAGE);
+      if (after !== undefined) query = query.where('dp.user_id', '>', after);
+      const rows = await query.execute();
+      for (const row of rows) this.apply(row as LiveRow);
+      if (rows.length < LOAD_PAGE) return;
+      after = rows[rows.length - 1]!.user_id;
+    }
   }
 
   private async loadSharedPositions(writeBack = false): Promise<void> {
-    const all = await this.deps.redis!.hgetall(this.positionsKey);
-    for (const [id, value] of Object.entries(all)) {
-      const p = decodePosition(value);
-      if (p && this.index.setPosition(id, p) && writeBack) this.markDirty(id, p);
-    }
+    let cursor = '0';
+    do {
+      const [next, fields] = await this.deps.redis!.hscan(this.positionsKey, cursor, 'COUNT', LOAD_PAGE);
+      cursor = next;
+      for (let i = 0; i + 1 < fields.length; i += 2) {
+        const id = fields[i]!;
+        const p = decodePosition(fields[i + 1]!);
+        if (p && this.index.setPosition(id, p) && writeBack) this.markDirty(id, p);
+      }
+    } while (cursor !== '0');
   }
 
   private markDirty(driverId: string, position: Position): void {
