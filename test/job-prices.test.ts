@@ -252,6 +252,18 @@ describe('prices on jobs', () => {
     return { ride };
   };
 
+  test('the OpenAPI document names the new fields, quoteId and the statement in both media types', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const statement = doc.paths['/api/businesses/me/statement'].get;
+    assert.deepEqual(Object.keys(statement.responses['200'].content).sort(), ['application/json', 'text/csv']);
+    const created = doc.paths['/api/packages'].post;
+    assert.ok(created.requestBody.content['application/json'].schema.properties.quoteId);
+    assert.ok(created.responses['201'].content['application/json'].schema.properties.price);
+    const ride = doc.paths['/api/rides/{id}'].get.responses['200'].content['application/json'].schema.properties;
+    assert.ok(ride.price && ride.fare && ride.cancellationFee);
+    assert.ok(doc.paths['/api/drivers/me/offers'].get.responses['200'].content['application/json'].schema.properties.offers.items.properties.price);
+  });
+
   describe('statements', () => {
     let from: string;
     let to: string;
