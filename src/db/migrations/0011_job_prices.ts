@@ -36,6 +36,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     create unique index packages_quote_idx on packages (quote_id) where quote_id is not null;
     create unique index rides_quote_idx on rides (quote_id) where quote_id is not null;
 
+    -- Deleting an account cascades to its quotes: without this index each deleted row scanned them all
+    -- (seen in the B10 bench's clean-up: 100k accounts against 67k quotes ran for minutes).
+    create index quotes_account_idx on quotes (account_id);
+
     create table ride_positions (
       ride_id uuid not null references rides(id) on delete cascade,
       lat double precision not null,
@@ -49,6 +53,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql.raw(`
     drop table ride_positions;
+    drop index quotes_account_idx;
     drop index packages_quote_idx;
     drop index rides_quote_idx;
     drop index packages_business_finished_idx;
