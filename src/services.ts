@@ -77,14 +77,15 @@ export function createServices(deps: Deps): Services {
     registry: deps.metrics.registry,
   });
   live.onAvailable = (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline);
-  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch };
+  const pricing = new PricingService(deps, live);
+  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing };
   const packages = new PackageService({
     ...jobs,
     db,
     repo: new PackagesRepository(db, deps.database.pgPool),
     secret: config.jwtSecret,
   });
-  const rides = new RideService({ ...jobs, db, repo: new RidesRepository(db) });
+  const rides = new RideService({ ...jobs, db, repo: new RidesRepository(db), flushPositions: () => live.flush() });
   dispatch.setAcceptors({ PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) });
   const stopFollowingJobs = followJobChanges(bus);
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
@@ -105,7 +106,7 @@ export function createServices(deps: Deps): Services {
     packages,
     rides,
     dispatch,
-    pricing: new PricingService(deps, live),
+    pricing,
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

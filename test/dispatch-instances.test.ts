@@ -34,14 +34,14 @@ describe('dispatch across two instances (PostgreSQL and Redis)', { skip: redisSk
   };
 
   test('both instances dispatch 30 jobs to 12 drivers at once, twice over: one open offer per job and per driver', async () => {
-    const centre = { lat: 5.3, lng: -4.0 };
+    const centre = { lat: 0.3, lng: 37.6 };
     const drivers = await Promise.all(Array.from({ length: 12 }, () => createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } })));
     for (const [i, d] of drivers.entries()) {
       await setDriverPosition(a, d.id, centre.lat + i * 0.001, centre.lng);
       await b.services.live.reload(d.id);
     }
     const jobs = await Promise.all(
-      Array.from({ length: 30 }, async (_, i) => (await post(i % 2 ? a : b, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(centre.lat + i * 0.0005, centre.lng) }))).json()),
+      Array.from({ length: 30 }, async (_, i) => (await post(i % 2 ? a : b, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(centre.lat + i * 0.0005, centre.lng), dropoff: stop(centre.lat, centre.lng + 0.02) }))).json()),
     );
     // Every job dispatched by both instances at once, besides the kicks that followed each 201.
     await Promise.all(jobs.flatMap((j) => [a.services.dispatch.dispatch('PACKAGE', j.id), b.services.dispatch.dispatch('PACKAGE', j.id)]));

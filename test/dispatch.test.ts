@@ -14,11 +14,12 @@ describe('dispatch: offers to the best driver', () => {
   let business: TestUser;
   let customer: TestUser;
   let admin: TestUser;
-  // Each test works in its own area, a degree (111 km) from the others: beyond DISPATCH_MAX_RADIUS.
+  // Each test works in its own area, a degree (111 km) from the others: beyond DISPATCH_MAX_RADIUS
+  // (and all in Kenya, where the jobs are priced).
   let area = 0;
   const nextArea = () => {
     area += 1;
-    return { lat: -10 + area, lng: 30 + area };
+    return { lat: -4 + area, lng: 38 };
   };
 
   before(async () => {
@@ -32,7 +33,7 @@ describe('dispatch: offers to the best driver', () => {
   after(async () => t.close());
 
   const createPackage = async (lat: number, lng: number) => {
-    const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(lat, lng) }));
+    const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(lat, lng), dropoff: stop(lat + 0.02, lng + 0.01) }));
     assert.equal(res.statusCode, 201);
     return res.json();
   };
@@ -56,6 +57,10 @@ describe('dispatch: offers to the best driver', () => {
     assert.equal(first.etaSeconds, Math.round(first.distanceMeters / (25 / 3.6)));
     assert.equal(Date.parse(first.expiresAt), t.clock.nowMs() + 20_000);
     assert.ok(!JSON.stringify(first).includes('+2547'), 'no contact details in an offer');
+    // What the job pays: the package's own price.
+    assert.equal(first.price.currency, 'KES');
+    assert.ok(first.price.amount > 0);
+    assert.deepEqual(first.price, created.price);
     assert.deepEqual((await get(t, '/api/drivers/me/offers', near.user.headers)).json(), { offers: [first] });
     assert.deepEqual((await pkg(created.id)).dispatch, { state: 'OFFERED', attempts: 1 });
 
@@ -212,12 +217,13 @@ describe('dispatch: offers to the best driver', () => {
     const at = nextArea();
     const a = await onlineDriver(t, base, at.lat + 0.001, at.lng, 'CAR');
     const b = await onlineDriver(t, base, at.lat + 0.003, at.lng, 'CAR');
-    const res = await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: { lat: at.lat, lng: at.lng } }));
+    const res = await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: { lat: at.lat, lng: at.lng }, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }));
     const ride = res.json();
     assert.deepEqual(ride.dispatch, { state: 'SEARCHING', attempts: 0 });
     const offer = (await a.socket.next(['offer'])).offer;
     assert.equal(offer.jobType, 'RIDE');
     assert.deepEqual(offer.pickup, { location: { lat: at.lat, lng: at.lng } });
+    assert.deepEqual(offer.price, res.json().price);
     const accepted = await post(t, `/api/offers/${offer.id}/accept`, a.user.headers);
     assert.equal(accepted.json().status, 'ACCEPTED');
     assert.deepEqual(accepted.json().dispatch, { state: 'DONE', attempts: 1 });

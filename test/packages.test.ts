@@ -65,8 +65,8 @@ describe('packages', () => {
     const pkg = created.json();
     assert.match(pkg.deliveryCode, /^[0-9]{4}$/);
     assert.deepEqual(Object.keys(pkg).sort(), [
-      'businessId', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
-      'pickup', 'reference', 'status', 'statusHistory', 'updatedAt', 'vehicleType',
+      'businessId', 'cancellationFee', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
+      'pickup', 'price', 'reference', 'status', 'statusHistory', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(pkg.status, 'PENDING');
     assert.equal(pkg.orderType, 'PACKAGE_DELIVERY');

@@ -39,7 +39,8 @@ describe('rides', () => {
     assert.equal(created.statusCode, 201);
     const ride = created.json();
     assert.deepEqual(Object.keys(ride).sort(), [
-      'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'id', 'orderType', 'pickupLocation', 'status', 'statusHistory', 'updatedAt', 'vehicleType',
+      'cancellationFee', 'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'fare', 'id', 'orderType', 'pickupLocation', 'price', 'status', 'statusHistory',
+      'updatedAt', 'vehicleType',
     ]);
     assert.equal(ride.status, 'REQUESTED');
     assert.equal(ride.orderType, 'RIDE');

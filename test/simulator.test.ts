@@ -59,6 +59,7 @@ describe('simulator', () => {
       requests: { serverErrors: number };
       assignSeconds: { p50: number | null };
       offers: { received: number; accepted: number; declined: number; lapsed: number };
+      prices: { quoted: number; byCurrency: { currency: string; orders: number; priceSum: number; priceAverage: number; rideFares: number; rideFareSum: number }[] };
     };
     assert.equal(summary.drivers.online, 12);
     assert.ok(summary.jobs.created >= 10, `created ${summary.jobs.created}`);
@@ -68,6 +69,12 @@ describe('simulator', () => {
     // Dispatch is on (DISPATCH_MODE=offer by default): jobs reach the drivers as offers, which they accept.
     assert.ok(summary.offers.accepted >= 3, `offers ${JSON.stringify(summary.offers)}`);
     assert.ok(summary.offers.received >= summary.offers.accepted + summary.offers.declined);
+    // Every order was quoted first and carries the quoted price (Kenya: KES cents).
+    assert.equal(summary.prices.quoted, summary.jobs.created);
+    assert.deepEqual(summary.prices.byCurrency.map((c) => [c.currency, c.orders]), [['KES', summary.jobs.created]]);
+    const kes = summary.prices.byCurrency[0]!;
+    assert.ok(kes.priceAverage > 0 && Math.abs(kes.priceAverage * kes.orders - kes.priceSum) <= kes.orders, JSON.stringify(kes));
+    assert.ok(kes.rideFares === 0 || kes.rideFareSum > 0, JSON.stringify(kes));
 
   });
 

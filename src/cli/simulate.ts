@@ -392,6 +392,24 @@ interface JobRecord {
   outcome?: 'COMPLETED' | 'FAILED' | 'CANCELLED';
   /** Left over from an earlier run (not counted; its delivery code, if any, is unknown). */
   adopted?: boolean;
+  /** The price locked from its quote, and a completed ride's final fare. */
+  price?: Money;
+  fare?: Money;
+}
+
+interface Money {
+  amount: number;
+  currency: string;
+}
+
+/** Per currency, in its minor unit (cents for KES). */
+export interface CurrencyTotals {
+  currency: string;
+  orders: number;
+  priceSum: number;
+  priceAverage: number;
+  rideFares: number;
+  rideFareSum: number;
 }
 
 export interface Summary {
@@ -401,6 +419,7 @@ export interface Summary {
   offers: { received: number; accepted: number; declined: number; lapsed: number; withdrawn: number };
   nearbyAccepts: { tried: number; won: number };
   assignSeconds: { p50: number | null; p95: number | null; p99: number | null };
+  prices: { quoted: number; byCurrency: CurrencyTotals[] };
   requests: { total: number; rateLimited: number; serverErrors: number; networkErrors: number; byStatus: Record<string, number> };
   errors: string[];
 }
@@ -411,6 +430,7 @@ class Simulation {
   private readonly drivers: SimDriver[] = [];
   readonly offers = { received: 0, accepted: 0, declined: 0, lapsed: 0, withdrawn: 0 };
   readonly nearby = { tried: 0, won: 0 };
+  quoted = 0;
   offersSeen = false;
   readonly errors: string[] = [];
   private stopping = false;
@@ -535,20 +555,28 @@ class Simulation {
     const pickup = pointIn(this.random, opts.centre, opts.radiusKm);
     const dropoff = pointIn(this.random, opts.centre, opts.radiusKm);
     const vehicleType = isRide ? (this.chance(0.8) ? 'CAR' : 'BIKE') : VEHICLES[Math.floor(this.random() * VEHICLES.length)];
+    // As the apps do: the price first, then the order with the quote that locks it.
+    const quote = await this.api.call<{ id: string }>(
+      'POST',
+      '/quotes',
+      { kind: isRide ? 'RIDE' : 'PACKAGE', pickup: { location: pickup }, dropoff: { location: dropoff }, vehicleType, countryId: this.countryId },
+      (isRide ? customer : business).accessToken,
+    );
+    this.quoted++;
     const createdAt = Date.now();
     if (isRide) {
-      const ride = await this.api.call<{ id: string }>(
+      const ride = await this.api.call<{ id: string; price: Money | null }>(
         'POST',
         '/rides',
-        { pickupLocation: pickup, destinationLocation: dropoff, vehicleType, countryId: this.countryId },
+        { pickupLocation: pickup, destinationLocation: dropoff, vehicleType, countryId: this.countryId, quoteId: quote.id },
         customer.accessToken,
       );
-      this.jobs.set(ride.id, { type: 'RIDE', id: ride.id, createdAt, pickup, dropoff, vehicleType });
+      this.jobs.set(ride.id, { type: 'RIDE', id: ride.id, createdAt, pickup, dropoff, vehicleType, price: ride.price ?? undefined });
       return;
     }
     const withCode = this.chance(0.3);
     const contact = (name: string) => ({ address: `${name} street`, contactName: name, contactPhone: '+254722000111' });
-    const pkg = await this.api.call<{ id: string; deliveryCode?: string }>(
+    const pkg = await this.api.call<{ id: string; deliveryCode?: string; price: Money | null }>(
       'POST',
       '/packages',
       {
@@ -559,10 +587,11 @@ class Simulation {
         parcel: { description: 'Simulated parcel', size: this.chance(0.5) ? 'SMALL' : 'MEDIUM' },
         reference: `sim-${Date.now().toString(36)}`,
         requireDeliveryCode: withCode,
+        quoteId: quote.id,
       },
       business.accessToken,
     );
-    const job: JobRecord = { type: 'PACKAGE', id: pkg.id, createdAt, pickup, dropoff, vehicleType, deliveryCode: pkg.deliveryCode };
+    const job: JobRecord = { type: 'PACKAGE', id: pkg.id, createdAt, pickup, dropoff, vehicleType, deliveryCode: pkg.deliveryCode, price: pkg.price ?? undefined };
     this.jobs.set(pkg.id, job);
     // A few senders change their mind while the package waits for a driver.
     if (this.chance(0.03)) {
@@ -604,6 +633,24 @@ class Simulation {
     );
   }
 
+  private prices(): Summary['prices'] {
+    const byCurrency = new Map<string, CurrencyTotals>();
+    for (const job of this.jobs.values()) {
+      if (!job.price) continue;
+      const c = job.price.currency;
+      const t = byCurrency.get(c) ?? { currency: c, orders: 0, priceSum: 0, priceAverage: 0, rideFares: 0, rideFareSum: 0 };
+      t.orders++;
+      t.priceSum += job.price.amount;
+      if (job.fare) {
+        t.rideFares++;
+        t.rideFareSum += job.fare.amount;
+      }
+      byCurrency.set(c, t);
+    }
+    for (const t of byCurrency.values()) t.priceAverage = Math.round(t.priceSum / t.orders);
+    return { quoted: this.quoted, byCurrency: [...byCurrency.values()] };
+  }
+
   summary(): Summary {
     const waits = [...this.jobs.values()].filter((j) => j.assignedAt).map((j) => (j.assignedAt! - j.createdAt) / 1000).sort((a, b) => a - b);
     const s = this.api.stats;
@@ -614,6 +661,7 @@ class Simulation {
       offers: { ...this.offers },
       nearbyAccepts: { ...this.nearby },
       assignSeconds: { p50: percentile(waits, 50), p95: percentile(waits, 95), p99: percentile(waits, 99) },
+      prices: this.prices(),
       requests: { total: s.requests, rateLimited: s.rateLimited, serverErrors: s.serverErrors, networkErrors: s.networkErrors, byStatus: Object.fromEntries(s.byStatus) },
       errors: this.errors,
     };
@@ -878,7 +926,7 @@ class SimDriver {
       return;
     }
     if (job.type === 'PACKAGE') await this.call('POST', `${base}/deliver`, job.deliveryCode ? { deliveryCode: job.deliveryCode, recipientName: 'Recipient' } : { recipientName: 'Recipient' });
-    else await this.call('POST', `${base}/complete`);
+    else job.fare = (await this.call<{ fare: Money | null }>('POST', `${base}/complete`)).fare ?? undefined;
     this.finish('COMPLETED');
   }
 }
@@ -896,6 +944,8 @@ function printSummary(summary: Summary, json: boolean): void {
       `jobs: ${s.jobs.created} created (${s.jobs.packages} packages, ${s.jobs.rides} rides), ${s.jobs.assigned} assigned, ${s.jobs.completed} completed, ${s.jobs.failed} failed, ${s.jobs.cancelled} cancelled, ${s.jobs.open} open`,
       `offers: ${s.offers.received} received, ${s.offers.accepted} accepted, ${s.offers.declined} declined, ${s.offers.lapsed} lapsed, ${s.offers.withdrawn} withdrawn; nearby accepts ${s.nearbyAccepts.won}/${s.nearbyAccepts.tried} won`,
       `creation → assignment: p50 ${fmt(s.assignSeconds.p50)}, p95 ${fmt(s.assignSeconds.p95)}, p99 ${fmt(s.assignSeconds.p99)}`,
+      `prices (minor units): ${s.prices.quoted} quoted` +
+        s.prices.byCurrency.map((c) => `; ${c.currency} ${c.orders} orders, sum ${c.priceSum}, average ${c.priceAverage}, ${c.rideFares} ride fares, sum ${c.rideFareSum}`).join(''),
       `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors`,
       ...(s.errors.length ? ['errors:', ...s.errors.slice(0, 10).map((e) => `  ${e}`)] : []),
     ].join('\n'),

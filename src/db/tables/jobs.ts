@@ -1,6 +1,6 @@
 // Kysely types of the job tables: packages, rides and their status history (see src/db/migrations/0004).
 import type { ColumnType, Generated } from 'kysely';
-import type { VehicleType } from './foundation.js';
+import type { Nullish, VehicleType } from './foundation.js';
 
 export type PackageStatus = 'PENDING' | 'ASSIGNED' | 'PICKED_UP' | 'IN_TRANSIT' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
 export type RideStatus = 'REQUESTED' | 'ACCEPTED' | 'ARRIVED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED';
@@ -19,7 +19,7 @@ export interface ParcelJson {
   size?: 'SMALL' | 'MEDIUM' | 'LARGE';
 }
 
-export interface PackagesTable {
+export interface PackagesTable extends JobPriceColumns {
   id: string;
   status: PackageStatus;
   vehicle_type: VehicleType;
@@ -41,6 +41,21 @@ export interface PackagesTable {
   updated_at: Date;
   /** The status history as the API shows it: package_status_history's rows, appended by a trigger (migration 0006). */
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
+  /** When it reached DELIVERED, FAILED or CANCELLED (statements). */
+  finished_at: Nullish<Date>;
+}
+
+/** The price columns both kinds of job have (migration 0011); null on jobs created before prices existed. */
+export interface JobPriceColumns {
+  price_amount: Nullish<number>;
+  price_currency: Nullish<string>;
+  quote_id: Nullish<string>;
+  tariff_version: Nullish<number>;
+  surge: Nullish<number>;
+  /** jsonb: written as JSON text, read as the object. */
+  price_breakdown: Nullish<unknown, string>;
+  price_inputs: Nullish<unknown, string>;
+  cancellation_fee: Nullish<number>;
 }
 
 export interface StatusHistoryItemJson {
@@ -57,7 +72,7 @@ export interface StatusHistoryTable<S> {
   at: Date;
 }
 
-export interface RidesTable {
+export interface RidesTable extends JobPriceColumns {
   id: string;
   status: RideStatus;
   customer_id: string;
@@ -71,6 +86,17 @@ export interface RidesTable {
   created_at: Date;
   updated_at: Date;
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
+  fare_amount: Nullish<number>;
+  /** The final fare's breakdown, the actual distance and time, and whether the cap applied. */
+  fare_detail: Nullish<unknown, string>;
+}
+
+/** The positions a ride's driver reported while it was IN_PROGRESS (written behind with the driver's position). */
+export interface RidePositionsTable {
+  ride_id: string;
+  lat: number;
+  lng: number;
+  at: Date;
 }
 
 export interface JobTables {
@@ -78,4 +104,5 @@ export interface JobTables {
   package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string };
   rides: RidesTable;
   ride_status_history: StatusHistoryTable<RideStatus> & { ride_id: string };
+  ride_positions: RidePositionsTable;
 }

@@ -5,6 +5,7 @@ import type { DB } from '../../db/database.js';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { DispatchJobsTable, DispatchOffersTable, JobTypeName, OfferState } from '../../db/tables/dispatch.js';
 import { json } from '../jobs/driver-claims.js';
+import { money, type Money } from '../jobs/job-price.js';
 
 type Executor = DB | Transaction<Database>;
 
@@ -15,6 +16,8 @@ export interface DispatchJob {
   vehicleType: VehicleType;
   pickup: { location: { lat: number; lng: number }; address?: string };
   dropoff: { location: { lat: number; lng: number } };
+  /** What the job pays (null for a job created before prices existed). */
+  price: Money | null;
 }
 
 export type OfferRow = Selectable<DispatchOffersTable>;
@@ -33,15 +36,23 @@ export class DispatchRepository {
   /** The job as an offer shows it, and whether it still waits. */
   async loadJob(jobType: JobTypeName, jobId: string): Promise<DispatchJob | undefined> {
     if (jobType === 'PACKAGE') {
-      const row = await this.db.selectFrom('packages').select(['status', 'vehicle_type', 'pickup', 'dropoff']).where('id', '=', jobId).executeTakeFirst();
+      const row = await this.db.selectFrom('packages').select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency']).where('id', '=', jobId).executeTakeFirst();
       if (!row) return undefined;
       const pickup = json<{ location: { lat: number; lng: number }; address: string }>(row.pickup as never);
       const dropoff = json<{ location: { lat: number; lng: number } }>(row.dropoff as never);
-      return { jobType, jobId, status: row.status, vehicleType: row.vehicle_type, pickup: { location: pickup.location, address: pickup.address }, dropoff: { location: dropoff.location } };
+      return {
+        jobType,
+        jobId,
+        status: row.status,
+        vehicleType: row.vehicle_type,
+        pickup: { location: pickup.location, address: pickup.address },
+        dropoff: { location: dropoff.location },
+        price: money(row.price_amount, row.price_currency),
+      };
     }
     const row = await this.db
       .selectFrom('rides')
-      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng'])
+      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency'])
       .where('id', '=', jobId)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -52,6 +63,7 @@ export class DispatchRepository {
       vehicleType: row.vehicle_type,
       pickup: { location: { lat: row.pickup_lat, lng: row.pickup_lng } },
       dropoff: { location: { lat: row.destination_lat, lng: row.destination_lng } },
+      price: money(row.price_amount, row.price_currency),
     };
   }
 

@@ -1,7 +1,7 @@
 // Schemas of the dispatch routes: the offer, the driver's open offers, the admin's offer log.
 import { Type } from '@sinclair/typebox';
 import { DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
-import { DispatchInfo } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, NullableMoney } from '../jobs/jobs.schemas.js';
 
 export const JobType = Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]);
 
@@ -15,6 +15,7 @@ export const Offer = Type.Object(
     vehicleType: VehicleType,
     distanceMeters: Type.Integer({ description: 'From the driver to the pickup' }),
     etaSeconds: Type.Integer({ description: 'From the driver to the pickup (distance at the vehicle average speed)' }),
+    price: NullableMoney("What the job pays: the package's or ride's price (a ride's final fare may differ, at most 1.25 × it)"),
     expiresAt: DateTime,
   },
   { description: 'A job offered to one driver until expiresAt: enough to decide, no contact details' },

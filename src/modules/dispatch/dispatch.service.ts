@@ -37,6 +37,8 @@ export interface Offer {
   vehicleType: DispatchJob['vehicleType'];
   distanceMeters: number;
   etaSeconds: number;
+  /** What the job pays (section 18). */
+  price: DispatchJob['price'];
   expiresAt: string;
 }
 
@@ -241,6 +243,7 @@ export class DispatchService implements DispatchHooks {
       vehicleType: job.vehicleType,
       distanceMeters: choice.distanceMeters,
       etaSeconds: choice.etaSeconds,
+      price: job.price,
       expiresAt,
     };
   }
@@ -297,7 +300,11 @@ export class DispatchService implements DispatchHooks {
 
   async myOffers(driverId: string): Promise<Offer[]> {
     const rows = await this.deps.repo.openOffersOf(driverId, this.deps.clock.now());
-    return rows.map((r) => json<Offer>(r.offer as never));
+    // Offers made before prices existed have none stored.
+    return rows.map((r) => {
+      const offer = json<Offer>(r.offer as never);
+      return { ...offer, price: offer.price ?? null };
+    });
   }
 
   private async ownOffer(offerId: string, driverId: string): Promise<OfferRow> {

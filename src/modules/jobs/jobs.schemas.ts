@@ -21,6 +21,19 @@ export const DriverSummary = Type.Object({
   ),
 });
 
+/** Money (contract section 18): an integer in the minor unit of the ISO 4217 currency (cents for KES). */
+export const Money = Type.Object(
+  { amount: Type.Integer({ minimum: 0, description: 'In the minor unit of the currency' }), currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }) },
+  { additionalProperties: false },
+);
+
+export const NullableMoney = (description: string) => Nullable(Type.Object(Money.properties, { additionalProperties: false, description }));
+
+/** The optional `quoteId` of POST /packages and POST /rides. */
+export const QuoteIdField = Type.Optional(
+  Type.String({ format: 'uuid', description: 'A quote of the caller (POST /quotes) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation' }),
+);
+
 export const StatusHistoryItem = Type.Object({ status: Type.String(), at: DateTime, reason: Type.Optional(Type.String()) });
 
 /** A job as the driver sees it in its own job list. */

@@ -21,15 +21,20 @@ export interface JobRow<S extends string> {
   vehicle_type: VehicleType;
 }
 
+/** What a status change writes: the status, and what comes with it (the driver; a fee or a fare, section 18). */
+export interface StatusSet<S extends string> {
+  status: S;
+  updated_at: Date;
+  driver_id?: string | null;
+  recipient_name?: string;
+  cancellation_fee?: number | null;
+  fare_amount?: number | null;
+  fare_detail?: string | null;
+}
+
 export interface JobStore<S extends string, Row> {
   load(id: string, trx?: Trx): Promise<Row | undefined>;
-  updateStatus(
-    trx: Trx,
-    id: string,
-    from: S,
-    set: { status: S; updated_at: Date; driver_id?: string | null; recipient_name?: string },
-    createdAfter?: Date,
-  ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
+  updateStatus(trx: Trx, id: string, from: S, set: StatusSet<S>, createdAfter?: Date): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
   currentStatus(trx: Trx, id: string): Promise<S>;
   addHistory(trx: Trx, id: string, entry: { status: S; reason: string | null; actorId: string | null; at: Date }): Promise<void>;
 }
@@ -172,14 +177,20 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     return updated;
   }
 
-  async transition(row: Row, to: S, event: E, actorId: string, options: { reason?: string; recipientName?: string } = {}): Promise<Row> {
+  async transition(
+    row: Row,
+    to: S,
+    event: E,
+    actorId: string,
+    options: { reason?: string; recipientName?: string; set?: Omit<StatusSet<S>, 'status' | 'updated_at'> } = {},
+  ): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();
     const final = this.kind.finals.includes(to);
     let businessId: string | null = null;
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
-      const set = { status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
+      const set = { ...options.set, status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
       const moved = await store.updateStatus(trx, row.id, row.status, set);
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       if (final && moved.driver_id) await releaseDriver(trx, moved.driver_id, row.id, now);

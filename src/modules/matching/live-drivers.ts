@@ -315,15 +315,20 @@ export class LiveDrivers {
           ats.push(p.at);
         }
         const array = (values: unknown[]) => `{${values.join(',')}}`;
+        // The same statement keeps the trip of each ride in progress (its final fare is priced from it).
         await sql`
-          update driver_profiles as d
-          set last_lat = v.lat, last_lng = v.lng, last_heading = v.heading, last_speed = v.speed, last_location_at = v.at
-          from (
+          with v as (
             select id, lat, lng, heading, speed, to_timestamp(at_ms / 1000) as at
             from unnest(${array(ids)}::uuid[], ${array(lats)}::float8[], ${array(lngs)}::float8[], ${array(headings)}::float8[],
                         ${array(speeds)}::float8[], ${array(ats)}::float8[]) as u(id, lat, lng, heading, speed, at_ms)
-          ) as v
-          where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
+          ), moved as (
+            update driver_profiles as d
+            set last_lat = v.lat, last_lng = v.lng, last_heading = v.heading, last_speed = v.speed, last_location_at = v.at
+            from v
+            where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
+          )
+          insert into ride_positions (ride_id, lat, lng, at)
+          select r.id, v.lat, v.lng, v.at from v join rides r on r.driver_id = v.id and r.status = 'IN_PROGRESS'
         `.execute(this.deps.database.db);
         if (!this.stopping && i + DB_BATCH_ROWS < entries.length) await delay(performance.now() - statementStarted);
       }

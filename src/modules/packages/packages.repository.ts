@@ -1,7 +1,7 @@
 // Kysely for packages and their history. The hot reads are batched and, on a PostgreSQL server,
 // run as named prepared statements.
 import DataLoader from 'dataloader';
-import { CompiledQuery, sql, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -9,7 +9,8 @@ import type { PackagesTable, PackageStatus } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
-import type { JobStore } from '../jobs/lifecycle.js';
+import type { JobStore, StatusSet } from '../jobs/lifecycle.js';
+import { FINAL_PACKAGE_STATUSES } from './package-status.js';
 
 type Executor = DB | Transaction<Database>;
 
@@ -34,6 +35,8 @@ const PACKAGE_JSON_BY_IDS = `
           then json_build_object('lat', dp.last_lat, 'lng', dp.last_lng, 'heading', dp.last_heading, 'speed', dp.last_speed,
                                  'updatedAt', ${isoSql('dp.last_location_at')}) end) end,
       'statusHistory', p.status_history,
+      'price', case when p.price_amount is not null then json_build_object('amount', p.price_amount, 'currency', p.price_currency) end,
+      'cancellationFee', case when p.cancellation_fee is not null then json_build_object('amount', p.cancellation_fee, 'currency', p.price_currency) end,
       'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')},
       'dispatch', json_build_object(
         'state', case when p.status <> 'PENDING' then (case when dj.job_id is null then 'OFF' else 'DONE' end)
@@ -73,8 +76,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
       .compile();
     const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
-    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v2', this.byIds.sql, ids), batching);
-    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v2', PACKAGE_JSON_BY_IDS, ids), batching);
+    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v3', this.byIds.sql, ids), batching);
+    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v3', PACKAGE_JSON_BY_IDS, ids), batching);
   }
 
   selectPackages(db: Executor = this.db) {
@@ -86,7 +89,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts'])
       .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
       .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
-      .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history']);
+      .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history'])
+      .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee']);
   }
 
   async load(id: string, trx?: Transaction<Database>): Promise<PackageRow | undefined> {
@@ -132,17 +136,33 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(filter.limit + 1).execute();
   }
 
-  async insert(trx: Transaction<Database>, row: Omit<PackagesTable, 'delivery_code_attempts' | 'status_history'>): Promise<void> {
+  async insert(trx: Transaction<Database>, row: Insertable<Omit<PackagesTable, 'delivery_code_attempts' | 'status_history'>>): Promise<void> {
     await trx.insertInto('packages').values(row).execute();
   }
 
-  async updateStatus(
-    trx: Transaction<Database>,
-    id: string,
-    from: PackageStatus,
-    set: { status: PackageStatus; updated_at: Date; driver_id?: string | null; recipient_name?: string },
-  ) {
-    return trx.updateTable('packages').set(set).where('id', '=', id).where('status', '=', from).returning(['business_id', 'driver_id']).executeTakeFirst();
+  async updateStatus(trx: Transaction<Database>, id: string, from: PackageStatus, set: Omit<StatusSet<PackageStatus>, 'fare_amount' | 'fare_detail'>) {
+    const finished = FINAL_PACKAGE_STATUSES.includes(set.status) ? { finished_at: set.updated_at } : {};
+    return trx
+      .updateTable('packages')
+      .set({ ...set, ...finished })
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .returning(['business_id', 'driver_id'])
+      .executeTakeFirst();
+  }
+
+  /** A business's packages that reached a final status in [from, to), oldest first (the statement). */
+  finishedOf(businessId: string, from: Date, to: Date, limit: number) {
+    return this.db
+      .selectFrom('packages')
+      .select(['id', 'reference', 'status', 'vehicle_type', 'country_id', 'created_at', 'finished_at', 'price_amount', 'price_currency', 'cancellation_fee'])
+      .where('business_id', '=', businessId)
+      .where('finished_at', '>=', from)
+      .where('finished_at', '<', to)
+      .orderBy('finished_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   }
 
   async currentStatus(trx: Transaction<Database>, id: string): Promise<PackageStatus> {

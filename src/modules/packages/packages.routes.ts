@@ -15,6 +15,8 @@ import {
   PackagePage,
   PackageResponse,
 } from './packages.schemas.js';
+import { statementCsv } from './statement.js';
+import { StatementQuery, StatementResponse } from './statement.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -44,6 +46,36 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
       schema: { tags, summary: 'List the packages the caller may see, newest first', security, querystring: PackageListQuery, response: { 200: PackagePage, ...errors(400, 401, 403) } },
     },
     async (request) => service.list(request.auth, request.query),
+  );
+
+  app.get(
+    '/businesses/me/statement',
+    {
+      onRequest: guard.required(['BUSINESS']),
+      schema: {
+        tags: ['businesses', ...tags],
+        summary: "The business's packages that reached a final status in [from, to), with prices, fees and totals per currency (CSV with Accept: text/csv or format=csv)",
+        security,
+        querystring: StatementQuery,
+        response: {
+          200: {
+            description: 'The statement',
+            content: {
+              'application/json': { schema: StatementResponse },
+              'text/csv': { schema: { type: 'string', description: 'RFC 4180 with a header row: a PACKAGE row per item, then a TOTAL row per currency; amounts in minor units' } },
+            },
+          },
+          ...errors(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply) => {
+      const statement = await service.statement(request.auth, request.query);
+      const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+      if (!csv) return statement;
+      const name = `statement-${statement.from.slice(0, 10)}-${statement.to.slice(0, 10)}.csv`;
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(statementCsv(statement));
+    },
   );
 
   app.get(

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, ParcelSize, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, NullableMoney, ParcelSize, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -36,6 +36,7 @@ export const CreatePackageBody = Body({
   parcel: Parcel,
   reference: Type.Optional(Text(100)),
   requireDeliveryCode: Type.Optional(Type.Boolean()),
+  quoteId: QuoteIdField,
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
@@ -58,6 +59,8 @@ const packageProperties = {
   createdAt: DateTime,
   updatedAt: DateTime,
   dispatch: DispatchInfo,
+  price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
+  cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
 };
 
 export const PackageResponse = Type.Object(packageProperties);

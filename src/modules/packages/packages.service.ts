@@ -13,12 +13,15 @@ import { badRequest, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../jobs/driver-claims.js';
+import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
 import { countryExists, customerExists, findDriver } from '../jobs/references.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, PackageListQuery, PackageResponse } from './packages.schemas.js';
+import { buildStatement } from './statement.js';
+import type { StatementQuery } from './statement.schemas.js';
 
 const MAX_DELIVERY_CODE_ATTEMPTS = 5;
 /**
@@ -41,6 +44,7 @@ export interface PackageServiceDeps {
   driverLocationTtlMs: number;
   driverIndex: DriverIndex;
   dispatch?: DispatchHooks;
+  pricing: JobPricing;
 }
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
@@ -112,6 +116,8 @@ export class PackageService {
       pickup: json<StopJson>(row.pickup),
       dropoff: json<StopJson>(row.dropoff),
       parcel: json<ParcelJson>(row.parcel),
+      price: money(row.price_amount, row.price_currency),
+      cancellationFee: money(row.cancellation_fee, row.price_currency),
     };
   }
 
@@ -139,6 +145,11 @@ export class PackageService {
     return toRowPage(rows, limit, (r) => PackageService.toResponse(r));
   }
 
+  /** GET /businesses/me/statement: the caller's own packages only. */
+  statement(auth: AuthContext, query: StatementQuery) {
+    return buildStatement(this.repo, auth.userId, query);
+  }
+
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody) {
     for (const [field, stop] of [['pickup', body.pickup], ['dropoff', body.dropoff]] as const) {
       if (!isValidPhoneNumber(stop.contactPhone)) throw badRequest(`body.${field}.contactPhone must be a valid phone number`);
@@ -155,10 +166,21 @@ export class PackageService {
       throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
     }
 
+    const price = await priceNewJob(this.deps.pricing, trx, {
+      kind: 'PACKAGE',
+      accountId: auth.userId,
+      quoteId: body.quoteId,
+      pickup: body.pickup.location,
+      dropoff: body.dropoff.location,
+      vehicleType: body.vehicleType,
+      countryId: body.countryId,
+    });
+
     const id = randomUUID();
     const now = this.deps.clock.now();
     const deliveryCode = body.requireDeliveryCode ? String(randomInt(0, 10_000)).padStart(4, '0') : undefined;
     await this.repo.insert(trx, {
+        ...priceColumns(price),
         id,
         status: 'PENDING',
         vehicle_type: body.vehicleType,
@@ -223,7 +245,15 @@ export class PackageService {
   }
 
   cancel(id: string, auth: AuthContext, reason: string | undefined) {
-    return this.move(id, auth, 'CANCELLED', { reason });
+    return this.move(id, auth, 'CANCELLED', {
+      reason,
+      set: (row) => ({
+        cancellation_fee: cancellationFeeFor(this.deps.pricing, row, {
+          cancelledBy: PackageService.actorFor(row, auth) === 'CREATOR' ? 'CREATOR' : 'ADMIN',
+          afterAssignment: row.status !== 'PENDING',
+        }),
+      }),
+    });
   }
 
   deliver(id: string, auth: AuthContext, body: { deliveryCode?: string; recipientName?: string }) {
@@ -255,13 +285,14 @@ export class PackageService {
     id: string,
     auth: AuthContext,
     to: PackageStatus,
-    options: { reason?: string; recipientName?: string; before?: (row: PackageRow) => Promise<void> } = {},
+    options: { reason?: string; recipientName?: string; before?: (row: PackageRow) => Promise<void>; set?: (row: PackageRow) => { cancellation_fee: number | null } } = {},
   ): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
     const event = this.lifecycle.check(row.status, to, PackageService.actorFor(row, auth));
     await options.before?.(row);
-    return PackageService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, options));
+    const { reason, recipientName } = options;
+    return PackageService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, { reason, recipientName, set: options.set?.(row) }));
   }
 
   private hashCode(packageId: string, code: string): string {

@@ -233,9 +233,13 @@ export class PricingService {
     };
   }
 
-  /** The price of a job created without a quote: computed now, as a quote would be (same errors). */
-  async priceWithoutQuote(request: PriceRequest): Promise<JobPrice> {
-    const price = await this.price(request, null);
+  /**
+   * The price of a job created without a quote: computed now, as a quote would be (same errors). Pass
+   * the job's transaction as `db` (the embedded database has one connection: a read beside an open
+   * transaction would wait for it).
+   */
+  async priceWithoutQuote(request: PriceRequest, db: Db = this.db): Promise<JobPrice> {
+    const price = await this.price(request, null, db);
     price.inputs.pricedAt = this.deps.clock.now().toISOString();
     return price;
   }
@@ -270,9 +274,9 @@ export class PricingService {
     return amount === null ? null : { amount, currency: price.currency };
   }
 
-  private async price(request: PriceRequest, quoteId: string | null): Promise<JobPrice> {
+  private async price(request: PriceRequest, quoteId: string | null, db: Db = this.db): Promise<JobPrice> {
     if (!VEHICLE_TYPES.includes(request.vehicleType)) throw badRequest('Unknown vehicle type', 'VALIDATION_FAILED');
-    const country = await this.country(request.countryId);
+    const country = await this.country(request.countryId, db);
     if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     const { pickup, dropoff } = request;
     if (surelyDifferentCountries(pickup, dropoff)) throw badRequest('The pickup and the dropoff are in different countries', 'POINTS_IN_DIFFERENT_COUNTRIES');
@@ -283,7 +287,7 @@ export class PricingService {
     if (distanceMeters(pickup.lat, pickup.lng, dropoff.lat, dropoff.lng) > maxMeters) {
       throw badRequest(`The pickup and the dropoff are more than ${maxMeters / 1000} km apart`, 'TRIP_TOO_LONG');
     }
-    const tariff = await this.tariff(request.countryId, request.vehicleType);
+    const tariff = await this.tariff(request.countryId, request.vehicleType, db);
     if (!tariff) throw notFound(`No tariff for ${request.vehicleType} in ${country.code}`, 'TARIFF_NOT_FOUND');
     const trip = this.router(pickup, dropoff, request.vehicleType);
     const surgeTenths = this.surge.tenthsAt(request.vehicleType, pickup.lat, pickup.lng);
@@ -328,23 +332,23 @@ export class PricingService {
     return this.router(nearest.driver.position!, request.pickup, request.vehicleType).durationSeconds;
   }
 
-  private async country(id: string): Promise<CountryInfo | undefined> {
+  private async country(id: string, db: Db = this.db): Promise<CountryInfo | undefined> {
     const now = this.deps.clock.nowMs();
     const cached = this.countries.get(id);
     if (cached && cached.until > now) return cached.info;
-    const row = await this.db.selectFrom('countries').select(['id', 'code', 'currency']).where('id', '=', id).executeTakeFirst();
+    const row = await db.selectFrom('countries').select(['id', 'code', 'currency']).where('id', '=', id).executeTakeFirst();
     if (!row) return undefined;
     const info = { id: row.id, code: row.code.trim(), currency: row.currency.trim() };
     this.countries.set(id, { info, until: now + COUNTRY_CACHE_MS });
     return info;
   }
 
-  private async tariff(countryId: string, vehicleType: VehicleType): Promise<(TariffValues & { version: number }) | undefined> {
+  private async tariff(countryId: string, vehicleType: VehicleType, db: Db = this.db): Promise<(TariffValues & { version: number }) | undefined> {
     const key = `${countryId}:${vehicleType}`;
     const now = this.deps.clock.nowMs();
     const cached = this.tariffs.get(key);
     if (cached && cached.until > now) return cached.values;
-    const row = await this.db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
+    const row = await db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
     if (!row) return undefined;
     const values = { ...tariffValues(row), version: row.version };
     this.tariffs.set(key, { values, until: now + TARIFF_CACHE_MS });

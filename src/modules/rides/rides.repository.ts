@@ -1,12 +1,12 @@
 // Kysely for rides and their history.
-import { sql, type Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { RidesTable, RideStatus } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
-import type { JobStore } from '../jobs/lifecycle.js';
+import type { JobStore, StatusSet } from '../jobs/lifecycle.js';
 
 export type RideRow = Awaited<ReturnType<ReturnType<RidesRepository['selectRides']>['executeTakeFirstOrThrow']>>;
 
@@ -22,7 +22,8 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts'])
       .select(['r.id', 'r.status', 'r.customer_id', 'r.driver_id', 'r.vehicle_type', 'r.country_id', 'r.created_at', 'r.updated_at'])
       .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
-      .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history']);
+      .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history'])
+      .select(['r.price_amount', 'r.price_currency', 'r.price_inputs', 'r.cancellation_fee', 'r.fare_amount']);
   }
 
   load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {
@@ -42,12 +43,12 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
     return q.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
   }
 
-  async insert(trx: Transaction<Database>, row: Omit<RidesTable, 'status_history'>): Promise<void> {
+  async insert(trx: Transaction<Database>, row: Insertable<Omit<RidesTable, 'status_history'>>): Promise<void> {
     await trx.insertInto('rides').values(row).execute();
   }
 
   /** `requestedAfter`: only when the ride last entered REQUESTED (its updated_at while REQUESTED) after that instant. */
-  updateStatus(trx: Transaction<Database>, id: string, from: RideStatus, set: { status: RideStatus; updated_at: Date; driver_id?: string | null }, requestedAfter?: Date) {
+  updateStatus(trx: Transaction<Database>, id: string, from: RideStatus, set: Omit<StatusSet<RideStatus>, 'recipient_name'>, requestedAfter?: Date) {
     let q = trx.updateTable('rides').set(set).where('id', '=', id).where('status', '=', from);
     if (requestedAfter) q = q.where('updated_at', '>', requestedAfter);
     return q.returning('driver_id').executeTakeFirst();
@@ -59,6 +60,11 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
 
   async addHistory(trx: Transaction<Database>, id: string, entry: { status: RideStatus; reason: string | null; actorId: string | null; at: Date }): Promise<void> {
     await trx.insertInto('ride_status_history').values({ ride_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at }).execute();
+  }
+
+  /** The positions its driver reported from `since` on (written behind while the ride was IN_PROGRESS), in order. */
+  tripPositions(id: string, since: Date) {
+    return this.db.selectFrom('ride_positions').select(['lat', 'lng', 'at']).where('ride_id', '=', id).where('at', '>=', since).orderBy('at').execute();
   }
 
   /**

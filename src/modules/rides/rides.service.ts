@@ -9,7 +9,10 @@ import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
-import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
+import { json } from '../jobs/driver-claims.js';
+import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
+import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type StatusSet } from '../jobs/lifecycle.js';
+import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryExists } from '../jobs/references.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
@@ -29,6 +32,9 @@ export interface RideServiceDeps {
   driverLocationTtlMs: number;
   driverIndex: DriverIndex;
   dispatch?: DispatchHooks;
+  pricing: JobPricing;
+  /** Writes the positions reported to this process now, so a completing ride's trip has them all. */
+  flushPositions?: () => Promise<void>;
 }
 
 export class RideService {
@@ -58,6 +64,9 @@ export class RideService {
       customerId: row.customer_id,
       pickupLocation: { lat: row.pickup_lat, lng: row.pickup_lng },
       destinationLocation: { lat: row.destination_lat, lng: row.destination_lng },
+      price: money(row.price_amount, row.price_currency),
+      fare: money(row.fare_amount, row.price_currency),
+      cancellationFee: money(row.cancellation_fee, row.price_currency),
     };
   }
 
@@ -75,10 +84,20 @@ export class RideService {
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
     if (!(await countryExists(trx, body.countryId))) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    const price = await priceNewJob(this.deps.pricing, trx, {
+      kind: 'RIDE',
+      accountId: auth.userId,
+      quoteId: body.quoteId,
+      pickup: body.pickupLocation,
+      dropoff: body.destinationLocation,
+      vehicleType: body.vehicleType,
+      countryId: body.countryId,
+    });
     const id = randomUUID();
     const now = this.deps.clock.now();
     await this.repo.insert(trx, {
-        id,
+      ...priceColumns(price),
+      id,
       status: 'REQUESTED',
       customer_id: auth.userId,
       driver_id: null,
@@ -123,11 +142,35 @@ export class RideService {
   }
 
   complete(id: string, auth: AuthContext) {
-    return this.move(id, auth, 'COMPLETED');
+    return this.move(id, auth, 'COMPLETED', undefined, (row) => this.finalFare(row));
   }
 
   cancel(id: string, auth: AuthContext, reason: string | undefined) {
-    return this.move(id, auth, 'CANCELLED', reason);
+    return this.move(id, auth, 'CANCELLED', reason, async (row) => {
+      const actor = RideService.actorFor(row, auth);
+      const cancelledBy = actor === 'CUSTOMER' ? 'CREATOR' : actor === 'ADMIN' ? 'ADMIN' : 'DRIVER';
+      return { cancellation_fee: cancellationFeeFor(this.deps.pricing, row, { cancelledBy, afterAssignment: row.status !== 'REQUESTED' }) };
+    });
+  }
+
+  /**
+   * The fare of a ride being completed: its price's tariff and surge over the positions its driver
+   * reported since it started (those written behind, and the newest one this process holds).
+   */
+  private async finalFare(row: RideRow): Promise<Pick<StatusSet<RideStatus>, 'fare_amount' | 'fare_detail'>> {
+    const price = storedPrice(row);
+    if (!price) return {};
+    const history = json<StatusHistoryItemJson[]>(row.status_history);
+    const started = [...history].reverse().find((h) => h.status === 'IN_PROGRESS');
+    const since = started ? new Date(started.at) : row.updated_at;
+    await this.deps.flushPositions?.();
+    const positions: { lat: number; lng: number; at: Date | number }[] = await this.repo.tripPositions(row.id, since);
+    const latest = row.driver_id ? this.deps.driverIndex.get(row.driver_id)?.position : undefined;
+    const last = positions.at(-1);
+    if (latest && latest.at >= since.getTime() && (!last || latest.at > new Date(last.at).getTime())) positions.push({ lat: latest.lat, lng: latest.lng, at: latest.at });
+    const fare = this.deps.pricing.finalRideFare(price, { positions });
+    const detail = { breakdown: fare.breakdown, uncappedAmount: fare.uncappedAmount, capped: fare.capped, distanceMeters: fare.distanceMeters, durationSeconds: fare.durationSeconds, positions: positions.length };
+    return { fare_amount: fare.amount, fare_detail: JSON.stringify(detail) };
   }
 
   /** Hands an ACCEPTED ride back (its driver before arriving, or an admin): REQUESTED again, back in dispatch. */
@@ -137,11 +180,17 @@ export class RideService {
     return RideService.toResponse(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason));
   }
 
-  private async move(id: string, auth: AuthContext, to: RideStatus, reason?: string): Promise<RideResponse> {
+  private async move(
+    id: string,
+    auth: AuthContext,
+    to: RideStatus,
+    reason?: string,
+    set?: (row: RideRow) => Promise<Omit<StatusSet<RideStatus>, 'status' | 'updated_at'>>,
+  ): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
     const event = this.lifecycle.check(row.status, to, RideService.actorFor(row, auth));
-    return RideService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, { reason }));
+    return RideService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row) }));
   }
 
   /** Expires REQUESTED rides older than 5 minutes (safe to run on several instances at once). */

@@ -1,0 +1,55 @@
+// A job's price (contract section 18), shared by packages and rides: locked from a quote or computed at
+// creation in the creation's transaction, stored with what it came from, shown as { amount, currency }.
+import type { Transaction } from 'kysely';
+import type { Database, VehicleType } from '../../db/schema.js';
+import type { JobPrice, PriceInputs, PricingService } from '../pricing/pricing.service.js';
+import type { Point } from '../pricing/routing.js';
+import type { CancelledBy } from '../pricing/tariff.js';
+import { json } from './driver-claims.js';
+
+export type JobPricing = Pick<PricingService, 'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee'>;
+
+export interface Money {
+  amount: number;
+  currency: string;
+}
+
+export async function priceNewJob(
+  pricing: JobPricing,
+  trx: Transaction<Database>,
+  job: { kind: 'PACKAGE' | 'RIDE'; accountId: string; quoteId?: string; pickup: Point; dropoff: Point; vehicleType: VehicleType; countryId: string },
+): Promise<JobPrice> {
+  const request = { kind: job.kind, pickup: job.pickup, dropoff: job.dropoff, vehicleType: job.vehicleType, countryId: job.countryId };
+  // The quote is marked used in the job's own transaction: a job that is not created leaves it usable.
+  if (job.quoteId !== undefined) return pricing.lockQuote({ ...request, quoteId: job.quoteId, accountId: job.accountId }, trx);
+  return pricing.priceWithoutQuote(request, trx);
+}
+
+export function priceColumns(price: JobPrice) {
+  return {
+    price_amount: price.amount,
+    price_currency: price.currency,
+    quote_id: price.quoteId,
+    tariff_version: price.tariffVersion,
+    surge: price.surge,
+    price_breakdown: JSON.stringify(price.breakdown),
+    price_inputs: JSON.stringify(price.inputs),
+  };
+}
+
+type PricedRow = { price_amount: number | null; price_currency: string | null; price_inputs: unknown };
+
+export const money = (amount: number | null, currency: string | null): Money | null =>
+  amount === null || currency === null ? null : { amount, currency };
+
+/** What the fare and the fee are computed from: the stored price (null for a job created before prices existed). */
+export function storedPrice(row: PricedRow): { amount: number; currency: string; inputs: PriceInputs } | null {
+  if (row.price_amount === null || row.price_currency === null || row.price_inputs === null) return null;
+  return { amount: row.price_amount, currency: row.price_currency, inputs: json<PriceInputs>(row.price_inputs as never) };
+}
+
+/** The fee of a cancellation: its amount, or null (also for a job without a stored price). */
+export function cancellationFeeFor(pricing: JobPricing, row: PricedRow, cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean }): number | null {
+  const price = storedPrice(row);
+  return price ? (pricing.cancellationFee(price, cancellation)?.amount ?? null) : null;
+}
