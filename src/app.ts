@@ -12,6 +12,7 @@ import { errorBody, registerErrorHandling, SERVICE_UNAVAILABLE } from './http/er
 import { registerRateLimits } from './http/rate-limit.js';
 import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
 import { validatorCompiler } from './http/validation.js';
+import { registerWebConsole } from './http/web-console.js';
 import { coalesceWrites } from './http/write-coalescing.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
@@ -108,7 +109,8 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
     body === '' ? done(null, undefined) : parseJson(request, body as string, done),
   );
   app.addSchema(ErrorResponse);
-  registerErrorHandling(app, { onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err) });
+  const consolePage = await registerWebConsole(app as unknown as App, config);
+  registerErrorHandling(app, { onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err), consolePage });
 
   // Requests that still arrive while closing (on a connection already open) are refused, so that the
   // client retries on another instance.
