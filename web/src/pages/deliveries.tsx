@@ -115,13 +115,15 @@ export function DeliveriesPage() {
               <th scope="col">Drop-off</th>
               <th scope="col">Driver</th>
               <th scope="col">Created</th>
+              {role === 'COMPANY' && <th scope="col">Assign</th>}
             </tr>
           </thead>
           <tbody>
             {list.data.items.map((p) => (
               <tr key={p.id}>
                 <td>
-                  <Link to={`/deliveries/${p.id}`}>{p.reference ?? p.parcel.description}</Link>
+                  {/* A company reads a pending delivery only here, to assign it (the API shows it no more). */}
+                  {role === 'COMPANY' && p.status === 'PENDING' ? p.reference ?? p.parcel.description : <Link to={`/deliveries/${p.id}`}>{p.reference ?? p.parcel.description}</Link>}
                 </td>
                 <td data-testid="status">
                   <StatusBadge status={p.status} />
@@ -130,6 +132,7 @@ export function DeliveriesPage() {
                 <td>{p.dropoff.address}</td>
                 <td>{p.driver ? `${p.driver.firstName} (${p.driver.vehiclePlate})` : '—'}</td>
                 <td>{formatTime(p.createdAt)}</td>
+                {role === 'COMPANY' && <td>{p.status === 'PENDING' && <AssignDriver id={p.id} name={p.reference ?? p.parcel.description} />}</td>}
               </tr>
             ))}
           </tbody>
@@ -410,7 +413,6 @@ export function DeliveryPage({ id }: { id: string }) {
             ) : (
               <p>No driver yet.</p>
             )}
-            {role === 'COMPANY' && p.status === 'PENDING' && <AssignDriver id={p.id} />}
           </section>
           <section aria-labelledby="details-heading">
             <h2 id="details-heading">Details</h2>
@@ -477,7 +479,7 @@ export function DeliveryPage({ id }: { id: string }) {
   );
 }
 
-function AssignDriver({ id }: { id: string }) {
+function AssignDriver({ id, name }: { id: string; name: string }) {
   const client = useQueryClient();
   const drivers = useQuery({ queryKey: ['company-drivers'], queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })) });
   const [driverId, setDriverId] = useState('');
@@ -489,13 +491,13 @@ function AssignDriver({ id }: { id: string }) {
     },
   });
   return (
-    <form
+    <form className="inline-form"
       onSubmit={(e) => {
         e.preventDefault();
         assign.mutate();
       }}
     >
-      <SelectField label="Assign to driver" required value={driverId} onChange={(e) => setDriverId(e.target.value)}>
+      <SelectField label={`Driver for ${name}`} required value={driverId} onChange={(e) => setDriverId(e.target.value)}>
         <option value="">Choose a driver…</option>
         {drivers.data?.items.map((d) => (
           <option key={d.id} value={d.id}>
@@ -504,7 +506,7 @@ function AssignDriver({ id }: { id: string }) {
         ))}
       </SelectField>
       <ErrorBox error={assign.error ?? drivers.error} />
-      <button type="submit" disabled={assign.isPending || !driverId}>
+      <button type="submit" disabled={assign.isPending || !driverId} aria-label={`Assign ${name}`}>
         Assign
       </button>
     </form>
