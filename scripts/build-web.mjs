@@ -49,7 +49,13 @@ export function buildWeb() {
     return { ok: false, message: 'Vite is not installed (npm install without --omit=dev builds the console); starting without it' };
   }
   const started = Date.now();
-  const result = spawnSync(process.execPath, [vite, 'build', '--config', path.join(web, 'vite.config.ts'), '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [vite, 'build', '--config', path.join(web, 'vite.config.ts'), '--logLevel', 'warn'], {
+    cwd: root,
+    stdio: 'inherit',
+    // Whatever the server's NODE_ENV (development, test), the console is a production build: Vite
+    // would otherwise bundle React's development build.
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   if (result.status !== 0) return { ok: false, message: 'the console build failed (see above)' };
   precompress(path.join(root, 'dist/web/assets'));
   writeFileSync(stamp, `${new Date().toISOString()}\n`);

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -200,6 +201,21 @@ describe('web console in Chromium', { skip }, () => {
   let businessPage: Page;
   let packageId = '';
   let adminToken = '';
+
+  test('the initial JavaScript is at most 200 KB gzipped; the sign-in page is usable quickly', async (t) => {
+    const html = readFileSync(path.join(projectRoot, 'dist/web/index.html'), 'utf8');
+    const initial = [...html.matchAll(/(?:src|href)="\/assets\/([^"]+\.js)"/g)].map((m) => m[1]);
+    assert.ok(initial.length >= 1);
+    const bytes = initial.reduce((sum, file) => sum + gzipSync(readFileSync(path.join(projectRoot, 'dist/web/assets', file))).length, 0);
+    t.diagnostic(`initial JavaScript: ${(bytes / 1024).toFixed(1)} KB gzipped (${initial.join(', ')})`);
+    assert.ok(bytes <= 200 * 1024, `${bytes} bytes`);
+    const page = await newPage();
+    const started = Date.now();
+    await page.goto(`${base}/login`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    t.diagnostic(`sign-in page usable ${Date.now() - started} ms after navigation (cold browser context)`);
+    await page.context().close();
+  });
 
   test('a business registers in the browser with the SMS code', async () => {
     const page = await newPage();

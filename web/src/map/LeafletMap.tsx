@@ -46,6 +46,8 @@ export default function LeafletMap({ points, onPick, cluster = false, label, fit
     const current = markers.current;
     return () => {
       cancelAnimationFrame(frame.current);
+      frame.current = 0;
+      fitted.current = false;
       current.clear();
       map.current = undefined;
       layer.current = undefined;

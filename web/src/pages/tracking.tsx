@@ -2,7 +2,7 @@
 // server sends none: no names of contacts, phones, addresses or ids).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { getJson } from '../api/client';
+import { ApiError, getJson } from '../api/client';
 import { LiveBadge, useStream } from '../live';
 import { Map, type MapPoint } from '../map';
 import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../ui';
@@ -59,7 +59,11 @@ export function TrackingPage({ token }: { token: string }) {
           {t && <StatusBadge status={t.status} />}
           {t && !FINAL.includes(t.status) && <LiveBadge state={live} />}
         </div>
-        {tracking.error ? (
+        {tracking.error instanceof ApiError && tracking.error.status === 404 ? (
+          <p role="alert" className="error">
+            This tracking link is unknown or has expired. Ask the sender for a new one.
+          </p>
+        ) : tracking.error ? (
           <ErrorBox error={tracking.error} />
         ) : !t ? (
           <p role="status">Loading…</p>
