@@ -2,7 +2,7 @@
 // in memory, the refresh token in sessionStorage (this tab only; never localStorage), one refresh
 // on a 401, and every API error turned into an ApiError carrying the server's message.
 import createClient from 'openapi-fetch';
-import type { paths } from './schema';
+import type { paths } from './schema.js';
 
 export type Schemas = paths;
 type Me = paths['/api/auth/me']['get']['responses'][200]['content']['application/json'];
@@ -33,7 +33,11 @@ export function inWords(seconds: number): string {
 
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) {
-    if (err.status === 429 && err.retryAfterSeconds !== undefined) return `${err.message} Try again in ${inWords(err.retryAfterSeconds)}.`;
+    if (err.status === 429 && err.retryAfterSeconds !== undefined) {
+      const words = inWords(err.retryAfterSeconds);
+      const inSeconds = `${err.retryAfterSeconds} seconds`;
+      return err.message.includes(inSeconds) ? err.message.replace(inSeconds, words) : `${err.message.replace(/\.?$/, '.')} Try again in ${words}.`;
+    }
     return err.message;
   }
   if (err instanceof TypeError) return 'The server could not be reached. Check your connection and try again.';

@@ -96,7 +96,12 @@ export function ApprovalsPage() {
   const act = useUserAction();
   return (
     <>
-      <PageTitle>Approvals</PageTitle>
+      <div className="page-head">
+        <PageTitle>Approvals</PageTitle>
+        <button type="button" className="secondary" onClick={() => void users.refetch()}>
+          Refresh
+        </button>
+      </div>
       <p>Businesses, companies and drivers wait here until an admin approves them.</p>
       <ErrorBox error={users.error ?? act.error} />
       {users.data?.items.length === 0 && <p>Nobody is waiting for approval.</p>}
@@ -145,7 +150,12 @@ export function UsersPage() {
   const act = useUserAction();
   return (
     <>
-      <PageTitle>Users</PageTitle>
+      <div className="page-head">
+        <PageTitle>Users</PageTitle>
+        <button type="button" className="secondary" onClick={() => void users.refetch()}>
+          Refresh
+        </button>
+      </div>
       <div className="toolbar">
         <SelectField
           label="Role"
