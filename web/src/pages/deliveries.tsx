@@ -231,7 +231,8 @@ export function NewDeliveryPage() {
       else navigate(`/deliveries/${pkg.id}`);
     },
   });
-  const idempotencyKey = useMemo(() => crypto.randomUUID(), []);
+  // crypto.randomUUID exists only in secure contexts (https, localhost); getRandomValues everywhere.
+  const idempotencyKey = useMemo(() => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''), []);
 
   const points = useMemo(() => {
     const out: MapPoint[] = [];
