@@ -7,6 +7,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The web console, built into dist/web (served by the API process).
+COPY web ./web
+COPY scripts/build-web.mjs ./scripts/build-web.mjs
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime

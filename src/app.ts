@@ -12,6 +12,8 @@ import { errorBody, registerErrorHandling, SERVICE_UNAVAILABLE } from './http/er
 import { registerRateLimits } from './http/rate-limit.js';
 import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
 import { validatorCompiler } from './http/validation.js';
+import { registerWebConsole } from './http/web-console.js';
+import { completeOpenApi } from './http/openapi.js';
 import { coalesceWrites } from './http/write-coalescing.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
@@ -108,7 +110,8 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
     body === '' ? done(null, undefined) : parseJson(request, body as string, done),
   );
   app.addSchema(ErrorResponse);
-  registerErrorHandling(app, { onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err) });
+  const consolePage = await registerWebConsole(app as unknown as App, config);
+  registerErrorHandling(app, { onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err), consolePage });
 
   // Requests that still arrive while closing (on a connection already open) are refused, so that the
   // client retries on another instance.
@@ -159,9 +162,17 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
       },
       servers: [{ url: '/' }],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'The access token from POST /api/auth/login/verify-otp: a JWT (HS256 only, exp, iss and aud checked, as RFC8725 advises).',
+          },
+        },
       },
     },
+    transformObject: (documentObject) => completeOpenApi((documentObject as { openapiObject: Record<string, any> }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });

@@ -38,6 +38,10 @@ export interface Config {
     africasTalking: { username: string; apiKey: string; from: string | undefined; baseUrl: string } | undefined;
   };
   admin: { email: string; phone: string; password: string } | undefined;
+  /** Development only, with no bootstrap admin configured: the first start creates admin@localhost with this phone. */
+  firstRunAdmin: { email: string; phone: string } | undefined;
+  /** Raster tile URL template for the web console's maps ({z}/{x}/{y}, optional {s}). */
+  mapTileUrl: string;
   rateLimits: {
     global: RateLimitSpec | null;
     login: RateLimitSpec | null;
@@ -209,8 +213,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const adminPhone = get('ADMIN_PHONE');
   const adminPassword = get('ADMIN_PASSWORD');
   const adminCount = [adminEmail, adminPhone, adminPassword].filter((v) => v !== undefined).length;
-  if (adminCount > 0 && adminCount < 3) {
+  // ADMIN_PHONE alone only names the phone of the first-run admin (development).
+  if (adminCount > 0 && adminCount < 3 && !(adminCount === 1 && adminPhone !== undefined)) {
     problems.push('ADMIN_EMAIL, ADMIN_PHONE and ADMIN_PASSWORD must be set together');
+  }
+
+  const mapTileUrl = str('MAP_TILE_URL', 'https://tile.openstreetmap.org/{z}/{x}/{y}.png');
+  if (!/^https?:\/\/[^\s"'<>]+$/.test(mapTileUrl) || !mapTileUrl.includes('{z}')) {
+    problems.push('MAP_TILE_URL must be an http(s) URL template with {z}, {x} and {y}');
   }
 
   const trustProxy = parseTrustProxy(get('TRUST_PROXY'), problems);
@@ -282,6 +292,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smsHttpToken,
     sms: { twilio, africasTalking },
     admin: adminCount === 3 ? { email: adminEmail!, phone: adminPhone!, password: adminPassword! } : undefined,
+    firstRunAdmin: nodeEnv === 'development' && adminCount < 3 ? { email: 'admin@localhost', phone: adminPhone ?? '+254700000000' } : undefined,
+    mapTileUrl,
     rateLimits: {
       global: rateLimit('RATE_LIMIT_GLOBAL', '100/15m'),
       login: rateLimit('RATE_LIMIT_LOGIN', '5/15m'),

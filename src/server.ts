@@ -25,8 +25,32 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   await deps.close();
 });
 
+const firstRunPassword = config.firstRunAdmin ? await services.admin.ensureFirstRunAdmin(config.firstRunAdmin) : undefined;
 await app.listen({ port: config.port, host: config.host });
+const consoleUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/`;
+if (firstRunPassword && config.firstRunAdmin) {
+  // The one secret ever written out (contract section 3): straight to stdout, never through the logger.
+  process.stdout.write(firstRunBanner(consoleUrl, config.firstRunAdmin.email, config.firstRunAdmin.phone, firstRunPassword));
+}
 app.log.info(
   { database: deps.database.kind, redis: Boolean(deps.redis), startupMs: Math.round(performance.now() - started) },
   'ready',
 );
+app.log.info({ url: consoleUrl }, 'web console');
+
+
+function firstRunBanner(url: string, email: string, phone: string, password: string): string {
+  const lines = [
+    'First run: an admin account was created for this development database.',
+    '',
+    `  Console:  ${url}`,
+    `  Sign in:  ${email}`,
+    `  Password: ${password}`,
+    `  Phone:    ${phone} (the SMS code appears in this log)`,
+    '',
+    'This password is printed only this once. Change it after signing in.',
+  ];
+  const width = Math.max(...lines.map((l) => l.length)) + 2;
+  const bar = '*'.repeat(width + 2);
+  return `\n${bar}\n${lines.map((l) => `* ${l.padEnd(width - 1)}*`).join('\n')}\n${bar}\n\n`;
+}

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, isDataException, statusName } from '../shared/errors.js';
 import { describeValidationError } from './validation.js';
+import { isConsolePath } from './web-console.js';
 
 interface ErrorBody {
   statusCode: number;
@@ -27,7 +28,10 @@ const FRAMEWORK_CODES: Record<string, { status: number; code: string; message?: 
 /** The answer while a dependency the request needs is away (or the instance is shutting down). */
 export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
 
-export function registerErrorHandling(app: FastifyInstance, options: { onDatabaseUnavailable?: (err: unknown) => void } = {}): void {
+export function registerErrorHandling(
+  app: FastifyInstance,
+  options: { onDatabaseUnavailable?: (err: unknown) => void; consolePage?: (request: FastifyRequest, reply: FastifyReply) => unknown } = {},
+): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) {
       if (err.statusCode >= 500) request.log.error({ err }, 'application error');
@@ -71,6 +75,10 @@ export function registerErrorHandling(app: FastifyInstance, options: { onDatabas
   });
 
   app.setNotFoundHandler((request, reply) => {
+    // Paths outside /api and the operational routes belong to the web console's own router.
+    if (options.consolePage && (request.method === 'GET' || request.method === 'HEAD') && isConsolePath(request.url)) {
+      return options.consolePage(request, reply);
+    }
     reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
   });
 }

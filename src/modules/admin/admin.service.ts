@@ -1,4 +1,5 @@
 // Account administration: listing, approval, rejection, suspension, reactivation, creation.
+import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { AccountStatus, Role } from '../../db/schema.js';
@@ -81,6 +82,18 @@ export class AdminService {
       await this.deps.sms.send(user.phone, 'Your account has been approved. You can now log in.');
     }
     return toUserResponse(user);
+  }
+
+  /**
+   * Development first run (contract section 3): with no ADMIN account at all, creates one with a
+   * generated password and returns that password, which the caller prints once; else undefined.
+   */
+  async ensureFirstRunAdmin(admin: { email: string; phone: string }): Promise<string | undefined> {
+    const any = await this.deps.db.selectFrom('users').select('id').where('role', '=', 'ADMIN').limit(1).executeTakeFirst();
+    if (any) return undefined;
+    const password = randomBytes(12).toString('base64url');
+    const created = await this.ensureAdmin({ ...admin, password });
+    return created === 'created' ? password : undefined;
   }
 
   /** Start-up bootstrap: creates the ADMIN account when no account has that e-mail (idempotent). */

@@ -12,7 +12,7 @@ export const locationFields = {
   heading: Type.Optional(Type.Number({ minimum: 0, maximum: 360, description: 'degrees clockwise from north' })),
   speed: Type.Optional(Type.Number({ minimum: 0, maximum: 150, description: 'meters per second' })),
   accuracy: Type.Optional(Type.Number({ minimum: 0, maximum: 100_000, description: 'meters' })),
-  recordedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  recordedAt: Type.Optional(Type.String({ format: 'date-time', maxLength: 64 })),
 };
 export const LocationBody = Body(locationFields);
 export type LocationBody = Static<typeof LocationBody>;

@@ -47,12 +47,12 @@ export const healthModule = (app: App, { deps }: { deps: Deps }) => {
 
   app.get(
     '/health',
-    { schema: { tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    { schema: { tags: ['operations'], summary: 'Liveness: 200 while the process runs', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
     async () => ({ status: 'ok' as const }),
   );
 
   const Ready = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
-  app.get('/health/ready', { schema: { tags: ['operations'], response: { 200: Ready, 503: Ready } } }, async (_request, reply) => {
+  app.get('/health/ready', { schema: { tags: ['operations'], summary: 'Readiness: 200 when the database answers, else 503 naming the failed check', response: { 200: Ready, 503: Ready } } }, async (_request, reply) => {
     const log = (what: string) => (err: unknown) => deps.logger.warn({ err, check: what }, 'readiness check failed');
     // A database that is away is logged once when lost and once when back, not on every probe.
     const checks = [check('database', () => deps.database.ping(), (err) => isDatabaseUnavailable(err) || log('database')(err))];

@@ -128,7 +128,13 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
         q = q.where('p.driver_id', '=', me);
         break;
       case 'COMPANY':
-        q = q.where('p.driver_id', 'in', (eb) => eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me));
+        // Its drivers' packages, and the PENDING ones of its country that it may assign (contract section 9).
+        q = q.where((eb) =>
+          eb.or([
+            eb('p.driver_id', 'in', eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me)),
+            eb.and([eb('p.status', '=', 'PENDING'), eb('p.country_id', '=', eb.selectFrom('users').select('country_id').where('id', '=', me))]),
+          ]),
+        );
         break;
     }
     if (filter.status) q = q.where('p.status', '=', filter.status);

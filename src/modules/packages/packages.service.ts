@@ -142,7 +142,12 @@ export class PackageService {
   async list(auth: AuthContext, query: PackageListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    return toRowPage(rows, limit, (r) => PackageService.toResponse(r));
+    return toRowPage(rows, limit, (r) => {
+      const body = PackageService.toResponse(r);
+      if (PackageService.canSee(r, auth)) return body;
+      // A company sees the PENDING packages of its country to assign them, without the contacts' phones.
+      return { ...body, pickup: { ...body.pickup, contactPhone: '' }, dropoff: { ...body.dropoff, contactPhone: '' } };
+    });
   }
 
   /** GET /businesses/me/statement: the caller's own packages only. */

@@ -1,0 +1,2 @@
+export function staleReason(): string | undefined;
+export function buildWeb(): { ok: boolean; message: string };

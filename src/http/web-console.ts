@@ -1,0 +1,98 @@
+// The web console (contract section 15): the front-end built from web/ into dist/web, served by this
+// process at every path outside /api and the operational routes. Its client-side router decides
+// what a path shows (a not-found page included).
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { App } from './context.js';
+
+// src/http → the repository root; dist/http (the production build) → the same root.
+export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url));
+
+const NOT_CONSOLE = /^\/(?:api|health|metrics)(?:[/?]|$)/;
+
+export function isConsolePath(url: string): boolean {
+  return !NOT_CONSOLE.test(url);
+}
+
+/** The tiles' origin for img-src: `https://{s}.tile.example` becomes `https://*.tile.example`. */
+export function tileOrigin(template: string): string {
+  const match = /^(https?:\/\/[^/]+)/.exec(template.replace(/\{s\}/g, '*'));
+  return match ? match[1] : '';
+}
+
+export function consoleHeaders(config: Pick<Config, 'mapTileUrl'>): Record<string, string> {
+  return {
+    // No inline script or style attribute in markup; Leaflet and React set styles through the CSSOM,
+    // which style-src does not govern.
+    'content-security-policy': [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      `img-src 'self' data: ${tileOrigin(config.mapTileUrl)}`.trim(),
+      "connect-src 'self'",
+      "font-src 'self'",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    // /t/:token carries a secret in its path: it must not leave in a Referer (to the tile server, say).
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'cross-origin-opener-policy': 'same-origin',
+  };
+}
+
+const escapeAttr = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
+ * Registers /assets/* (hashed file names: cached for good) and returns the handler that answers
+ * any other console path with index.html.
+ */
+export async function registerWebConsole(app: App, config: Config, dist = WEB_DIST) {
+  const headers = consoleHeaders(config);
+  const assets = path.join(dist, 'assets');
+  if (existsSync(assets)) {
+    await app.register(fastifyStatic, {
+      root: assets,
+      prefix: '/assets/',
+      index: false,
+      preCompressed: true,
+      immutable: true,
+      maxAge: '365d',
+      setHeaders: (reply) => {
+        reply.headers(headers);
+      },
+    });
+  }
+
+  const indexFile = path.join(dist, 'index.html');
+  let cached: { mtimeMs: number; html: string } | undefined;
+  const indexHtml = (): string | undefined => {
+    if (!existsSync(indexFile)) return undefined;
+    // Re-read after a rebuild while running (npm run build:web in another terminal).
+    const { mtimeMs } = statSync(indexFile);
+    if (cached?.mtimeMs !== mtimeMs) {
+      const html = readFileSync(indexFile, 'utf8').replace('%MAP_TILE_URL%', escapeAttr(config.mapTileUrl));
+      cached = { mtimeMs, html };
+    }
+    return cached.html;
+  };
+
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const html = indexHtml();
+    reply.headers(headers).header('cache-control', 'no-cache').type('text/html; charset=utf-8');
+    if (html === undefined) {
+      request.log.warn('the web console is not built (npm run build:web)');
+      return reply
+        .code(503)
+        .send('<!doctype html><title>Console not built</title><h1>The web console is not built</h1><p>Run <code>npm run build:web</code>, or start with <code>npm start</code>, which builds it.</p>');
+    }
+    return reply.code(200).send(html);
+  };
+}

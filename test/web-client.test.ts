@@ -1,0 +1,21 @@
+// The web console's API error handling (web/src/api/client.ts), in Node: every API error is shown
+// with the server's message, a 429 with its Retry-After in words.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ApiError, errorText, inWords } from '../web/src/api/client.js';
+
+test('Retry-After in words', () => {
+  assert.equal(inWords(1), '1 second');
+  assert.equal(inWords(45), '45 seconds');
+  assert.equal(inWords(60), '1 minute');
+  assert.equal(inWords(170), '3 minutes');
+  assert.equal(inWords(3600), '1 hour');
+  assert.equal(inWords(5400), '2 hours');
+});
+
+test('errors show the API message; a 429 says when to try again', () => {
+  assert.equal(errorText(new ApiError(404, 'Package not found', 'PACKAGE_NOT_FOUND')), 'Package not found');
+  assert.equal(errorText(new ApiError(429, 'Too many requests; retry in 240 seconds', 'RATE_LIMITED', 240)), 'Too many requests; retry in 4 minutes');
+  assert.equal(errorText(new ApiError(429, 'Too many failed sign-ins', 'LOCKED', 900)), 'Too many failed sign-ins. Try again in 15 minutes.');
+  assert.match(errorText(new TypeError('fetch failed')), /could not be reached/);
+});

@@ -1,0 +1,155 @@
+// Routes and the signed-in shell (header, navigation by role, sign out).
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
+import { api, ok, session, signOut, type Role } from './api/client';
+import { ApprovalsPage, LiveMapPage, UsersPage } from './pages/admin';
+import { ForgotPasswordPage, RegisterPage, SignInPage } from './pages/auth';
+import { CompanyDriversPage } from './pages/company';
+import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from './pages/deliveries';
+import { TrackingPage } from './pages/tracking';
+import { WebhookPage, WebhooksPage } from './pages/webhooks';
+import { Link, Redirect, match, navigate, useLocation } from './router';
+import { ErrorBox, PageTitle } from './ui';
+
+const NAV: Record<Role, { to: string; label: string }[]> = {
+  ADMIN: [
+    { to: '/approvals', label: 'Approvals' },
+    { to: '/users', label: 'Users' },
+    { to: '/deliveries', label: 'Deliveries' },
+    { to: '/map', label: 'Live map' },
+  ],
+  BUSINESS: [
+    { to: '/deliveries', label: 'Deliveries' },
+    { to: '/deliveries/new', label: 'New delivery' },
+    { to: '/webhooks', label: 'Webhooks' },
+  ],
+  COMPANY: [
+    { to: '/drivers', label: 'Drivers' },
+    { to: '/deliveries', label: 'Deliveries' },
+  ],
+  CUSTOMER: [{ to: '/deliveries', label: 'Deliveries' }],
+  DRIVER: [],
+};
+
+const HOME: Record<Role, string> = { ADMIN: '/approvals', BUSINESS: '/deliveries', COMPANY: '/drivers', CUSTOMER: '/deliveries', DRIVER: '/driver' };
+
+function Shell({ children }: { children: ReactNode }) {
+  const client = useQueryClient();
+  const { path } = useLocation();
+  const user = session.user!;
+  return (
+    <>
+      <a href="#main" className="skip">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand">
+          Delivery console
+        </Link>
+        <nav aria-label="Main">
+          <ul>
+            {NAV[user.role].map((n) => (
+              <li key={n.to}>
+                <Link to={n.to} aria-current={path === n.to ? 'page' : undefined}>
+                  {n.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="who">
+          <span>
+            {user.firstName} {user.lastName} · {user.role.toLowerCase()}
+          </span>
+          <button
+            type="button"
+            className="secondary"
+            onClick={async () => {
+              await signOut();
+              client.clear();
+              navigate('/login', { replace: true });
+            }}
+          >
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main">{children}</main>
+    </>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageTitle>Page not found</PageTitle>
+      <p>
+        There is nothing at this address. <Link to="/">Go to the start page</Link>.
+      </p>
+    </>
+  );
+}
+
+function signedInPage(path: string, role: Role): ReactNode {
+  let p: Record<string, string> | undefined;
+  if (path === '/') return <Redirect to={HOME[role]} />;
+  if (path === '/deliveries' && role !== 'DRIVER') return <DeliveriesPage />;
+  if (path === '/deliveries/new' && (role === 'BUSINESS' || role === 'CUSTOMER')) return <NewDeliveryPage />;
+  if ((p = match('/deliveries/:id', path)) && role !== 'DRIVER') return <DeliveryPage key={p.id} id={p.id} />;
+  if (path === '/webhooks' && role === 'BUSINESS') return <WebhooksPage />;
+  if ((p = match('/webhooks/:id', path)) && role === 'BUSINESS') return <WebhookPage key={p.id} id={p.id} />;
+  if (path === '/approvals' && role === 'ADMIN') return <ApprovalsPage />;
+  if (path === '/users' && role === 'ADMIN') return <UsersPage />;
+  if (path === '/map' && role === 'ADMIN') return <LiveMapPage />;
+  if (path === '/drivers' && role === 'COMPANY') return <CompanyDriversPage />;
+  if (path === '/driver') {
+    return (
+      <>
+        <PageTitle>Drivers use the app</PageTitle>
+        <p>This console is for businesses, companies and admins. Drivers work from the driver app.</p>
+      </>
+    );
+  }
+  return <NotFound />;
+}
+
+/** Restores the session of this tab (the refresh token survives a reload, the access token does not). */
+function useRestoredSession() {
+  const [state, setState] = useState<'pending' | 'done'>(session.refreshToken && !session.user ? 'pending' : 'done');
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    if (state !== 'pending') return;
+    session
+      .refresh()
+      .then(async (alive) => {
+        if (alive) session.setUser(await ok(api.GET('/api/auth/me')));
+      })
+      .catch(setError)
+      .finally(() => setState('done'));
+  }, [state]);
+  return { restoring: state === 'pending', error };
+}
+
+export function App() {
+  const { path } = useLocation();
+  const user = useSyncExternalStore(session.subscribe, () => session.user);
+  const { restoring, error } = useRestoredSession();
+
+  const token = match('/t/:token', path);
+  if (token) return <TrackingPage token={token.token} />;
+  if (restoring) return <p role="status">Loading…</p>;
+
+  if (!user) {
+    if (path === '/forgot-password') return <ForgotPasswordPage />;
+    if (path === '/register') return <RegisterPage />;
+    if (path !== '/login') return <Redirect to="/login" />;
+    return (
+      <>
+        {error ? <ErrorBox error={error} /> : null}
+        <SignInPage />
+      </>
+    );
+  }
+  if (path === '/login' || path === '/register' || path === '/forgot-password') return <Redirect to="/" />;
+  return <Shell>{signedInPage(path, user.role)}</Shell>;
+}

@@ -1,0 +1,18 @@
+export interface MapPoint {
+  id: string;
+  lat: number;
+  lng: number;
+  label: string;
+  kind: 'pickup' | 'dropoff' | 'driver' | 'driver-offline';
+}
+
+export interface MapProps {
+  points: MapPoint[];
+  /** Click to pick a position (the new-delivery form). */
+  onPick?: (lat: number, lng: number) => void;
+  /** Cluster markers (the live maps, thousands of drivers). */
+  cluster?: boolean;
+  label: string;
+  fit?: boolean;
+  center?: [number, number];
+}

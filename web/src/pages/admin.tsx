@@ -1,0 +1,301 @@
+// Admin: the approvals queue, users (filter, suspend, reactivate), the live map of drivers.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMemo, useRef, useState } from 'react';
+import { api, ok, type Schemas } from '../api/client';
+import { LiveBadge, useStream } from '../live';
+import { Map, type MapPoint } from '../map';
+import { ErrorBox, Field, PageTitle, SelectField, StatusBadge, formatTime } from '../ui';
+
+type User = Schemas['/api/admin/users/{id}']['get']['responses'][200]['content']['application/json'];
+const ROLES = ['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN'] as const;
+const STATUSES = ['ACTIVE', 'PENDING_APPROVAL', 'REJECTED', 'SUSPENDED'] as const;
+
+function useUsers(filter: { role?: (typeof ROLES)[number]; status?: (typeof STATUSES)[number] }, cursor: string | undefined) {
+  return useQuery({
+    queryKey: ['users', filter, cursor],
+    queryFn: () => ok(api.GET('/api/admin/users', { params: { query: { limit: 20, ...filter, ...(cursor ? { cursor } : {}) } } })),
+  });
+}
+
+function useUserAction() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, action, reason }: { id: string; action: 'approve' | 'reject' | 'suspend' | 'reactivate'; reason?: string }) => {
+      const params = { path: { id } };
+      switch (action) {
+        case 'approve':
+          return ok(api.POST('/api/admin/users/{id}/approve', { params }));
+        case 'reactivate':
+          return ok(api.POST('/api/admin/users/{id}/reactivate', { params }));
+        case 'reject':
+          return ok(api.POST('/api/admin/users/{id}/reject', { params, body: { reason: reason ?? '' } }));
+        case 'suspend':
+          return ok(api.POST('/api/admin/users/{id}/suspend', { params, body: { reason: reason ?? '' } }));
+      }
+    },
+    onSuccess: () => client.invalidateQueries({ queryKey: ['users'] }),
+  });
+}
+
+function name(u: User) {
+  return `${u.firstName} ${u.lastName}`;
+}
+
+/** A reason, asked inline (no window.prompt: it is not accessible and tests cannot label it). */
+function ReasonAction({ user, action, label }: { user: User; action: 'reject' | 'suspend'; label: string }) {
+  const [open, setOpen] = useState(false);
+  const [reason, setReason] = useState('');
+  const act = useUserAction();
+  if (!open) {
+    return (
+      <button type="button" className="danger" onClick={() => setOpen(true)} aria-label={`${label} ${name(user)}`}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        act.mutate({ id: user.id, action, reason });
+      }}
+    >
+      <Field label={`Reason to ${label.toLowerCase()} ${name(user)}`} required maxLength={500} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
+      <button type="submit" className="danger" disabled={act.isPending}>
+        Confirm {label.toLowerCase()}
+      </button>
+      <button type="button" className="secondary" onClick={() => setOpen(false)}>
+        Keep
+      </button>
+      <ErrorBox error={act.error} />
+    </form>
+  );
+}
+
+function Pager({ next, cursors, setCursors }: { next: string | null | undefined; cursors: string[]; setCursors: (c: string[]) => void }) {
+  return (
+    <nav aria-label="Pages" className="actions">
+      {cursors.length > 0 && (
+        <button type="button" className="secondary" onClick={() => setCursors([])}>
+          First page
+        </button>
+      )}
+      {next && (
+        <button type="button" className="secondary" onClick={() => setCursors([...cursors, next])}>
+          Next page
+        </button>
+      )}
+    </nav>
+  );
+}
+
+export function ApprovalsPage() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const users = useUsers({ status: 'PENDING_APPROVAL' }, cursors[cursors.length - 1]);
+  const act = useUserAction();
+  return (
+    <>
+      <div className="page-head">
+        <PageTitle>Approvals</PageTitle>
+        <button type="button" className="secondary" onClick={() => void users.refetch()}>
+          Refresh
+        </button>
+      </div>
+      <p>Businesses, companies and drivers wait here until an admin approves them.</p>
+      <ErrorBox error={users.error ?? act.error} />
+      {users.data?.items.length === 0 && <p>Nobody is waiting for approval.</p>}
+      {users.data && users.data.items.length > 0 && (
+        <table>
+          <caption className="sr-only">Accounts pending approval</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Email</th>
+              <th scope="col">Phone</th>
+              <th scope="col">Registered</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.data.items.map((u) => (
+              <tr key={u.id}>
+                <td>{name(u)}</td>
+                <td>{u.role}</td>
+                <td>{u.email}</td>
+                <td>{u.phone}</td>
+                <td>{formatTime(u.createdAt)}</td>
+                <td className="actions">
+                  <button type="button" onClick={() => act.mutate({ id: u.id, action: 'approve' })} disabled={act.isPending} aria-label={`Approve ${name(u)}`}>
+                    Approve
+                  </button>
+                  <ReasonAction user={u} action="reject" label="Reject" />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager next={users.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
+    </>
+  );
+}
+
+export function UsersPage() {
+  const [role, setRole] = useState<(typeof ROLES)[number] | ''>('');
+  const [status, setStatus] = useState<(typeof STATUSES)[number] | ''>('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const users = useUsers({ ...(role ? { role } : {}), ...(status ? { status } : {}) }, cursors[cursors.length - 1]);
+  const act = useUserAction();
+  return (
+    <>
+      <div className="page-head">
+        <PageTitle>Users</PageTitle>
+        <button type="button" className="secondary" onClick={() => void users.refetch()}>
+          Refresh
+        </button>
+      </div>
+      <div className="toolbar">
+        <SelectField
+          label="Role"
+          value={role}
+          onChange={(e) => {
+            setRole(e.target.value as typeof role);
+            setCursors([]);
+          }}
+        >
+          <option value="">All</option>
+          {ROLES.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </SelectField>
+        <SelectField
+          label="Account status"
+          value={status}
+          onChange={(e) => {
+            setStatus(e.target.value as typeof status);
+            setCursors([]);
+          }}
+        >
+          <option value="">All</option>
+          {STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s.replace(/_/g, ' ')}
+            </option>
+          ))}
+        </SelectField>
+      </div>
+      <ErrorBox error={users.error ?? act.error} />
+      {users.data && (
+        <table>
+          <caption className="sr-only">Accounts, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Email</th>
+              <th scope="col">Phone</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.data.items.map((u) => (
+              <tr key={u.id}>
+                <td>{name(u)}</td>
+                <td>{u.role}</td>
+                <td>
+                  <StatusBadge status={u.status} />
+                </td>
+                <td>{u.email}</td>
+                <td>{u.phone}</td>
+                <td className="actions">
+                  {(u.status === 'ACTIVE' || u.status === 'PENDING_APPROVAL') && u.role !== 'ADMIN' && <ReasonAction user={u} action="suspend" label="Suspend" />}
+                  {u.status === 'SUSPENDED' && (
+                    <button type="button" onClick={() => act.mutate({ id: u.id, action: 'reactivate' })} aria-label={`Reactivate ${name(u)}`}>
+                      Reactivate
+                    </button>
+                  )}
+                  {(u.status === 'PENDING_APPROVAL' || u.status === 'REJECTED') && (
+                    <button type="button" onClick={() => act.mutate({ id: u.id, action: 'approve' })} aria-label={`Approve ${name(u)}`}>
+                      Approve
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager next={users.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
+    </>
+  );
+}
+
+/** Section 14's live map entry. */
+export interface LiveDriver {
+  driverId: string;
+  firstName: string;
+  vehicleType: string;
+  availability: 'ONLINE' | 'OFFLINE';
+  onJob: boolean;
+  location: { lat: number; lng: number } | null;
+  updatedAt: string;
+}
+
+/**
+ * The live map streams (`snapshot`, then `positions` with only what changed). Updates are merged
+ * into a Map and handed to the map at most once per animation frame.
+ */
+export function useLiveDrivers(path: string) {
+  const drivers = useRef(new globalThis.Map<string, LiveDriver>());
+  const [version, setVersion] = useState(0);
+  const scheduled = useRef(0);
+  const bump = () => {
+    if (scheduled.current) return;
+    scheduled.current = requestAnimationFrame(() => {
+      scheduled.current = 0;
+      setVersion((v) => v + 1);
+    });
+  };
+  const state = useStream(path, {
+    snapshot: (data) => {
+      drivers.current.clear();
+      for (const d of (data as { drivers: LiveDriver[] }).drivers) drivers.current.set(d.driverId, d);
+      bump();
+    },
+    positions: (data) => {
+      for (const d of (data as { drivers: LiveDriver[] }).drivers) drivers.current.set(d.driverId, d);
+      bump();
+    },
+  });
+  const points = useMemo<MapPoint[]>(() => {
+    const out: MapPoint[] = [];
+    for (const d of drivers.current.values()) {
+      if (!d.location) continue;
+      out.push({ id: d.driverId, lat: d.location.lat, lng: d.location.lng, label: `${d.firstName} · ${d.vehicleType}${d.onJob ? ' · on a job' : ''}`, kind: d.availability === 'ONLINE' ? 'driver' : 'driver-offline' });
+    }
+    return out;
+    // version is the change signal for the mutable Map
+  }, [version]);
+  return { state, points, count: drivers.current.size };
+}
+
+export function LiveMapPage() {
+  const { state, points } = useLiveDrivers('/api/admin/drivers/live/stream');
+  const online = points.filter((p) => p.kind === 'driver').length;
+  return (
+    <>
+      <div className="page-head">
+        <PageTitle>Live map</PageTitle>
+        <LiveBadge state={state} />
+      </div>
+      <p role="status">
+        {points.length} drivers on the map, {online} online.
+        {state === 'unavailable' && ' This server does not stream driver positions yet (GET /admin/drivers/live/stream).'}
+      </p>
+      <Map points={points} cluster label="Live map of drivers" />
+    </>
+  );
+}

@@ -1,0 +1,101 @@
+// /t/:token — the public tracking page (contract section 14): no account, no personal data (the
+// server sends none: no names of contacts, phones, addresses or ids).
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { ApiError, getJson } from '../api/client';
+import { LiveBadge, useStream } from '../live';
+import { Map, type MapPoint } from '../map';
+import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../ui';
+
+interface Tracking {
+  status: string;
+  statusHistory: { status: string; at: string }[];
+  driver: { firstName: string; vehicleType: string; vehiclePlate: string; location: { lat: number; lng: number } | null } | null;
+  pickup: { location: { lat: number; lng: number } };
+  dropoff: { location: { lat: number; lng: number } };
+  etaSeconds: number | null;
+  updatedAt: string;
+}
+
+const FINAL = ['DELIVERED', 'FAILED', 'CANCELLED'];
+
+export function TrackingPage({ token }: { token: string }) {
+  const client = useQueryClient();
+  const path = `/api/tracking/${encodeURIComponent(token)}`;
+  const tracking = useQuery({ queryKey: ['tracking', token], queryFn: () => getJson<Tracking>(path, false), retry: false });
+  const [driverAt, setDriverAt] = useState<{ lat: number; lng: number }>();
+  const [eta, setEta] = useState<number | null>(null);
+  const t = tracking.data;
+  const live = useStream(
+    t && !FINAL.includes(t.status) ? `${path}/stream` : undefined,
+    {
+      status: () => void client.invalidateQueries({ queryKey: ['tracking', token] }),
+      resync: () => void client.invalidateQueries({ queryKey: ['tracking', token] }),
+      location: (data) => setDriverAt((data as { location: { lat: number; lng: number } }).location),
+      eta: (data) => setEta((data as { etaSeconds: number }).etaSeconds),
+    },
+    false,
+  );
+  const points = useMemo<MapPoint[]>(() => {
+    if (!t) return [];
+    const out: MapPoint[] = [
+      { id: 'pickup', ...t.pickup.location, label: 'Pickup', kind: 'pickup' },
+      { id: 'dropoff', ...t.dropoff.location, label: 'Drop-off', kind: 'dropoff' },
+    ];
+    const d = driverAt ?? t.driver?.location;
+    if (d) out.push({ id: 'driver', ...d, label: 'Driver', kind: 'driver' });
+    return out;
+  }, [t, driverAt]);
+  const etaSeconds = eta ?? t?.etaSeconds ?? null;
+
+  return (
+    <>
+      <header className="topbar">
+        <span className="brand">Delivery tracking</span>
+      </header>
+      <main id="main">
+        <div className="page-head">
+          <PageTitle>Your delivery</PageTitle>
+          {t && <StatusBadge status={t.status} />}
+          {t && !FINAL.includes(t.status) && <LiveBadge state={live} />}
+        </div>
+        {tracking.error instanceof ApiError && tracking.error.status === 404 ? (
+          <p role="alert" className="error">
+            This tracking link is unknown or has expired. Ask the sender for a new one.
+          </p>
+        ) : tracking.error ? (
+          <ErrorBox error={tracking.error} />
+        ) : !t ? (
+          <p role="status">Loading…</p>
+        ) : (
+          <div className="columns">
+            <div>
+              {etaSeconds !== null && !FINAL.includes(t.status) && <p className="eta">Arriving in about {Math.max(1, Math.round(etaSeconds / 60))} min</p>}
+              <section aria-labelledby="driver-heading">
+                <h2 id="driver-heading">Driver</h2>
+                {t.driver ? (
+                  <p>
+                    {t.driver.firstName}, {t.driver.vehicleType.toLowerCase()} {t.driver.vehiclePlate}
+                  </p>
+                ) : (
+                  <p>A driver has not been assigned yet.</p>
+                )}
+              </section>
+              <section aria-labelledby="timeline-heading">
+                <h2 id="timeline-heading">Timeline</h2>
+                <ol className="timeline">
+                  {t.statusHistory.map((h, i) => (
+                    <li key={i}>
+                      <StatusBadge status={h.status} /> <time dateTime={h.at}>{formatTime(h.at)}</time>
+                    </li>
+                  ))}
+                </ol>
+              </section>
+            </div>
+            <Map points={points} label="Map of the delivery" />
+          </div>
+        )}
+      </main>
+    </>
+  );
+}
