@@ -524,6 +524,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/businesses/me/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The business's packages that reached a final status in [from, to), with prices, fees and totals per currency (CSV with Accept: text/csv or format=csv) */
+        get: operations["getBusinessesMeStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/packages/{id}": {
         parameters: {
             query?: never;
@@ -4672,6 +4689,20 @@ export interface operations {
                                 /** @description Offers made for this job */
                                 attempts: number;
                             };
+                            /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                            price: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description Charged when the creator cancels after a driver was assigned; else null */
+                            cancellationFee: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                         }[];
                         nextCursor: string | null;
                     };
@@ -4784,6 +4815,11 @@ export interface operations {
                     };
                     reference?: string;
                     requireDeliveryCode?: boolean;
+                    /**
+                     * Format: uuid
+                     * @description A quote of the caller (POST /quotes) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
+                     */
+                    quoteId?: string;
                 };
             };
         };
@@ -4865,6 +4901,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         deliveryCode?: string;
                     };
                 };
@@ -4931,6 +4981,132 @@ export interface operations {
             };
             /** @description Error */
             422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getBusinessesMeStatement: {
+        parameters: {
+            query: {
+                /** @description Start of the period, inclusive: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from: string;
+                /** @description End of the period, exclusive: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to: string;
+                /** @description Instead of the Accept header (text/csv for CSV), e.g. for a download link */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        businessId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description Oldest first, by when the package reached its final status */
+                        items: {
+                            packageId: string;
+                            reference: string | null;
+                            status: "DELIVERED" | "FAILED" | "CANCELLED";
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            countryId: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            finishedAt: string;
+                            currency: string | null;
+                            price: number | null;
+                            /** @description The price when DELIVERED, else 0, in the minor unit of the currency */
+                            deliveryCharge: number;
+                            /** @description The cancellation fee when CANCELLED after assignment by the business, else 0, in the minor unit of the currency */
+                            cancellationFee: number;
+                            /** @description deliveryCharge + cancellationFee, in the minor unit of the currency */
+                            amount: number;
+                        }[];
+                        /** @description One per currency: the sums of the items in it */
+                        totals: {
+                            currency: string | null;
+                            packages: number;
+                            deliveryCharges: number;
+                            cancellationFees: number;
+                            amount: number;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -5056,6 +5232,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -5222,6 +5412,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -5400,6 +5604,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -5578,6 +5796,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -5764,6 +5996,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -5948,6 +6194,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -6132,6 +6392,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -6317,6 +6591,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -6501,6 +6789,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -6661,6 +6963,27 @@ export interface operations {
                                 /** @description Offers made for this job */
                                 attempts: number;
                             };
+                            /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                            price: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                            fare: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description Charged when the customer cancels after a driver accepted; else null */
+                            cancellationFee: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                         }[];
                         nextCursor: string | null;
                     };
@@ -6750,6 +7073,11 @@ export interface operations {
                     vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                     /** Format: uuid */
                     countryId: string;
+                    /**
+                     * Format: uuid
+                     * @description A quote of the caller (POST /quotes) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
+                     */
+                    quoteId?: string;
                 };
             };
         };
@@ -6810,6 +7138,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -6979,6 +7328,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -7124,6 +7494,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -7287,6 +7678,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -7444,6 +7856,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -7601,6 +8034,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -7758,6 +8212,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -7921,6 +8396,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -9322,6 +9818,13 @@ export interface operations {
                             distanceMeters: number;
                             /** @description From the driver to the pickup (distance at the vehicle average speed) */
                             etaSeconds: number;
+                            /** @description What the job pays: the package's or ride's price (a ride's final fare may differ, at most 1.25 × it) */
+                            price: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                             /** Format: date-time */
                             expiresAt: string;
                         }[];
@@ -9467,6 +9970,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     } | {
                         id: string;
                         status: "REQUESTED" | "ACCEPTED" | "ARRIVED" | "IN_PROGRESS" | "COMPLETED" | "CANCELLED" | "EXPIRED";
@@ -9514,6 +10031,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -9947,6 +10485,20 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     } | {
                         id: string;
                         status: "REQUESTED" | "ACCEPTED" | "ARRIVED" | "IN_PROGRESS" | "COMPLETED" | "CANCELLED" | "EXPIRED";
@@ -9994,6 +10546,27 @@ export interface operations {
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null */
+                        fare: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the customer cancels after a driver accepted; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
