@@ -9,6 +9,7 @@ import * as m0006 from './0006_package_history_column.js';
 import * as m0007 from './0007_ride_history_column.js';
 import * as m0009 from './0009_dispatch.js';
 import * as m0010 from './0010_pricing.js';
+import * as m0012 from './0012_tracking.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_ride_history_column': m0007,
   '0009_dispatch': m0009,
   '0010_pricing': m0010,
+  '0012_tracking': m0012,
 };

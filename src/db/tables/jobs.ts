@@ -41,6 +41,10 @@ export interface PackagesTable {
   updated_at: Date;
   /** The status history as the API shows it: package_status_history's rows, appended by a trigger (migration 0006). */
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
+  /** The tracking token is HMAC(secret, id.nonce); only its SHA-256 is stored (migration 0012). */
+  tracking_nonce: ColumnType<string, string | undefined, string>;
+  tracking_token_hash: string | null;
+  notify_recipient: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface StatusHistoryItemJson {

@@ -36,6 +36,7 @@ export const CreatePackageBody = Body({
   parcel: Parcel,
   reference: Type.Optional(Text(100)),
   requireDeliveryCode: Type.Optional(Type.Boolean()),
+  notifyRecipient: Type.Optional(Type.Boolean({ description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT' })),
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
@@ -58,6 +59,7 @@ const packageProperties = {
   createdAt: DateTime,
   updatedAt: DateTime,
   dispatch: DispatchInfo,
+  trackingUrl: Type.String({ description: 'Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate' }),
 };
 
 export const PackageResponse = Type.Object(packageProperties);

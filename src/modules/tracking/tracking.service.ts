@@ -1,0 +1,157 @@
+// Live tracking of packages and rides (contract section 14): tracking links, the public view behind
+// them, and the snapshots the streams follow.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { DB } from '../../db/database.js';
+import type { StatusHistoryItemJson, StopJson } from '../../db/tables/jobs.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { forbidden } from '../../shared/errors.js';
+import type { SmsSender } from '../../sms/sms.js';
+import { json } from '../jobs/driver-claims.js';
+import { newerPosition, type DriverIndex } from '../matching/driver-index.js';
+import { FINAL_PACKAGE_STATUSES } from '../packages/package-status.js';
+import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
+import { packageNotFound, PackageService, type RecipientNotifier } from '../packages/packages.service.js';
+import { FINAL_RIDE_STATUSES } from '../rides/ride-status.js';
+import type { RideRow, RidesRepository } from '../rides/rides.repository.js';
+import { rideNotFound, RideService } from '../rides/rides.service.js';
+import { publicState, type JobSnapshot, type JobType } from './tracking-hub.js';
+import { TrackingTokens } from './tracking-tokens.js';
+
+/** A link stops working this long after its package reached a final status. */
+export const TRACKING_AFTER_FINAL_MS = 24 * 60 * 60_000;
+const BACKFILL_BATCH = 500;
+
+
+export interface TrackingServiceDeps {
+  db: DB;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  sms: SmsSender;
+  links: TrackingTokens;
+  packagesRepo: PackagesRepository;
+  ridesRepo: RidesRepository;
+  driverIndex: DriverIndex;
+  driverLocationTtlMs: number;
+}
+
+export class TrackingService implements RecipientNotifier {
+  constructor(private readonly deps: TrackingServiceDeps) {}
+
+  /** The package a link points to, while it works: unknown, revoked and expired links are all undefined. */
+  async resolve(token: string): Promise<JobSnapshot | undefined> {
+    if (!TrackingTokens.wellFormed(token)) return undefined;
+    const found = await this.deps.db
+      .selectFrom('packages')
+      .select(['id'])
+      .where('tracking_token_hash', '=', TrackingTokens.hash(token))
+      .executeTakeFirst();
+    if (!found) return undefined;
+    const snap = await this.snapshot('PACKAGE', found.id);
+    if (!snap || (snap.final && this.deps.clock.nowMs() - Date.parse(snap.updatedAt) >= TRACKING_AFTER_FINAL_MS)) return undefined;
+    return snap;
+  }
+
+  publicView(snap: JobSnapshot) {
+    return publicState(snap, this.deps.clock.nowMs(), this.deps.driverLocationTtlMs);
+  }
+
+  /** A job the caller may read (else 404, as for the object itself). */
+  async visible(jobType: JobType, id: string, auth: AuthContext): Promise<JobSnapshot> {
+    const snap = await this.snapshot(jobType, id);
+    if (!snap || !snap.canSee(auth)) throw jobType === 'PACKAGE' ? packageNotFound() : rideNotFound();
+    return snap;
+  }
+
+  /** Replaces a package's link (its creator or an admin); the old one is 404 at once, its streams end. */
+  async rotate(id: string, auth: AuthContext): Promise<{ trackingUrl: string }> {
+    const row = await this.deps.packagesRepo.load(id);
+    if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
+    if (auth.role !== 'ADMIN' && auth.userId !== row.created_by) throw forbidden('Only the creator or an admin may replace the tracking link', 'ACTION_NOT_ALLOWED');
+    const nonce = randomBytes(16).toString('base64url');
+    await this.deps.db
+      .updateTable('packages')
+      .set({ tracking_nonce: nonce, tracking_token_hash: this.deps.links.hashFor(id, nonce) })
+      .where('id', '=', id)
+      .execute();
+    this.deps.bus.publish('tracking.rotated', { packageId: id });
+    return { trackingUrl: this.deps.links.url(id, nonce) };
+  }
+
+  /** SMS to the drop-off contact (notifyRecipient); a failed message never fails the request. */
+  notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void {
+    const text = moment === 'CREATED' ? `A delivery is coming to you. Follow it live: ${trackingUrl}` : `Your delivery is on its way. Follow it live: ${trackingUrl}`;
+    this.deps.sms.send(to, text).catch((err: Error) => this.deps.logger.warn({ err: err.message, moment }, 'tracking link SMS failed'));
+  }
+
+  /** Packages written without a token hash (before migration 0012, or by an older version) get one. */
+  async backfillTokens(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const rows = await this.deps.db
+        .selectFrom('packages')
+        .select(['id', 'tracking_nonce'])
+        .where('tracking_token_hash', 'is', null)
+        .limit(BACKFILL_BATCH)
+        .execute();
+      for (const row of rows) {
+        await this.deps.db
+          .updateTable('packages')
+          .set({ tracking_token_hash: this.deps.links.hashFor(row.id, row.tracking_nonce) })
+          .where('id', '=', row.id)
+          .where('tracking_nonce', '=', row.tracking_nonce)
+          .execute();
+      }
+      done += rows.length;
+      if (rows.length < BACKFILL_BATCH) return done;
+    }
+  }
+
+  snapshot = async (jobType: JobType, id: string): Promise<JobSnapshot | undefined> => {
+    if (jobType === 'PACKAGE') {
+      const row = await this.deps.packagesRepo.load(id);
+      return row && this.packageSnapshot(row);
+    }
+    const row = await this.deps.ridesRepo.load(id);
+    return row && this.rideSnapshot(row);
+  };
+
+  private packageSnapshot(row: PackageRow): JobSnapshot {
+    return {
+      ...this.common(row),
+      jobType: 'PACKAGE',
+      final: FINAL_PACKAGE_STATUSES.includes(row.status),
+      pickup: json<StopJson>(row.pickup).location,
+      dropoff: json<StopJson>(row.dropoff).location,
+      canSee: (auth) => PackageService.canSee(row, auth),
+    };
+  }
+
+  private rideSnapshot(row: RideRow): JobSnapshot {
+    return {
+      ...this.common(row),
+      jobType: 'RIDE',
+      final: FINAL_RIDE_STATUSES.includes(row.status),
+      pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
+      dropoff: { lat: row.destination_lat, lng: row.destination_lng },
+      canSee: (auth) => RideService.canSee(row, auth),
+    };
+  }
+
+  private common(row: PackageRow | RideRow) {
+    const hasDriver = row.driver_id !== null && row.driver_vehicle_type !== null;
+    const stored = { last_lat: row.driver_lat, last_lng: row.driver_lng, last_heading: row.driver_heading, last_speed: row.driver_speed, last_location_at: row.driver_location_at };
+    return {
+      jobId: row.id,
+      status: row.status as string,
+      history: json<StatusHistoryItemJson[]>(row.status_history),
+      driverId: row.driver_id,
+      driver: hasDriver ? { firstName: row.driver_first_name ?? '', vehicleType: row.driver_vehicle_type!, vehiclePlate: row.driver_vehicle_plate ?? '' } : null,
+      position: hasDriver ? newerPosition(this.deps.driverIndex.get(row.driver_id!)?.position, stored) : null,
+      updatedAt: row.updated_at.toISOString(),
+    };
+  }
+}
