@@ -29,7 +29,7 @@ export const StreamQuery = Type.Object({ access_token: Type.Optional(Type.String
 
 export const LiveMapQuery = Type.Object(
   {
-    bbox: Type.String({ minLength: 7, maxLength: 200, description: 'minLng,minLat,maxLng,maxLat (WGS84 degrees; at most 30 degrees each way)' }),
+    bbox: Type.String({ minLength: 1, maxLength: 200, description: 'minLng,minLat,maxLng,maxLat (WGS84 degrees; at most 30 degrees each way)' }),
     access_token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   },
   { additionalProperties: false },
