@@ -92,7 +92,7 @@ describe('live tracking', () => {
     assert.equal((await post(t, `/api/packages/${pkg.id}/pickup`, driver.headers)).statusCode, 200);
     assert.equal((await post(t, `/api/packages/${pkg.id}/start`, driver.headers)).statusCode, 200);
     assert.equal((await post(t, `/api/packages/${pkg.id}/deliver`, driver.headers, { deliveryCode: pkg.deliveryCode })).statusCode, 200);
-    await Promise.all([viaToken.done, viaBearer.done]);
+    await Promise.all([viaToken.until((c) => c.ended), viaBearer.until((c) => c.ended)]);
     for (const c of [viaToken, viaBearer]) {
       assert.deepEqual(c.json('status').map((s) => s.status), ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'DELIVERED']);
       assert.equal(new Set(c.of('status').map((e) => e.id)).size, 5);
@@ -149,7 +149,7 @@ describe('live tracking', () => {
     assert.equal(rotated.statusCode, 200);
     const newUrl = rotated.json().trackingUrl as string;
     assert.notEqual(newUrl, pkg.trackingUrl);
-    await stream.done;
+    await stream.until((c) => c.ended);
     assert.deepEqual((await t.app.inject({ url: `/api/tracking/${oldToken}` })).json(), {
       statusCode: 404,
       message: 'Tracking link not found',
@@ -191,7 +191,7 @@ describe('live tracking', () => {
     await mine.until((c) => c.of('status').length === 1);
     assert.equal(mine.json('status')[0]!.status, 'REQUESTED');
     await post(t, `/api/rides/${ride.id}/cancel`, customer.headers, { reason: 'Changed my mind' });
-    await mine.done;
+    await mine.until((c) => c.ended);
     assert.deepEqual(mine.json('status').at(-1), { jobType: 'RIDE', jobId: ride.id, status: 'CANCELLED', at: mine.json('status').at(-1)!.at, reason: 'Changed my mind' });
     await post(t, `/api/packages/${pkg.id}/cancel`, business.headers);
   });
