@@ -34,6 +34,7 @@ export class SseConnection implements SseSink {
   private queuedBytes = 0;
   private latest: Map<string, string> | undefined;
   private onClose: (() => void) | undefined;
+  private wrote = false;
 
   private constructor(private readonly res: ServerResponse) {
     res.on('close', () => this.release());
@@ -85,8 +86,10 @@ export class SseConnection implements SseSink {
     (this.latest ??= new Map()).set(key, frame);
   }
 
+  /** A comment line, so that proxies keep the connection: only when nothing else was written since the last one. */
   heartbeat(): void {
-    if (!this.closed && !this.blocked) this.write(':\n\n');
+    if (this.wrote) this.wrote = false;
+    else if (!this.closed && !this.blocked) this.write(':\n\n');
   }
 
   end(frame?: string): void {
@@ -100,6 +103,7 @@ export class SseConnection implements SseSink {
   }
 
   private write(chunk: string): void {
+    this.wrote = true;
     if (!this.res.write(chunk)) this.blocked = true;
   }
 
@@ -135,28 +139,37 @@ export class SseConnection implements SseSink {
   }
 }
 
+/** Heartbeats are spread over this many turns of the interval: one turn writing to every stream blocked the loop. */
+const HEARTBEAT_SLICES = 15;
+
 /** The open streams of one app: heartbeats for all of them, and an end to all of them when it closes. */
 export class SseRegistry {
-  private readonly open = new Set<SseConnection>();
+  private readonly slices: Set<SseConnection>[] = Array.from({ length: HEARTBEAT_SLICES }, () => new Set());
+  private next = 0;
+  private turn = 0;
+  private count = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly heartbeatMs = HEARTBEAT_MS) {}
 
   get size(): number {
-    return this.open.size;
+    return this.count;
   }
 
   connect(request: FastifyRequest, reply: FastifyReply, onClose: () => void): SseConnection {
     const connection = SseConnection.open(request, reply);
-    this.open.add(connection);
+    const slice = this.slices[this.next++ % HEARTBEAT_SLICES]!;
+    slice.add(connection);
+    this.count += 1;
     connection.closing(() => {
-      this.open.delete(connection);
+      slice.delete(connection);
+      this.count -= 1;
       onClose();
     });
     if (!this.timer) {
       this.timer = setInterval(() => {
-        for (const c of this.open) c.heartbeat();
-      }, this.heartbeatMs);
+        for (const c of this.slices[this.turn++ % HEARTBEAT_SLICES]!) c.heartbeat();
+      }, this.heartbeatMs / HEARTBEAT_SLICES);
       this.timer.unref();
     }
     return connection;
@@ -166,6 +179,6 @@ export class SseRegistry {
   closeAll(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    for (const c of [...this.open]) c.end();
+    for (const slice of this.slices) for (const c of [...slice]) c.end();
   }
 }

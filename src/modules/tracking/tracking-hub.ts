@@ -99,7 +99,8 @@ interface Watch {
   key: string;
   snap: JobSnapshot;
   members: Set<Member>;
-  lastLocationAt: number;
+  /** The time of the last position sent (the position's own time). */
+  lastSentAt: number;
   pending: Position | undefined;
   timer: NodeJS.Timeout | undefined;
   reloading: boolean;
@@ -179,7 +180,7 @@ export class TrackingHub {
     const key = keyOf(snap.jobType, snap.jobId);
     let watch = this.watches.get(key);
     if (!watch) {
-      watch = { key, snap, members: new Set(), lastLocationAt: 0, pending: undefined, timer: undefined, reloading: false, reloadAgain: false };
+      watch = { key, snap, members: new Set(), lastSentAt: 0, pending: undefined, timer: undefined, reloading: false, reloadAgain: false };
       this.watches.set(key, watch);
       this.index(watch, null, snap.driverId);
     }
@@ -198,7 +199,12 @@ export class TrackingHub {
     return () => this.accounts.delete(member);
   }
 
-  /** A driver position (reported here or received from another instance). */
+  /**
+   * A driver position (reported here or received from another instance). Throttled on the positions'
+   * own times: one at least an interval after the last one sent goes out at once; a closer one waits
+   * out the rest of the interval, replaced meanwhile by any newer one. (Throttling on the time they
+   * arrive would delay a driver reporting exactly every interval by the jitter of its network.)
+   */
   position(driverId: string, position: Position): void {
     const watches = this.byDriver.get(driverId);
     if (!watches) return;
@@ -206,13 +212,13 @@ export class TrackingHub {
       if (!HEADING[w.snap.status]) continue;
       w.pending = position;
       if (w.timer) continue;
-      const wait = w.lastLocationAt + this.deps.intervalMs - performance.now();
-      if (wait <= 0) this.flushPosition(w);
+      const early = w.lastSentAt + this.deps.intervalMs - position.at;
+      if (early <= 0) this.flushPosition(w);
       else {
         w.timer = setTimeout(() => {
           w.timer = undefined;
           this.flushPosition(w);
-        }, wait);
+        }, Math.min(early, this.deps.intervalMs));
         w.timer.unref();
       }
     }
@@ -222,17 +228,17 @@ export class TrackingHub {
     const p = w.pending;
     w.pending = undefined;
     if (!p || !HEADING[w.snap.status]) return;
-    w.lastLocationAt = performance.now();
+    w.lastSentAt = p.at;
     w.snap.position = p;
     this.sendPosition(w.snap, p, w.members);
   }
 
+  /** The location and ETA frames, written together (one write per follower) and superseded together. */
   private sendPosition(snap: JobSnapshot, p: Position, members: Iterable<Member>): void {
     const location = sseFrame('location', { location: { lat: p.lat, lng: p.lng }, at: new Date(p.at).toISOString() });
-    const etaFrame = snap.driver ? sseFrame('eta', eta(snap, p)) : undefined;
+    const frames = snap.driver ? location + sseFrame('eta', eta(snap, p)) : location;
     for (const m of members) {
-      m.sink.sendLatest('location', location);
-      if (etaFrame) m.sink.sendLatest('eta', etaFrame);
+      m.sink.sendLatest('position', frames);
       this.framesWritten += 1;
     }
   }
