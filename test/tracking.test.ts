@@ -268,6 +268,20 @@ describe('live tracking', () => {
   });
 });
 
+test('shutting down ends the open streams instead of waiting for them', async () => {
+  const t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = t.app.server.address() as { port: number };
+  const business = await createUser(t, { role: 'BUSINESS' });
+  const pkg = (await post(t, '/api/packages', business.headers, packageBody(business.countryId))).json();
+  const stream = await SseClient.open(`http://127.0.0.1:${port}/api/packages/${pkg.id}/track`, business.headers);
+  await stream.until((c) => c.of('status').length === 1);
+  const started = Date.now();
+  await t.close();
+  await stream.until((c) => c.ended);
+  assert.ok(Date.now() - started < 5000);
+});
+
 function randomId(): string {
   return '11111111-2222-4333-8444-555555555555';
 }
