@@ -5,6 +5,7 @@
 // Usage: BENCH_DATABASE_URL=postgres://... npx tsx bench/b9-sse.ts
 //   (BENCH_DRIVERS=2000, BENCH_SUBSCRIBERS=10000, BENCH_DURATION=30 seconds of positions)
 import net from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { machine, randomPoint, startServer } from './lib/harness.js';
@@ -123,6 +124,9 @@ const rssIdle = rssKB(pid);
 const posted = new Map<number, string[]>();
 let postErrors = 0;
 measuring = true;
+// This process's own event-loop delay: a late read here counts as latency too.
+const ownLoop = monitorEventLoopDelay({ resolution: 1 });
+ownLoop.enable();
 const start = performance.now();
 const rate = jobs.length / (PERIOD_MS / 1000);
 const total = Math.floor(rate * duration);
@@ -187,6 +191,7 @@ console.log(
         latencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99), max: pct(latencies, 100) },
       },
       serverEventLoopDelayMs: stats.eventLoopDelayMs,
+      generatorEventLoopDelayMs: { p99: Math.round(ownLoop.percentile(99) / 1e4) / 100, max: Math.round(ownLoop.max / 1e4) / 100 },
       serverRssMB: stats.rssMB,
     },
     null,

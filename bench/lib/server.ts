@@ -134,6 +134,9 @@ async function real() {
       const memory = process.memoryUsage();
       const kb = (bytes: number) => Math.round(bytes / 1024);
       send({ type: 'gc', rssKB: kb(memory.rss), heapUsedKB: kb(memory.heapUsed), externalKB: kb(memory.external), followers: services.trackingHub.followers });
+    } else if (m.type === 'heap-snapshot') {
+      const { writeHeapSnapshot } = await import('node:v8');
+      send({ type: 'heap-snapshot', file: writeHeapSnapshot(undefined) });
     } else if (m.type === 'stop') {
       await app.close();
       await deps.close();
