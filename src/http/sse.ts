@@ -89,7 +89,7 @@ export class SseConnection implements SseSink {
   /** A comment line, so that proxies keep the connection: only when nothing else was written since the last one. */
   heartbeat(): void {
     if (this.wrote) this.wrote = false;
-    else if (!this.closed && !this.blocked) this.write(':\n\n');
+    else if (!this.closed && !this.blocked && !this.res.write(':\n\n')) this.blocked = true;
   }
 
   end(frame?: string): void {
