@@ -112,7 +112,7 @@ export function createServices(deps: Deps): Services {
     nowMs: () => clock.nowMs(),
   });
   live.onPosition = (driverId, position) => trackingHub.position(driverId, position);
-  const liveMap = new LiveMap({ db, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
+  const liveMap = new LiveMap({ db, bus, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
   dispatch.setAcceptors({ PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) });
   const stopFollowingJobs = followJobChanges(bus);
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.

@@ -251,7 +251,14 @@ describe('live tracking', () => {
     const moved = stream.json<{ drivers: { driverId: string; location: unknown }[]; removed: string[] }>('positions')[0]!;
     assert.deepEqual(moved.drivers.map((d) => [d.driverId, d.location]), [[freelance.id, { lat: 10.61, lng: 20.61 }]]);
     assert.deepEqual(moved.removed, []);
-    stream.close();
+    // A revoked session's stream ends (the company's token stays good).
+    const companyStream = await SseClient.open(`${base}/api/companies/me/drivers/live/stream`, company.headers);
+    await companyStream.until((c) => c.of('snapshot').length === 1);
+    await t.db.updateTable('auth_sessions').set({ revoked_at: t.clock.now() }).where('id', '=', admin.sessionId).execute();
+    t.deps.bus.publish('session.revoked', { sessionId: admin.sessionId });
+    await stream.until((c) => c.ended);
+    assert.equal(companyStream.ended, false);
+    companyStream.close();
 
     // More drivers in the box than a map may show: 5,000 of them and `truncated`.
     const index = t.services.live.index;
@@ -262,7 +269,8 @@ describe('live tracking', () => {
         { lat: -5.5, lng: 30.5, heading: null, speed: null, at: t.clock.nowMs() },
       );
     }
-    const crowded = (await get(t, url('30,-6,31,-5'), admin.headers)).json();
+    const admin2 = await createUser(t, { role: 'ADMIN' });
+    const crowded = (await get(t, url('30,-6,31,-5'), admin2.headers)).json();
     assert.equal(crowded.drivers.length, 5000);
     assert.equal(crowded.truncated, true);
   });

@@ -3,6 +3,8 @@
 import type { DB } from '../../db/database.js';
 import type { SseConnection } from '../../http/sse.js';
 import { sseFrame } from '../../http/sse.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import type { Bus } from '../../shared/bus.js';
 import { badRequest } from '../../shared/errors.js';
 import type { VehicleType } from '../../db/schema.js';
 import type { DriverIndex, DriverRecord } from '../matching/driver-index.js';
@@ -52,6 +54,7 @@ export function parseBbox(raw: string): Bbox {
 
 interface MapFollower {
   sink: SseConnection;
+  auth: AuthContext;
   filter: MapFilter;
   /** What the client holds: driver id → the position time and flags last sent. */
   shown: Map<string, string>;
@@ -61,10 +64,21 @@ export class LiveMap {
   private readonly companyDrivers = new Map<string, { ids: Set<string>; readAt: number; reading?: Promise<void> }>();
   private readonly followers = new Set<MapFollower>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly unsubscribe: (() => void)[];
 
   constructor(
-    private readonly deps: { db: DB; index: DriverIndex; intervalMs: number; positionTtlMs: number; nowMs(): number },
-  ) {}
+    private readonly deps: { db: DB; bus: Bus; index: DriverIndex; intervalMs: number; positionTtlMs: number; nowMs(): number },
+  ) {
+    const endWhere = (test: (auth: AuthContext) => boolean) => {
+      for (const f of [...this.followers]) if (test(f.auth)) f.sink.end();
+    };
+    this.unsubscribe = [
+      deps.bus.subscribe('session.revoked', ({ sessionId }) => endWhere((auth) => auth.sessionId === sessionId)),
+      deps.bus.subscribe('user.changed', ({ userId, status }) => {
+        if (status !== undefined && status !== 'ACTIVE') endWhere((auth) => auth.userId === userId);
+      }),
+    ];
+  }
 
   async list(filter: MapFilter): Promise<{ drivers: LiveDriver[]; truncated: boolean }> {
     const { records, truncated } = await this.select(filter);
@@ -72,9 +86,9 @@ export class LiveMap {
   }
 
   /** Starts a map stream: the snapshot now, then `positions` with the changes every interval. */
-  async follow(sink: SseConnection, filter: MapFilter): Promise<() => void> {
+  async follow(sink: SseConnection, filter: MapFilter, auth: AuthContext): Promise<() => void> {
     const { records, truncated } = await this.select(filter);
-    const follower: MapFollower = { sink, filter, shown: new Map(records.map((r) => [r.id, stamp(r)])) };
+    const follower: MapFollower = { sink, auth, filter, shown: new Map(records.map((r) => [r.id, stamp(r)])) };
     sink.send(sseFrame('snapshot', { drivers: records.map(toLiveDriver), truncated }));
     this.followers.add(follower);
     if (!this.timer) {
@@ -91,6 +105,7 @@ export class LiveMap {
   }
 
   close(): void {
+    for (const off of this.unsubscribe) off();
     clearInterval(this.timer);
     this.timer = undefined;
   }

@@ -116,7 +116,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
         const filter = filterOf(request);
         let stop = () => undefined as void;
         const sink = streams.connect(request, reply, () => stop());
-        stop = await liveMap.follow(sink, filter);
+        stop = await liveMap.follow(sink, filter, request.auth);
         if (sink.closed) stop();
       },
     );
