@@ -196,7 +196,9 @@ describe('live tracking', () => {
     await post(t, `/api/packages/${pkg.id}/cancel`, business.headers);
   });
 
-  test('the account stream: status events of what the caller may read, over one connection', async () => {
+  test('the account stream: status events of what the caller may read over one connection; missed ones replayed from Last-Event-ID', async () => {
+    // (The test clock stands still: the other tests' events must be older than this one's.)
+    t.clock.advance(5000);
     const stream = await SseClient.open(`${base}/api/events/stream?access_token=${business.token}`);
     assert.equal(stream.status, 200);
     const mine = await createPackage();
@@ -207,10 +209,39 @@ describe('live tracking', () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(stream.json('status').map((s) => [s.jobId, s.status, s.reason]), [[mine.id, 'CANCELLED', 'Not needed']]);
     stream.close();
-    const again = await SseClient.open(`${base}/api/events/stream`, { ...business.headers, 'last-event-id': stream.of('status')[0]!.id! });
-    await again.until((c) => c.events.length >= 1);
-    assert.equal(again.events[0]!.event, 'resync');
+    const lastId = stream.of('status')[0]!.id!;
+
+    // Missed while away: a new package of mine and its cancellation, and a change of someone else's.
+    t.clock.advance(1000);
+    const second = await createPackage();
+    t.clock.advance(1000);
+    await post(t, `/api/packages/${second.id}/cancel`, business.headers);
+    const theirs2 = (await post(t, '/api/packages', other.headers, packageBody(other.countryId))).json();
+    await post(t, `/api/packages/${theirs2.id}/cancel`, other.headers);
+    const again = await SseClient.open(`${base}/api/events/stream`, { ...business.headers, 'last-event-id': lastId });
+    await again.until((c) => c.of('status').length >= 2);
+    assert.deepEqual(again.json('status').map((s) => [s.jobId, s.status]), [[second.id, 'PENDING'], [second.id, 'CANCELLED']]);
+    // Then live, on the same connection.
+    const third = await createPackage();
+    await post(t, `/api/packages/${third.id}/cancel`, business.headers);
+    await again.until((c) => c.of('status').length === 3);
+    assert.deepEqual(again.json('status')[2]!.jobId, third.id);
     again.close();
+
+    for (const [id, later] of [['garbage', false], [lastId, true]] as const) {
+      let authorization = business.headers.authorization;
+      if (later) {
+        // An hour and more after the last event seen (with an access token of that time).
+        t.clock.advance(61 * 60_000);
+        authorization = `Bearer ${(await t.tokens.signAccess({ userId: business.id, role: 'BUSINESS', sessionId: business.sessionId })).token}`;
+      }
+      const resynced = await SseClient.open(`${base}/api/events/stream`, { authorization, 'last-event-id': id });
+      await resynced.until((c) => c.events.length >= 1);
+      assert.equal(resynced.events[0]!.event, 'resync');
+      assert.deepEqual(JSON.parse(resynced.events[0]!.data), { reason: 'CANNOT_REPLAY' });
+      resynced.close();
+    }
+    t.clock.advance(-61 * 60_000);
   });
 
   test('the live map: bbox validated, answered from the live index, at most 5,000 drivers, streamed as a snapshot then changes', async () => {

@@ -60,6 +60,13 @@ export function decodeCursor(cursor: string | undefined): { jobId: string; seq: 
   return match ? { jobId: match[1]!, seq: Number(match[2]) } : undefined;
 }
 
+/** A status event; its id is the job's cursor at that entry (its 1-based place in the history). */
+export function statusFrame(jobType: JobType, jobId: string, seq: number, entry: HistoryEntry): string {
+  // A reason is free text written by a driver or an operator: callers leave it out for the public link.
+  const reason = entry.reason !== undefined && entry.reason !== null ? { reason: entry.reason } : {};
+  return sseFrame('status', { jobType, jobId, status: entry.status, at: entry.at, ...reason }, encodeCursor(jobId, seq));
+}
+
 /** The whole state a follower needs: the public view (no phones, names of contacts, addresses or account ids). */
 export function publicState(snap: JobSnapshot, nowMs: number, positionTtlMs: number) {
   const heading = HEADING[snap.status];
@@ -110,6 +117,8 @@ interface Watch {
 interface AccountMember {
   sink: SseSink;
   auth: AuthContext;
+  /** Live frames held while missed ones are read from the database (they go out after them). */
+  held: string[] | undefined;
 }
 
 export interface TrackingHubDeps {
@@ -193,10 +202,19 @@ export class TrackingHub {
   }
 
   /** The account stream: a status event for every job change the account may see. */
-  followAccount(sink: SseSink, auth: AuthContext): () => void {
-    const member = { sink, auth };
+  followAccount(sink: SseSink, auth: AuthContext, options: { hold?: boolean } = {}): { stop(): void; release(first: string[]): void } {
+    const member: AccountMember = { sink, auth, held: options.hold ? [] : undefined };
     this.accounts.add(member);
-    return () => this.accounts.delete(member);
+    return {
+      stop: () => this.accounts.delete(member),
+      release: (first) => {
+        const held = member.held ?? [];
+        member.held = undefined;
+        const sent = new Set(first);
+        for (const frame of first) sink.send(frame);
+        for (const frame of held) if (!sent.has(frame)) sink.send(frame);
+      },
+    };
   }
 
   /**
@@ -265,9 +283,7 @@ export class TrackingHub {
 
   private statusFrame(snap: JobSnapshot, index: number, member: { viaToken: boolean }): string {
     const entry = snap.history[index]!;
-    // A reason is free text written by a driver or an operator: not for whoever holds the public link.
-    const reason = !member.viaToken && entry.reason !== undefined ? { reason: entry.reason } : {};
-    return sseFrame('status', { jobType: snap.jobType, jobId: snap.jobId, status: entry.status, at: entry.at, ...reason }, encodeCursor(snap.jobId, index + 1));
+    return statusFrame(snap.jobType, snap.jobId, index + 1, member.viaToken ? { status: entry.status, at: entry.at } : entry);
   }
 
   private changed(e: BusEvents['job.changed']): void {
@@ -337,7 +353,8 @@ export class TrackingHub {
       for (const m of this.accounts) {
         if (m.sink.closed || !snap.canSee(m.auth)) continue;
         frame ??= this.statusFrame(snap, index, { viaToken: false });
-        m.sink.send(frame);
+        if (m.held) m.held.push(frame);
+        else m.sink.send(frame);
       }
     } catch (err) {
       this.deps.logger.warn({ err, jobId: e.jobId }, 'reading a changed job for account streams failed');

@@ -1,7 +1,7 @@
 // Routes of live tracking: the public link, the job streams, the account stream and the live map.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FeatureModule } from '../../http/context.js';
-import { SseRegistry } from '../../http/sse.js';
+import { SseRegistry, sseFrame } from '../../http/sse.js';
 import { notFound } from '../../shared/errors.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import type { AuthContext } from '../../shared/auth-context.js';
@@ -88,12 +88,21 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
       schema: { tags, summary: 'Status events of every package and ride the caller may read (SSE)', description: streamDescription, security, querystring: StreamQuery, response: errors(400, 401, 403) },
     },
     async (request, reply) => {
+      const last = lastEventId(request);
       let stop = () => undefined as void;
       const sink = streams.connect(request, reply, () => stop());
-      // Status events are not replayed across all of an account's jobs: a reconnecting client is told
-      // to read its lists again, so that it never silently misses a change.
-      if (lastEventId(request)) sink.send('event: resync\ndata: {"reason":"RECONNECTED"}\n\n');
-      stop = hub.followAccount(sink, request.auth);
+      // Live events wait while the missed ones are read, so that they arrive in order.
+      const follow = hub.followAccount(sink, request.auth, { hold: last !== undefined });
+      stop = follow.stop;
+      if (last === undefined) return;
+      let missed: string[] | undefined;
+      try {
+        missed = await tracking.missedStatuses(request.auth, last);
+      } catch (err) {
+        request.log.warn({ err }, 'replaying missed status events failed');
+      }
+      // Never a silent gap: what cannot be replayed is announced, and the client reads its lists again.
+      follow.release(missed ?? [sseFrame('resync', { reason: 'CANNOT_REPLAY' })]);
     },
   );
 

@@ -1,6 +1,7 @@
 // Live tracking of packages and rides (contract section 14): tracking links, the public view behind
 // them, and the snapshots the streams follow.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/database.js';
 import type { StatusHistoryItemJson, StopJson } from '../../db/tables/jobs.js';
@@ -17,12 +18,14 @@ import { packageNotFound, PackageService, type RecipientNotifier } from '../pack
 import { FINAL_RIDE_STATUSES } from '../rides/ride-status.js';
 import type { RideRow, RidesRepository } from '../rides/rides.repository.js';
 import { rideNotFound, RideService } from '../rides/rides.service.js';
-import { publicState, type JobSnapshot, type JobType } from './tracking-hub.js';
+import { decodeCursor, MAX_REPLAY, publicState, statusFrame, type JobSnapshot, type JobType } from './tracking-hub.js';
 import { TrackingTokens } from './tracking-tokens.js';
 
 /** A link stops working this long after its package reached a final status. */
 export const TRACKING_AFTER_FINAL_MS = 24 * 60 * 60_000;
 const BACKFILL_BATCH = 500;
+/** The account stream replays missed status events from at most this far back (else `resync`). */
+export const ACCOUNT_REPLAY_WINDOW_MS = 60 * 60_000;
 
 
 export interface TrackingServiceDeps {
@@ -64,6 +67,47 @@ export class TrackingService implements RecipientNotifier {
     const snap = await this.snapshot(jobType, id);
     if (!snap || !snap.canSee(auth)) throw jobType === 'PACKAGE' ? packageNotFound() : rideNotFound();
     return snap;
+  }
+
+  /**
+   * The account stream's missed status events after `lastEventId`, across every job the account may
+   * read, as frames in the order they happened; undefined when they cannot be replayed (an unknown
+   * id, older than the window, or more than MAX_REPLAY of them): the client then gets `resync`.
+   * Events in the same millisecond as the last one seen may come twice (same id).
+   */
+  async missedStatuses(auth: AuthContext, lastEventId: string): Promise<string[] | undefined> {
+    const cursor = decodeCursor(lastEventId);
+    if (!cursor || cursor.seq < 1) return undefined;
+    const { db, clock } = this.deps;
+    const seen = await sql<{ at: string | null }>`
+      select status_history -> ${cursor.seq - 1}::int ->> 'at' as at from packages where id = ${cursor.jobId}
+      union all
+      select status_history -> ${cursor.seq - 1}::int ->> 'at' as at from rides where id = ${cursor.jobId}`.execute(db);
+    const since = seen.rows[0]?.at ? Date.parse(seen.rows[0].at) : NaN;
+    if (!Number.isFinite(since) || clock.nowMs() - since > ACCOUNT_REPLAY_WINDOW_MS) return undefined;
+    const me = auth.userId;
+    const all = auth.role === 'ADMIN';
+    const rows = await sql<{ job_type: JobType; job_id: string; status: string; reason: string | null; at: Date; seq: number }>`
+      select * from (
+        select 'PACKAGE' as job_type, h.package_id as job_id, h.status, h.reason, h.at, h.id,
+          (select count(*) from package_status_history h2 where h2.package_id = h.package_id and h2.id <= h.id)::int as seq
+        from package_status_history h join packages p on p.id = h.package_id
+        where h.at >= ${new Date(since)} and (${all}::boolean or p.created_by = ${me} or p.customer_id = ${me} or p.driver_id = ${me}
+          or p.driver_id in (select user_id from driver_profiles where company_id = ${me}))
+        union all
+        select 'RIDE', h.ride_id, h.status, h.reason, h.at, h.id,
+          (select count(*) from ride_status_history h2 where h2.ride_id = h.ride_id and h2.id <= h.id)::int
+        from ride_status_history h join rides r on r.id = h.ride_id
+        where h.at >= ${new Date(since)} and (${all}::boolean or r.customer_id = ${me} or r.driver_id = ${me}
+          or r.driver_id in (select user_id from driver_profiles where company_id = ${me}))
+      ) missed
+      order by at, id
+      limit ${MAX_REPLAY + 2}`.execute(db);
+    const missed = rows.rows.filter((r) => !(r.job_id === cursor.jobId && r.seq <= cursor.seq));
+    if (missed.length > MAX_REPLAY) return undefined;
+    return missed.map((r) =>
+      statusFrame(r.job_type, r.job_id, r.seq, { status: r.status, at: new Date(r.at).toISOString(), ...(r.reason === null ? {} : { reason: r.reason }) }),
+    );
   }
 
   /** Replaces a package's link (its creator or an admin); the old one is 404 at once, its streams end. */
