@@ -7,7 +7,7 @@ import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { JobSnapshot, JobType } from './tracking-hub.js';
 import { parseBbox, type MapFilter } from './live-map.js';
-import { LiveDrivers, LiveMapQuery, RotatedTracking, StreamQuery, TokenParams, TrackingView } from './tracking.schemas.js';
+import { EventStream, LiveDrivers, LiveMapQuery, RotatedTracking, StreamQuery, TokenParams, TrackingView } from './tracking.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 const streamDescription =
@@ -48,7 +48,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
 
   app.get(
     '/tracking/:token/stream',
-    { schema: { tags, summary: 'Live events of a delivery by its tracking link (SSE)', description: streamDescription, params: TokenParams, response: errors(400, 404) } },
+    { schema: { tags, summary: 'Live events of a delivery by its tracking link (SSE)', description: streamDescription, params: TokenParams, response: { 200: EventStream, ...errors(400, 404) } } },
     async (request, reply) => {
       const mark = hub.mark();
       const snap = await tracking.resolve(request.params.token);
@@ -71,7 +71,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
       `/${collection}/:id/track`,
       {
         onRequest: guard.required(undefined, { queryToken: true }),
-        schema: { tags, summary: `Live events of a ${jobType === 'PACKAGE' ? 'package' : 'ride'} (SSE; same visibility as the object)`, description: streamDescription, security, params: IdParams, querystring: StreamQuery, response: errors(400, 401, 403, 404) },
+        schema: { tags, summary: `Live events of a ${jobType === 'PACKAGE' ? 'package' : 'ride'} (SSE; same visibility as the object)`, description: streamDescription, security, params: IdParams, querystring: StreamQuery, response: { 200: EventStream, ...errors(400, 401, 403, 404) } },
       },
       async (request, reply) => {
         const mark = hub.mark();
@@ -85,7 +85,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
     '/events/stream',
     {
       onRequest: guard.required(undefined, { queryToken: true }),
-      schema: { tags, summary: 'Status events of every package and ride the caller may read (SSE)', description: streamDescription, security, querystring: StreamQuery, response: errors(400, 401, 403) },
+      schema: { tags, summary: 'Status events of every package and ride the caller may read (SSE)', description: streamDescription, security, querystring: StreamQuery, response: { 200: EventStream, ...errors(400, 401, 403) } },
     },
     async (request, reply) => {
       const last = lastEventId(request);
@@ -119,7 +119,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
       `${path}/stream`,
       {
         onRequest: guard.required([role], { queryToken: true }),
-        schema: { tags, summary: 'The live map as SSE: a snapshot, then the drivers that changed each TRACKING_INTERVAL', description: streamDescription, security, querystring, response: errors(400, 401, 403) },
+        schema: { tags, summary: 'The live map as SSE: a snapshot, then the drivers that changed each TRACKING_INTERVAL', description: streamDescription, security, querystring, response: { 200: EventStream, ...errors(400, 401, 403) } },
       },
       async (request, reply) => {
         const filter = filterOf(request);

@@ -46,3 +46,9 @@ export const LiveDriver = Type.Object({
 });
 
 export const LiveDrivers = Type.Object({ drivers: Type.Array(LiveDriver), truncated: Type.Boolean() });
+
+/** The 200 of a stream route in the OpenAPI document (the stream itself is written by hand, not serialized). */
+export const EventStream = {
+  description: 'text/event-stream: see docs/tracking.md for the events',
+  content: { 'text/event-stream': { schema: Type.String() } },
+};
