@@ -15,6 +15,8 @@ import type { VehicleType } from '../../db/schema.js';
 export type JobType = 'PACKAGE' | 'RIDE';
 /** At most this many missed status events are replayed; further behind, the client gets `resync`. */
 export const MAX_REPLAY = 100;
+/** A followed job whose read failed (database away) is read again after this. */
+const RETRY_MS = 1000;
 
 export interface HistoryEntry {
   status: string;
@@ -152,9 +154,11 @@ export class TrackingHub {
       bus.subscribe('user.changed', ({ userId, status }) => {
         if (status !== undefined && status !== 'ACTIVE') this.endWhere((auth) => auth.userId === userId);
       }),
-      // Changes may have been missed while Redis was away: every followed job is read again.
+      // Changes may have been missed while Redis was away: every followed job is read again, and
+      // account streams (which cannot tell which jobs changed) are told to read their lists again.
       bus.subscribe('bus.resync', () => {
         for (const w of this.watches.values()) void this.reload(w);
+        this.resyncAccounts(this.accounts);
       }),
     ];
   }
@@ -196,7 +200,7 @@ export class TrackingHub {
     watch.members.add(member);
     const position = this.livePosition(snap);
     if (position) this.sendPosition(snap, position, [member]);
-    if ((this.changedAt.get(key) ?? -1) >= options.mark) void this.reload(watch);
+    if ((this.changedAt.get(key) ?? -1) > options.mark) void this.reload(watch);
     const w = watch;
     return () => this.leave(w, member);
   }
@@ -312,7 +316,9 @@ export class TrackingHub {
         this.apply(w, snap);
       } while (w.reloadAgain && this.watches.get(w.key) === w);
     } catch (err) {
-      this.deps.logger.warn({ err, job: w.key }, 'reading a followed job failed');
+      this.deps.logger.warn({ err, job: w.key }, 'reading a followed job failed; trying again');
+      const retry = setTimeout(() => this.watches.get(w.key) === w && void this.reload(w), RETRY_MS);
+      retry.unref();
     } finally {
       w.reloading = false;
     }
@@ -358,6 +364,16 @@ export class TrackingHub {
       }
     } catch (err) {
       this.deps.logger.warn({ err, jobId: e.jobId }, 'reading a changed job for account streams failed');
+      this.resyncAccounts(this.accounts);
+    }
+  }
+
+  /** Followers that may have missed a status are told so (never a silent gap). */
+  private resyncAccounts(members: Iterable<AccountMember>): void {
+    const frame = sseFrame('resync', { reason: 'CANNOT_REPLAY' });
+    for (const m of members) {
+      if (m.held) m.held.push(frame);
+      else m.sink.send(frame);
     }
   }
 

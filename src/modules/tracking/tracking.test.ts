@@ -142,3 +142,31 @@ test('a change is read once and sent to every follower; a final status ends them
   assert.equal(hub.followers, 0);
   hub.close();
 });
+
+test('a change whose read fails is read again; account streams hear of what they may have missed', async () => {
+  const bus = new LocalBus();
+  let failures = 1;
+  const changed = snapshot({ status: 'PICKED_UP', history: [...snapshot().history, { status: 'PICKED_UP', at: '2026-11-25T09:03:00.000Z' }] });
+  const hub = new TrackingHub({
+    bus,
+    logger: pino({ level: 'silent' }),
+    load: async () => {
+      if (failures-- > 0) throw new Error('database away');
+      return changed;
+    },
+    intervalMs: 50,
+    positionTtlMs: 60_000,
+    nowMs: () => Date.now(),
+  });
+  const follower = new Sink();
+  const account = new Sink();
+  hub.follow(snapshot(), follower, { mark: hub.mark(), viaToken: true });
+  hub.followAccount(account, { userId: 'u', role: 'ADMIN', sessionId: 's' });
+  bus.publish('job.changed', { jobType: 'PACKAGE', jobId: JOB, status: 'PICKED_UP', driverId: 'd1', actorId: 'd1', assigned: false, final: false });
+  await new Promise((r) => setTimeout(r, 1300));
+  assert.equal(follower.events('status').length, 2);
+  assert.ok(follower.events('status')[1]!.includes('PICKED_UP'));
+  bus.publish('bus.resync', {});
+  assert.ok(account.events('resync').length >= 1);
+  hub.close();
+});
