@@ -142,8 +142,6 @@ export class TrackingHub {
   private seq = 0;
   private readonly changedAt = new LRUCache<string, number>({ max: 50_000 });
   private readonly unsubscribe: (() => void)[];
-  /** Status and location frames written (the benchmark reads them). */
-  framesWritten = 0;
 
   constructor(private readonly deps: TrackingHubDeps) {
     const { bus } = deps;
@@ -261,7 +259,6 @@ export class TrackingHub {
     const frames = snap.driver ? location + sseFrame('eta', eta(snap, p)) : location;
     for (const m of members) {
       m.sink.sendLatest('position', frames);
-      this.framesWritten += 1;
     }
   }
 
