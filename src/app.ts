@@ -30,6 +30,7 @@ import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
 import { dispatchModule } from './modules/dispatch/dispatch.routes.js';
 import { createServices, type Services } from './services.js';
 import { pricingModule } from './modules/pricing/pricing.routes.js';
+import { trackingModule } from './modules/tracking/tracking.routes.js';
 
 const API_MODULES: FeatureModule[] = [
   countriesModule,
@@ -43,13 +44,14 @@ const API_MODULES: FeatureModule[] = [
   webhooksModule,
   dispatchModule,
   pricingModule,
+  trackingModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Strips secrets that clients may put in a query string (the WebSocket access_token). */
+/** Strips secrets that clients put in URLs: the access_token of WebSockets and streams, tracking links. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:access_token|token)=)[^&]*/gi, '$1[redacted]');
+  return url.replace(/([?&](?:access_token|token)=)[^&]*/gi, '$1[redacted]').replace(/(\/(?:tracking|t)\/)[^/?#]+/gi, '$1[redacted]');
 }
 
 /** Runs the per-process background work and, by default, the shared work (background.ts). */

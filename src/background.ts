@@ -46,6 +46,8 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () => Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()])),
     // At start too, so that processes restarted more often than the interval still purge.
     periodic(deps, 'purging expired codes', CODE_PURGE_INTERVAL_MS, () => services.auth.purgeExpired(), true),
+    // Packages written without a tracking token hash (before migration 0012, or by an older version).
+    periodic(deps, 'tracking token backfill', CODE_PURGE_INTERVAL_MS, () => services.tracking.backfillTokens(), true),
   ];
   if (deps.config.dispatch.mode === 'offer') {
     const sweep = periodic(deps, 'dispatch sweep', DISPATCH_SWEEP_INTERVAL_MS, () => services.dispatch.sweep(), true);

@@ -163,3 +163,16 @@ test('pricing: defaults of section 18, distances in m or km, the surge cap with 
   );
   assert.throws(() => loadConfig({ SURGE_MAX: '0.9' }), /SURGE_MAX/);
 });
+
+test('tracking: links on PUBLIC_BASE_URL (default this port on localhost), TRACKING_INTERVAL a duration', () => {
+  assert.deepEqual(loadConfig({ PORT: '8080' }).tracking, { publicBaseUrl: 'http://localhost:8080', intervalMs: 3000 });
+  assert.deepEqual(loadConfig({ PUBLIC_BASE_URL: 'https://track.example.com/', TRACKING_INTERVAL: '5s' }).tracking, {
+    publicBaseUrl: 'https://track.example.com',
+    intervalMs: 5000,
+  });
+  assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/deliveries/' }).tracking.publicBaseUrl, 'https://example.com/deliveries');
+  for (const bad of ['example.com', 'ftp://example.com', 'https://example.com/?a=1', 'https://user:pw@example.com']) {
+    assert.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL must be an http\(s\) URL/, bad);
+  }
+  assert.throws(() => loadConfig({ TRACKING_INTERVAL: 'often' }), /TRACKING_INTERVAL must be a duration/);
+});

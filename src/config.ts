@@ -79,6 +79,8 @@ export interface Config {
   wsMaxPerDriver: number;
   /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
   metricsToken: string | undefined;
+  /** Live tracking (contract section 14): links are publicBaseUrl + /t/ + token. */
+  tracking: { publicBaseUrl: string; intervalMs: number };
 }
 
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
@@ -330,6 +332,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConnections: int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
     wsMaxPerDriver: int('WS_MAX_PER_DRIVER', 2, 1, 1000),
     metricsToken: get('METRICS_TOKEN'),
+    tracking: { publicBaseUrl: publicBaseUrl(get('PUBLIC_BASE_URL'), port, problems), intervalMs: duration('TRACKING_INTERVAL', '3s') },
   };
   if (dispatchMaxRadius < dispatchRadius) problems.push('DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS');
 
@@ -348,6 +351,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 // A secret of 32+ bytes can still be guessable: a placeholder word repeated, or a handful of characters.
+function publicBaseUrl(raw: string | undefined, port: number, problems: string[]): string {
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username) {
+    problems.push(`PUBLIC_BASE_URL must be an http(s) URL without query, fragment or credentials (got "${raw}")`);
+    return `http://localhost:${port}`;
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 function weakSecret(secret: string): boolean {
   if (new Set(secret).size < 12) return true;
   return /change.?me|secret|password|example|placeholder/i.test(secret);

@@ -21,6 +21,10 @@ import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
 import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
 import { DispatchService } from './modules/dispatch/dispatch.service.js';
+import { LiveMap } from './modules/tracking/live-map.js';
+import { TrackingHub } from './modules/tracking/tracking-hub.js';
+import { TrackingService } from './modules/tracking/tracking.service.js';
+import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
 
 export interface Services {
   tokens: TokenService;
@@ -39,6 +43,10 @@ export interface Services {
   webhooks: WebhooksService;
   dispatch: DispatchService;
   pricing: PricingService;
+  tracking: TrackingService;
+  /** This process's followers of jobs (tracking streams). */
+  trackingHub: TrackingHub;
+  liveMap: LiveMap;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -79,13 +87,33 @@ export function createServices(deps: Deps): Services {
   live.onAvailable = (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline);
   const pricing = new PricingService(deps, live);
   const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing };
-  const packages = new PackageService({
-    ...jobs,
+  const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
+  const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
+  const ridesRepo = new RidesRepository(db);
+  const tracking = new TrackingService({
     db,
-    repo: new PackagesRepository(db, deps.database.pgPool),
-    secret: config.jwtSecret,
+    bus,
+    clock,
+    logger: deps.logger,
+    sms,
+    links,
+    packagesRepo,
+    ridesRepo,
+    driverIndex: live.index,
+    driverLocationTtlMs: config.driverLocationTtlMs,
   });
-  const rides = new RideService({ ...jobs, db, repo: new RidesRepository(db), flushPositions: () => live.flush() });
+  const packages = new PackageService({ ...jobs, db, repo: packagesRepo, secret: config.jwtSecret, links, notifier: tracking });
+  const rides = new RideService({ ...jobs, db, repo: ridesRepo, flushPositions: () => live.flush() });
+  const trackingHub = new TrackingHub({
+    bus,
+    logger: deps.logger,
+    load: tracking.snapshot,
+    intervalMs: config.tracking.intervalMs,
+    positionTtlMs: config.driverLocationTtlMs,
+    nowMs: () => clock.nowMs(),
+  });
+  live.onPosition = (driverId, position) => trackingHub.position(driverId, position);
+  const liveMap = new LiveMap({ db, bus, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
   dispatch.setAcceptors({ PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) });
   const stopFollowingJobs = followJobChanges(bus);
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
@@ -107,6 +135,9 @@ export function createServices(deps: Deps): Services {
     rides,
     dispatch,
     pricing,
+    tracking,
+    trackingHub,
+    liveMap,
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
@@ -118,6 +149,8 @@ export function createServices(deps: Deps): Services {
       stopFollowingJobs();
       stopFollowingExpiry();
       packages.close();
+      trackingHub.close();
+      liveMap.close();
     },
   };
 }

@@ -128,6 +128,15 @@ async function real() {
         positionsApplied: live.positionsApplied,
         eventLoopDelayMs,
       });
+    } else if (m.type === 'gc') {
+      // With BENCH_SERVER_FLAGS=--expose-gc: memory figures after a full collection.
+      (globalThis as { gc?: () => void }).gc?.();
+      const memory = process.memoryUsage();
+      const kb = (bytes: number) => Math.round(bytes / 1024);
+      send({ type: 'gc', rssKB: kb(memory.rss), heapUsedKB: kb(memory.heapUsed), externalKB: kb(memory.external), followers: services.trackingHub.followers });
+    } else if (m.type === 'heap-snapshot') {
+      const { writeHeapSnapshot } = await import('node:v8');
+      send({ type: 'heap-snapshot', file: writeHeapSnapshot(undefined) });
     } else if (m.type === 'stop') {
       await app.close();
       await deps.close();

@@ -29,6 +29,11 @@ const CACHE_TTL_MS = 30_000;
 export const UNRELIABLE_BUS_MAX_AGE_MS = 1000;
 const CACHE_MAX = 50_000;
 
+function queryToken(request: FastifyRequest): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.access_token;
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
 export class AuthGuard {
   /** Lifetimes on a monotonic clock; revocations and account changes drop entries at once. */
   private readonly cache = new LRUCache<string, SessionState>({ max: CACHE_MAX, ttl: CACHE_TTL_MS });
@@ -53,7 +58,7 @@ export class AuthGuard {
    * onRequest hook: requires a valid bearer token and, when given, one of the roles. A callback
    * hook: a token and session seen recently are checked without a promise (every request pays this).
    */
-  required(roles?: Role[]): onRequestHookHandler {
+  required(roles?: Role[], options: { queryToken?: boolean } = {}): onRequestHookHandler {
     // No closure is made per request on the cached path (tsx names every closure it makes, at a cost).
     const finish = (request: FastifyRequest, auth: AuthContext, done: (err?: Error) => void) => {
       request.auth = auth;
@@ -63,15 +68,17 @@ export class AuthGuard {
     return (request: FastifyRequest, _reply, done) => {
       const header = request.headers.authorization;
       const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      if (!match) return done(unauthorized('Missing bearer token', 'MISSING_TOKEN'));
+      // A browser EventSource cannot send headers: stream routes also take ?access_token= (never logged).
+      const token = match?.[1] ?? (options.queryToken ? queryToken(request) : undefined);
+      if (!token) return done(unauthorized('Missing bearer token', 'MISSING_TOKEN'));
       let known: AuthContext | undefined;
       try {
-        known = this.knownContext(match[1]);
+        known = this.knownContext(token);
       } catch (err) {
         return done(err as Error);
       }
       if (known) finish(request, known, done);
-      else this.authenticateToken(match[1]).then((auth) => finish(request, auth, done), done);
+      else this.authenticateToken(token).then((auth) => finish(request, auth, done), done);
     };
   }
 

@@ -43,6 +43,8 @@ export interface BusEvents {
     /** The driver handed the job back (it waits again; the driver is free). */
     released?: boolean;
   };
+  /** A package's tracking link was replaced: the old one's streams end, caches drop the package. */
+  'tracking.rotated': { packageId: string };
   /**
    * This instance only: Redis (or this instance's subscription) is back after an outage, so events
    * published meanwhile may have been missed. Whoever keeps state from events reloads it from the

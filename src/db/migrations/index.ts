@@ -10,6 +10,7 @@ import * as m0007 from './0007_ride_history_column.js';
 import * as m0009 from './0009_dispatch.js';
 import * as m0010 from './0010_pricing.js';
 import * as m0011 from './0011_job_prices.js';
+import * as m0012 from './0012_tracking.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0009_dispatch': m0009,
   '0010_pricing': m0010,
   '0011_job_prices': m0011,
+  '0012_tracking': m0012,
 };

@@ -43,6 +43,10 @@ export interface PackagesTable extends JobPriceColumns {
   status_history: ColumnType<StatusHistoryItemJson[], string | undefined, never>;
   /** When it reached DELIVERED, FAILED or CANCELLED (statements). */
   finished_at: Nullish<Date>;
+  /** The tracking token is HMAC(secret, id.nonce); only its SHA-256 is stored (migration 0012). */
+  tracking_nonce: ColumnType<string, string | undefined, string>;
+  tracking_token_hash: string | null;
+  notify_recipient: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** The price columns both kinds of job have (migration 0011); null on jobs created before prices existed. */

@@ -163,6 +163,11 @@ export class DriverIndex {
     return this.drivers.get(id);
   }
 
+  /** Every driver known (the live map scans them). */
+  values(): IterableIterator<DriverRecord> {
+    return this.drivers.values();
+  }
+
   upsert(attrs: DriverAttributes, position?: Position | null): DriverRecord {
     let rec = this.drivers.get(attrs.id);
     if (!rec) {

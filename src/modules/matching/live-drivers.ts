@@ -74,6 +74,8 @@ export class LiveDrivers {
   onFlush: ((stats: FlushStats) => void) | undefined;
   /** Called when a driver reports a position or comes online here (dispatch offers it what waits nearby). */
   onAvailable: ((driverId: string, cameOnline: boolean) => void) | undefined;
+  /** Called with every position applied here, reported to this instance or received from another (tracking streams). */
+  onPosition: ((driverId: string, position: Position) => void) | undefined;
   /** Positions applied to the index since start (HTTP and WebSocket; not those from other instances). */
   positionsApplied = 0;
 
@@ -271,6 +273,7 @@ export class LiveDrivers {
     this.markDirty(driverId, position);
     if (this.deps.redis) this.outgoing.set(driverId, position);
     this.onAvailable?.(driverId, false);
+    this.onPosition?.(driverId, position);
     return true;
   }
 
@@ -382,9 +385,10 @@ export class LiveDrivers {
       const { from, positions } = JSON.parse(raw) as { from: string; positions: [string, number, number, number | null, number | null, number][] };
       if (from === this.instanceId) return;
       for (const [id, lat, lng, heading, speed, at] of positions) {
+        const position = { lat, lng, heading, speed, at };
         if (!this.index.get(id)) {
-          void this.reload(id).then(() => this.index.setPosition(id, { lat, lng, heading, speed, at }));
-        } else this.index.setPosition(id, { lat, lng, heading, speed, at });
+          void this.reload(id).then(() => this.index.setPosition(id, position) && this.onPosition?.(id, position));
+        } else if (this.index.setPosition(id, position)) this.onPosition?.(id, position);
       }
     } catch (err) {
       this.deps.logger.warn({ err: (err as Error).message }, 'bad positions message');

@@ -23,7 +23,7 @@ const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-
  * serialization of some twenty columns.
  */
 const PACKAGE_JSON_BY_IDS = `
-  select p.id, p.created_by, p.customer_id, p.driver_id, dp.company_id as driver_company_id,
+  select p.id, p.created_by, p.customer_id, p.driver_id, dp.company_id as driver_company_id, p.tracking_nonce,
     json_build_object(
       'id', p.id, 'status', p.status, 'orderType', 'PACKAGE_DELIVERY', 'vehicleType', p.vehicle_type,
       'countryId', p.country_id, 'businessId', p.business_id, 'customerId', p.customer_id, 'reference', p.reference,
@@ -55,6 +55,7 @@ export interface PackageJsonRow {
   customer_id: string | null;
   driver_id: string | null;
   driver_company_id: string | null;
+  tracking_nonce: string;
   body: string;
 }
 
@@ -89,6 +90,7 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts'])
       .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
       .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
+      .select(['p.tracking_nonce', 'p.notify_recipient'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history'])
       .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee']);
   }
@@ -142,7 +144,10 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(filter.limit + 1).execute();
   }
 
-  async insert(trx: Transaction<Database>, row: Insertable<Omit<PackagesTable, 'delivery_code_attempts' | 'status_history'>>): Promise<void> {
+  async insert(
+    trx: Transaction<Database>,
+    row: Insertable<Omit<PackagesTable, 'delivery_code_attempts' | 'status_history' | 'tracking_nonce' | 'notify_recipient'>> & { tracking_nonce: string; notify_recipient: boolean },
+  ): Promise<void> {
     await trx.insertInto('packages').values(row).execute();
   }
 

@@ -37,6 +37,7 @@ export const CreatePackageBody = Body({
   reference: Type.Optional(Text(100)),
   requireDeliveryCode: Type.Optional(Type.Boolean()),
   quoteId: QuoteIdField,
+  notifyRecipient: Type.Optional(Type.Boolean({ description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT' })),
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
@@ -61,6 +62,7 @@ const packageProperties = {
   dispatch: DispatchInfo,
   price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
+  trackingUrl: Type.String({ description: 'Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate' }),
 };
 
 export const PackageResponse = Type.Object(packageProperties);

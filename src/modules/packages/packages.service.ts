@@ -1,5 +1,5 @@
 // Package deliveries: creation, visibility, the lifecycle (section 9) and the read cache of the poll.
-import { createHmac, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Transaction } from 'kysely';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
@@ -45,7 +45,27 @@ export interface PackageServiceDeps {
   driverIndex: DriverIndex;
   dispatch?: DispatchHooks;
   pricing: JobPricing;
+  /** Tracking links (modules/tracking): shown on every read, only their hash stored. */
+  links: TrackingLinks;
+  /** Sends the drop-off contact its tracking link (notifyRecipient). */
+  notifier?: RecipientNotifier;
 }
+
+export interface TrackingLinks {
+  url(packageId: string, nonce: string): string;
+  hashFor(packageId: string, nonce: string): string;
+}
+
+export interface RecipientNotifier {
+  notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void;
+}
+
+type MoveOptions = {
+  reason?: string;
+  recipientName?: string;
+  before?: (row: PackageRow) => Promise<void>;
+  set?: (row: PackageRow) => { cancellation_fee: number | null };
+};
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
@@ -57,6 +77,8 @@ export class PackageService {
   private readonly unsubscribe: () => void;
   private readonly lifecycle: JobLifecycle<PackageStatus, PackageActor, (typeof PACKAGE_TRANSITIONS)[number]['event'], PackageRow>;
   private readonly repo: PackagesRepository;
+  /** Packages created with notifyRecipient whose creation message waits for announce (after commit). */
+  private readonly notifyOnAnnounce = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: PackageServiceDeps) {
     this.codeKey = createHmac('sha256', deps.secret).update('delivery-code').digest();
@@ -77,12 +99,17 @@ export class PackageService {
       this.cacheEpoch += 1;
       this.readCache.delete(jobId);
     });
+    const offRotated = deps.bus.subscribe('tracking.rotated', ({ packageId }) => {
+      this.cacheEpoch += 1;
+      this.readCache.delete(packageId);
+    });
     const offResync = deps.bus.subscribe('bus.resync', () => {
       this.cacheEpoch += 1;
       this.readCache.clear();
     });
     this.unsubscribe = () => {
       offChanged();
+      offRotated();
       offResync();
     };
   }
@@ -106,7 +133,7 @@ export class PackageService {
     return 'DRIVER';
   }
 
-  static toResponse(row: PackageRow): PackageResponse {
+  static toResponse(row: PackageRow, trackingUrl: string): PackageResponse {
     return {
       ...jobFields(row, 'PENDING'),
       orderType: 'PACKAGE_DELIVERY',
@@ -118,7 +145,18 @@ export class PackageService {
       parcel: json<ParcelJson>(row.parcel),
       price: money(row.price_amount, row.price_currency),
       cancellationFee: money(row.cancellation_fee, row.price_currency),
+      trackingUrl,
     };
+  }
+
+  respond(row: PackageRow): PackageResponse {
+    return PackageService.toResponse(row, this.deps.links.url(row.id, row.tracking_nonce));
+  }
+
+  /** The JSON text built by PostgreSQL, with the tracking link (derived from a secret) added here. */
+  private withTrackingUrl(row: PackageJsonRow): PackageJsonRow {
+    const url = JSON.stringify(this.deps.links.url(row.id, row.tracking_nonce));
+    return { ...row, body: `${row.body.slice(0, -1)},"trackingUrl":${url}}` };
   }
 
   /** GET /packages/:id: the package as JSON text (see PACKAGE_JSON_BY_IDS), from the read cache when it can. */
@@ -131,8 +169,9 @@ export class PackageService {
     }
     const epoch = this.cacheEpoch;
     const readAt = performance.now();
-    const row = await this.repo.loadJson(id);
-    if (!row) throw packageNotFound();
+    const stored = await this.repo.loadJson(id);
+    if (!stored) throw packageNotFound();
+    const row = this.withTrackingUrl(stored);
     // (The cache's lifetimes run on a monotonic clock; business time is deps.clock.)
     if (epoch === this.cacheEpoch) this.readCache.set(id, { row, readAt }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
     if (!PackageService.canSee(row, auth)) throw packageNotFound();
@@ -143,7 +182,7 @@ export class PackageService {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
     return toRowPage(rows, limit, (r) => {
-      const body = PackageService.toResponse(r);
+      const body = this.respond(r);
       if (PackageService.canSee(r, auth)) return body;
       // A company sees the PENDING packages of its country to assign them, without the contacts' phones.
       return { ...body, pickup: { ...body.pickup, contactPhone: '' }, dropoff: { ...body.dropoff, contactPhone: '' } };
@@ -183,6 +222,7 @@ export class PackageService {
 
     const id = randomUUID();
     const now = this.deps.clock.now();
+    const trackingNonce = randomBytes(16).toString('base64url');
     const deliveryCode = body.requireDeliveryCode ? String(randomInt(0, 10_000)).padStart(4, '0') : undefined;
     await this.repo.insert(trx, {
         ...priceColumns(price),
@@ -202,16 +242,22 @@ export class PackageService {
         pickup_lng: body.pickup.location.lng,
         delivery_code_hash: deliveryCode ? this.hashCode(id, deliveryCode) : null,
         recipient_name: null,
+        tracking_nonce: trackingNonce,
+        tracking_token_hash: this.deps.links.hashFor(id, trackingNonce),
+        notify_recipient: body.notifyRecipient ?? false,
         created_at: now,
       updated_at: now,
     });
+    if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
     await this.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, { jobType: 'PACKAGE', jobId: id, vehicleType: body.vehicleType, ...body.pickup.location, at: now });
     const row = await this.repo.load(id, trx);
-    return { ...PackageService.toResponse(row!), ...(deliveryCode ? { deliveryCode } : {}) };
+    return { ...this.respond(row!), ...(deliveryCode ? { deliveryCode } : {}) };
   }
 
   announce(pkg: PackageResponse): number {
+    // Here, not in create: after commit, and not again for an idempotent replay.
+    if (this.notifyOnAnnounce.delete(pkg.id)) this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
     const { lat, lng } = pkg.pickup.location;
     return this.lifecycle.offerNearby({ id: pkg.id, vehicleType: pkg.vehicleType, lat, lng, parcelSize: pkg.parcel.size ?? null });
   }
@@ -234,15 +280,18 @@ export class PackageService {
 
   private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, actorId: string): Promise<PackageResponse> {
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
-    return PackageService.toResponse(await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId));
+    return this.respond(await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId));
   }
 
   pickup(id: string, auth: AuthContext) {
     return this.move(id, auth, 'PICKED_UP');
   }
 
-  start(id: string, auth: AuthContext) {
-    return this.move(id, auth, 'IN_TRANSIT');
+  async start(id: string, auth: AuthContext) {
+    const row = await this.moveRow(id, auth, 'IN_TRANSIT');
+    const started = this.respond(row);
+    if (row.notify_recipient) this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
+    return started;
   }
 
   fail(id: string, auth: AuthContext, reason: string) {
@@ -283,21 +332,20 @@ export class PackageService {
   async release(id: string, auth: AuthContext, reason: string | null): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
-    return PackageService.toResponse(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason));
+    return this.respond(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason));
   }
 
-  private async move(
-    id: string,
-    auth: AuthContext,
-    to: PackageStatus,
-    options: { reason?: string; recipientName?: string; before?: (row: PackageRow) => Promise<void>; set?: (row: PackageRow) => { cancellation_fee: number | null } } = {},
-  ): Promise<PackageResponse> {
+  private async move(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageResponse> {
+    return this.respond(await this.moveRow(id, auth, to, options));
+  }
+
+  private async moveRow(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageRow> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
     const event = this.lifecycle.check(row.status, to, PackageService.actorFor(row, auth));
     await options.before?.(row);
     const { reason, recipientName } = options;
-    return PackageService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, { reason, recipientName, set: options.set?.(row) }));
+    return this.lifecycle.transition(row, to, event, auth.userId, { reason, recipientName, set: options.set?.(row) });
   }
 
   private hashCode(packageId: string, code: string): string {

@@ -1,0 +1,201 @@
+// Live tracking of packages and rides (contract section 14): tracking links, the public view behind
+// them, and the snapshots the streams follow.
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { DB } from '../../db/database.js';
+import type { StatusHistoryItemJson, StopJson } from '../../db/tables/jobs.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { forbidden } from '../../shared/errors.js';
+import type { SmsSender } from '../../sms/sms.js';
+import { json } from '../jobs/driver-claims.js';
+import { newerPosition, type DriverIndex } from '../matching/driver-index.js';
+import { FINAL_PACKAGE_STATUSES } from '../packages/package-status.js';
+import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
+import { packageNotFound, PackageService, type RecipientNotifier } from '../packages/packages.service.js';
+import { FINAL_RIDE_STATUSES } from '../rides/ride-status.js';
+import type { RideRow, RidesRepository } from '../rides/rides.repository.js';
+import { rideNotFound, RideService } from '../rides/rides.service.js';
+import { decodeCursor, MAX_REPLAY, publicState, statusFrame, type JobSnapshot, type JobType } from './tracking-hub.js';
+import { TrackingTokens } from './tracking-tokens.js';
+
+/** A link stops working this long after its package reached a final status. */
+export const TRACKING_AFTER_FINAL_MS = 24 * 60 * 60_000;
+const BACKFILL_BATCH = 500;
+/** The account stream replays missed status events from at most this far back (else `resync`). */
+export const ACCOUNT_REPLAY_WINDOW_MS = 60 * 60_000;
+
+
+export interface TrackingServiceDeps {
+  db: DB;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  sms: SmsSender;
+  links: TrackingTokens;
+  packagesRepo: PackagesRepository;
+  ridesRepo: RidesRepository;
+  driverIndex: DriverIndex;
+  driverLocationTtlMs: number;
+}
+
+export class TrackingService implements RecipientNotifier {
+  constructor(private readonly deps: TrackingServiceDeps) {}
+
+  /** The package a link points to, while it works: unknown, revoked and expired links are all undefined. */
+  async resolve(token: string): Promise<JobSnapshot | undefined> {
+    if (!TrackingTokens.wellFormed(token)) return undefined;
+    const found = await this.deps.db
+      .selectFrom('packages')
+      .select(['id'])
+      .where('tracking_token_hash', '=', TrackingTokens.hash(token))
+      .executeTakeFirst();
+    if (!found) return undefined;
+    const snap = await this.snapshot('PACKAGE', found.id);
+    if (!snap || (snap.final && this.deps.clock.nowMs() - Date.parse(snap.updatedAt) >= TRACKING_AFTER_FINAL_MS)) return undefined;
+    return snap;
+  }
+
+  publicView(snap: JobSnapshot) {
+    return publicState(snap, this.deps.clock.nowMs(), this.deps.driverLocationTtlMs);
+  }
+
+  /** A job the caller may read (else 404, as for the object itself). */
+  async visible(jobType: JobType, id: string, auth: AuthContext): Promise<JobSnapshot> {
+    const snap = await this.snapshot(jobType, id);
+    if (!snap || !snap.canSee(auth)) throw jobType === 'PACKAGE' ? packageNotFound() : rideNotFound();
+    return snap;
+  }
+
+  /**
+   * The account stream's missed status events after `lastEventId`, across every job the account may
+   * read, as frames in the order they happened; undefined when they cannot be replayed (an unknown
+   * id, older than the window, or more than MAX_REPLAY of them): the client then gets `resync`.
+   * Events in the same millisecond as the last one seen may come twice (same id).
+   */
+  async missedStatuses(auth: AuthContext, lastEventId: string): Promise<string[] | undefined> {
+    const cursor = decodeCursor(lastEventId);
+    if (!cursor || cursor.seq < 1) return undefined;
+    const { db, clock } = this.deps;
+    const seen = await sql<{ at: string | null }>`
+      select status_history -> ${cursor.seq - 1}::int ->> 'at' as at from packages where id = ${cursor.jobId}
+      union all
+      select status_history -> ${cursor.seq - 1}::int ->> 'at' as at from rides where id = ${cursor.jobId}`.execute(db);
+    const since = seen.rows[0]?.at ? Date.parse(seen.rows[0].at) : NaN;
+    if (!Number.isFinite(since) || clock.nowMs() - since > ACCOUNT_REPLAY_WINDOW_MS) return undefined;
+    const me = auth.userId;
+    const all = auth.role === 'ADMIN';
+    const rows = await sql<{ job_type: JobType; job_id: string; status: string; reason: string | null; at: Date; seq: number }>`
+      select * from (
+        select 'PACKAGE' as job_type, h.package_id as job_id, h.status, h.reason, h.at, h.id,
+          (select count(*) from package_status_history h2 where h2.package_id = h.package_id and h2.id <= h.id)::int as seq
+        from package_status_history h join packages p on p.id = h.package_id
+        where h.at >= ${new Date(since)} and (${all}::boolean or p.created_by = ${me} or p.customer_id = ${me} or p.driver_id = ${me}
+          or p.driver_id in (select user_id from driver_profiles where company_id = ${me}))
+        union all
+        select 'RIDE', h.ride_id, h.status, h.reason, h.at, h.id,
+          (select count(*) from ride_status_history h2 where h2.ride_id = h.ride_id and h2.id <= h.id)::int
+        from ride_status_history h join rides r on r.id = h.ride_id
+        where h.at >= ${new Date(since)} and (${all}::boolean or r.customer_id = ${me} or r.driver_id = ${me}
+          or r.driver_id in (select user_id from driver_profiles where company_id = ${me}))
+      ) missed
+      order by at, id
+      limit ${MAX_REPLAY + 2}`.execute(db);
+    const missed = rows.rows.filter((r) => !(r.job_id === cursor.jobId && r.seq <= cursor.seq));
+    if (missed.length > MAX_REPLAY) return undefined;
+    return missed.map((r) =>
+      statusFrame(r.job_type, r.job_id, r.seq, { status: r.status, at: new Date(r.at).toISOString(), ...(r.reason === null ? {} : { reason: r.reason }) }),
+    );
+  }
+
+  /** Replaces a package's link (its creator or an admin); the old one is 404 at once, its streams end. */
+  async rotate(id: string, auth: AuthContext): Promise<{ trackingUrl: string }> {
+    const row = await this.deps.packagesRepo.load(id);
+    if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
+    if (auth.role !== 'ADMIN' && auth.userId !== row.created_by) throw forbidden('Only the creator or an admin may replace the tracking link', 'ACTION_NOT_ALLOWED');
+    const nonce = randomBytes(16).toString('base64url');
+    await this.deps.db
+      .updateTable('packages')
+      .set({ tracking_nonce: nonce, tracking_token_hash: this.deps.links.hashFor(id, nonce) })
+      .where('id', '=', id)
+      .execute();
+    this.deps.bus.publish('tracking.rotated', { packageId: id });
+    return { trackingUrl: this.deps.links.url(id, nonce) };
+  }
+
+  /** SMS to the drop-off contact (notifyRecipient); a failed message never fails the request. */
+  notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void {
+    const text = moment === 'CREATED' ? `A delivery is coming to you. Follow it live: ${trackingUrl}` : `Your delivery is on its way. Follow it live: ${trackingUrl}`;
+    this.deps.sms.send(to, text).catch((err: Error) => this.deps.logger.warn({ err: err.message, moment }, 'tracking link SMS failed'));
+  }
+
+  /** Packages written without a token hash (before migration 0012, or by an older version) get one. */
+  async backfillTokens(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const rows = await this.deps.db
+        .selectFrom('packages')
+        .select(['id', 'tracking_nonce'])
+        .where('tracking_token_hash', 'is', null)
+        .limit(BACKFILL_BATCH)
+        .execute();
+      for (const row of rows) {
+        await this.deps.db
+          .updateTable('packages')
+          .set({ tracking_token_hash: this.deps.links.hashFor(row.id, row.tracking_nonce) })
+          .where('id', '=', row.id)
+          .where('tracking_nonce', '=', row.tracking_nonce)
+          .execute();
+      }
+      done += rows.length;
+      if (rows.length < BACKFILL_BATCH) return done;
+    }
+  }
+
+  snapshot = async (jobType: JobType, id: string): Promise<JobSnapshot | undefined> => {
+    if (jobType === 'PACKAGE') {
+      const row = await this.deps.packagesRepo.load(id);
+      return row && this.packageSnapshot(row);
+    }
+    const row = await this.deps.ridesRepo.load(id);
+    return row && this.rideSnapshot(row);
+  };
+
+  private packageSnapshot(row: PackageRow): JobSnapshot {
+    return {
+      ...this.common(row),
+      jobType: 'PACKAGE',
+      final: FINAL_PACKAGE_STATUSES.includes(row.status),
+      pickup: json<StopJson>(row.pickup).location,
+      dropoff: json<StopJson>(row.dropoff).location,
+      canSee: (auth) => PackageService.canSee(row, auth),
+    };
+  }
+
+  private rideSnapshot(row: RideRow): JobSnapshot {
+    return {
+      ...this.common(row),
+      jobType: 'RIDE',
+      final: FINAL_RIDE_STATUSES.includes(row.status),
+      pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
+      dropoff: { lat: row.destination_lat, lng: row.destination_lng },
+      canSee: (auth) => RideService.canSee(row, auth),
+    };
+  }
+
+  private common(row: PackageRow | RideRow) {
+    const hasDriver = row.driver_id !== null && row.driver_vehicle_type !== null;
+    const stored = { last_lat: row.driver_lat, last_lng: row.driver_lng, last_heading: row.driver_heading, last_speed: row.driver_speed, last_location_at: row.driver_location_at };
+    return {
+      jobId: row.id,
+      status: row.status as string,
+      history: json<StatusHistoryItemJson[]>(row.status_history),
+      driverId: row.driver_id,
+      driver: hasDriver ? { firstName: row.driver_first_name ?? '', vehicleType: row.driver_vehicle_type!, vehiclePlate: row.driver_vehicle_plate ?? '' } : null,
+      position: hasDriver ? newerPosition(this.deps.driverIndex.get(row.driver_id!)?.position, stored) : null,
+      updatedAt: row.updated_at.toISOString(),
+    };
+  }
+}
