@@ -265,6 +265,13 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     })()]);
   }
 
+  /** `what status` → count, for the log line of each phase. */
+  const tally = (list: Outcome[]) => {
+    const counts: Record<string, number> = {};
+    for (const o of list) counts[`${o.what} ${o.status}`] = (counts[`${o.what} ${o.status}`] ?? 0) + 1;
+    return JSON.stringify(counts);
+  };
+
   const invariants = async () => {
     const db = database.db;
     const { rows } = await sql<{ per_job: number; per_driver: number; holding_two: number }>`
@@ -298,7 +305,7 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     assert.ok(created.size > 5 && accepted.size > 0, `traffic happened: ${created.size} packages, ${accepted.size} accepted`);
     assert.ok(!apis.some((a, i) => i !== 1 && a.proc.child.exitCode !== null), 'the other instances run on');
     await invariants();
-    console.log(`# kill: ${outcomes.length} requests, ${failures.length} retriable failures over ${failures.length ? failures.at(-1)!.at - failures[0]!.at : 0} ms, ${created.size} packages, ${accepted.size} accepted, ${cancelled.size} cancelled`);
+    console.log(`# kill: ${outcomes.length} requests, ${failures.length} retriable failures over ${failures.length ? failures.at(-1)!.at - failures[0]!.at : 0} ms, ${created.size} packages, ${accepted.size} accepted, ${cancelled.size} cancelled; ${tally(outcomes)}`);
   });
 
   test('a Redis primary fails over mid-traffic: no job assigned twice, no driver with two jobs, every webhook event delivered once', async () => {
@@ -328,6 +335,6 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     assert.ok(deliveries.length >= accepted.size, `${deliveries.length} deliveries for ${accepted.size} accepted packages`);
     assert.deepEqual([...new Set(ids)].sort(), deliveries.map((d) => d.id).sort(), 'every event received');
     assert.equal(ids.length, new Set(ids).size, 'none received twice');
-    console.log(`# failover ${moved!.from} -> ${moved!.to}: ${during.length} requests, ${accepted.size - acceptedBefore} accepted, ${deliveries.length} webhook events delivered once each`);
+    console.log(`# failover ${moved!.from} -> ${moved!.to}: ${during.length} requests, ${accepted.size - acceptedBefore} accepted, ${deliveries.length} webhook events delivered once each; ${tally(during)}`);
   });
 });
