@@ -94,20 +94,25 @@ for (const n of counts) {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200, 120_000, `API ${i + 1}`, proc.output);
     apis.push({ port, proc });
   }
-  const lbPort = await freePort();
-  const cfg = path.join(dir, `haproxy-${n}.cfg`);
-  writeFileSync(
-    cfg,
-    ['global', '  maxconn 4000', 'defaults', '  mode http', '  timeout connect 1s', '  timeout client 30s', '  timeout server 30s',
-      'frontend api', `  bind 127.0.0.1:${lbPort}`, '  default_backend api', 'backend api', '  balance leastconn',
-      ...apis.map((a, i) => `  server api${i + 1} 127.0.0.1:${a.port}`), ''].join('\n'),
-  );
-  const haproxy: ChildProcess = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
-  const url = `http://127.0.0.1:${lbPort}`;
-  await waitFor(async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true, 10_000, 'HAProxy');
+  const startLb = async (servers: typeof apis, name: string) => {
+    const lbPort = await freePort();
+    const cfg = path.join(dir, `haproxy-${name}.cfg`);
+    writeFileSync(
+      cfg,
+      ['global', '  maxconn 4000', 'defaults', '  mode http', '  timeout connect 1s', '  timeout client 30s', '  timeout server 30s',
+        'frontend api', `  bind 127.0.0.1:${lbPort}`, '  default_backend api', 'backend api', '  balance leastconn',
+        ...servers.map((a, i) => `  server api${i + 1} 127.0.0.1:${a.port}`), ''].join('\n'),
+    );
+    const child: ChildProcess = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${lbPort}/health`).catch(() => undefined))?.ok === true, 10_000, 'HAProxy');
+    return { url: `http://127.0.0.1:${lbPort}`, child };
+  };
+  const lb = await startLb(apis, String(n));
+  const haproxy = lb.child;
+  const url = lb.url;
 
   const measure = async (name: string, requests: unknown[]) => {
-    await load({ url, requests: requests as never, duration: 2 });
+    await load({ url, requests: requests as never, duration: 5 });
     const pids = apis.map((a) => a.proc.child.pid!);
     const before = pids.map(processCpuUs);
     const lbBefore = processCpuUs(haproxy.pid!);
@@ -128,8 +133,30 @@ for (const n of counts) {
       haproxyCpuUsPerRequest: result.requests ? Math.round(((processCpuUs(haproxy.pid!) - lbBefore) / result.requests) * 10) / 10 : 0,
     });
   };
+  // What the instances spend with no requests at all (timers, sweeps, heartbeats), to tell it apart.
+  const idlePids = apis.map((a) => a.proc.child.pid!);
+  const idleBefore = idlePids.map(processCpuUs);
+  await new Promise((r) => setTimeout(r, 5000));
+  const idleCpuUs = idlePids.reduce((sum, pid, i) => sum + processCpuUs(pid) - idleBefore[i]!, 0);
+  results.push({ bench: 'idle', instances: n, apiCoresUsed: Math.round((idleCpuUs / 1e6 / 5) * 1000) / 1000 });
   await measure('B1 POST /drivers/me/location', [locationUpdate(headers)]);
   await measure('B3 POST /matching/find-drivers', [find]);
+  if (n > 1) {
+    // Updates through all instances but the last: what the last one spends is the cost of following
+    // the others' positions (Redis messages applied to its index), per update of the fleet.
+    const partial = await startLb(apis.slice(0, -1), `${n}-partial`);
+    const follower = apis.at(-1)!.proc.child.pid!;
+    await load({ url: partial.url, requests: [locationUpdate(headers)] as never, duration: 2 });
+    const before = processCpuUs(follower);
+    const result = await load({ url: partial.url, requests: [locationUpdate(headers)] as never, duration });
+    results.push({
+      bench: 'B1 follower (an instance that gets no requests)',
+      instances: n,
+      updatesPerSec: result.requestsPerSec,
+      followerCpuUsPerUpdate: result.requests ? Math.round(((processCpuUs(follower) - before) / result.requests) * 10) / 10 : 0,
+    });
+    partial.child.kill('SIGKILL');
+  }
 
   haproxy.kill('SIGKILL');
   for (const a of apis) a.proc.child.kill('SIGTERM');
