@@ -172,8 +172,6 @@ class ShardSubscription implements Subscription {
 
 type Listener = (up: boolean) => void;
 
-type Watched = { client: Redis; check: () => Promise<void> };
-
 /** Every primary of a cluster answers, or the connection answers. */
 async function heartbeat(client: Redis): Promise<void> {
   if (client.status !== 'ready') throw new Error(`connection is ${client.status}`);
@@ -192,7 +190,8 @@ export class RedisHealth {
   private since = performance.now();
   private failures = new Map<string, number>();
   private lastFailureAt = -Infinity;
-  private readonly clients = new Map<string, Watched>();
+  /** Each watched connection's heartbeat check, by name. */
+  private readonly checks = new Map<string, () => Promise<void>>();
   private readonly listeners = new Set<Listener>();
   private readonly timer: NodeJS.Timeout;
   private probing = false;
@@ -220,12 +219,12 @@ export class RedisHealth {
     client.on('error', onError);
     client.on('close', onClose);
     if (client.isCluster) client.on('node error', onNodeError);
-    this.clients.set(name, { client, check });
+    this.checks.set(name, check);
     return () => {
       client.off('node error', onNodeError);
       client.off('error', onError);
       client.off('close', onClose);
-      this.clients.delete(name);
+      this.checks.delete(name);
     };
   }
 
@@ -258,7 +257,7 @@ export class RedisHealth {
     const started = performance.now();
     try {
       await Promise.all(
-        [...this.clients].map(async ([name, { check }]) => {
+        [...this.checks].map(async ([name, check]) => {
           await check().catch((err: Error) => {
             throw Object.assign(err, { source: name });
           });
