@@ -144,4 +144,34 @@ describe('two instances on a Redis Cluster', { skip: redisClusterSkipReason }, (
     assert.equal((await availability(a, 'ONLINE')).statusCode, 200);
     assert.deepEqual(await until('B to hear of it on the new primary', () => ids(b), (v) => v.length === 1, 3000), [driver.id]);
   });
+
+  test('a primary that crashes (SIGKILL): requests answer on fallbacks meanwhile, and all is shared again once its replica took over', async () => {
+    const customer = await createUser(a, { role: 'CUSTOMER' });
+    const query = { pickupLocation: { lat: 14.69, lng: -17.44 }, vehicleType: 'VAN', orderType: 'RIDE' };
+    const ids = async (t: TestApp) =>
+      (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query })).json().drivers.map((x: { driverId: string }) => x.driverId) as string[];
+    const driver = await createUser(a, { role: 'DRIVER', driver: { vehicleType: 'VAN' } });
+    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: driver.headers, payload: { status: 'ONLINE' } })).statusCode, 200);
+    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat: 14.691, lng: -17.44 } })).statusCode, 204);
+    assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [driver.id]);
+
+    const crashed = cluster.crashPrimary(`${prefix}bus`);
+    // While the cluster has no primary for the bus's slot, every request still answers, and fast.
+    const slowest = { ms: 0 };
+    const probe = (async () => {
+      const end = Date.now() + 3000;
+      while (Date.now() < end) {
+        const started = performance.now();
+        const res = await b.app.inject({ method: 'GET', url: '/api/auth/me', headers: customer.headers });
+        slowest.ms = Math.max(slowest.ms, performance.now() - started);
+        assert.equal(res.statusCode, 200);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    await Promise.all([crashed, probe]);
+    assert.ok(slowest.ms < 1500, `slowest answer ${Math.round(slowest.ms)} ms`);
+    await until('both instances to count Redis as up again', async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up, (v) => v, 15_000);
+    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: driver.headers, payload: { status: 'OFFLINE' } })).statusCode, 200);
+    assert.deepEqual(await until('B to hear of it through the promoted replica', () => ids(b), (v) => v.length === 0, 3000), []);
+  });
 });

@@ -24,6 +24,8 @@ export interface RedisClusterHandle {
   roles(key: string): Promise<{ primary: number; replica: number }>;
   /** CLUSTER FAILOVER on the replica of `key`'s primary; resolves when every node sees the new primary. */
   failover(key: string): Promise<{ from: number; to: number }>;
+  /** SIGKILL of `key`'s primary (a crash); resolves once its replica is primary for the slot on the other nodes. */
+  crashPrimary(key: string): Promise<{ from: number; to: number }>;
   close(): Promise<void>;
 }
 
@@ -159,6 +161,20 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
         if (replica < 0) throw new Error(`slot ${slot} has no replica`);
         await command(replica, 'CLUSTER', 'FAILOVER');
         await until(() => settled(ports, slot, replica), 30_000, `127.0.0.1:${replica} primary for slot ${slot} on every node`);
+        return { from: primary, to: replica };
+      },
+      async crashPrimary(key) {
+        const slot = Number(await command(ports[0]!, 'CLUSTER', 'KEYSLOT', key));
+        const { primary, replica } = await slotOwner(ports[0]!, slot);
+        const node = nodes.find((n) => n.port === primary)!;
+        const exited = new Promise((resolve) => node.child.once('exit', resolve));
+        node.child.kill('SIGKILL');
+        await exited;
+        const alive = ports.filter((p) => p !== primary);
+        await until(async () => {
+          for (const port of alive) if ((await slotOwner(port, slot)).primary !== replica) return false;
+          return true;
+        }, 30_000, `127.0.0.1:${replica} promoted for slot ${slot}`);
         return { from: primary, to: replica };
       },
       close,
