@@ -114,7 +114,7 @@ describe('two instances on a Redis Cluster', { skip: redisClusterSkipReason }, (
       (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query })).json().drivers[0]?.distanceMeters as number;
     const near = await distance(b);
 
-    const moved = await cluster.failover(`${prefix}{drivers}:positions`);
+    const moved = await cluster.failover(`${prefix}drivers:positions`);
     assert.notEqual(moved.from, moved.to);
     // Reported to A right after the failover: B sees it once A's write goes to the new primary.
     await report(a, 9.06);

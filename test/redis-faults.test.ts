@@ -184,7 +184,7 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
     const at = a.clock.nowMs();
     const redis = new Redis(server.url);
     try {
-      await redis.hset(`${PREFIX}{drivers}:positions`, driver.id, JSON.stringify([-1.29, 36.82, 90, 5, at]));
+      await redis.hset(`${PREFIX}drivers:positions`, driver.id, JSON.stringify([-1.29, 36.82, 90, 5, at]));
     } finally {
       redis.disconnect();
     }

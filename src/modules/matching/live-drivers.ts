@@ -99,9 +99,12 @@ export class LiveDrivers {
     });
   }
 
-  /** The hash of newest positions, and the channel announcing them: one slot, so one MULTI on a cluster. */
+  /**
+   * The hash of newest positions, and the channel announcing them: one name, hence one slot of a
+   * cluster, so both go in one MULTI (the name is unchanged from before clusters: no rolling-deploy gap).
+   */
   private get positionsKey() {
-    return `${this.deps.config.redisKeyPrefix}{drivers}:positions`;
+    return `${this.deps.config.redisKeyPrefix}drivers:positions`;
   }
 
   start(): Promise<void> {
