@@ -73,8 +73,9 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
         },
       },
     ) as FastifyBaseLogger,
-    // A hop count is accepted at runtime (proxy-addr), though the typings omit it.
-    trustProxy: config.trustProxy as boolean | string[],
+    // Fastify trusts nothing for a bare hop count (it cannot check the peer): the count is applied here,
+    // the socket's peer being hop 0, so TRUST_PROXY=1 takes the address the one proxy in front added.
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -205,4 +206,8 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
   );
 
   return app;
+}
+
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
 }

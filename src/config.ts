@@ -15,7 +15,10 @@ export interface Config {
   databaseUrl: string | undefined;
   /** How long a statement waits for a database connection before it fails (503). */
   databaseConnectTimeoutMs: number;
+  /** A single Redis (redis:// or rediss://). */
   redisUrl: string | undefined;
+  /** A Redis Cluster: its seed nodes (REDIS_CLUSTER_NODES or a redis+cluster:// URL), and the password if any. */
+  redisCluster: { nodes: { host: string; port: number }[]; username: string | undefined; password: string | undefined } | undefined;
   redisKeyPrefix: string;
   /** undefined in development until deps fill it from DATA_DIR/jwt-secret. */
   jwtSecret: string | undefined;
@@ -174,7 +177,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const host = str('HOST', '0.0.0.0');
   const dataDir = str('DATA_DIR', './data');
   const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
-  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+  let redisUrl: string | undefined;
+  let redisCluster: Config['redisCluster'];
+  const clusterNodes = get('REDIS_CLUSTER_NODES');
+  const rawRedisUrl = get('REDIS_URL');
+  if (rawRedisUrl?.startsWith('redis+cluster://')) {
+    redisCluster = parseClusterUrl(rawRedisUrl);
+    if (!redisCluster) problems.push('REDIS_URL must be redis+cluster://[user:password@]host:port,host:port,...');
+  } else {
+    redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+  }
+  if (clusterNodes !== undefined) {
+    const nodes = parseHostPorts(clusterNodes);
+    if (!nodes) problems.push('REDIS_CLUSTER_NODES must be a comma-separated list of host:port');
+    else if (rawRedisUrl !== undefined) problems.push('set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
+    else redisCluster = { nodes, username: undefined, password: undefined };
+  }
   const redisKeyPrefix = str('REDIS_KEY_PREFIX', 'rd:');
 
   const jwtSecret = get('JWT_SECRET');
@@ -277,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     databaseConnectTimeoutMs: duration('DATABASE_CONNECT_TIMEOUT', '5s'),
     redisUrl,
+    redisCluster,
     redisKeyPrefix,
     jwtSecret,
     jwtIssuer: str('JWT_ISSUER', 'ride-delivery-backend'),
@@ -399,4 +418,36 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): boolean |
     }
   }
   return entries;
+}
+
+function parseHostPorts(raw: string): { host: string; port: number }[] | undefined {
+  const nodes: { host: string; port: number }[] = [];
+  for (const item of raw.split(',').map((part) => part.trim())) {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
+    const port = match ? Number(match[2]) : 0;
+    if (!match || port < 1 || port > 65535) return undefined;
+    nodes.push({ host: match[1]!.replace(/^\[|\]$/g, ''), port });
+  }
+  return nodes.length ? nodes : undefined;
+}
+
+/** redis+cluster://[user:password@]host:port,host:port (URL cannot parse a list of hosts). */
+function parseClusterUrl(raw: string): Config['redisCluster'] {
+  const rest = raw.slice('redis+cluster://'.length).replace(/\/+$/, '');
+  const at = rest.lastIndexOf('@');
+  const auth = at >= 0 ? rest.slice(0, at) : undefined;
+  const nodes = parseHostPorts(at >= 0 ? rest.slice(at + 1) : rest);
+  if (!nodes) return undefined;
+  let username: string | undefined;
+  let password: string | undefined;
+  if (auth !== undefined) {
+    const colon = auth.indexOf(':');
+    try {
+      username = decodeURIComponent(colon >= 0 ? auth.slice(0, colon) : auth) || undefined;
+      password = colon >= 0 ? decodeURIComponent(auth.slice(colon + 1)) || undefined : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return { nodes, username, password };
 }

@@ -2,13 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalBus, RedisBus, type Bus } from './shared/bus.js';
-import { REDIS_OPTIONS, RedisHealth } from './shared/redis.js';
+import { createRedisClient, RedisHealth } from './shared/redis.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { createMetrics, type Metrics } from './shared/metrics.js';
 
@@ -16,8 +16,9 @@ export interface Deps {
   config: Config & { jwtSecret: string };
   logger: Logger;
   database: DatabaseHandle;
+  /** A single Redis or a Redis Cluster (see createRedisClient). */
   redis: Redis | undefined;
-  /** Whether Redis answers (set when REDIS_URL is): callers skip it and fall back while it is down. */
+  /** Whether Redis answers (set when REDIS_URL or REDIS_CLUSTER_NODES is): callers skip it and fall back while it is down. */
   redisHealth: RedisHealth | undefined;
   bus: Bus;
   clock: Clock;
@@ -68,11 +69,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const applied = await migrateToLatest(database.db);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
 
-    let redis: Redis | undefined;
+    const redis = createRedisClient(config);
     let redisHealth: RedisHealth | undefined;
     let bus: Bus;
-    if (config.redisUrl) {
-      redis = new Redis(config.redisUrl, REDIS_OPTIONS);
+    if (redis) {
       const health = (redisHealth = new RedisHealth(logger));
       const client = redis;
       closers.push(async () => client.disconnect());

@@ -84,7 +84,7 @@ describe('two instances on one Redis', { skip: redisSkipReason }, () => {
       assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [d.id]);
 
       // B's bus connection drops; meanwhile the driver goes OFFLINE on A, and B misses the event.
-      const subscriber = (b.deps.bus as unknown as { subscriber: import('ioredis').Redis }).subscriber;
+      const subscriber = (b.deps.bus as unknown as { subscription: { connection: import('ioredis').Redis } }).subscription.connection;
       subscriber.disconnect();
       assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'OFFLINE' } })).statusCode, 200);
       await new Promise((r) => setTimeout(r, 200));

@@ -119,6 +119,22 @@ describe('TRUST_PROXY', () => {
   });
 });
 
+describe('TRUST_PROXY hop count', () => {
+  test('TRUST_PROXY=1: the address the proxy in front added is the client; earlier entries (the client\'s own) are not', async () => {
+    const t = await buildTestApp({ env: { RATE_LIMIT_LOGIN: '2/15m', TRUST_PROXY: '1' } });
+    try {
+      const login = (xff: string) =>
+        t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': xff } });
+      assert.equal((await login('203.0.113.7')).statusCode, 401);
+      assert.equal((await login('198.51.100.1, 203.0.113.7')).statusCode, 401);
+      assert.equal((await login('198.51.100.2, 203.0.113.7')).statusCode, 429, 'a spoofed first entry changes nothing');
+      assert.equal((await login('203.0.113.8')).statusCode, 401);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('limits counted in Redis', { skip: redisSkipReason }, () => {
   test('two instances on one Redis share the login limit', async () => {
     const prefix = `test:rl-${Date.now().toString(36)}:`;

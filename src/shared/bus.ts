@@ -1,10 +1,11 @@
-// In-process events, fanned out to every instance through Redis pub/sub when Redis is configured.
+// In-process events, fanned out to every instance through Redis pub/sub when Redis is configured
+// (sharded pub/sub on a Redis Cluster: one channel, on the primary that owns its slot).
 // Handlers run on the instance that published at once, and on the others when Redis delivers.
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { RedisHealth } from './redis.js';
+import { publish, subscribe, type RedisHealth, type Subscription } from './redis.js';
 
 const MAX_PENDING = 10_000;
 
@@ -105,7 +106,7 @@ export class LocalBus implements Bus {
 export class RedisBus extends LocalBus {
   private readonly instanceId = randomUUID();
   private readonly channel: string;
-  private readonly subscriber: Redis;
+  private subscription: Subscription | undefined;
   /** Messages for the other instances that Redis did not take: sent again when it is back. */
   private pending: string[] = [];
   private dropped = 0;
@@ -115,15 +116,6 @@ export class RedisBus extends LocalBus {
   constructor(private readonly redis: Redis, prefix: string, private readonly health: RedisHealth, logger?: Logger) {
     super(logger);
     this.channel = `${prefix}bus`;
-    this.subscriber = redis.duplicate();
-    this.subscriber.on('message', (_channel, raw: string) => {
-      try {
-        const { from, topic, payload } = JSON.parse(raw) as { from: string; topic: string; payload: unknown };
-        if (from !== this.instanceId) this.deliver(topic, payload);
-      } catch (err) {
-        logger?.warn({ err }, 'bad bus message');
-      }
-    });
     // Back after an outage: events published meanwhile may have been missed (ours, sent again, and
     // the others'). Whoever keeps state from events reloads it from the database.
     this.offChange = health.onChange((up) => {
@@ -133,12 +125,21 @@ export class RedisBus extends LocalBus {
     });
   }
 
-  /** Connects and subscribes (ioredis subscribes again by itself after each reconnection). */
+  /** Connects and subscribes (again after each reconnection or failover, see subscribe()). */
   async ready(): Promise<void> {
-    if (this.subscriber.status === 'wait') await this.subscriber.connect();
-    else if (this.subscriber.status !== 'ready') await new Promise((resolve) => this.subscriber.once('ready', resolve));
-    await this.subscriber.subscribe(this.channel);
-    this.unwatch ??= this.health.watch('bus', this.subscriber);
+    if (this.subscription) return;
+    const subscription = await subscribe(this.redis, this.channel, (raw) => this.receive(raw));
+    this.subscription = subscription;
+    this.unwatch = this.health.watch('bus', subscription.connection, () => subscription.check());
+  }
+
+  private receive(raw: string): void {
+    try {
+      const { from, topic, payload } = JSON.parse(raw) as { from: string; topic: string; payload: unknown };
+      if (from !== this.instanceId) this.deliver(topic, payload);
+    } catch (err) {
+      this.logger?.warn({ err }, 'bad bus message');
+    }
   }
 
   /**
@@ -163,7 +164,7 @@ export class RedisBus extends LocalBus {
       if (keep) this.queue(raw);
       return;
     }
-    this.redis.publish(this.channel, raw).catch((err) => {
+    publish(this.redis, this.channel, raw).catch((err) => {
       this.health.failure('bus publish', err);
       if (keep) this.queue(raw);
     });
@@ -183,7 +184,7 @@ export class RedisBus extends LocalBus {
     const batch = this.pending;
     this.pending = [];
     for (const raw of batch) {
-      this.redis.publish(this.channel, raw).catch((err) => {
+      publish(this.redis, this.channel, raw).catch((err) => {
         this.health.failure('bus publish', err);
         this.queue(raw);
       });
@@ -194,6 +195,6 @@ export class RedisBus extends LocalBus {
     this.offChange();
     this.unwatch?.();
     await super.close();
-    this.subscriber.disconnect();
+    this.subscription?.close();
   }
 }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Gauge } from 'prom-client';
 import { sql } from 'kysely';
-import type { Redis } from 'ioredis';
+import { subscribe, type Subscription } from '../../shared/redis.js';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Deps } from '../../deps.js';
 import { isDataException } from '../../shared/errors.js';
@@ -63,7 +63,7 @@ export class LiveDrivers {
   private outgoing = new Map<string, Position>();
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void)[] = [];
-  private subscriber: Redis | undefined;
+  private subscription: Subscription | undefined;
   private unwatch: (() => void) | undefined;
   private resyncing: Promise<void> | undefined;
   private resyncAgain = false;
@@ -103,6 +103,10 @@ export class LiveDrivers {
     });
   }
 
+  /**
+   * The hash of newest positions, and the channel announcing them: one name, hence one slot of a
+   * cluster, so both go in one MULTI (the name is unchanged from before clusters: no rolling-deploy gap).
+   */
   private get positionsKey() {
     return `${this.deps.config.redisKeyPrefix}drivers:positions`;
   }
@@ -119,14 +123,10 @@ export class LiveDrivers {
     const redis = this.deps.redis;
     if (redis) {
       // The shared truth for positions newer than the write-behind copy: overlay it, then follow.
-      const subscriber = redis.duplicate();
-      this.subscriber = subscriber;
-      subscriber.on('message', (_channel, raw: string) => this.receive(raw));
-      if (subscriber.status === 'wait') await subscriber.connect();
-      else if (subscriber.status !== 'ready') await new Promise((resolve) => subscriber.once('ready', resolve));
-      await subscriber.subscribe(this.positionsKey);
+      const subscription = await subscribe(redis, this.positionsKey, (raw) => this.receive(raw));
+      this.subscription = subscription;
       // Positions published while it is away are missed: the health's recovery resynchronises (bus.resync).
-      this.unwatch = this.deps.redisHealth?.watch('positions', subscriber);
+      this.unwatch = this.deps.redisHealth?.watch('positions', subscription.connection, () => subscription.check());
       // Newer than PostgreSQL's copy when an instance stopped before its write-behind ran: written back,
       // so that they outlive Redis.
       await this.loadSharedPositions(true);
@@ -229,7 +229,7 @@ export class LiveDrivers {
     this.unsubscribe = [];
     await this.publishPositions();
     this.unwatch?.();
-    this.subscriber?.disconnect();
+    this.subscription?.close();
     await this.flush();
     // Kept for retries until now; at shutdown they can only be reported.
     if (this.dirty.size) this.deps.logger.error({ rows: this.dirty.size }, 'driver positions not written before shutdown');
@@ -369,11 +369,9 @@ export class LiveDrivers {
       list.push([id, p.lat, p.lng, p.heading, p.speed, p.at]);
     }
     try {
-      await redis
-        .multi()
-        .hset(this.positionsKey, ...fields)
-        .publish(this.positionsKey, JSON.stringify({ from: this.instanceId, positions: list }))
-        .exec();
+      const message = JSON.stringify({ from: this.instanceId, positions: list });
+      const multi = redis.multi().hset(this.positionsKey, ...fields);
+      await (redis.isCluster ? multi.spublish(this.positionsKey, message) : multi.publish(this.positionsKey, message)).exec();
     } catch (err) {
       this.deps.redisHealth?.failure('positions publish', err);
       for (const [id, p] of batch) if (!this.outgoing.has(id)) this.outgoing.set(id, p);
