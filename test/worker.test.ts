@@ -17,12 +17,12 @@ describe('worker', () => {
   });
   after(async () => t.close());
 
-  test('background work is listed in two groups: shared (webhook worker, sweeps) and per process (write-behind)', () => {
+  test('background work is listed in two groups: shared (webhook worker, sweeps, the tracking token backfill) and per process (write-behind)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
-    assert.deepEqual(shared.slice(0, 3), ['ride expiry sweep', 'purging expired codes', 'dispatch sweep']);
-    assert.match(shared[3]!, /^webhook worker /);
-    assert.equal(shared.length, 4);
-    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 3);
+    assert.deepEqual(shared.slice(0, 4), ['ride expiry sweep', 'purging expired codes', 'tracking token backfill', 'dispatch sweep']);
+    assert.match(shared[4]!, /^webhook worker /);
+    assert.equal(shared.length, 5);
+    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 4);
     assert.deepEqual(perProcessWork(t.services).map((l) => l.name), ['driver index and position write-behind', 'surge and expired quotes']);
   });
 
