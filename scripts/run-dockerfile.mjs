@@ -3,6 +3,7 @@
 //   DATABASE_URL=postgres://... node scripts/run-dockerfile.mjs   (as root it switches to DOCKERFILE_USER, default nobody)
 // Only the instructions our Dockerfile uses are understood; anything else stops with an error.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,7 +96,7 @@ async function main() {
     PORT: port,
     HOST: '127.0.0.1',
     DATABASE_URL: process.env.DATABASE_URL,
-    JWT_SECRET: process.env.JWT_SECRET ?? `k${Math.random().toString(36).slice(2)}Q${Date.now().toString(36)}Zx9-Wv8_Ut7`,
+    JWT_SECRET: process.env.JWT_SECRET ?? randomBytes(48).toString('base64url'),
     SMS_TRANSPORT: 'http',
     SMS_HTTP_URL: 'https://sms.example/send',
   };
