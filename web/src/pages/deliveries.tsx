@@ -385,7 +385,7 @@ export function DeliveryPage({ id }: { id: string }) {
     );
   }
   if (!p) return <p role="status">Loading…</p>;
-  const trackingUrl = (p as { trackingUrl?: string }).trackingUrl;
+  const { trackingUrl } = p;
   const canCancel = (p.status === 'PENDING' || p.status === 'ASSIGNED') && (role === 'ADMIN' || role === 'BUSINESS' || role === 'CUSTOMER');
 
   return (
@@ -457,21 +457,17 @@ export function DeliveryPage({ id }: { id: string }) {
           </section>
           <section aria-labelledby="tracking-heading">
             <h2 id="tracking-heading">Tracking link</h2>
-            {trackingUrl ? (
-              <div className="row">
-                <Field label="Tracking link" readOnly value={trackingUrl} />
-                <button
-                  type="button"
-                  className="secondary"
-                  onClick={() => void navigator.clipboard?.writeText(trackingUrl).then(() => setCopied(true), () => setCopied(false))}
-                >
-                  Copy link
-                </button>
-                {copied && <span role="status">Copied</span>}
-              </div>
-            ) : (
-              <p>This server does not give tracking links yet.</p>
-            )}
+            <div className="row">
+              <Field label="Tracking link" readOnly value={trackingUrl} />
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => void navigator.clipboard?.writeText(trackingUrl).then(() => setCopied(true), () => setCopied(false))}
+              >
+                Copy link
+              </button>
+              {copied && <span role="status">Copied</span>}
+            </div>
           </section>
           {canCancel && (
             <section aria-labelledby="cancel-heading">

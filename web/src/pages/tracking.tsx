@@ -2,20 +2,13 @@
 // server sends none: no names of contacts, phones, addresses or ids).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { ApiError, getJson } from '../api/client';
+import { ApiError, getJson, type Schemas } from '../api/client';
 import { LiveBadge, useStream } from '../live';
 import { Map, type MapPoint } from '../map';
 import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../ui';
 
-interface Tracking {
-  status: string;
-  statusHistory: { status: string; at: string }[];
-  driver: { firstName: string; vehicleType: string; vehiclePlate: string; location: { lat: number; lng: number } | null } | null;
-  pickup: { location: { lat: number; lng: number } };
-  dropoff: { location: { lat: number; lng: number } };
-  etaSeconds: number | null;
-  updatedAt: string;
-}
+/** Fetched without the console's session: the page is the same for anyone holding the link. */
+type Tracking = Schemas['/api/tracking/{token}']['get']['responses'][200]['content']['application/json'];
 
 const FINAL = ['DELIVERED', 'FAILED', 'CANCELLED'];
 
