@@ -41,7 +41,6 @@ describe('web console in Chromium', { skip }, () => {
   let browser: Browser;
   let receiver: TestReceiver;
   let kenya: string;
-  let openapiPaths: string[];
   let database: { url?: string; close(): Promise<void> } | undefined;
   const pageErrors: string[] = [];
   const cspViolations: string[] = [];
@@ -65,6 +64,8 @@ describe('web console in Chromium', { skip }, () => {
       RATE_LIMIT_LOGIN: '50/15m',
       RATE_LIMIT_GLOBAL: '2000/15m',
       DISPATCH_MODE: 'off',
+      // Positions reach the streams at most this often; the live flow posts a few in a row.
+      TRACKING_INTERVAL: '500ms',
     };
     if (serverDatabaseUrl) {
       const { createTestDatabase } = await import('./helpers/database.js');
@@ -83,7 +84,6 @@ describe('web console in Chromium', { skip }, () => {
     receiver = await startReceiver();
     const countries = (await (await fetch(`${base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
     kenya = countries.items.find((c) => c.code === 'KE')!.id;
-    openapiPaths = Object.keys(((await (await fetch(`${base}/api/openapi.json`)).json()) as { paths: object }).paths);
     if (screenshots) mkdirSync(screenshots, { recursive: true });
   });
 
@@ -201,6 +201,7 @@ describe('web console in Chromium', { skip }, () => {
   let businessPage: Page;
   let packageId = '';
   let adminToken = '';
+  let riderToken = '';
 
   test('the initial JavaScript is at most 200 KB gzipped; the sign-in page is usable quickly', async (t) => {
     const html = readFileSync(path.join(projectRoot, 'dist/web/index.html'), 'utf8');
@@ -338,7 +339,18 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'Delivery ORDER-1001' }).waitFor();
   });
 
-  test('the status changes when a driver accepts over the API, and the business cancels it', async (t) => {
+  /** The `d` of the driver's marker on the map, once drawn. */
+  async function driverMarker(page: Page): Promise<string> {
+    const marker = page.locator('path.marker-driver');
+    await marker.waitFor();
+    return (await marker.getAttribute('d')) ?? '';
+  }
+
+  async function markerMoves(page: Page, from: string, what: string) {
+    await waitFor(async () => (await page.locator('path.marker-driver').getAttribute('d')) !== from, 10_000, `the driver's marker to move on ${what}`);
+  }
+
+  test('live, with no reload: a driver accepts and moves; the delivery page, the list and the tracking page follow', async () => {
     const page = businessPage;
     const driverPhone = '+254733100001';
     await call('POST', '/admin/users', adminToken, {
@@ -352,28 +364,81 @@ describe('web console in Chromium', { skip }, () => {
       vehicleType: 'BIKE',
       vehiclePlate: 'KMEA 123A',
     });
-    const driver = await apiLogin('rider@example.com', driverPhone);
+    const driver = (riderToken = await apiLogin('rider@example.com', driverPhone));
     await call('POST', '/drivers/me/availability', driver, { status: 'ONLINE' });
-    await call('POST', '/drivers/me/location', driver, { lat: -1.287, lng: 36.818 });
-    await page.getByRole('link', { name: 'Deliveries' }).click();
-    const row = page.getByRole('row', { name: /ORDER-1001/ });
+    await call('POST', '/drivers/me/location', driver, { lat: -1.2975, lng: 36.787 });
+
+    // Three documents open before the driver acts: the delivery page, the list (another tab of
+    // the business) and the public tracking page (no account).
+    await page.locator('.page-head .live-live').waitFor();
+    const trackingPath = new URL(await page.getByRole('textbox', { name: 'Tracking link' }).inputValue()).pathname;
+    assert.match(trackingPath, /^\/t\/[\w-]{43}$/);
+    const listPage = await newPage();
+    await signIn(listPage, business.email, PASSWORD, business.phone);
+    const row = listPage.getByRole('row', { name: /ORDER-1001/ });
     await row.getByText('PENDING').waitFor();
+    await listPage.locator('.page-head .live-live').waitFor();
+    const tracking = await newPage();
+    await tracking.goto(`${base}${trackingPath}`);
+    await tracking.getByText('A driver has not been assigned yet.').waitFor();
+    await tracking.locator('.page-head .live-live').waitFor();
+    assert.equal(await tracking.locator('path.marker-driver').count(), 0, 'no driver on the map before one is assigned');
+    const pages = [page, listPage, tracking];
+    // A reload or a navigation would drop this mark.
+    for (const p of pages) await p.evaluate(() => Object.assign(window, { sameDocument: true }));
+
     await call('POST', `/packages/${packageId}/accept`, driver);
-    if (openapiPaths.includes('/api/events/stream')) {
-      await row.getByText('ASSIGNED').waitFor({ timeout: 10_000 });
-    } else {
-      t.diagnostic('GET /api/events/stream is not served yet: the list is refreshed by hand instead of live');
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      await row.getByText('ASSIGNED').waitFor();
-    }
-    await shot(page, 'deliveries');
-    await row.getByRole('link', { name: 'ORDER-1001' }).click();
+    await row.getByText('ASSIGNED').waitFor();
+    await row.getByText('Otieno (KMEA 123A)').waitFor();
+    await page.locator('.page-head .badge', { hasText: 'ASSIGNED' }).waitFor();
+    await page.locator('.timeline li', { hasText: 'ASSIGNED' }).waitFor();
     await page.getByText('Otieno, BIKE KMEA 123A').waitFor();
+    await tracking.locator('.page-head .badge', { hasText: 'ASSIGNED' }).waitFor();
+    await tracking.locator('.timeline li', { hasText: 'ASSIGNED' }).waitFor();
+    await tracking.getByText('Otieno, bike KMEA 123A').waitFor();
+    const onPage = await driverMarker(page);
+    const onTracking = await driverMarker(tracking);
+
+    // The driver posts a position near the pickup: the marker moves and the ETA drops to a minute.
+    await call('POST', '/drivers/me/location', driver, { lat: -1.2869, lng: 36.8165 });
+    await markerMoves(page, onPage, 'the delivery page');
+    await markerMoves(tracking, onTracking, 'the tracking page');
+    await page.getByTestId('eta').getByText('About 1 min to the pickup').waitFor();
+    await tracking.getByTestId('eta').getByText('Driver at the pickup in about 1 min').waitFor();
+    await page.getByTestId('position').waitFor();
+    await tracking.getByTestId('position').waitFor();
+
+    // Farther away again (about 3.5 km): the ETA goes up, live.
+    const near = await driverMarker(tracking);
+    await call('POST', '/drivers/me/location', driver, { lat: -1.2975, lng: 36.787 });
+    await markerMoves(tracking, near, 'the tracking page');
+    await waitFor(async () => /About ([2-9]|\d\d) min to the pickup/.test(await page.getByTestId('eta').innerText()), 10_000, 'the ETA to grow on the delivery page');
+    await waitFor(async () => /in about ([2-9]|\d\d) min/.test(await tracking.getByTestId('eta').innerText()), 10_000, 'the ETA to grow on the tracking page');
+
+    // The public page shows no personal data, of the contacts or of the driver.
+    const text = await tracking.locator('body').innerText();
+    for (const secret of ['Achieng', '+254722333444', 'Ngong Road', 'Moi Avenue', 'Wanjiru', 'Rider', driverPhone, 'ORDER-1001', packageId]) {
+      assert.ok(!text.includes(secret), `no ${secret} on the tracking page`);
+    }
+    await axe(tracking, 'tracking, with a driver');
+    await shot(tracking, 'tracking');
+    await axe(page, 'delivery, with a driver');
     await shot(page, 'delivery');
+    await shot(listPage, 'deliveries');
+    assert.equal(await listPage.getByRole('button', { name: 'Refresh' }).count(), 0, 'no Refresh button while the list is live');
+
+    // The business cancels: the tracking page shows it live, without the driver.
     await page.getByLabel('Reason for cancelling').fill('The customer called it off');
     await page.getByRole('button', { name: 'Cancel delivery' }).click();
     await page.locator('.page-head .badge', { hasText: 'CANCELLED' }).waitFor();
     await page.getByText('The customer called it off').waitFor();
+    await tracking.locator('.page-head .badge', { hasText: 'CANCELLED' }).waitFor();
+    await row.getByText('CANCELLED').waitFor();
+    await waitFor(async () => (await tracking.locator('path.marker-driver').count()) === 0, 10_000, 'the driver to leave the tracking map');
+    for (const p of pages) assert.equal(await p.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, `${p.url()} was not reloaded`);
+    await listPage.context().close();
+    await tracking.context().close();
+    await call('POST', '/drivers/me/availability', driver, { status: 'OFFLINE' });
   });
 
   test('the business adds a webhook endpoint, sees its secret once, and a test delivery in its log', async () => {
@@ -446,7 +511,7 @@ describe('web console in Chromium', { skip }, () => {
     await call('POST', '/drivers/me/location', driver, { lat: -1.29, lng: 36.82 });
     const shop = await apiLogin(business.email, business.phone);
     const stop = { location: { lat: -1.2864, lng: 36.8172 }, address: 'Moi Avenue 1', contactName: 'Wanjiru', contactPhone: '+254711200001' };
-    const pkg = await call<{ id: string; trackingUrl?: string }>('POST', '/packages', shop, {
+    const pkg = await call<{ id: string }>('POST', '/packages', shop, {
       pickup: stop,
       dropoff: { ...stop, location: { lat: -1.3, lng: 36.78 }, address: 'Ngong Road 10', contactName: 'Achieng Otieno', contactPhone: '+254722333444' },
       vehicleType: 'BIKE',
@@ -460,7 +525,8 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'Drivers' }).waitFor();
     await page.getByRole('cell', { name: 'Njeri Rider' }).waitFor();
     await shot(page, 'company-drivers');
-    await page.locator('.leaflet-overlay-pane path.leaflet-interactive').first().waitFor();
+    await page.locator('.page-head .live-live').waitFor();
+    await page.locator('path.marker-driver').waitFor();
     await axe(page, 'company drivers');
     await shot(page, 'company-drivers');
     await page.getByRole('link', { name: 'Deliveries' }).click();
@@ -476,20 +542,32 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal((await call<{ status: string }>('GET', `/packages/${pkg.id}`, shop)).status, 'ASSIGNED');
     await page.context().close();
 
-    // The public tracking page: no account, no personal data.
+    // The admin's live map streams the drivers in view: Njeri; Otieno when he comes online, and
+    // no more when he goes offline.
+    const admin = await newPage();
+    await signIn(admin, 'admin@localhost', adminPassword, '+254700000000');
+    await admin.getByRole('link', { name: 'Live map' }).click();
+    await admin.locator('.page-head .live-live').waitFor();
+    await admin.getByText('1 driver in view, 1 online.').waitFor().catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await admin.locator('main').innerText()}`);
+    });
+    await admin.evaluate(() => Object.assign(window, { sameDocument: true }));
+    await call('POST', '/drivers/me/availability', riderToken, { status: 'ONLINE' });
+    await call('POST', '/drivers/me/location', riderToken, { lat: -1.28, lng: 36.83 });
+    await admin.getByText('2 drivers in view, 2 online.').waitFor();
+    await axe(admin, 'live map, with drivers');
+    await shot(admin, 'live-map');
+    await call('POST', '/drivers/me/availability', riderToken, { status: 'OFFLINE' });
+    await admin.getByText('1 driver in view, 1 online.').waitFor();
+    assert.equal(await admin.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, 'the live map was not reloaded');
+    await admin.context().close();
+
+    // A link that is unknown (or rotated, or expired) says so.
     const tracking = await newPage();
-    if (pkg.trackingUrl && openapiPaths.includes('/api/tracking/{token}')) {
-      await tracking.goto(`${base}${new URL(pkg.trackingUrl).pathname}`);
-      await tracking.getByText('Njeri').waitFor();
-    } else {
-      await tracking.goto(`${base}/t/not-a-real-token-0123456789abcdef`);
-      await tracking.getByRole('alert').waitFor();
-    }
+    await tracking.goto(`${base}/t/not-a-real-token-0123456789abcdef`);
+    await tracking.getByRole('alert').waitFor();
     await tracking.getByRole('heading', { name: 'Your delivery' }).waitFor();
-    const text = await tracking.locator('body').innerText();
-    for (const secret of ['Achieng', '+254722333444', 'Ngong Road', 'Moi Avenue', 'Wanjiru', 'Kamau']) assert.ok(!text.includes(secret), `no ${secret} on the tracking page`);
-    await axe(tracking, 'tracking');
-    await shot(tracking, 'tracking');
+    await axe(tracking, 'tracking, unknown link');
     await tracking.context().close();
   });
 

@@ -2,7 +2,9 @@
 // headers, so the access token goes in `access_token` (the server never logs it). The browser's own
 // reconnect would retry every few seconds forever against the per-IP limit: instead a stream that
 // never opened (the route is not there, or refused us) is given up, and one that dropped after
-// working reconnects with a growing delay and a fresh token.
+// working reconnects with a growing delay and a fresh token. A new EventSource cannot send the
+// Last-Event-ID of the old one, so a reopened stream is treated as a `resync`: the page reads its
+// data again and misses no status.
 import { useEffect, useState } from 'react';
 import { session } from './api/client';
 
@@ -24,6 +26,7 @@ export function openStream(path: string, handlers: Handlers, onState: (state: Li
     const es = (source = new EventSource(url));
     let opened = everOpened;
     es.onopen = () => {
+      if (everOpened) handlers.resync?.({ reason: 'RECONNECTED' });
       opened = true;
       delay = 5_000;
       onState('live');

@@ -21,12 +21,13 @@ function tileUrl(): string {
 }
 
 function marker(p: MapPoint): L.CircleMarker {
-  const m = L.circleMarker([p.lat, p.lng], { radius: p.kind.startsWith('driver') ? 7 : 9, color: '#fff', weight: 2, fillColor: COLOURS[p.kind], fillOpacity: 1 });
+  // The class names the kind for styles and for the browser tests.
+  const m = L.circleMarker([p.lat, p.lng], { radius: p.kind.startsWith('driver') ? 7 : 9, color: '#fff', weight: 2, fillColor: COLOURS[p.kind], fillOpacity: 1, className: `marker-${p.kind}` });
   m.bindTooltip(p.label);
   return m;
 }
 
-export default function LeafletMap({ points, onPick, cluster = false, label, fit = true, center }: MapProps) {
+export default function LeafletMap({ points, onPick, onView, cluster = false, label, fit = true, center }: MapProps) {
   const element = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map>(undefined);
   const layer = useRef<L.LayerGroup>(undefined);
@@ -36,12 +37,20 @@ export default function LeafletMap({ points, onPick, cluster = false, label, fit
   const fitted = useRef(false);
   const pick = useRef(onPick);
   pick.current = onPick;
+  const view = useRef(onView);
+  view.current = onView;
 
   useEffect(() => {
     const m = L.map(element.current!, { center: center ?? [-1.286, 36.817], zoom: 12, attributionControl: true, zoomAnimation: false });
     L.tileLayer(tileUrl(), { maxZoom: 19, attribution: '© OpenStreetMap contributors' }).addTo(m);
     layer.current = (cluster ? L.markerClusterGroup({ chunkedLoading: true, showCoverageOnHover: false }) : L.layerGroup()).addTo(m);
     m.on('click', (e: L.LeafletMouseEvent) => pick.current?.(Number(e.latlng.lat.toFixed(6)), Number(e.latlng.lng.toFixed(6))));
+    const reportView = () => {
+      const b = m.getBounds();
+      view.current?.({ west: b.getWest(), south: b.getSouth(), east: b.getEast(), north: b.getNorth() });
+    };
+    m.on('moveend', reportView);
+    reportView();
     map.current = m;
     const current = markers.current;
     return () => {

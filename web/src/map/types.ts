@@ -10,6 +10,8 @@ export interface MapProps {
   points: MapPoint[];
   /** Click to pick a position (the new-delivery form). */
   onPick?: (lat: number, lng: number) => void;
+  /** The visible area, once drawn and after every move or zoom (the admin's live map streams only it). */
+  onView?: (bounds: { west: number; south: number; east: number; north: number }) => void;
   /** Cluster markers (the live maps, thousands of drivers). */
   cluster?: boolean;
   label: string;

@@ -1,6 +1,6 @@
 // Admin: the approvals queue, users (filter, suspend, reactivate), the live map of drivers.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ok, type Schemas } from '../api/client';
 import { LiveBadge, useStream } from '../live';
 import { Map, type MapPoint } from '../map';
@@ -248,7 +248,7 @@ export interface LiveDriver {
  * The live map streams (`snapshot`, then `positions` with only what changed). Updates are merged
  * into a Map and handed to the map at most once per animation frame.
  */
-export function useLiveDrivers(path: string) {
+export function useLiveDrivers(path: string | undefined) {
   const drivers = useRef(new globalThis.Map<string, LiveDriver>());
   const [version, setVersion] = useState(0);
   const scheduled = useRef(0);
@@ -266,7 +266,9 @@ export function useLiveDrivers(path: string) {
       bump();
     },
     positions: (data) => {
-      for (const d of (data as { drivers: LiveDriver[] }).drivers) drivers.current.set(d.driverId, d);
+      const { drivers: changed, removed } = data as { drivers: LiveDriver[]; removed?: string[] };
+      for (const d of changed) drivers.current.set(d.driverId, d);
+      for (const id of removed ?? []) drivers.current.delete(id);
       bump();
     },
   });
@@ -282,8 +284,32 @@ export function useLiveDrivers(path: string) {
   return { state, points, count: drivers.current.size };
 }
 
+const MAX_SPAN = 30;
+const clamp = (v: number, min: number, max: number) => Math.min(max, Math.max(min, v));
+
+/** The view as the stream's bbox: within the world, at most 30 degrees each way around its centre. */
+export function viewBbox(b: { west: number; south: number; east: number; north: number }): string {
+  const around = (lo: number, hi: number, limit: number) => {
+    const mid = (lo + hi) / 2;
+    const half = Math.min(hi - lo, MAX_SPAN) / 2;
+    return [clamp(mid - half, -limit, limit), clamp(mid + half, -limit, limit)];
+  };
+  const [west, east] = around(b.west, b.east, 180);
+  const [south, north] = around(b.south, b.north, 90);
+  return [west, south, east, north].map((v) => v.toFixed(4)).join(',');
+}
+
 export function LiveMapPage() {
-  const { state, points } = useLiveDrivers('/api/admin/drivers/live/stream');
+  // Only the drivers in view are streamed: a move of the map (settled for a moment) reopens the stream.
+  const [bbox, setBbox] = useState<string>();
+  const pending = useRef<ReturnType<typeof setTimeout>>(undefined);
+  const onView = useCallback((b: Parameters<typeof viewBbox>[0]) => {
+    clearTimeout(pending.current);
+    const next = viewBbox(b);
+    pending.current = setTimeout(() => setBbox(next), bbox ? 400 : 0);
+  }, [bbox]);
+  useEffect(() => () => clearTimeout(pending.current), []);
+  const { state, points } = useLiveDrivers(bbox ? `/api/admin/drivers/live/stream?bbox=${bbox}` : undefined);
   const online = points.filter((p) => p.kind === 'driver').length;
   return (
     <>
@@ -292,10 +318,9 @@ export function LiveMapPage() {
         <LiveBadge state={state} />
       </div>
       <p role="status">
-        {points.length} drivers on the map, {online} online.
-        {state === 'unavailable' && ' This server does not stream driver positions yet (GET /admin/drivers/live/stream).'}
+        {points.length} {points.length === 1 ? 'driver' : 'drivers'} in view, {online} online.
       </p>
-      <Map points={points} cluster label="Live map of drivers" />
+      <Map points={points} cluster fit={false} onView={onView} label="Live map of drivers" />
     </>
   );
 }

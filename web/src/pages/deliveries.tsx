@@ -40,14 +40,19 @@ export function applyStatusEvent(client: QueryClient, event: StatusEvent) {
       ? { ...p, status: event.status as PackageStatus, updatedAt: event.at, statusHistory: [...p.statusHistory, { status: event.status as PackageStatus, at: event.at, ...(event.reason ? { reason: event.reason } : {}) }] }
       : p,
   );
-  // A package new to this page, or a driver now named: fetch what the event does not carry.
-  if (!known) void client.invalidateQueries({ queryKey: ['packages'] });
-  if (event.status === 'ASSIGNED' || event.status === 'PENDING') void client.invalidateQueries({ queryKey: ['package', event.jobId] });
+  // A package new to this page, or a driver named or gone: fetch what the event does not carry.
+  const driverChanged = event.status === 'ASSIGNED' || event.status === 'PENDING';
+  if (!known || driverChanged) void client.invalidateQueries({ queryKey: ['packages'] });
+  if (driverChanged) void client.invalidateQueries({ queryKey: ['package', event.jobId] });
 }
 
 export function useAccountStream() {
   const client = useQueryClient();
-  return useStream('/api/events/stream', { status: (data) => applyStatusEvent(client, data as StatusEvent) });
+  return useStream('/api/events/stream', {
+    status: (data) => applyStatusEvent(client, data as StatusEvent),
+    // The server could not replay what was missed (or the stream was reopened): read everything again.
+    resync: () => void client.invalidateQueries({ predicate: (q) => q.queryKey[0] === 'packages' || q.queryKey[0] === 'package' }),
+  });
 }
 
 export function DeliveriesPage() {
@@ -336,12 +341,16 @@ export function DeliveryPage({ id }: { id: string }) {
   const client = useQueryClient();
   const role = session.user?.role;
   const pkg = useQuery({ queryKey: ['package', id], queryFn: () => ok(api.GET('/api/packages/{id}', { params: { path: { id } } })) });
-  const [driverAt, setDriverAt] = useState<{ lat: number; lng: number }>();
+  const [driverAt, setDriverAt] = useState<{ location: { lat: number; lng: number }; at: string }>();
   const [eta, setEta] = useState<{ etaSeconds: number; to: string }>();
   const final = pkg.data && ['DELIVERED', 'FAILED', 'CANCELLED'].includes(pkg.data.status);
   const live = useStream(pkg.data && !final ? `/api/packages/${id}/track` : undefined, {
-    status: (data) => applyStatusEvent(client, data as StatusEvent),
-    location: (data) => setDriverAt((data as { location: { lat: number; lng: number } }).location),
+    status: (data) => {
+      applyStatusEvent(client, data as StatusEvent);
+      // The next position brings the ETA to the new target (the drop-off after the pickup).
+      setEta(undefined);
+    },
+    location: (data) => setDriverAt(data as { location: { lat: number; lng: number }; at: string }),
     eta: (data) => setEta(data as { etaSeconds: number; to: string }),
     resync: () => void client.invalidateQueries({ queryKey: ['package', id] }),
   });
@@ -362,10 +371,10 @@ export function DeliveryPage({ id }: { id: string }) {
       { id: 'pickup', ...p.pickup.location, label: `Pickup: ${p.pickup.address}`, kind: 'pickup' },
       { id: 'dropoff', ...p.dropoff.location, label: `Drop-off: ${p.dropoff.address}`, kind: 'dropoff' },
     ];
-    const d = driverAt ?? p.driver?.location;
+    const d = p.driver && !final ? (driverAt?.location ?? p.driver.location) : undefined;
     if (d) out.push({ id: 'driver', lat: d.lat, lng: d.lng, label: `Driver ${p.driver?.firstName ?? ''}`, kind: 'driver' });
     return out;
-  }, [p, driverAt]);
+  }, [p, driverAt, final]);
 
   if (pkg.error) {
     return (
@@ -376,7 +385,7 @@ export function DeliveryPage({ id }: { id: string }) {
     );
   }
   if (!p) return <p role="status">Loading…</p>;
-  const trackingUrl = (p as { trackingUrl?: string }).trackingUrl;
+  const { trackingUrl } = p;
   const canCancel = (p.status === 'PENDING' || p.status === 'ASSIGNED') && (role === 'ADMIN' || role === 'BUSINESS' || role === 'CUSTOMER');
 
   return (
@@ -404,10 +413,18 @@ export function DeliveryPage({ id }: { id: string }) {
             {p.driver ? (
               <p>
                 {p.driver.firstName}, {p.driver.vehicleType} {p.driver.vehiclePlate}, <a href={`tel:${p.driver.phone}`}>{p.driver.phone}</a>
-                {eta && (
+                {eta && !final && (
                   <>
                     <br />
-                    About {Math.max(1, Math.round(eta.etaSeconds / 60))} min to {eta.to === 'PICKUP' ? 'the pickup' : 'the drop-off'}
+                    <span data-testid="eta">About {Math.max(1, Math.round(eta.etaSeconds / 60))} min to {eta.to === 'PICKUP' ? 'the pickup' : 'the drop-off'}</span>
+                  </>
+                )}
+                {driverAt && !final && (
+                  <>
+                    <br />
+                    <span data-testid="position">
+                      Position at <time dateTime={driverAt.at}>{formatTime(driverAt.at)}</time>
+                    </span>
                   </>
                 )}
               </p>
@@ -440,21 +457,17 @@ export function DeliveryPage({ id }: { id: string }) {
           </section>
           <section aria-labelledby="tracking-heading">
             <h2 id="tracking-heading">Tracking link</h2>
-            {trackingUrl ? (
-              <div className="row">
-                <Field label="Tracking link" readOnly value={trackingUrl} />
-                <button
-                  type="button"
-                  className="secondary"
-                  onClick={() => void navigator.clipboard?.writeText(trackingUrl).then(() => setCopied(true), () => setCopied(false))}
-                >
-                  Copy link
-                </button>
-                {copied && <span role="status">Copied</span>}
-              </div>
-            ) : (
-              <p>This server does not give tracking links yet.</p>
-            )}
+            <div className="row">
+              <Field label="Tracking link" readOnly value={trackingUrl} />
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => void navigator.clipboard?.writeText(trackingUrl).then(() => setCopied(true), () => setCopied(false))}
+              >
+                Copy link
+              </button>
+              {copied && <span role="status">Copied</span>}
+            </div>
           </section>
           {canCancel && (
             <section aria-labelledby="cancel-heading">

@@ -2,20 +2,13 @@
 // server sends none: no names of contacts, phones, addresses or ids).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { ApiError, getJson } from '../api/client';
+import { ApiError, getJson, type Schemas } from '../api/client';
 import { LiveBadge, useStream } from '../live';
 import { Map, type MapPoint } from '../map';
 import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../ui';
 
-interface Tracking {
-  status: string;
-  statusHistory: { status: string; at: string }[];
-  driver: { firstName: string; vehicleType: string; vehiclePlate: string; location: { lat: number; lng: number } | null } | null;
-  pickup: { location: { lat: number; lng: number } };
-  dropoff: { location: { lat: number; lng: number } };
-  etaSeconds: number | null;
-  updatedAt: string;
-}
+/** Fetched without the console's session: the page is the same for anyone holding the link. */
+type Tracking = Schemas['/api/tracking/{token}']['get']['responses'][200]['content']['application/json'];
 
 const FINAL = ['DELIVERED', 'FAILED', 'CANCELLED'];
 
@@ -23,15 +16,19 @@ export function TrackingPage({ token }: { token: string }) {
   const client = useQueryClient();
   const path = `/api/tracking/${encodeURIComponent(token)}`;
   const tracking = useQuery({ queryKey: ['tracking', token], queryFn: () => getJson<Tracking>(path, false), retry: false });
-  const [driverAt, setDriverAt] = useState<{ lat: number; lng: number }>();
+  const [driverAt, setDriverAt] = useState<{ location: { lat: number; lng: number }; at: string }>();
   const [eta, setEta] = useState<number | null>(null);
   const t = tracking.data;
   const live = useStream(
     t && !FINAL.includes(t.status) ? `${path}/stream` : undefined,
     {
-      status: () => void client.invalidateQueries({ queryKey: ['tracking', token] }),
+      // The view read again carries the new ETA target; until then the old one would mislead.
+      status: () => {
+        setEta(null);
+        void client.invalidateQueries({ queryKey: ['tracking', token] });
+      },
       resync: () => void client.invalidateQueries({ queryKey: ['tracking', token] }),
-      location: (data) => setDriverAt((data as { location: { lat: number; lng: number } }).location),
+      location: (data) => setDriverAt(data as { location: { lat: number; lng: number }; at: string }),
       eta: (data) => setEta((data as { etaSeconds: number }).etaSeconds),
     },
     false,
@@ -42,7 +39,7 @@ export function TrackingPage({ token }: { token: string }) {
       { id: 'pickup', ...t.pickup.location, label: 'Pickup', kind: 'pickup' },
       { id: 'dropoff', ...t.dropoff.location, label: 'Drop-off', kind: 'dropoff' },
     ];
-    const d = driverAt ?? t.driver?.location;
+    const d = t.driver && !FINAL.includes(t.status) ? (driverAt?.location ?? t.driver.location) : undefined;
     if (d) out.push({ id: 'driver', ...d, label: 'Driver', kind: 'driver' });
     return out;
   }, [t, driverAt]);
@@ -70,12 +67,20 @@ export function TrackingPage({ token }: { token: string }) {
         ) : (
           <div className="columns">
             <div>
-              {etaSeconds !== null && !FINAL.includes(t.status) && <p className="eta">Arriving in about {Math.max(1, Math.round(etaSeconds / 60))} min</p>}
+              {etaSeconds !== null && !FINAL.includes(t.status) && <p className="eta" data-testid="eta">{t.status === 'ASSIGNED' ? 'Driver at the pickup in about' : 'Arriving in about'} {Math.max(1, Math.round(etaSeconds / 60))} min</p>}
               <section aria-labelledby="driver-heading">
                 <h2 id="driver-heading">Driver</h2>
                 {t.driver ? (
                   <p>
                     {t.driver.firstName}, {t.driver.vehicleType.toLowerCase()} {t.driver.vehiclePlate}
+                    {driverAt && !FINAL.includes(t.status) && (
+                      <>
+                        <br />
+                        <span data-testid="position">
+                      Position at <time dateTime={driverAt.at}>{formatTime(driverAt.at)}</time>
+                    </span>
+                      </>
+                    )}
                   </p>
                 ) : (
                   <p>A driver has not been assigned yet.</p>
