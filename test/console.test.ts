@@ -293,6 +293,10 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('heading', { name: 'New delivery' }).waitFor();
     await page.locator('.leaflet-container').waitFor();
     await axe(page, 'new delivery');
+    let quoteRequests = 0;
+    page.on('request', (req) => {
+      if (req.url() === `${base}/api/quotes`) quoteRequests++;
+    });
     const fields: [string, string][] = [
       ['Pickup latitude', '-1.2864'],
       ['Pickup longitude', '36.8172'],
@@ -312,14 +316,24 @@ describe('web console in Chromium', { skip }, () => {
     }
     await tabTo(page, 'Country');
     await page.keyboard.type('Kenya');
+    // The price appears once the trip is known, asked once the typing stopped (not per keystroke).
+    const quoted = page.getByTestId('quote').locator('.price');
+    await quoted.waitFor();
+    const price = await quoted.innerText();
+    assert.match(price, /^KES \d{1,3}(,\d{3})*\.\d{2}$/);
+    await page.getByTestId('quote').getByText(/\d+\.\d km, about \d+ min/).waitFor();
+    await page.getByTestId('quote').getByText('This price holds until').waitFor();
+    assert.ok(quoteRequests >= 1 && quoteRequests <= 2, `${quoteRequests} quote requests`);
     await tabTo(page, 'Reference');
     await page.keyboard.type('ORDER-1001');
+    await axe(page, 'new delivery, with its price');
     await shot(page, 'new-delivery');
     await tabTo(page, 'Create delivery');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Delivery ORDER-1001' }).waitFor();
     packageId = page.url().split('/').pop()!;
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
+    assert.equal(await page.getByTestId('price').innerText(), price, 'the delivery has the price shown in the form');
     // The markers are drawn though the tiles cannot load.
     await page.locator('.leaflet-overlay-pane path.leaflet-interactive').nth(1).waitFor();
     assert.equal(await page.locator('.leaflet-overlay-pane path.leaflet-interactive').count(), 2);
@@ -377,6 +391,7 @@ describe('web console in Chromium', { skip }, () => {
     await signIn(listPage, business.email, PASSWORD, business.phone);
     const row = listPage.getByRole('row', { name: /ORDER-1001/ });
     await row.getByText('PENDING').waitFor();
+    assert.match(await row.getByTestId('price').innerText(), /^KES \d/);
     await listPage.locator('.page-head .live-live').waitFor();
     const tracking = await newPage();
     await tracking.goto(`${base}${trackingPath}`);
@@ -432,6 +447,8 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Cancel delivery' }).click();
     await page.locator('.page-head .badge', { hasText: 'CANCELLED' }).waitFor();
     await page.getByText('The customer called it off').waitFor();
+    // Cancelled after a driver was assigned: the tariff's cancellation fee.
+    assert.match(await page.getByTestId('cancellation-fee').innerText(), /^KES \d/);
     await tracking.locator('.page-head .badge', { hasText: 'CANCELLED' }).waitFor();
     await row.getByText('CANCELLED').waitFor();
     await waitFor(async () => (await tracking.locator('path.marker-driver').count()) === 0, 10_000, 'the driver to leave the tracking map');
@@ -569,6 +586,58 @@ describe('web console in Chromium', { skip }, () => {
     await tracking.getByRole('heading', { name: 'Your delivery' }).waitFor();
     await axe(tracking, 'tracking, unknown link');
     await tracking.context().close();
+  });
+
+  test('the statement shows the delivered and the cancelled delivery with the totals, and downloads as CSV', async () => {
+    const shop = await apiLogin(business.email, business.phone);
+    const stop = { location: { lat: -1.2864, lng: 36.8172 }, address: 'Moi Avenue 1', contactName: 'Wanjiru', contactPhone: '+254711200001' };
+    const pkg = await call<{ id: string }>('POST', '/packages', shop, {
+      pickup: stop,
+      dropoff: { ...stop, location: { lat: -1.3, lng: 36.78 }, address: 'Ngong Road 10' },
+      vehicleType: 'BIKE',
+      countryId: kenya,
+      parcel: { description: 'Books' },
+      reference: 'ORDER-1003',
+    });
+    await call('POST', '/drivers/me/availability', riderToken, { status: 'ONLINE' });
+    await call('POST', '/drivers/me/location', riderToken, { lat: -1.2869, lng: 36.8165 });
+    for (const step of ['accept', 'pickup', 'start', 'deliver']) await call('POST', `/packages/${pkg.id}/${step}`, riderToken, step === 'deliver' ? {} : undefined);
+    await call('POST', '/drivers/me/availability', riderToken, { status: 'OFFLINE' });
+    type Money = { amount: number; currency: string } | null;
+    const delivered = await call<{ price: Money }>('GET', `/packages/${pkg.id}`, shop);
+    const cancelled = await call<{ price: Money; cancellationFee: Money }>('GET', `/packages/${packageId}`, shop);
+    const kes = (minor: number) => `KES ${(minor / 100).toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+
+    const page = await newPage();
+    await signIn(page, business.email, PASSWORD, business.phone);
+    await page.getByRole('link', { name: 'Statement' }).click();
+    await page.getByRole('heading', { name: 'Statement' }).waitFor();
+    const deliveredRow = page.getByRole('row', { name: /ORDER-1003/ });
+    await deliveredRow.getByText('DELIVERED').waitFor();
+    assert.equal(await deliveredRow.getByRole('cell').nth(7).innerText(), kes(delivered.price!.amount), 'a delivered package is charged its price');
+    const cancelledRow = page.getByRole('row', { name: /ORDER-1001/ });
+    await cancelledRow.getByText('CANCELLED').waitFor();
+    assert.equal(await cancelledRow.getByRole('cell').nth(6).innerText(), kes(cancelled.cancellationFee!.amount));
+    assert.equal(await cancelledRow.getByRole('cell').nth(7).innerText(), kes(cancelled.cancellationFee!.amount), 'a cancelled one its fee');
+    const total = page.getByRole('row', { name: /^KES/ });
+    assert.equal(await total.getByRole('cell').first().innerText(), '2');
+    assert.equal(await total.getByTestId('total-amount').innerText(), kes(delivered.price!.amount + cancelled.cancellationFee!.amount));
+    await axe(page, 'statement');
+    await shot(page, 'statement');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    assert.match(download.suggestedFilename(), /^statement-\d{4}-\d\d-\d\d-to-\d{4}-\d\d-\d\d\.csv$/);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    assert.match(csv, /^\uFEFFtype,packageId,reference,/);
+    assert.match(csv, /\r\nPACKAGE,[^\r]*,ORDER-1003,DELIVERED,/);
+    assert.match(csv, new RegExp(`\\r\\nTOTAL,[^\\r]*,KES,[^\\r]*,${delivered.price!.amount + cancelled.cancellationFee!.amount}(\\r\\n)?$`));
+
+    // An empty period says so.
+    await page.getByLabel('From').fill('2020-01-01');
+    await page.getByLabel('To (included)').fill('2020-01-31');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.getByText('No finished deliveries in this period.').waitFor();
+    await page.context().close();
   });
 
   test('an unknown console path shows the not-found page; no page error and no CSP violation anywhere', async (t) => {

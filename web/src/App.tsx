@@ -6,6 +6,7 @@ import { ApprovalsPage, LiveMapPage, UsersPage } from './pages/admin';
 import { ForgotPasswordPage, RegisterPage, SignInPage } from './pages/auth';
 import { CompanyDriversPage } from './pages/company';
 import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from './pages/deliveries';
+import { StatementPage } from './pages/statement';
 import { TrackingPage } from './pages/tracking';
 import { WebhookPage, WebhooksPage } from './pages/webhooks';
 import { Link, Redirect, match, navigate, useLocation } from './router';
@@ -21,6 +22,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
   BUSINESS: [
     { to: '/deliveries', label: 'Deliveries' },
     { to: '/deliveries/new', label: 'New delivery' },
+    { to: '/statement', label: 'Statement' },
     { to: '/webhooks', label: 'Webhooks' },
   ],
   COMPANY: [
@@ -96,6 +98,7 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/deliveries' && role !== 'DRIVER') return <DeliveriesPage />;
   if (path === '/deliveries/new' && (role === 'BUSINESS' || role === 'CUSTOMER')) return <NewDeliveryPage />;
   if ((p = match('/deliveries/:id', path)) && role !== 'DRIVER') return <DeliveryPage key={p.id} id={p.id} />;
+  if (path === '/statement' && role === 'BUSINESS') return <StatementPage />;
   if (path === '/webhooks' && role === 'BUSINESS') return <WebhooksPage />;
   if ((p = match('/webhooks/:id', path)) && role === 'BUSINESS') return <WebhookPage key={p.id} id={p.id} />;
   if (path === '/approvals' && role === 'ADMIN') return <ApprovalsPage />;

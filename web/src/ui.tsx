@@ -70,3 +70,17 @@ export function StatusBadge({ status }: { status: string }) {
 
 export const VEHICLE_TYPES = ['BIKE', 'CAR', 'VAN', 'TRUCK'] as const;
 export const PACKAGE_STATUSES = ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'DELIVERED', 'FAILED', 'CANCELLED'] as const;
+
+/**
+ * "KES 174.30" from 17430: the API gives minor units and no digit count, so the currency's
+ * standard ISO 4217 digits (Intl's) say where the point goes (none for UGX, RWF, XOF).
+ */
+export function formatMoney(amount: number, currency: string): string {
+  const format = new Intl.NumberFormat('en', { style: 'currency', currency, currencyDisplay: 'code' });
+  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+  return format.format(amount / 10 ** digits).replace(/\u00a0/g, ' ');
+}
+
+export function Money({ money }: { money: { amount: number; currency: string } | null | undefined }) {
+  return <>{money ? formatMoney(money.amount, money.currency) : '—'}</>;
+}

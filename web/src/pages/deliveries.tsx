@@ -1,16 +1,18 @@
 // Deliveries: the list (filter, paging, live statuses), the new-delivery form, a delivery's page.
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { useMemo, useState, type FormEvent } from 'react';
-import { api, ok, session, type Schemas } from '../api/client';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { ApiError, api, errorText, ok, session, type Schemas } from '../api/client';
 import { useStream, LiveBadge } from '../live';
 import { Map, type MapPoint } from '../map';
 import { Link, navigate } from '../router';
-import { ErrorBox, Field, Notice, PACKAGE_STATUSES, PageTitle, SelectField, StatusBadge, VEHICLE_TYPES, formatTime } from '../ui';
+import { ErrorBox, Field, Money, Notice, PACKAGE_STATUSES, PageTitle, SelectField, StatusBadge, VEHICLE_TYPES, formatMoney, formatTime } from '../ui';
 import { useCountries } from './auth';
 
 export type Package = Schemas['/api/packages/{id}']['get']['responses'][200]['content']['application/json'];
 type PackageStatus = Package['status'];
 type Page = Schemas['/api/packages']['get']['responses'][200]['content']['application/json'];
+type Quote = Schemas['/api/quotes']['post']['responses'][201]['content']['application/json'];
+type QuoteRequest = Schemas['/api/quotes']['post']['requestBody']['content']['application/json'];
 /** Section 14's status event. */
 export interface StatusEvent {
   jobType: 'PACKAGE' | 'RIDE';
@@ -119,6 +121,7 @@ export function DeliveriesPage() {
               <th scope="col">Pickup</th>
               <th scope="col">Drop-off</th>
               <th scope="col">Driver</th>
+              <th scope="col">Price</th>
               <th scope="col">Created</th>
               {role === 'COMPANY' && <th scope="col">Assign</th>}
             </tr>
@@ -136,6 +139,10 @@ export function DeliveriesPage() {
                 <td>{p.pickup.address}</td>
                 <td>{p.dropoff.address}</td>
                 <td>{p.driver ? `${p.driver.firstName} (${p.driver.vehiclePlate})` : '—'}</td>
+                <td data-testid="price">
+                  <Money money={p.price} />
+                  {p.cancellationFee && <> (cancellation fee <Money money={p.cancellationFee} />)</>}
+                </td>
                 <td>{formatTime(p.createdAt)}</td>
                 {role === 'COMPANY' && <td>{p.status === 'PENDING' && <AssignDriver id={p.id} name={p.reference ?? p.parcel.description} />}</td>}
               </tr>
@@ -188,6 +195,65 @@ function StopFields({ legend, stop, onChange }: { legend: string; stop: Stop; on
   );
 }
 
+const QUOTE_DELAY_MS = 600;
+
+/** The quote for the form's trip, asked once the inputs have been still for a moment. */
+function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicleType'], countryId: string) {
+  const ready = [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng].every((v) => v.trim() !== '' && Number.isFinite(Number(v))) && countryId !== '';
+  const key = ready ? JSON.stringify([pickup.lat, pickup.lng, dropoff.lat, dropoff.lng, vehicleType, countryId]) : '';
+  const [settled, setSettled] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(key), QUOTE_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [key]);
+  const query = useQuery({
+    queryKey: ['quote', settled],
+    enabled: settled !== '',
+    retry: false,
+    // A quote is a reservation of a price: asked again only when the trip changes or it expired.
+    staleTime: Infinity,
+    gcTime: 0,
+    queryFn: () => {
+      const [pLat, pLng, dLat, dLng] = (JSON.parse(settled) as string[]).map(Number);
+      return ok(
+        api.POST('/api/quotes', {
+          body: { kind: 'PACKAGE', pickup: { location: { lat: pLat!, lng: pLng! } }, dropoff: { location: { lat: dLat!, lng: dLng! } }, vehicleType, countryId },
+        }),
+      );
+    },
+  });
+  // Until the debounce catches up, the quote on hand is for the trip as it was: not to be sent.
+  return { query, current: settled === key && key !== '' ? query.data : undefined };
+}
+
+function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetching: boolean } }) {
+  const q = quote.data;
+  return (
+    <section aria-labelledby="price-heading" className="quote">
+      <h2 id="price-heading">Price</h2>
+      <div role="status" data-testid="quote">
+        {quote.isFetching ? (
+          <p>Getting a price…</p>
+        ) : quote.error ? (
+          <p className="error">{errorText(quote.error)}</p>
+        ) : q ? (
+          <>
+            <p className="price">{formatMoney(q.amount, q.currency)}</p>
+            <p>
+              {(q.distanceMeters / 1000).toFixed(1)} km, about {Math.max(1, Math.round(q.durationSeconds / 60))} min
+              {q.breakdown.surge > 1 ? `, surge ×${q.breakdown.surge.toFixed(1)} (${formatMoney(q.breakdown.surgeAmount, q.currency)})` : ''}.
+              <br />
+              This price holds until <time dateTime={q.expiresAt}>{new Date(q.expiresAt).toLocaleTimeString()}</time>.
+            </p>
+          </>
+        ) : (
+          <p className="hint">Set the pickup, the drop-off, the vehicle type and the country to see the price.</p>
+        )}
+      </div>
+    </section>
+  );
+}
+
 export function NewDeliveryPage() {
   const client = useQueryClient();
   const countries = useCountries();
@@ -200,6 +266,8 @@ export function NewDeliveryPage() {
   const [reference, setReference] = useState('');
   const [requireDeliveryCode, setRequireDeliveryCode] = useState(false);
   const [created, setCreated] = useState<Package & { deliveryCode?: string }>();
+  const { query: quote, current: currentQuote } = useQuote(pickup, dropoff, vehicleType, countryId);
+  const [requoted, setRequoted] = useState(false);
 
   const stopBody = (s: Stop) => ({
     location: { lat: Number(s.lat), lng: Number(s.lng) },
@@ -224,11 +292,19 @@ export function NewDeliveryPage() {
             },
             ...(reference ? { reference } : {}),
             ...(requireDeliveryCode ? { requireDeliveryCode } : {}),
+            ...(currentQuote ? { quoteId: currentQuote.id } : {}),
           },
           // A double submit (or a retry after a lost answer) creates one package.
           headers: { 'idempotency-key': idempotencyKey },
         }),
       ),
+    onMutate: () => setRequoted(false),
+    onError: (err) => {
+      if (err instanceof ApiError && err.code === 'QUOTE_EXPIRED') {
+        setRequoted(true);
+        void quote.refetch();
+      }
+    },
     onSuccess: (pkg) => {
       void client.invalidateQueries({ queryKey: ['packages'] });
       client.setQueryData(['package', pkg.id], pkg);
@@ -327,7 +403,14 @@ export function NewDeliveryPage() {
           <label className="inline">
             <input type="checkbox" checked={requireDeliveryCode} onChange={(e) => setRequireDeliveryCode(e.target.checked)} /> Require a delivery code at drop-off
           </label>
-          <ErrorBox error={create.error ?? countries.error} />
+          <QuotePanel quote={quote} />
+          {requoted ? (
+            <p className="error" role="alert">
+              The price had expired. Here is a new one: check it and create the delivery again.
+            </p>
+          ) : (
+            <ErrorBox error={create.error ?? countries.error} />
+          )}
           <button type="submit" disabled={create.isPending}>
             Create delivery
           </button>
@@ -451,6 +534,18 @@ export function DeliveryPage({ id }: { id: string }) {
               </dd>
               <dt>Vehicle</dt>
               <dd>{p.vehicleType}</dd>
+              <dt>Price</dt>
+              <dd data-testid="price">
+                <Money money={p.price} />
+              </dd>
+              {p.cancellationFee && (
+                <>
+                  <dt>Cancellation fee</dt>
+                  <dd data-testid="cancellation-fee">
+                    <Money money={p.cancellationFee} />
+                  </dd>
+                </>
+              )}
               <dt>Created</dt>
               <dd>{formatTime(p.createdAt)}</dd>
             </dl>
