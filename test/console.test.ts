@@ -588,6 +588,62 @@ describe('web console in Chromium', { skip }, () => {
     await tracking.context().close();
   });
 
+  test('the form shows a quote refused with its message, and quotes again when the price expired at creation', async () => {
+    const page = await newPage();
+    await signIn(page, business.email, PASSWORD, business.phone);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'New delivery' }).click();
+    await page.getByRole('heading', { name: 'New delivery' }).waitFor();
+    const fill = async (fields: [string, string][]) => {
+      for (const [label, value] of fields) await page.getByLabel(label, { exact: true }).fill(value);
+    };
+    // Douala is not in Kenya.
+    await fill([
+      ['Pickup latitude', '4.05'],
+      ['Pickup longitude', '9.70'],
+      ['Drop-off latitude', '4.06'],
+      ['Drop-off longitude', '9.72'],
+    ]);
+    await page.getByLabel('Country').selectOption({ label: 'Kenya' });
+    await page.getByTestId('quote').getByText('The pickup and the dropoff must be in the country (KE)').waitFor().catch(async (err: Error) => {
+      throw new Error(`${err.message}\n${await page.locator('main').innerText()}`);
+    });
+    await axe(page, 'new delivery, quote refused');
+
+    await fill([
+      ['Pickup latitude', '-1.2864'],
+      ['Pickup longitude', '36.8172'],
+      ['Pickup address', 'Moi Avenue 1'],
+      ['Pickup contact name', 'Wanjiru'],
+      ['Pickup contact phone', '+254711200001'],
+      ['Drop-off latitude', '-1.3'],
+      ['Drop-off longitude', '36.78'],
+      ['Drop-off address', 'Ngong Road 10'],
+      ['Drop-off contact name', 'Achieng Otieno'],
+      ['Drop-off contact phone', '+254722333444'],
+      ['Parcel description', 'Shoes'],
+      ['Reference', 'ORDER-1004'],
+    ]);
+    await page.getByTestId('quote').locator('.price').waitFor();
+    let quotes = 0;
+    page.on('request', (req) => {
+      if (req.url() === `${base}/api/quotes`) quotes++;
+    });
+    // The quote's TTL is minutes: the server's answer to a late creation is played here, once.
+    let sent: { quoteId?: string } | undefined;
+    await page.route(`${base}/api/packages`, async (route) => {
+      sent = route.request().postDataJSON() as { quoteId?: string };
+      await route.fulfill({ status: 409, contentType: 'application/json', body: JSON.stringify({ statusCode: 409, error: 'Conflict', code: 'QUOTE_EXPIRED', message: 'The quote has expired: ask for a new one' }) });
+    }, { times: 1 });
+    await page.getByRole('button', { name: 'Create delivery' }).click();
+    await page.getByRole('alert').getByText('The price had expired. Here is a new one').waitFor();
+    await page.getByTestId('quote').locator('.price').waitFor();
+    assert.equal(quotes, 1, 'a new quote was asked');
+    assert.match(sent?.quoteId ?? '', /^[0-9a-f-]{36}$/, 'the create carried the quote id');
+    await page.getByRole('button', { name: 'Create delivery' }).click();
+    await page.getByRole('heading', { name: 'Delivery ORDER-1004' }).waitFor();
+    await page.context().close();
+  });
+
   test('the statement shows the delivered and the cancelled delivery with the totals, and downloads as CSV', async () => {
     const shop = await apiLogin(business.email, business.phone);
     const stop = { location: { lat: -1.2864, lng: 36.8172 }, address: 'Moi Avenue 1', contactName: 'Wanjiru', contactPhone: '+254711200001' };

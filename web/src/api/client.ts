@@ -44,12 +44,15 @@ export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function toApiError(response: Response): Promise<ApiError> {
+async function toApiError(response: Response, parsed?: unknown): Promise<ApiError> {
   let body: { message?: unknown; code?: unknown } = {};
-  try {
-    body = await response.clone().json();
-  } catch {
-    // not JSON: the status text says enough
+  if (parsed && typeof parsed === 'object') body = parsed as typeof body;
+  else {
+    try {
+      body = await response.clone().json();
+    } catch {
+      // not JSON (or already read): the status text says enough
+    }
   }
   const retryAfter = Number(response.headers.get('retry-after'));
   return new ApiError(
@@ -145,7 +148,8 @@ export const api = createClient<paths>({ baseUrl: '', fetch: authFetch });
 /** The data of an openapi-fetch result, or an ApiError with the server's message. */
 export async function ok<T>(result: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await result;
-  if (error !== undefined || !response.ok) throw await toApiError(response);
+  // openapi-fetch has read the body of an error already: its `error` is that body, parsed.
+  if (error !== undefined || !response.ok) throw await toApiError(response, error);
   return data as T;
 }
 
