@@ -206,7 +206,12 @@ export class LiveDrivers {
     this.resyncing = (async () => {
       try {
         await this.loadDrivers();
-        if (this.deps.redisHealth?.up) await this.loadSharedPositions();
+        const health = this.deps.redisHealth;
+        if (health?.up) {
+          // Redis may go away between two pages: that is an outage (logged once by the health, and
+          // read again by the resync when it is back), not an error of this process.
+          await this.loadSharedPositions().catch((err: unknown) => health.failure('positions', err));
+        }
       } catch (err) {
         if (!isDatabaseUnavailable(err)) this.deps.logger.error({ err }, 'resynchronising the driver index failed');
       } finally {
