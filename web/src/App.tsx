@@ -76,7 +76,10 @@ function Shell({ children }: { children: ReactNode }) {
           </button>
         </div>
       </header>
-      <main id="main">{children}</main>
+      {/* tabIndex -1: the skip link moves the focus here, so the next Tab is the page's first control. */}
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
     </>
   );
 }
