@@ -10,7 +10,7 @@ import { StatementPage } from './pages/statement';
 import { TrackingPage } from './pages/tracking';
 import { WebhookPage, WebhooksPage } from './pages/webhooks';
 import { Link, Redirect, match, navigate, useLocation } from './router';
-import { ErrorBox, PageTitle } from './ui';
+import { BusyButton, ErrorBox, PageTitle } from './ui';
 
 const NAV: Record<Role, { to: string; label: string }[]> = {
   ADMIN: [
@@ -39,6 +39,7 @@ function Shell({ children }: { children: ReactNode }) {
   const client = useQueryClient();
   const { path } = useLocation();
   const user = session.user!;
+  const [leaving, setLeaving] = useState(false);
   return (
     <>
       <a href="#main" className="skip">
@@ -63,20 +64,25 @@ function Shell({ children }: { children: ReactNode }) {
           <span>
             {user.firstName} {user.lastName} · {user.role.toLowerCase()}
           </span>
-          <button
+          <BusyButton
             type="button"
             className="secondary"
+            busy={leaving}
             onClick={async () => {
+              setLeaving(true);
               await signOut();
               client.clear();
               navigate('/login', { replace: true });
             }}
           >
             Sign out
-          </button>
+          </BusyButton>
         </div>
       </header>
-      <main id="main">{children}</main>
+      {/* tabIndex -1: the skip link moves the focus here, so the next Tab is the page's first control. */}
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
     </>
   );
 }

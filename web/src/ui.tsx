@@ -1,5 +1,6 @@
-// Shared pieces: labelled fields, the error box, page headings that take focus on navigation.
-import { useEffect, useId, useRef, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+// Shared pieces: labelled fields, the error box, page headings that take focus on navigation, and the
+// keyboard's helpers: a busy button that keeps the focus, an outcome that takes it, a focus handed over.
+import { useEffect, useId, useRef, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
 import { errorText } from './api/client';
 
 export function Field({ label, hint, ...input }: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
@@ -29,6 +30,25 @@ export function SelectField({ label, children, ...select }: { label: string; chi
   );
 }
 
+/**
+ * A button that is busy while its request runs: `aria-disabled`, and pressing it again does nothing
+ * (nor does Enter in its form), but it stays focusable. With `disabled` Chromium sends the focus of
+ * the pressed button to the body, and a keyboard user would start again from the top of the page.
+ * `disabled` stays for a button that cannot be used yet (nothing chosen).
+ */
+export function BusyButton({ busy, onClick, ...button }: { busy: boolean } & ComponentProps<'button'>) {
+  return (
+    <button
+      {...button}
+      aria-disabled={busy || undefined}
+      onClick={(event) => {
+        if (busy) event.preventDefault();
+        else onClick?.(event);
+      }}
+    />
+  );
+}
+
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;
   return (
@@ -44,6 +64,39 @@ export function Notice({ children }: { children: ReactNode }) {
       {children}
     </p>
   );
+}
+
+/**
+ * The outcome of an action that took away the control the user was on (an approved row, a cancelled
+ * delivery's form): the message takes the focus, so that a keyboard user is not sent back to the top
+ * of the page and a screen reader reads what happened. Give it a new `key` for each new outcome.
+ */
+export function FocusNotice({ children }: { children: ReactNode }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <p ref={ref} className="notice" role="status" tabIndex={-1}>
+      {children}
+    </p>
+  );
+}
+
+/**
+ * For a control that replaces itself (a confirmation closed, an edit form saved): `focusAfterRender(() =>
+ * ref.current)` moves the focus to the element that stands in its place once React has drawn it,
+ * instead of letting it fall back to the page's body.
+ */
+export function useFocusAfterRender(): (target: () => HTMLElement | null) => void {
+  const pending = useRef<(() => HTMLElement | null) | null>(null);
+  useEffect(() => {
+    const target = pending.current;
+    if (!target) return;
+    pending.current = null;
+    target()?.focus();
+  });
+  return (target) => {
+    pending.current = target;
+  };
 }
 
 /** The page's h1, focused on navigation so that screen readers and keyboard users start there. */

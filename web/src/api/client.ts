@@ -160,8 +160,13 @@ export async function getJson<T>(url: string, auth = true): Promise<T> {
   return (await response.json()) as T;
 }
 
+/**
+ * Revokes the session on the server, then forgets it here: the sign-in page shows once the session
+ * is over, not while the logout is still on its way (a tab closed at once would have kept it alive).
+ * A failed logout still signs the tab out.
+ */
 export async function signOut(): Promise<void> {
   const refreshToken = session.refreshToken;
-  session.clear();
   if (refreshToken) await api.POST('/api/auth/logout', { body: { refreshToken } }).catch(() => undefined);
+  session.clear();
 }

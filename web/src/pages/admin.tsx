@@ -1,10 +1,10 @@
 // Admin: the approvals queue, users (filter, suspend, reactivate), the live map of drivers.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { api, ok, type Schemas } from '../api/client';
 import { LiveBadge, useStream } from '../live';
 import { Map, type MapPoint } from '../map';
-import { ErrorBox, Field, PageTitle, SelectField, StatusBadge, formatTime } from '../ui';
+import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, SelectField, StatusBadge, formatTime, useFocusAfterRender } from '../ui';
 
 type User = Schemas['/api/admin/users/{id}']['get']['responses'][200]['content']['application/json'];
 const ROLES = ['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN'] as const;
@@ -17,11 +17,17 @@ function useUsers(filter: { role?: (typeof ROLES)[number]; status?: (typeof STAT
   });
 }
 
-function useUserAction() {
+type Action = 'approve' | 'reject' | 'suspend' | 'reactivate';
+const DONE: Record<Action, string> = { approve: 'approved', reject: 'rejected', suspend: 'suspended', reactivate: 'reactivated' };
+
+/** What an action on a user did, for the page's message: "Wanjiru Shop approved." */
+type Done = (user: User, action: Action) => void;
+
+function useUserAction(onDone?: Done) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, action, reason }: { id: string; action: 'approve' | 'reject' | 'suspend' | 'reactivate'; reason?: string }) => {
-      const params = { path: { id } };
+    mutationFn: ({ user, action, reason }: { user: User; action: Action; reason?: string }) => {
+      const params = { path: { id: user.id } };
       switch (action) {
         case 'approve':
           return ok(api.POST('/api/admin/users/{id}/approve', { params }));
@@ -33,8 +39,20 @@ function useUserAction() {
           return ok(api.POST('/api/admin/users/{id}/suspend', { params, body: { reason: reason ?? '' } }));
       }
     },
-    onSuccess: () => client.invalidateQueries({ queryKey: ['users'] }),
+    // Said before the list is read again: the message takes the focus from the row's button while
+    // the button is still there (the row leaves the approvals, or the button changes).
+    onSuccess: (_, { user, action }) => {
+      onDone?.(user, action);
+      return client.invalidateQueries({ queryKey: ['users'] });
+    },
   });
+}
+
+/** The last action's message, focused (a new key for each one). */
+function useDone(): [Done, ReactNode] {
+  const [done, setDone] = useState<{ n: number; text: string }>();
+  const report: Done = (user, action) => setDone((d) => ({ n: (d?.n ?? 0) + 1, text: `${name(user)} ${DONE[action]}.` }));
+  return [report, done ? <FocusNotice key={done.n}>{done.text}</FocusNotice> : null];
 }
 
 function name(u: User) {
@@ -42,13 +60,15 @@ function name(u: User) {
 }
 
 /** A reason, asked inline (no window.prompt: it is not accessible and tests cannot label it). */
-function ReasonAction({ user, action, label }: { user: User; action: 'reject' | 'suspend'; label: string }) {
+function ReasonAction({ user, action, label, onDone }: { user: User; action: 'reject' | 'suspend'; label: string; onDone: Done }) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
-  const act = useUserAction();
+  const act = useUserAction(onDone);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const focusAfterRender = useFocusAfterRender();
   if (!open) {
     return (
-      <button type="button" className="danger" onClick={() => setOpen(true)} aria-label={`${label} ${name(user)}`}>
+      <button ref={toggle} type="button" className="danger" onClick={() => setOpen(true)} aria-label={`${label} ${name(user)}`}>
         {label}
       </button>
     );
@@ -58,14 +78,21 @@ function ReasonAction({ user, action, label }: { user: User; action: 'reject' | 
       className="inline-form"
       onSubmit={(e) => {
         e.preventDefault();
-        act.mutate({ id: user.id, action, reason });
+        act.mutate({ user, action, reason });
       }}
     >
       <Field label={`Reason to ${label.toLowerCase()} ${name(user)}`} required maxLength={500} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
-      <button type="submit" className="danger" disabled={act.isPending}>
+      <BusyButton type="submit" className="danger" busy={act.isPending}>
         Confirm {label.toLowerCase()}
-      </button>
-      <button type="button" className="secondary" onClick={() => setOpen(false)}>
+      </BusyButton>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => {
+          setOpen(false);
+          focusAfterRender(() => toggle.current);
+        }}
+      >
         Keep
       </button>
       <ErrorBox error={act.error} />
@@ -93,7 +120,8 @@ function Pager({ next, cursors, setCursors }: { next: string | null | undefined;
 export function ApprovalsPage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const users = useUsers({ status: 'PENDING_APPROVAL' }, cursors[cursors.length - 1]);
-  const act = useUserAction();
+  const [onDone, doneNotice] = useDone();
+  const act = useUserAction(onDone);
   return (
     <>
       <div className="page-head">
@@ -104,6 +132,7 @@ export function ApprovalsPage() {
       </div>
       <p>Businesses, companies and drivers wait here until an admin approves them.</p>
       <ErrorBox error={users.error ?? act.error} />
+      {doneNotice}
       {users.data?.items.length === 0 && <p>Nobody is waiting for approval.</p>}
       {users.data && users.data.items.length > 0 && (
         <table>
@@ -127,10 +156,10 @@ export function ApprovalsPage() {
                 <td>{u.phone}</td>
                 <td>{formatTime(u.createdAt)}</td>
                 <td className="actions">
-                  <button type="button" onClick={() => act.mutate({ id: u.id, action: 'approve' })} disabled={act.isPending} aria-label={`Approve ${name(u)}`}>
+                  <BusyButton type="button" onClick={() => act.mutate({ user: u, action: 'approve' })} busy={act.isPending} aria-label={`Approve ${name(u)}`}>
                     Approve
-                  </button>
-                  <ReasonAction user={u} action="reject" label="Reject" />
+                  </BusyButton>
+                  <ReasonAction user={u} action="reject" label="Reject" onDone={onDone} />
                 </td>
               </tr>
             ))}
@@ -147,7 +176,8 @@ export function UsersPage() {
   const [status, setStatus] = useState<(typeof STATUSES)[number] | ''>('');
   const [cursors, setCursors] = useState<string[]>([]);
   const users = useUsers({ ...(role ? { role } : {}), ...(status ? { status } : {}) }, cursors[cursors.length - 1]);
-  const act = useUserAction();
+  const [onDone, doneNotice] = useDone();
+  const act = useUserAction(onDone);
   return (
     <>
       <div className="page-head">
@@ -187,6 +217,7 @@ export function UsersPage() {
         </SelectField>
       </div>
       <ErrorBox error={users.error ?? act.error} />
+      {doneNotice}
       {users.data && (
         <table>
           <caption className="sr-only">Accounts, newest first</caption>
@@ -211,14 +242,14 @@ export function UsersPage() {
                 <td>{u.email}</td>
                 <td>{u.phone}</td>
                 <td className="actions">
-                  {(u.status === 'ACTIVE' || u.status === 'PENDING_APPROVAL') && u.role !== 'ADMIN' && <ReasonAction user={u} action="suspend" label="Suspend" />}
+                  {(u.status === 'ACTIVE' || u.status === 'PENDING_APPROVAL') && u.role !== 'ADMIN' && <ReasonAction user={u} action="suspend" label="Suspend" onDone={onDone} />}
                   {u.status === 'SUSPENDED' && (
-                    <button type="button" onClick={() => act.mutate({ id: u.id, action: 'reactivate' })} aria-label={`Reactivate ${name(u)}`}>
+                    <button type="button" onClick={() => act.mutate({ user: u, action: 'reactivate' })} aria-label={`Reactivate ${name(u)}`}>
                       Reactivate
                     </button>
                   )}
                   {(u.status === 'PENDING_APPROVAL' || u.status === 'REJECTED') && (
-                    <button type="button" onClick={() => act.mutate({ id: u.id, action: 'approve' })} aria-label={`Approve ${name(u)}`}>
+                    <button type="button" onClick={() => act.mutate({ user: u, action: 'approve' })} aria-label={`Approve ${name(u)}`}>
                       Approve
                     </button>
                   )}

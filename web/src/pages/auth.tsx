@@ -3,7 +3,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok, session } from '../api/client';
 import { Link, navigate } from '../router';
-import { ErrorBox, Field, Notice, PageTitle, SelectField } from '../ui';
+import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField } from '../ui';
 
 function PublicShell({ children }: { children: React.ReactNode }) {
   return (
@@ -55,9 +55,9 @@ export function SignInPage() {
           <Field label="Email or phone" name="identifier" autoComplete="username" required maxLength={254} value={identifier} onChange={(e) => setIdentifier(e.target.value)} />
           <Field label="Password" name="password" type="password" autoComplete="current-password" required maxLength={1024} value={password} onChange={(e) => setPassword(e.target.value)} />
           <ErrorBox error={login.error} />
-          <button type="submit" disabled={login.isPending}>
+          <BusyButton type="submit" busy={login.isPending}>
             Sign in
-          </button>
+          </BusyButton>
         </form>
       ) : (
         <form onSubmit={submit} aria-label="Verification">
@@ -77,12 +77,12 @@ export function SignInPage() {
           <ErrorBox error={verify.error ?? resend.error} />
           {resent && <Notice>{resent}</Notice>}
           <div className="actions">
-            <button type="submit" disabled={verify.isPending}>
+            <BusyButton type="submit" busy={verify.isPending}>
               Verify
-            </button>
-            <button type="button" className="secondary" onClick={() => resend.mutate()} disabled={resend.isPending}>
+            </BusyButton>
+            <BusyButton type="button" className="secondary" onClick={() => resend.mutate()} busy={resend.isPending}>
               Send the code again
-            </button>
+            </BusyButton>
           </div>
         </form>
       )}
@@ -124,9 +124,9 @@ export function ForgotPasswordPage() {
         >
           <Field label="Email or phone" required maxLength={254} value={identifier} onChange={(e) => setIdentifier(e.target.value)} />
           <ErrorBox error={forgot.error} />
-          <button type="submit" disabled={forgot.isPending}>
+          <BusyButton type="submit" busy={forgot.isPending}>
             Send reset code
-          </button>
+          </BusyButton>
         </form>
       ) : (
         <form
@@ -139,9 +139,9 @@ export function ForgotPasswordPage() {
           <Field label="Verification code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" maxLength={6} required value={code} onChange={(e) => setCode(e.target.value.trim())} />
           <Field label="New password" type="password" autoComplete="new-password" minLength={8} maxLength={128} required value={newPassword} onChange={(e) => setNewPassword(e.target.value)} hint="8 to 128 characters" />
           <ErrorBox error={reset.error} />
-          <button type="submit" disabled={reset.isPending}>
+          <BusyButton type="submit" busy={reset.isPending}>
             Set new password
-          </button>
+          </BusyButton>
         </form>
       )}
       <p>
@@ -213,9 +213,9 @@ export function RegisterPage() {
           </fieldset>
           <Field label="Phone" type="tel" autoComplete="tel" required maxLength={32} placeholder="+254712345678" value={phone} onChange={(e) => setPhone(e.target.value.trim())} hint="In international format; we send a code to it" />
           <ErrorBox error={sendOtp.error} />
-          <button type="submit" disabled={sendOtp.isPending}>
+          <BusyButton type="submit" busy={sendOtp.isPending}>
             Send code
-          </button>
+          </BusyButton>
         </form>
       ) : (
         <form
@@ -241,9 +241,9 @@ export function RegisterPage() {
             ))}
           </SelectField>
           <ErrorBox error={register.error ?? countries.error} />
-          <button type="submit" disabled={register.isPending}>
+          <BusyButton type="submit" busy={register.isPending}>
             Register
-          </button>
+          </BusyButton>
         </form>
       )}
       <p>

@@ -5,7 +5,7 @@ import { ApiError, api, errorText, ok, session, type Schemas } from '../api/clie
 import { useStream, LiveBadge } from '../live';
 import { Map, type MapPoint } from '../map';
 import { Link, navigate } from '../router';
-import { ErrorBox, Field, Money, Notice, PACKAGE_STATUSES, PageTitle, SelectField, StatusBadge, VEHICLE_TYPES, formatMoney, formatTime } from '../ui';
+import { BusyButton, ErrorBox, Field, FocusNotice, Money, Notice, PACKAGE_STATUSES, PageTitle, SelectField, StatusBadge, VEHICLE_TYPES, formatMoney, formatTime } from '../ui';
 import { useCountries } from './auth';
 
 export type Package = Schemas['/api/packages/{id}']['get']['responses'][200]['content']['application/json'];
@@ -64,6 +64,8 @@ export function DeliveriesPage() {
   const live = useAccountStream();
   const role = session.user?.role;
   const client = useQueryClient();
+  // Deliveries this page assigned, with the driver's name (company).
+  const [assigned, setAssigned] = useState<Record<string, string>>({});
   const list = useQuery({
     queryKey: ['packages', status, cursor],
     queryFn: async () => {
@@ -144,7 +146,16 @@ export function DeliveriesPage() {
                   {p.cancellationFee && <> (cancellation fee <Money money={p.cancellationFee} />)</>}
                 </td>
                 <td>{formatTime(p.createdAt)}</td>
-                {role === 'COMPANY' && <td>{p.status === 'PENDING' && <AssignDriver id={p.id} name={p.reference ?? p.parcel.description} />}</td>}
+                {role === 'COMPANY' && (
+                  <td>
+                    {p.status === 'PENDING' ? (
+                      <AssignDriver id={p.id} name={p.reference ?? p.parcel.description} onAssigned={(driver) => setAssigned((a) => ({ ...a, [p.id]: driver }))} />
+                    ) : (
+                      // The form the user was on goes with the PENDING status: its outcome takes the focus.
+                      assigned[p.id] && <FocusNotice>Assigned to {assigned[p.id]}.</FocusNotice>
+                    )}
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>
@@ -411,9 +422,9 @@ export function NewDeliveryPage() {
           ) : (
             <ErrorBox error={create.error ?? countries.error} />
           )}
-          <button type="submit" disabled={create.isPending}>
+          <BusyButton type="submit" busy={create.isPending}>
             Create delivery
-          </button>
+          </BusyButton>
         </div>
       </form>
     </>
@@ -564,21 +575,34 @@ export function DeliveryPage({ id }: { id: string }) {
               {copied && <span role="status">Copied</span>}
             </div>
           </section>
-          {canCancel && (
+          {(canCancel || cancel.isSuccess) && (
             <section aria-labelledby="cancel-heading">
               <h2 id="cancel-heading">Cancel</h2>
-              <form
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  cancel.mutate();
-                }}
-              >
-                <Field label="Reason for cancelling" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
-                <ErrorBox error={cancel.error} />
-                <button type="submit" className="danger" disabled={cancel.isPending}>
-                  Cancel delivery
-                </button>
-              </form>
+              {/* The form goes once the delivery is cancelled: its outcome takes the focus in its place. */}
+              {!canCancel ? (
+                <FocusNotice>
+                  Delivery cancelled.
+                  {p.cancellationFee && (
+                    <>
+                      {' '}
+                      Cancellation fee: <Money money={p.cancellationFee} />.
+                    </>
+                  )}
+                </FocusNotice>
+              ) : (
+                <form
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    cancel.mutate();
+                  }}
+                >
+                  <Field label="Reason for cancelling" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+                  <ErrorBox error={cancel.error} />
+                  <BusyButton type="submit" className="danger" busy={cancel.isPending}>
+                    Cancel delivery
+                  </BusyButton>
+                </form>
+              )}
             </section>
           )}
         </div>
@@ -588,13 +612,15 @@ export function DeliveryPage({ id }: { id: string }) {
   );
 }
 
-function AssignDriver({ id, name }: { id: string; name: string }) {
+function AssignDriver({ id, name, onAssigned }: { id: string; name: string; onAssigned: (driver: string) => void }) {
   const client = useQueryClient();
   const drivers = useQuery({ queryKey: ['company-drivers'], queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })) });
   const [driverId, setDriverId] = useState('');
   const assign = useMutation({
     mutationFn: () => ok(api.POST('/api/packages/{id}/assign', { params: { path: { id } }, body: { driverId } })),
     onSuccess: (p) => {
+      const driver = drivers.data?.items.find((d) => d.id === driverId);
+      onAssigned(driver ? `${driver.firstName} ${driver.lastName}` : 'the driver');
       client.setQueryData(['package', id], p);
       void client.invalidateQueries({ queryKey: ['packages'] });
     },
@@ -615,9 +641,9 @@ function AssignDriver({ id, name }: { id: string; name: string }) {
         ))}
       </SelectField>
       <ErrorBox error={assign.error ?? drivers.error} />
-      <button type="submit" disabled={assign.isPending || !driverId} aria-label={`Assign ${name}`}>
+      <BusyButton type="submit" busy={assign.isPending} disabled={!driverId} aria-label={`Assign ${name}`}>
         Assign
-      </button>
+      </BusyButton>
     </form>
   );
 }

@@ -4,7 +4,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok, type Schemas } from '../api/client';
 import { Link } from '../router';
-import { ErrorBox, Field, PageTitle, StatusBadge, formatMoney, formatTime } from '../ui';
+import { BusyButton, ErrorBox, Field, PageTitle, StatusBadge, formatMoney, formatTime } from '../ui';
 
 type Statement = Schemas['/api/businesses/me/statement']['get']['responses'][200]['content']['application/json'];
 
@@ -54,9 +54,9 @@ export function StatementPage() {
         <button type="submit" className="field-button">
           Show
         </button>
-        <button type="button" className="secondary field-button" disabled={download.isPending || !s} onClick={() => download.mutate()}>
+        <BusyButton type="button" className="secondary field-button" busy={download.isPending} disabled={!s} onClick={() => download.mutate()}>
           Download CSV
-        </button>
+        </BusyButton>
       </form>
       <p className="hint">Days are UTC. The deliveries that reached a final status (delivered, failed, cancelled) in the period; amounts as charged.</p>
       <ErrorBox error={statement.error ?? download.error} />

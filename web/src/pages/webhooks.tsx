@@ -1,22 +1,27 @@
 // Webhook endpoints: add (the secret shown once), edit, enable/disable, delete, rotate the secret,
 // send a test event, the delivery log with retry.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useId, useRef, useState } from 'react';
 import { api, ok } from '../api/client';
 import { Link, navigate } from '../router';
-import { ErrorBox, Field, Notice, PageTitle, StatusBadge, formatTime } from '../ui';
+import { BusyButton, ErrorBox, Field, Notice, PageTitle, StatusBadge, formatTime, useFocusAfterRender } from '../ui';
 
 const EVENTS = ['delivery.assigned', 'delivery.picked_up', 'delivery.in_transit', 'delivery.delivered', 'delivery.failed', 'delivery.cancelled'] as const;
 type EventName = (typeof EVENTS)[number];
 
+/**
+ * The new secret, shown once. It appears above the control that made it, so its field takes the
+ * focus (selected, ready to copy) and says what it is for; Tab goes on to Copy and "I have saved it".
+ */
 function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) {
   const [copied, setCopied] = useState(false);
+  const help = useId();
   return (
     <section className="secret-box" aria-labelledby="secret-heading">
       <h2 id="secret-heading">Signing secret</h2>
-      <p>Copy it now: it is shown only this once. Your receiver checks each request's signature with it.</p>
+      <p id={help}>Copy it now: it is shown only this once. Your receiver checks each request's signature with it.</p>
       <div className="row">
-        <Field label="Secret" readOnly value={secret} className="secret" />
+        <Field label="Secret" readOnly value={secret} className="secret" autoFocus aria-describedby={help} onFocus={(e) => e.target.select()} />
         <button type="button" className="secondary" onClick={() => void navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}>
           Copy secret
         </button>
@@ -106,9 +111,9 @@ export function WebhooksPage() {
           <Field label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
           <EventChoice value={events} onChange={setEvents} />
           <ErrorBox error={add.error} />
-          <button type="submit" disabled={add.isPending || events.length === 0}>
+          <BusyButton type="submit" busy={add.isPending} disabled={events.length === 0}>
             Add endpoint
-          </button>
+          </BusyButton>
         </form>
       </section>
     </>
@@ -128,6 +133,12 @@ export function WebhookPage({ id }: { id: string }) {
   const [edit, setEdit] = useState<{ url: string; description: string; events: EventName[] }>();
   const [secret, setSecret] = useState<string>();
   const [confirmDelete, setConfirmDelete] = useState(false);
+  // The controls below replace one another (Edit and its form, Delete and its confirmation, the
+  // secret box): the focus goes to what stands in place of the one that went.
+  const focusAfterRender = useFocusAfterRender();
+  const editButton = useRef<HTMLButtonElement>(null);
+  const rotateButton = useRef<HTMLButtonElement>(null);
+  const deleteButton = useRef<HTMLButtonElement>(null);
   const refreshLog = () => client.invalidateQueries({ queryKey: ['webhook-log', id] });
 
   const save = useMutation({
@@ -135,6 +146,7 @@ export function WebhookPage({ id }: { id: string }) {
     onSuccess: (w) => {
       client.setQueryData(['webhook', id], w);
       void client.invalidateQueries({ queryKey: ['webhooks'] });
+      if (edit) focusAfterRender(() => editButton.current);
       setEdit(undefined);
     },
   });
@@ -165,7 +177,15 @@ export function WebhookPage({ id }: { id: string }) {
       <p>
         <Link to="/webhooks">All endpoints</Link>
       </p>
-      {secret && <SecretOnce secret={secret} onDone={() => setSecret(undefined)} />}
+      {secret && (
+        <SecretOnce
+          secret={secret}
+          onDone={() => {
+            setSecret(undefined);
+            focusAfterRender(() => rotateButton.current);
+          }}
+        />
+      )}
       <section aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         {!edit ? (
@@ -181,20 +201,20 @@ export function WebhookPage({ id }: { id: string }) {
               <dd>{w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? ` (${w.disabledReason})` : ''}`}</dd>
             </dl>
             <div className="actions">
-              <button type="button" className="secondary" onClick={() => setEdit({ url: w.url, description: w.description ?? '', events: w.events as EventName[] })}>
+              <button ref={editButton} type="button" className="secondary" onClick={() => setEdit({ url: w.url, description: w.description ?? '', events: w.events as EventName[] })}>
                 Edit endpoint
               </button>
               <button type="button" className="secondary" onClick={() => save.mutate({ enabled: !w.enabled })}>
                 {w.enabled ? 'Disable endpoint' : 'Enable endpoint'}
               </button>
-              <button type="button" className="secondary" onClick={() => rotate.mutate()} disabled={rotate.isPending}>
+              <BusyButton ref={rotateButton} type="button" className="secondary" onClick={() => rotate.mutate()} busy={rotate.isPending}>
                 Rotate secret
-              </button>
-              <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
+              </BusyButton>
+              <BusyButton type="button" onClick={() => test.mutate()} busy={test.isPending}>
                 Send test event
-              </button>
+              </BusyButton>
               {!confirmDelete ? (
-                <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
+                <button ref={deleteButton} type="button" className="danger" onClick={() => setConfirmDelete(true)}>
                   Delete endpoint
                 </button>
               ) : (
@@ -202,7 +222,16 @@ export function WebhookPage({ id }: { id: string }) {
                   <button type="button" className="danger" onClick={() => remove.mutate()}>
                     Confirm delete
                   </button>
-                  <button type="button" className="secondary" onClick={() => setConfirmDelete(false)}>
+                  {/* The safe choice has the focus: Enter twice does not delete. */}
+                  <button
+                    type="button"
+                    className="secondary"
+                    autoFocus
+                    onClick={() => {
+                      setConfirmDelete(false);
+                      focusAfterRender(() => deleteButton.current);
+                    }}
+                  >
                     Keep endpoint
                   </button>
                 </>
@@ -217,14 +246,21 @@ export function WebhookPage({ id }: { id: string }) {
               save.mutate({ url: edit.url, description: edit.description || null, events: edit.events });
             }}
           >
-            <Field label="Endpoint URL" type="url" required maxLength={2048} value={edit.url} onChange={(e) => setEdit({ ...edit, url: e.target.value })} />
+            <Field label="Endpoint URL" type="url" required maxLength={2048} autoFocus value={edit.url} onChange={(e) => setEdit({ ...edit, url: e.target.value })} />
             <Field label="Description" maxLength={500} value={edit.description} onChange={(e) => setEdit({ ...edit, description: e.target.value })} />
             <EventChoice value={edit.events} onChange={(events) => setEdit({ ...edit, events })} />
             <div className="actions">
-              <button type="submit" disabled={save.isPending}>
+              <BusyButton type="submit" busy={save.isPending}>
                 Save endpoint
-              </button>
-              <button type="button" className="secondary" onClick={() => setEdit(undefined)}>
+              </BusyButton>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => {
+                  setEdit(undefined);
+                  focusAfterRender(() => editButton.current);
+                }}
+              >
                 Discard changes
               </button>
             </div>
