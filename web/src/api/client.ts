@@ -163,10 +163,11 @@ export async function getJson<T>(url: string, auth = true): Promise<T> {
 /**
  * Revokes the session on the server, then forgets it here: the sign-in page shows once the session
  * is over, not while the logout is still on its way (a tab closed at once would have kept it alive).
- * A failed logout still signs the tab out.
+ * A failed or unanswered logout (5 s) still signs the tab out.
  */
 export async function signOut(): Promise<void> {
   const refreshToken = session.refreshToken;
-  if (refreshToken) await api.POST('/api/auth/logout', { body: { refreshToken } }).catch(() => undefined);
+  // At most 5 s: a server that does not answer must not keep the tab signed in.
+  if (refreshToken) await api.POST('/api/auth/logout', { body: { refreshToken }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
   session.clear();
 }
