@@ -1,13 +1,14 @@
 // B12: the console's live map (the admin's /map page) in Chromium with BENCH_DRIVERS online drivers
 // (5,000) in one area, every one of them posting a new position every 3 s (open loop over HTTP,
 // 1,667 positions/s). Two views, BENCH_DURATION seconds measured in each: the whole area (every
-// driver in view, clustered) and a zoomed-in street view (BENCH_ZOOM, 16: downtown, every driver a single marker).
-// Measured in the page: the intervals between animation frames (a requestAnimationFrame loop), long
-// tasks (PerformanceObserver 'longtask'), the main thread's time (CDP Performance metrics), the JS
-// heap, the stream's events, and the markers' moves; at the end of each view the posting pauses and
-// every marker the map holds is compared with the last position its driver posted, and the drawn
-// single markers with the positions on the screen. A second follower of the same stream (in this
-// process) shows what the server sent: the page must have received just as much.
+// driver in view, clustered) and a zoomed-in street view (BENCH_ZOOM, 16: downtown, every driver a
+// single marker). Measured in the page: the intervals between animation frames (a
+// requestAnimationFrame loop), long tasks (PerformanceObserver 'longtask'), the main thread's time
+// (CDP Performance metrics), the JS heap, the stream's events, and the markers' moves; at the end of
+// each view the posting pauses and every marker the map holds is compared with the last position its
+// driver posted, the drawn single markers with the positions on the screen, the cluster icons with
+// their counts. A second follower of the same stream (in this process) shows what the server sent:
+// the page must have received just as much.
 //
 // "Smooth", decided before the first run: in each view, frame interval p95 ≤ 34 ms (at most one
 // 60 Hz frame dropped) and p99 ≤ 50 ms, no long task over 100 ms, at most 5 % of the time in long
