@@ -1,5 +1,6 @@
 // Benchmark server process: a bare Fastify constant route (the baseline) or the real app seeded with
 // BENCH_DRIVERS online drivers. Started by bench/lib/harness.ts; talks to it over IPC.
+import { createHash, randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -88,6 +89,23 @@ async function real() {
           returning id, user_id`.execute(db)
       ).rows
     : [];
+  // BENCH_ADMIN=1: an admin with a session whose refresh token is known, so that a bench can open
+  // the console signed in (the console restores a tab's session from its refresh token, B12).
+  let admin: { refreshToken: string; userId: string; sessionId: string } | undefined;
+  if (process.env.BENCH_ADMIN) {
+    const refreshToken = randomUUID();
+    const row = (
+      await sql<{ id: string; user_id: string }>`
+        with a as (
+          insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
+          values (gen_random_uuid(), 'bench-admin@example.com', '+254799999998', 'x', 'Bench', 'Admin', 'ADMIN', 'ACTIVE', (select id from countries where code = 'KE'))
+          returning id)
+        insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
+        select gen_random_uuid(), id, ${createHash('sha256').update(refreshToken).digest('hex')}, false, now() + interval '1 day' from a
+        returning id, user_id`.execute(db)
+    ).rows[0]!;
+    admin = { refreshToken, userId: row.user_id, sessionId: row.id };
+  }
   const seededMs = performance.now() - t0;
 
   const services = createServices(deps);
@@ -103,6 +121,7 @@ async function real() {
   const businessToken = (await tokens.signAccess({ userId: b.user_id, role: 'BUSINESS', sessionId: b.id })).token;
   const customers: { customerId: string; token: string }[] = [];
   for (const r of customerRows) customers.push({ customerId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'CUSTOMER', sessionId: r.id })).token });
+  const adminAuth = admin && { refreshToken: admin.refreshToken, token: (await tokens.signAccess({ userId: admin.userId, role: 'ADMIN', sessionId: admin.sessionId })).token };
 
   // Event-loop delay while serving (a blocked loop shows here, not in the request handlers' profile).
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -143,7 +162,7 @@ async function real() {
       process.exit(0);
     }
   });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, businessToken, countryId, customers, kenyaId: countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, businessToken, countryId, customers, admin: adminAuth, kenyaId: countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
 }
 
 await (process.env.BENCH_KIND === 'baseline' ? baseline() : real());
