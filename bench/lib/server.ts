@@ -1,6 +1,6 @@
 // Benchmark server process: a bare Fastify constant route (the baseline) or the real app seeded with
 // BENCH_DRIVERS online drivers. Started by bench/lib/harness.ts; talks to it over IPC.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createDeps } from '../../src/deps.js';
+import { sha256 } from '../../src/modules/auth/auth.service.js';
 import { TokenService } from '../../src/modules/auth/tokens.js';
 import type { FlushStats } from '../../src/modules/matching/live-drivers.js';
 import { createServices } from '../../src/services.js';
@@ -101,7 +102,7 @@ async function real() {
           values (gen_random_uuid(), 'bench-admin@example.com', '+254799999998', 'x', 'Bench', 'Admin', 'ADMIN', 'ACTIVE', (select id from countries where code = 'KE'))
           returning id)
         insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
-        select gen_random_uuid(), id, ${createHash('sha256').update(refreshToken).digest('hex')}, false, now() + interval '1 day' from a
+        select gen_random_uuid(), id, ${sha256(refreshToken)}, false, now() + interval '1 day' from a
         returning id, user_id`.execute(db)
     ).rows[0]!;
     admin = { refreshToken, userId: row.user_id, sessionId: row.id };
