@@ -761,7 +761,7 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('alert').getByText('The price had expired. Here is a new one').waitFor();
     await page.getByTestId('quote').locator('.price').waitFor();
     assert.equal(quotes, 1, 'a new quote was asked');
-    assert.match(sent?.quoteId ?? '', /^[0-9a-f-]{36}$/, 'the create carried the quote id');
+    assert.match(sent?.quoteId ?? '', /^q1_[A-Za-z0-9_-]+$/, 'the create carried the quote id');
     await page.getByRole('button', { name: 'Create delivery' }).click();
     await page.getByRole('heading', { name: 'Delivery ORDER-1004' }).waitFor();
     await page.context().close();

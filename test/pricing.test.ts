@@ -150,14 +150,40 @@ describe('quotes and tariffs', () => {
       const price = await pricing.lockQuote(lockInput(q.id, customer.id, { pickup: { lat: NAIROBI.lat + 0.00009, lng: NAIROBI.lng } }));
       assert.equal(price.amount, q.amount);
       assert.equal(price.currency, 'KES');
-      assert.equal(price.quoteId, q.id);
+      assert.equal(price.quoteId, pricing.sealer.open(q.id)!.ref, "the quote's uuid, which the job keeps");
       assert.deepEqual(price.breakdown, q.breakdown);
       assert.equal(price.tariffVersion, 1);
       const { tariff, distanceMeters, durationSeconds, surge } = price.inputs;
       assert.equal(priceTrip(tariff, { distanceMeters, durationSeconds, surgeTenths: Math.round(surge * 10) }).amount, price.amount);
-      const row = await t.db.selectFrom('quotes').select('consumed_at').where('id', '=', q.id).executeTakeFirstOrThrow();
+      const row = await t.db.selectFrom('quotes').select('consumed_at').where('id', '=', pricing.sealer.open(q.id)!.ref).executeTakeFirstOrThrow();
       assert.ok(row.consumed_at);
       await rejects(pricing.lockQuote(lockInput(q.id, customer.id)), 409, 'QUOTE_ALREADY_USED');
+    });
+
+    test("the quote's record is written behind its answer; a job that locks it first writes the row used, and the late record keeps it used", async () => {
+      const pricing = t.services.pricing;
+      const q = (await post(t, '/api/quotes', customer.headers, body(ke))).json();
+      const sealed = pricing.sealer.open(q.id)!;
+      assert.equal(sealed.amount, q.amount);
+      assert.equal(sealed.accountId, customer.id);
+      assert.ok(!q.id.includes(customer.id) && !q.id.includes(ke), 'the id does not show what it carries');
+      const row = () => t.db.selectFrom('quotes').select(['consumed_at', 'amount']).where('id', '=', sealed.ref).executeTakeFirst();
+      assert.equal(await row(), undefined, 'not written yet');
+      await pricing.lockQuote(lockInput(q.id, customer.id));
+      assert.ok((await row())?.consumed_at);
+      await pricing.writer.drain();
+      assert.ok((await row())?.consumed_at, 'still used after the record was written');
+      await rejects(pricing.lockQuote(lockInput(q.id, customer.id)), 409, 'QUOTE_ALREADY_USED');
+
+      const unused = (await post(t, '/api/quotes', customer.headers, body(ke))).json();
+      await pricing.writer.drain();
+      const record = await t.db.selectFrom('quotes').selectAll().where('id', '=', pricing.sealer.open(unused.id)!.ref).executeTakeFirstOrThrow();
+      assert.equal(record.consumed_at, null);
+      assert.equal(record.amount, unused.amount);
+      assert.deepEqual(record.breakdown, unused.breakdown);
+      assert.equal((record.inputs as { distanceMeters: number }).distanceMeters, unused.distanceMeters);
+      assert.equal(record.account_id, customer.id);
+      assert.equal(record.expires_at.toISOString(), unused.expiresAt);
     });
 
     test('another account, kind, vehicle type, country or points: 400; expired: 409; unknown: 404', async () => {

@@ -1,5 +1,5 @@
-// The quote writer: a failed group fails only its own quotes, and drain() (at shutdown) waits for the
-// groups in flight and the quotes queued behind them.
+// The quote records: written behind the answer in batches, a refused row losing only itself, a bound on
+// what waits, and drain() (at shutdown) waiting for what is in flight and queued.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -77,10 +77,10 @@ describe('quote writer', () => {
       country_id: country,
       amount: 17430,
       currency: 'KES',
-      breakdown: JSON.stringify({ base: 100 }),
+      breakdown: { base: 100 },
       tariff_version: 1,
       surge: 1,
-      inputs: JSON.stringify({ routing: 'test' }),
+      inputs: { routing: 'test' },
       created_at: new Date(now),
       expires_at: new Date(now + 600_000),
     };
@@ -88,30 +88,49 @@ describe('quote writer', () => {
   const stored = async (ids: string[]) =>
     (await t.db.selectFrom('quotes').select('id').where('id', 'in', ids).execute()).length;
 
-  test('a group that fails rejects its own quotes only; the next group is written', async () => {
-    const writer = new QuoteWriter(t.db, t.deps.logger);
-    const bad = writer.insert(row(randomUUID())); // no such account: the foreign key refuses the group
-    const badToo = writer.insert(row());
-    await assert.rejects(bad);
-    await assert.rejects(badToo, 'the same statement, the same outcome');
-    const good = row();
-    await writer.insert(good);
-    assert.equal(await stored([good.id]), 1);
+  test('records are written behind, in one statement per flush; an existing row (a quote already used) is kept as it is', async () => {
+    const inserts = new Inserts();
+    const writer = new QuoteWriter(t.db.withPlugin(inserts), t.deps.logger, { flushMs: 20 });
+    const used = { ...row(), consumed_at: new Date() };
+    await t.db.insertInto('quotes').values({ ...used, breakdown: JSON.stringify(used.breakdown), inputs: JSON.stringify(used.inputs) }).execute();
+    const rows = [row(), row(), { ...used, consumed_at: null }];
+    for (const r of rows) writer.record(r);
+    assert.equal(await stored(rows.map((r) => r.id)), 1, 'nothing written before the flush');
+    const until = Date.now() + 5000;
+    while ((await stored(rows.map((r) => r.id))) < 3 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(await stored(rows.map((r) => r.id)), 3);
+    assert.equal(writer.stats.written, 3);
+    const kept = await t.db.selectFrom('quotes').select('consumed_at').where('id', '=', used.id).executeTakeFirstOrThrow();
+    assert.ok(kept.consumed_at, 'the used mark stays');
   });
 
-  test('drain() waits for the group in flight and for the quotes queued behind it', async () => {
+  test('a row the database refuses loses only itself; one warning for the stretch', async () => {
+    const warnings: unknown[] = [];
+    const logger = Object.assign(Object.create(t.deps.logger), { warn: (...args: unknown[]) => warnings.push(args) });
+    const writer = new QuoteWriter(t.db, logger);
+    const good = [row(), row()];
+    writer.record(row(randomUUID())); // no such account: the foreign key refuses it
+    writer.record(row(randomUUID()));
+    for (const r of good) writer.record(r);
+    await writer.drain();
+    assert.equal(await stored(good.map((r) => r.id)), 2);
+    assert.deepEqual(writer.stats, { written: 2, dropped: 2 });
+    assert.equal(warnings.length, 1);
+  });
+
+  test('drain() waits for the statement in flight and the records queued behind it; beyond maxQueued new records are dropped', async () => {
     const inserts = new Inserts();
-    const writer = new QuoteWriter(t.db.withPlugin(inserts), t.deps.logger);
+    const writer = new QuoteWriter(t.db.withPlugin(inserts), t.deps.logger, { flushMs: 1, maxQueued: 4 });
     inserts.holdNext();
-    const rows = Array.from({ length: 5 }, () => row());
-    const settled: boolean[] = [];
-    void writer.insert(rows[0]!).then(() => settled.push(true));
+    const rows = Array.from({ length: 6 }, () => row());
+    writer.record(rows[0]!);
     await untilInFlight(inserts);
-    for (const r of rows.slice(1)) void writer.insert(r).then(() => settled.push(true));
+    for (const r of rows.slice(1)) writer.record(r);
+    assert.equal(writer.stats.dropped, 2, '1 in flight + 3 queued: the 5th and 6th are dropped');
     const drained = writer.drain();
     setTimeout(() => inserts.release(), 50);
     await drained;
-    assert.equal(settled.length, 5);
-    assert.equal(await stored(rows.map((r) => r.id)), 5);
+    assert.equal(await stored(rows.slice(0, 4).map((r) => r.id)), 4);
+    assert.equal(await stored(rows.slice(4).map((r) => r.id)), 0);
   });
 });

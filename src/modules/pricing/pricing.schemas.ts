@@ -2,6 +2,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { MAX_MONEY } from './tariff.js';
+import { QUOTE_ID_MAX_LENGTH, QUOTE_ID_PREFIX } from './quote-token.js';
+
+/** A quote id: opaque (the quote itself, sealed), `q1_` and about 470–600 URL-safe characters. */
+export const QuoteId = (description: string) =>
+  Type.String({ minLength: QUOTE_ID_PREFIX.length + 1, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^${QUOTE_ID_PREFIX}[A-Za-z0-9_-]+$`, description });
 
 const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_MONEY, description: `${description}, in the minor unit of the country's currency` });
 const Point = Body({ location: Location });
@@ -29,7 +34,7 @@ export const BreakdownSchema = Type.Object(
 );
 
 export const QuoteResponse = Type.Object({
-  id: Uuid,
+  id: QuoteId('opaque: pass it as quoteId to POST /packages or POST /rides; do not parse it (its format may change)'),
   amount: Type.Integer({ minimum: 0, description: "the price in the minor unit of the currency (cents, kobo; UGX and RWF have none)" }),
   currency: Type.String({ description: 'ISO 4217, from the country' }),
   breakdown: BreakdownSchema,

@@ -2,7 +2,7 @@
 // final ride fare and the cancellation fee, and tariff administration. One service per app
 // (`pricingService(deps)`), so the packages and rides modules price with the same surge state.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
@@ -11,7 +11,8 @@ import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
 import { openJobsFromDatabase } from './open-jobs.js';
 import type { QuoteKind, QuotesTable, TariffsTable } from '../../db/tables/pricing.js';
-import { QuoteWriter } from './quote-writer.js';
+import { QuoteSealer, type SealedQuote } from './quote-token.js';
+import { QuoteWriter, type QuoteRecord } from './quote-writer.js';
 import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
 import { Surge } from './surge.js';
 import {
@@ -117,7 +118,8 @@ const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'p
 export class PricingService {
   readonly surge: Surge;
   private readonly db: Db;
-  private readonly writer: QuoteWriter;
+  readonly writer: QuoteWriter;
+  readonly sealer: QuoteSealer;
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
   private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; until: number }>();
   private cleanupTimer: NodeJS.Timeout | undefined;
@@ -130,6 +132,7 @@ export class PricingService {
   ) {
     this.db = deps.database.db;
     this.writer = new QuoteWriter(this.db, deps.logger);
+    this.sealer = new QuoteSealer(deps.config.jwtSecret);
     const index = live.index;
     const { pricing, driverLocationTtlMs } = deps.config;
     this.surge = new Surge({
@@ -163,73 +166,80 @@ export class PricingService {
     await this.writer.drain();
   }
 
-  /** POST /quotes: prices the trip and keeps the quote for QUOTE_TTL. */
+  /**
+   * POST /quotes: prices the trip; the id is the quote sealed (quote-token.ts), valid for QUOTE_TTL.
+   * Its record in `quotes` is written behind the answer (QuoteWriter): nothing here waits for the database.
+   */
   async quote(accountId: string, request: PriceRequest): Promise<QuoteResult> {
     const price = await this.price(request, null);
     const now = this.deps.clock.nowMs();
-    const id = randomUUID();
-    const expiresAt = new Date(now + this.deps.config.pricing.quoteTtlMs);
-    price.inputs.pricedAt = new Date(now).toISOString();
-    await this.writer.insert({
-      id,
-      account_id: accountId,
+    const quote: SealedQuote = {
+      ref: randomUUID(),
+      accountId,
       kind: request.kind,
-      pickup_lat: request.pickup.lat,
-      pickup_lng: request.pickup.lng,
-      dropoff_lat: request.dropoff.lat,
-      dropoff_lng: request.dropoff.lng,
-      vehicle_type: request.vehicleType,
-      country_id: request.countryId,
-      amount: price.amount,
+      pickup: price.inputs.pickup,
+      dropoff: price.inputs.dropoff,
+      vehicleType: request.vehicleType,
+      countryId: request.countryId,
       currency: price.currency,
-      breakdown: JSON.stringify(price.breakdown),
-      tariff_version: price.tariffVersion,
-      surge: price.surge,
-      inputs: JSON.stringify(price.inputs),
-      created_at: new Date(now),
-      expires_at: expiresAt,
-    });
+      tariff: price.inputs.tariff,
+      routing: price.inputs.routing,
+      distanceMeters: price.inputs.distanceMeters,
+      durationSeconds: price.inputs.durationSeconds,
+      amount: price.amount,
+      breakdown: price.breakdown,
+      createdAt: now,
+      expiresAt: now + this.deps.config.pricing.quoteTtlMs,
+    };
+    const id = this.sealer.seal(quote);
+    this.writer.record(quoteRecord(quote, null));
     return {
       id,
       amount: price.amount,
       currency: price.currency,
       breakdown: price.breakdown,
-      distanceMeters: price.inputs.distanceMeters,
-      durationSeconds: price.inputs.durationSeconds,
+      distanceMeters: quote.distanceMeters,
+      durationSeconds: quote.durationSeconds,
       pickupEtaSeconds: this.pickupEtaSeconds(request),
-      expiresAt: expiresAt.toISOString(),
+      expiresAt: new Date(quote.expiresAt).toISOString(),
     };
   }
 
   /**
    * The price of a job created with `quoteId`: the quote's, if it is the caller's, for the same kind,
-   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used: pass the
-   * job's transaction as `db`, so a job that is not created leaves the quote usable.
-   * Errors: 404 QUOTE_NOT_FOUND, 400 QUOTE_MISMATCH, 409 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED.
+   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used in `quotes`
+   * (its row written now if the record has not been yet): pass the job's transaction as `db`, so a
+   * job that is not created leaves the quote usable.
+   * Errors: 404 QUOTE_NOT_FOUND (not a quote id of this service), 400 QUOTE_MISMATCH, 409 QUOTE_EXPIRED,
+   * 409 QUOTE_ALREADY_USED.
    */
   async lockQuote(input: LockQuoteInput, db: Db = this.db): Promise<JobPrice> {
-    const row = await db.selectFrom('quotes').selectAll().where('id', '=', input.quoteId).executeTakeFirst();
-    if (!row) throw notFound('Quote not found', 'QUOTE_NOT_FOUND');
-    const mismatch = quoteMismatch(row, input);
+    const quote = this.sealer.open(input.quoteId);
+    if (!quote) throw notFound('Quote not found', 'QUOTE_NOT_FOUND');
+    const mismatch = quoteMismatch(quote, input);
     if (mismatch) throw badRequest(`The quote is for ${mismatch}`, 'QUOTE_MISMATCH');
     const now = this.deps.clock.now();
-    if (row.expires_at.getTime() <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
+    if (quote.expiresAt <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
     const used = await db
-      .updateTable('quotes')
-      .set({ consumed_at: now })
-      .where('id', '=', row.id)
-      .where('consumed_at', 'is', null)
+      .insertInto('quotes')
+      .values(asRow(quoteRecord(quote, now)))
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet({ consumed_at: now })
+          .where('quotes.consumed_at', 'is', null),
+      )
       .returning('id')
       .executeTakeFirst();
     if (!used) throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
     return {
-      amount: row.amount,
-      currency: row.currency,
-      breakdown: row.breakdown as Breakdown,
-      tariffVersion: row.tariff_version,
-      surge: row.surge,
-      quoteId: row.id,
-      inputs: row.inputs as PriceInputs,
+      amount: quote.amount,
+      currency: quote.currency,
+      breakdown: quote.breakdown,
+      tariffVersion: quote.tariff.version,
+      surge: quote.breakdown.surge,
+      quoteId: quote.ref,
+      inputs: quoteInputs(quote),
     };
   }
 
@@ -424,16 +434,60 @@ export class PricingService {
   }
 }
 
-function quoteMismatch(row: Selectable<QuotesTable>, input: LockQuoteInput): string | undefined {
-  if (row.account_id !== input.accountId) return 'another account';
-  if (row.kind !== input.kind) return `a ${row.kind === 'RIDE' ? 'ride' : 'package'}`;
-  if (row.vehicle_type !== input.vehicleType) return `another vehicle type (${row.vehicle_type})`;
-  if (row.country_id !== input.countryId) return 'another country';
-  const far = (lat: number, lng: number, p: Point) => distanceMeters(lat, lng, p.lat, p.lng) > QUOTE_POINT_TOLERANCE_METERS;
-  if (far(row.pickup_lat, row.pickup_lng, input.pickup)) return 'another pickup point';
-  if (far(row.dropoff_lat, row.dropoff_lng, input.dropoff)) return 'another dropoff point';
+function quoteMismatch(quote: SealedQuote, input: LockQuoteInput): string | undefined {
+  if (quote.accountId !== input.accountId) return 'another account';
+  if (quote.kind !== input.kind) return `a ${quote.kind === 'RIDE' ? 'ride' : 'package'}`;
+  if (quote.vehicleType !== input.vehicleType) return `another vehicle type (${quote.vehicleType})`;
+  if (quote.countryId !== input.countryId) return 'another country';
+  const far = (a: Point, b: Point) => distanceMeters(a.lat, a.lng, b.lat, b.lng) > QUOTE_POINT_TOLERANCE_METERS;
+  if (far(quote.pickup, input.pickup)) return 'another pickup point';
+  if (far(quote.dropoff, input.dropoff)) return 'another dropoff point';
   return undefined;
 }
+
+/** What a job priced from this quote keeps: with these, its price is recomputed by arithmetic alone. */
+function quoteInputs(quote: SealedQuote): PriceInputs {
+  return {
+    kind: quote.kind,
+    pickup: quote.pickup,
+    dropoff: quote.dropoff,
+    vehicleType: quote.vehicleType,
+    countryId: quote.countryId,
+    currency: quote.currency,
+    tariff: quote.tariff,
+    routing: quote.routing,
+    distanceMeters: quote.distanceMeters,
+    durationSeconds: quote.durationSeconds,
+    surge: quote.breakdown.surge,
+    pricedAt: new Date(quote.createdAt).toISOString(),
+  };
+}
+
+/** The quote's row in `quotes` (its record; `consumed_at` set when a job locks it). */
+function quoteRecord(quote: SealedQuote, consumedAt: Date | null): QuoteRecord {
+  return {
+    id: quote.ref,
+    account_id: quote.accountId,
+    kind: quote.kind,
+    pickup_lat: quote.pickup.lat,
+    pickup_lng: quote.pickup.lng,
+    dropoff_lat: quote.dropoff.lat,
+    dropoff_lng: quote.dropoff.lng,
+    vehicle_type: quote.vehicleType,
+    country_id: quote.countryId,
+    amount: quote.amount,
+    currency: quote.currency,
+    breakdown: quote.breakdown,
+    tariff_version: quote.tariff.version,
+    surge: quote.breakdown.surge,
+    inputs: quoteInputs(quote),
+    created_at: new Date(quote.createdAt),
+    expires_at: new Date(quote.expiresAt),
+    consumed_at: consumedAt,
+  };
+}
+
+const asRow = (record: QuoteRecord): Insertable<QuotesTable> => ({ ...record, breakdown: JSON.stringify(record.breakdown), inputs: JSON.stringify(record.inputs) });
 
 function toTariffResult(row: Selectable<TariffsTable>, country: CountryInfo): TariffResult {
   return {
