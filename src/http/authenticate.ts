@@ -1,6 +1,12 @@
 // Bearer-token authentication and role checks. A token is accepted only while its session is
-// unrevoked and its account ACTIVE; that state is cached briefly and dropped at once through the bus
-// (on every instance, when Redis is configured) when a session is revoked or an account changes.
+// unrevoked and its account ACTIVE; that state is cached and dropped at once through the bus (on every
+// instance, when Redis is configured) when a session is revoked or an account changes; a reconnection to
+// Redis drops them all, and while Redis is away an entry is trusted for 1 s only. As a backstop against
+// a message lost otherwise, an entry is read again after 60–90 s (each at its own time, so sessions read
+// together, as after a restart, are not read again together): in the background while the request
+// goes on with the entry it has, and, should that read not succeed, in the request once the entry is
+// 3 minutes old. (Read again in the request every 30 s, as it was, 10,000 sessions warmed together all
+// expired together, and their reads stalled requests for up to 200 ms in B1.)
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { DB } from '../db/database.js';
@@ -22,9 +28,15 @@ interface SessionState {
   revoked: boolean;
   /** When it was read (performance.now()). */
   readAt: number;
+  /** When to read it again in the background (performance.now()). */
+  refreshAt: number;
 }
 
-const CACHE_TTL_MS = 30_000;
+/** An entry is read again in the background after REFRESH_AFTER_MS plus up to REFRESH_JITTER_MS. */
+const REFRESH_AFTER_MS = 60_000;
+const REFRESH_JITTER_MS = 30_000;
+/** Beyond this age an entry is gone: the request reads the session itself. */
+const CACHE_TTL_MS = 180_000;
 /** The longest an entry is trusted while invalidations may be missed (Redis away): see Bus.reliable. */
 export const UNRELIABLE_BUS_MAX_AGE_MS = 1000;
 const CACHE_MAX = 50_000;
@@ -37,13 +49,26 @@ function queryToken(request: FastifyRequest): string | undefined {
 export class AuthGuard {
   /** Lifetimes on a monotonic clock; revocations and account changes drop entries at once. */
   private readonly cache = new LRUCache<string, SessionState>({ max: CACHE_MAX, ttl: CACHE_TTL_MS });
+  /** Sessions being read again in the background. */
+  private readonly refreshing = new Set<string>();
+  /** Bumped by every invalidation: a read that an invalidation overtook is used once but not cached. */
+  private epoch = 0;
+  private readonly now: () => number;
 
   constructor(
-    private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier },
+    private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier; now?: () => number },
   ) {
-    deps.bus.subscribe('session.revoked', ({ sessionId }) => this.cache.delete(sessionId));
-    deps.bus.subscribe('bus.resync', () => this.cache.clear());
+    this.now = deps.now ?? (() => performance.now());
+    deps.bus.subscribe('session.revoked', ({ sessionId }) => {
+      this.epoch += 1;
+      this.cache.delete(sessionId);
+    });
+    deps.bus.subscribe('bus.resync', () => {
+      this.epoch += 1;
+      this.cache.clear();
+    });
     deps.bus.subscribe('user.changed', ({ userId }) => {
+      this.epoch += 1;
       for (const [sid, state] of this.cache.entries()) if (state.userId === userId) this.cache.delete(sid);
     });
   }
@@ -110,29 +135,46 @@ export class AuthGuard {
 
   private cached(sessionId: string): SessionState | undefined {
     const state = this.cache.get(sessionId);
-    if (!state || this.deps.bus.reliable || performance.now() - state.readAt <= UNRELIABLE_BUS_MAX_AGE_MS) return state;
-    return undefined;
+    if (!state) return undefined;
+    const now = this.now();
+    if (now - state.readAt > CACHE_TTL_MS) return undefined;
+    if (!this.deps.bus.reliable && now - state.readAt > UNRELIABLE_BUS_MAX_AGE_MS) return undefined;
+    if (now >= state.refreshAt && !this.refreshing.has(sessionId)) {
+      this.refreshing.add(sessionId);
+      // A failed read leaves the entry as it is until it is too old (then the request reads it).
+      this.read(sessionId)
+        .catch(() => undefined)
+        .finally(() => this.refreshing.delete(sessionId));
+    }
+    return state;
   }
 
   private async sessionState(sessionId: string): Promise<SessionState | undefined> {
-    const cached = this.cached(sessionId);
-    if (cached) return cached;
-    const readAt = performance.now();
+    return this.cached(sessionId) ?? this.read(sessionId);
+  }
+
+  private async read(sessionId: string): Promise<SessionState | undefined> {
+    const readAt = this.now();
+    const epoch = this.epoch;
     const row = await this.deps.db
       .selectFrom('auth_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .select(['s.user_id', 's.revoked_at', 'u.role', 'u.status'])
       .where('s.id', '=', sessionId)
       .executeTakeFirst();
-    if (!row) return undefined;
+    if (!row) {
+      this.cache.delete(sessionId);
+      return undefined;
+    }
     const state: SessionState = {
       userId: row.user_id,
       role: row.role,
       status: row.status,
       revoked: row.revoked_at !== null,
       readAt,
+      refreshAt: readAt + REFRESH_AFTER_MS + Math.random() * REFRESH_JITTER_MS,
     };
-    this.cache.set(sessionId, state);
+    if (epoch === this.epoch) this.cache.set(sessionId, state);
     return state;
   }
 }
