@@ -83,7 +83,7 @@ export function perProcessWork(services: Services): Loop[] {
   return [
     { name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() },
     // Surge is stepped from this process's index (one process at a time when Redis is shared).
-    { name: 'surge and expired quotes', start: () => services.pricing.start(), stop: () => services.pricing.stop() },
+    { name: 'surge', start: () => services.pricing.start(), stop: () => services.pricing.stop() },
   ];
 }
 

@@ -23,7 +23,7 @@ describe('worker', () => {
     assert.match(shared[4]!, /^webhook worker /);
     assert.equal(shared.length, 5);
     assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 4);
-    assert.deepEqual(perProcessWork(t.services).map((l) => l.name), ['driver index and position write-behind', 'surge and expired quotes']);
+    assert.deepEqual(perProcessWork(t.services).map((l) => l.name), ['driver index and position write-behind', 'surge']);
   });
 
   test("the worker's server answers /health, /health/ready and /metrics", async () => {

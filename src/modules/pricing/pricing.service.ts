@@ -3,6 +3,7 @@
 // (`pricingService(deps)`), so the packages and rides modules price with the same surge state.
 import { randomUUID } from 'node:crypto';
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { Counter } from 'prom-client';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
@@ -12,7 +13,6 @@ import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
 import { openJobsFromDatabase } from './open-jobs.js';
 import type { QuoteKind, QuotesTable, TariffsTable } from '../../db/tables/pricing.js';
 import { QuoteSealer, type SealedQuote } from './quote-token.js';
-import { QuoteWriter, type QuoteRecord } from './quote-writer.js';
 import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
 import { Surge } from './surge.js';
 import {
@@ -30,8 +30,6 @@ export const VEHICLE_TYPES: readonly VehicleType[] = ['BIKE', 'CAR', 'VAN', 'TRU
 export const QUOTE_POINT_TOLERANCE_METERS = 25;
 /** Pickup ETA: the nearest eligible driver within this distance, else null. */
 export const PICKUP_ETA_RADIUS_METERS = 10_000;
-/** Unused quotes are kept this long after they expire (support can still see what was quoted), then deleted. */
-const EXPIRED_QUOTE_RETENTION_MS = 86_400_000;
 const COUNTRY_CACHE_MS = 60_000;
 /** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
 const TARIFF_CACHE_MS = 10_000;
@@ -118,11 +116,10 @@ const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'p
 export class PricingService {
   readonly surge: Surge;
   private readonly db: Db;
-  readonly writer: QuoteWriter;
   readonly sealer: QuoteSealer;
+  private readonly quotesGiven: Counter<'kind' | 'vehicle_type'>;
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
   private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; until: number }>();
-  private cleanupTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -131,8 +128,13 @@ export class PricingService {
     private readonly router: Router = defaultRoute,
   ) {
     this.db = deps.database.db;
-    this.writer = new QuoteWriter(this.db, deps.logger);
     this.sealer = new QuoteSealer(deps.config.jwtSecret);
+    this.quotesGiven = new Counter({
+      name: 'quotes_total',
+      help: 'Quotes given (POST /quotes), by kind and vehicle type: with the jobs created from quotes, the conversion',
+      labelNames: ['kind', 'vehicle_type'],
+      registers: [deps.metrics.registry],
+    });
     const index = live.index;
     const { pricing, driverLocationTtlMs } = deps.config;
     this.surge = new Surge({
@@ -155,20 +157,16 @@ export class PricingService {
       else void this.surge.refresh();
     });
     await this.surge.start();
-    this.cleanupTimer = setInterval(() => void this.deleteExpiredQuotes(), 10 * 60_000);
-    this.cleanupTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.unsubscribe?.();
-    clearInterval(this.cleanupTimer);
     await this.surge.stop();
-    await this.writer.drain();
   }
 
   /**
    * POST /quotes: prices the trip; the id is the quote sealed (quote-token.ts), valid for QUOTE_TTL.
-   * Its record in `quotes` is written behind the answer (QuoteWriter): nothing here waits for the database.
+   * Nothing is stored: a quote gets its row in `quotes` when a job uses it (lockQuote).
    */
   async quote(accountId: string, request: PriceRequest): Promise<QuoteResult> {
     const price = await this.price(request, null);
@@ -192,7 +190,7 @@ export class PricingService {
       expiresAt: now + this.deps.config.pricing.quoteTtlMs,
     };
     const id = this.sealer.seal(quote);
-    this.writer.record(quoteRecord(quote, null));
+    this.quotesGiven.inc({ kind: request.kind, vehicle_type: request.vehicleType });
     return {
       id,
       amount: price.amount,
@@ -207,9 +205,9 @@ export class PricingService {
 
   /**
    * The price of a job created with `quoteId`: the quote's, if it is the caller's, for the same kind,
-   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used in `quotes`
-   * (its row written now if the record has not been yet): pass the job's transaction as `db`, so a
-   * job that is not created leaves the quote usable.
+   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used by writing its
+   * row in `quotes` (a quote used before has one): pass the job's transaction as `db`, so a job that is
+   * not created leaves the quote usable.
    * Errors: 404 QUOTE_NOT_FOUND (not a quote id of this service), 400 QUOTE_MISMATCH, 409 QUOTE_EXPIRED,
    * 409 QUOTE_ALREADY_USED.
    */
@@ -222,13 +220,8 @@ export class PricingService {
     if (quote.expiresAt <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
     const used = await db
       .insertInto('quotes')
-      .values(asRow(quoteRecord(quote, now)))
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet({ consumed_at: now })
-          .where('quotes.consumed_at', 'is', null),
-      )
+      .values(quoteRow(quote, now))
+      .onConflict((oc) => oc.column('id').doNothing())
       .returning('id')
       .executeTakeFirst();
     if (!used) throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
@@ -417,21 +410,6 @@ export class PricingService {
     if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     return country;
   }
-
-  /** Deletes unused quotes a day after they expired. */
-  async deleteExpiredQuotes(): Promise<number> {
-    try {
-      const before = new Date(this.deps.clock.nowMs() - EXPIRED_QUOTE_RETENTION_MS);
-      const result = await this.db
-        .deleteFrom('quotes')
-        .where('id', 'in', (eb) => eb.selectFrom('quotes').select('id').where('consumed_at', 'is', null).where('expires_at', '<', before).limit(10_000))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, 'deleting expired quotes failed');
-      return 0;
-    }
-  }
 }
 
 function quoteMismatch(quote: SealedQuote, input: LockQuoteInput): string | undefined {
@@ -463,8 +441,8 @@ function quoteInputs(quote: SealedQuote): PriceInputs {
   };
 }
 
-/** The quote's row in `quotes` (its record; `consumed_at` set when a job locks it). */
-function quoteRecord(quote: SealedQuote, consumedAt: Date | null): QuoteRecord {
+/** The row a used quote leaves in `quotes`: what it was, and when it was used. */
+function quoteRow(quote: SealedQuote, consumedAt: Date): Insertable<QuotesTable> {
   return {
     id: quote.ref,
     account_id: quote.accountId,
@@ -477,17 +455,15 @@ function quoteRecord(quote: SealedQuote, consumedAt: Date | null): QuoteRecord {
     country_id: quote.countryId,
     amount: quote.amount,
     currency: quote.currency,
-    breakdown: quote.breakdown,
+    breakdown: JSON.stringify(quote.breakdown),
     tariff_version: quote.tariff.version,
     surge: quote.breakdown.surge,
-    inputs: quoteInputs(quote),
+    inputs: JSON.stringify(quoteInputs(quote)),
     created_at: new Date(quote.createdAt),
     expires_at: new Date(quote.expiresAt),
     consumed_at: consumedAt,
   };
 }
-
-const asRow = (record: QuoteRecord): Insertable<QuotesTable> => ({ ...record, breakdown: JSON.stringify(record.breakdown), inputs: JSON.stringify(record.inputs) });
 
 function toTariffResult(row: Selectable<TariffsTable>, country: CountryInfo): TariffResult {
   return {
