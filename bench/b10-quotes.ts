@@ -1,7 +1,7 @@
 // B10: POST /quotes with 100k online drivers: maximum throughput, then p99 at a fixed rate.
 // Usage: npx tsx bench/b10-quotes.ts   (BENCH_DURATION=10, BENCH_RATE=5000, BENCH_DATABASE_URL=...)
 // Each quote is priced from the tariff (cached), the routing function, the surge state and the live
-// index (pickup ETA); its id is the quote sealed, and its record is written to PostgreSQL behind the answer.
+// index (pickup ETA); its id is the quote sealed: nothing is written to the database.
 import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
 
 const duration = durationArg();

@@ -110,7 +110,8 @@ describe('prices on jobs', () => {
     for (const quoteId of [`q1_${randomBytes(200).toString('base64url')}`, altered, foreign]) {
       assert.deepEqual((await createPackage(business, { quoteId })).json(), error(404, 'QUOTE_NOT_FOUND', 'Quote not found'));
     }
-    for (const quoteId of [randomUUID(), 'q1_', `q1_${'A'.repeat(1100)}`, 'q1_a+b/c=']) {
+    assert.deepEqual((await createPackage(business, { quoteId: randomUUID() })).json(), error(409, 'QUOTE_EXPIRED', 'The quote is no longer valid: ask for a new one'), 'a quote id of an earlier version');
+    for (const quoteId of ['q1_', `q1_${'A'.repeat(1100)}`, `q1_a+b/c=${'A'.repeat(40)}`, 'not-a-quote-id-but-long-enough-to-pass-min']) {
       const res = await createPackage(business, { quoteId });
       assert.equal(res.statusCode, 400, quoteId);
       assert.equal(res.json().code, 'VALIDATION_FAILED');

@@ -1,6 +1,7 @@
 // Quotes, locked prices and tariff administration (contract section 18), through HTTP and through
 // the service the packages and rides modules call.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { AppError } from '../src/shared/errors.js';
 import type { LockQuoteInput } from '../src/modules/pricing/pricing.service.js';
@@ -196,10 +197,71 @@ describe('quotes and tariffs', () => {
       ]) {
         await rejects(pricing.lockQuote(lockInput(q.id, customer.id, overrides)), 400, 'QUOTE_MISMATCH');
       }
-      await rejects(pricing.lockQuote(lockInput('00000000-0000-4000-8000-000000000000', customer.id)), 404, 'QUOTE_NOT_FOUND');
+      await rejects(pricing.lockQuote(lockInput(`q1_${'A'.repeat(500)}`, customer.id)), 404, 'QUOTE_NOT_FOUND');
+      // A quote id of a version before sealed quotes (a UUID): quote again, as for an expired one.
+      await rejects(pricing.lockQuote(lockInput('00000000-0000-4000-8000-000000000000', customer.id)), 409, 'QUOTE_EXPIRED');
       // Still usable after the refusals, until it expires.
       t.clock.advance(600_000);
       await rejects(pricing.lockQuote(lockInput(q.id, customer.id)), 409, 'QUOTE_EXPIRED');
+    });
+
+    test('two jobs using one quote at once: the first gets it, the other 409; a use rolled back leaves it to the other', async () => {
+      const pricing = t.services.pricing;
+      const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
+      for (const outcome of ['commit', 'rollback'] as const) {
+        const q = (await post(t, '/api/quotes', customer.headers, body(ke))).json();
+        let finishFirst!: () => void;
+        const held = new Promise<void>((resolve) => (finishFirst = resolve));
+        const first = t.db.transaction().execute(async (trx) => {
+          await pricing.lockQuote(lockInput(q.id, customer.id), trx);
+          await held;
+          if (outcome === 'rollback') throw new Error('creation failed');
+        });
+        await pause();
+        // The second use waits for the first transaction (PostgreSQL: for its row; PGlite: one transaction at a time).
+        const second = t.db.transaction().execute((trx) => pricing.lockQuote(lockInput(q.id, customer.id), trx));
+        await pause();
+        finishFirst();
+        if (outcome === 'commit') {
+          await first;
+          await rejects(second, 409, 'QUOTE_ALREADY_USED');
+        } else {
+          await assert.rejects(first, /creation failed/);
+          assert.equal((await second).amount, q.amount);
+        }
+      }
+    });
+
+    test('unused quote rows left by earlier versions are deleted a day after they expired; used ones stay', async () => {
+      const pricing = t.services.pricing;
+      const now = t.clock.nowMs();
+      const row = (expiresAgoMs: number, used: boolean) => ({
+        id: randomUUID(),
+        account_id: customer.id,
+        kind: 'PACKAGE' as const,
+        pickup_lat: NAIROBI.lat,
+        pickup_lng: NAIROBI.lng,
+        dropoff_lat: WESTLANDS.lat,
+        dropoff_lng: WESTLANDS.lng,
+        vehicle_type: 'CAR' as const,
+        country_id: ke,
+        amount: 1000,
+        currency: 'KES',
+        breakdown: '{}',
+        tariff_version: 1,
+        surge: 1,
+        inputs: '{}',
+        created_at: new Date(now - expiresAgoMs - 600_000),
+        expires_at: new Date(now - expiresAgoMs),
+        consumed_at: used ? new Date(now - expiresAgoMs - 300_000) : null,
+      });
+      const stale = row(2 * 86_400_000, false);
+      const recent = row(3_600_000, false);
+      const used = row(2 * 86_400_000, true);
+      await t.db.insertInto('quotes').values([stale, recent, used]).execute();
+      assert.ok((await pricing.deleteExpiredQuotes()) >= 1);
+      const left = (await t.db.selectFrom('quotes').select('id').where('id', 'in', [stale.id, recent.id, used.id]).execute()).map((r) => r.id);
+      assert.deepEqual(left.sort(), [recent.id, used.id].sort());
     });
 
     test('a job created in a transaction that fails leaves the quote usable', async () => {

@@ -11,7 +11,6 @@ import * as m0009 from './0009_dispatch.js';
 import * as m0010 from './0010_pricing.js';
 import * as m0011 from './0011_job_prices.js';
 import * as m0012 from './0012_tracking.js';
-import * as m0013 from './0013_used_quotes_only.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -25,5 +24,4 @@ export const migrations: Record<string, Migration> = {
   '0010_pricing': m0010,
   '0011_job_prices': m0011,
   '0012_tracking': m0012,
-  '0013_used_quotes_only': m0013,
 };

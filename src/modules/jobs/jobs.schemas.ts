@@ -1,7 +1,7 @@
 // Schemas both kinds of job share: the driver summary, the status history, the driver's job lists.
 import { Type } from '@sinclair/typebox';
 import { DateTime, Location, Nullable, VehicleType } from '../../shared/schemas.js';
-import { QuoteId } from '../pricing/pricing.schemas.js';
+import { QuoteIdInput } from '../pricing/pricing.schemas.js';
 
 export const ParcelSize = Type.Union([Type.Literal('SMALL'), Type.Literal('MEDIUM'), Type.Literal('LARGE')]);
 
@@ -32,7 +32,7 @@ export const NullableMoney = (description: string) => Nullable(Type.Object(Money
 
 /** The optional `quoteId` of POST /packages and POST /rides. */
 export const QuoteIdField = Type.Optional(
-  QuoteId('A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation'),
+  QuoteIdInput('A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation'),
 );
 
 export const StatusHistoryItem = Type.Object({ status: Type.String(), at: DateTime, reason: Type.Optional(Type.String()) });

@@ -30,6 +30,13 @@ export const VEHICLE_TYPES: readonly VehicleType[] = ['BIKE', 'CAR', 'VAN', 'TRU
 export const QUOTE_POINT_TOLERANCE_METERS = 25;
 /** Pickup ETA: the nearest eligible driver within this distance, else null. */
 export const PICKUP_ETA_RADIUS_METERS = 10_000;
+/**
+ * Versions before 2026-11-26 stored every quote when it was given: their unused rows are deleted this
+ * long after they expired (support could still see what was quoted), as those versions did.
+ */
+const EXPIRED_QUOTE_RETENTION_MS = 86_400_000;
+/** A quote id of those versions: a UUID. */
+const LEGACY_QUOTE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COUNTRY_CACHE_MS = 60_000;
 /** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
 const TARIFF_CACHE_MS = 10_000;
@@ -121,6 +128,7 @@ export class PricingService {
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
   private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; until: number }>();
   private unsubscribe: (() => void) | undefined;
+  private cleanupTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: Deps,
@@ -157,10 +165,13 @@ export class PricingService {
       else void this.surge.refresh();
     });
     await this.surge.start();
+    this.cleanupTimer = setInterval(() => void this.deleteExpiredQuotes(), 10 * 60_000);
+    this.cleanupTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.unsubscribe?.();
+    clearInterval(this.cleanupTimer);
     await this.surge.stop();
   }
 
@@ -212,6 +223,8 @@ export class PricingService {
    * 409 QUOTE_ALREADY_USED.
    */
   async lockQuote(input: LockQuoteInput, db: Db = this.db): Promise<JobPrice> {
+    // A quote of a version before 2026-11-26 (an upgrade in between): the client quotes again, as for an expired one.
+    if (LEGACY_QUOTE_ID.test(input.quoteId)) throw conflict('The quote is no longer valid: ask for a new one', 'QUOTE_EXPIRED');
     const quote = this.sealer.open(input.quoteId);
     if (!quote) throw notFound('Quote not found', 'QUOTE_NOT_FOUND');
     const mismatch = quoteMismatch(quote, input);
@@ -409,6 +422,21 @@ export class PricingService {
     const country = await this.country(id);
     if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     return country;
+  }
+
+  /** Deletes the unused quote rows left by versions before 2026-11-26, a day after they expired. */
+  async deleteExpiredQuotes(): Promise<number> {
+    try {
+      const before = new Date(this.deps.clock.nowMs() - EXPIRED_QUOTE_RETENTION_MS);
+      const result = await this.db
+        .deleteFrom('quotes')
+        .where('id', 'in', (eb) => eb.selectFrom('quotes').select('id').where('consumed_at', 'is', null).where('expires_at', '<', before).limit(10_000))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'deleting expired quotes failed');
+      return 0;
+    }
   }
 }
 

@@ -2,8 +2,8 @@
 // was made for and its expiry, encrypted and authenticated with AES-256-GCM under a key derived from
 // JWT_SECRET (HKDF-SHA256). Any instance that shares JWT_SECRET opens it without reading a table, so a
 // quote is answered without waiting for a database write and is usable at once from any instance;
-// nobody can read, forge or alter one (a changed byte fails authentication). The quotes table keeps a
-// record of each quote, written behind the answer, and the mark that a quote has been used.
+// nobody can read, forge or alter one (a changed byte fails authentication). Nothing is stored when a
+// quote is given; the quotes table gets its row when a job uses it (the mark that makes it single-use).
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { VehicleType } from '../../db/schema.js';
 import type { QuoteKind } from '../../db/tables/pricing.js';
@@ -65,9 +65,12 @@ export class QuoteSealer {
   private readonly key: Buffer;
   /**
    * GCM needs an IV never used twice under one key. Each IV is this process's random 96-bit base with
-   * a counter XORed into its last 8 bytes (the deterministic construction of NIST SP 800-38D, 8.2.1;
-   * the random base keeps the instances that share the key apart): a random IV per quote cost a
-   * getrandom call each, 5 % of a quote's CPU (B10 profile).
+   * a counter XORed into its last 8 bytes: unique within a process, and across the processes that
+   * share the key as long as their random bases keep them apart (two processes collide with a chance
+   * of about their quote count over 2^96). Not the fixed-field construction of NIST SP 800-38D 8.2.1,
+   * whose fixed field would have to be assigned per instance. A random IV per quote cost a getrandom
+   * call each, 5 % of a quote's CPU (B10 profile). What it shows: ids from one process share their
+   * first 4 bytes, so a collector of ids could count processes and quotes; nothing about a quote.
    */
   private readonly ivBase = randomBytes(IV_BYTES);
   private counter = 0;
@@ -119,7 +122,7 @@ export class QuoteSealer {
     if (raw.length <= IV_BYTES + TAG_BYTES) return undefined;
     let text: string;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES));
+      const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
       text = Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {

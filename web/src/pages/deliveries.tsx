@@ -311,7 +311,7 @@ export function NewDeliveryPage() {
       ),
     onMutate: () => setRequoted(false),
     onError: (err) => {
-      if (err instanceof ApiError && err.code === 'QUOTE_EXPIRED') {
+      if (err instanceof ApiError && (err.code === 'QUOTE_EXPIRED' || err.code === 'QUOTE_NOT_FOUND')) {
         setRequoted(true);
         void quote.refetch();
       }
