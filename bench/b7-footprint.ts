@@ -50,15 +50,31 @@ async function waitReady(port: number, child: ChildProcess, timeoutMs = 120_000)
   throw new Error('server not ready in time');
 }
 
+// Each in a process group of its own, stopped as a group: `npm start` does not pass SIGTERM on to the
+// server it started, which otherwise outlived the bench (and ran beside the next one).
 function start(command: string, args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(command, args, { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(command, args, { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'], detached: true });
 }
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
+  process.kill(-child.pid!, 'SIGTERM');
   await exited;
+  // The group's other members (the server under npm) get a moment to finish, then SIGKILL.
+  for (let i = 0; i < 50; i++) {
+    try {
+      process.kill(-child.pid!, 0);
+    } catch {
+      return;
+    }
+    await sleep(100);
+  }
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // gone meanwhile
+  }
 }
 
 async function resetDatabase(): Promise<void> {

@@ -6,7 +6,7 @@
 //   npm run build && npx tsx bench/scale-out.ts
 //   (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres; BENCH_DURATION=8;
 //    BENCH_DRIVERS=20000; BENCH_INSTANCES=1,3)
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,16 @@ const driverCount = Number(process.env.BENCH_DRIVERS ?? 20_000);
 const counts = (process.env.BENCH_INSTANCES ?? '1,3').split(',').map(Number);
 const sessions = 2000;
 const jwtSecret = randomBytes(48).toString('base64url');
+
+// Before anything is started: a missing binary would otherwise fail halfway and leave instances running.
+for (const binary of ['haproxy', 'redis-server', 'redis-cli']) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' });
+  } catch {
+    console.error(`${binary} is not installed (apt-get install -y haproxy redis-server)`);
+    process.exit(1);
+  }
+}
 
 const dir = mkdtempSync(path.join(tmpdir(), 'rd-scale-bench-'));
 const database = await createServerDatabase(baseUrl, 'bench_scale');
