@@ -11,7 +11,7 @@ import type { App, FeatureModule, ModuleContext } from './http/context.js';
 import { errorBody, registerErrorHandling, SERVICE_UNAVAILABLE } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
 import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
-import { validatorCompiler } from './http/validation.js';
+import { lazySerializerFactory, validatorCompiler } from './http/validation.js';
 import { registerWebConsole } from './http/web-console.js';
 import { completeOpenApi } from './http/openapi.js';
 import { coalesceWrites } from './http/write-coalescing.js';
@@ -77,6 +77,7 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
     // the socket's peer being hop 0, so TRUST_PROXY=1 takes the address the one proxy in front added.
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: 1024 * 1024,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

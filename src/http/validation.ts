@@ -2,7 +2,8 @@
 // their schemas), while query strings, params and headers are coerced from text.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
+import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
 import { UUID_PATTERN } from '../shared/errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -92,6 +93,22 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   validate.errors = null as ValidateFunction['errors'];
   return validate;
 };
+
+/**
+ * The response serializers (fast-json-stringify, Fastify's default) compiled on each route's first
+ * answer with that status, for the same reasons as the validators above. Passed to Fastify as
+ * `schemaController.compilersFactory.buildSerializer`.
+ */
+export function lazySerializerFactory(): NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer'] {
+  const buildDefault = SerializerSelector();
+  return (externalSchemas, serializerOpts) => {
+    const compile = buildDefault(externalSchemas, serializerOpts as never);
+    return (route) => {
+      let serialize: ((data: unknown) => string) | undefined;
+      return (data: unknown) => (serialize ??= compile(route))(data);
+    };
+  };
+}
 
 export function describeValidationError(errors: ErrorObject[] | Partial<ErrorObject>[], context: string): string {
   // A failed union reports each branch first and the anyOf last: the anyOf says more.
