@@ -7,8 +7,8 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { VehicleType } from '../../db/schema.js';
 import type { QuoteKind } from '../../db/tables/pricing.js';
-import type { Breakdown, TariffValues } from './tariff.js';
-import type { Point } from './routing.js';
+import type { PriceInputs } from './pricing.service.js';
+import type { Breakdown } from './tariff.js';
 
 /** Every quote id starts with this (the format's version): anything else is not a quote. */
 export const QUOTE_ID_PREFIX = 'q1_';
@@ -18,20 +18,13 @@ export const QUOTE_ID_MAX_LENGTH = 1024;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-/** What a quote id carries. `ref` is the quote's uuid: its row in `quotes` and the jobs' `quote_id`. */
-export interface SealedQuote {
+/**
+ * What a quote id carries: the inputs its price came from (the surge is the breakdown's), the price,
+ * the account, and when. `ref` is the quote's uuid: its row in `quotes` and the jobs' `quote_id`.
+ */
+export interface SealedQuote extends Omit<PriceInputs, 'surge' | 'pricedAt'> {
   ref: string;
   accountId: string;
-  kind: QuoteKind;
-  pickup: Point;
-  dropoff: Point;
-  vehicleType: VehicleType;
-  countryId: string;
-  currency: string;
-  tariff: TariffValues & { version: number };
-  routing: string;
-  distanceMeters: number;
-  durationSeconds: number;
   amount: number;
   breakdown: Breakdown;
   /** Epoch milliseconds. */
