@@ -4,18 +4,17 @@ import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../sha
 import { MAX_MONEY } from './tariff.js';
 import { QUOTE_ID_MAX_LENGTH, QUOTE_ID_PREFIX } from './quote-token.js';
 
-/** A quote id: opaque (the quote itself, sealed), `q1_` and about 470–600 URL-safe characters. */
-export const QuoteId = (description: string) =>
-  Type.String({ minLength: QUOTE_ID_PREFIX.length + 1, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^${QUOTE_ID_PREFIX}[A-Za-z0-9_-]+$`, description });
+const SEALED = `${QUOTE_ID_PREFIX}[A-Za-z0-9_-]+`;
+/** A quote id of a version before 2026-11-26 (UUID_PATTERN, which JSON Schema cannot take with its `i` flag). */
+const LEGACY = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
-/** What POST /packages and POST /rides take as `quoteId`: a quote id, or one of a version before 2026-11-26 (a UUID: 409 QUOTE_EXPIRED). */
+/** A quote id: opaque (the quote itself, sealed), `q1_` and about 440–600 URL-safe characters. */
+export const QuoteId = (description: string) =>
+  Type.String({ minLength: QUOTE_ID_PREFIX.length + 1, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^${SEALED}$`, description });
+
+/** What POST /packages and POST /rides take as `quoteId`: a quote id, or one of an earlier version (409 QUOTE_EXPIRED). */
 export const QuoteIdInput = (description: string) =>
-  Type.String({
-    minLength: 36,
-    maxLength: QUOTE_ID_MAX_LENGTH,
-    pattern: `^(${QUOTE_ID_PREFIX}[A-Za-z0-9_-]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`,
-    description,
-  });
+  Type.String({ minLength: 36, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^(${SEALED}|${LEGACY})$`, description });
 
 const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_MONEY, description: `${description}, in the minor unit of the country's currency` });
 const Point = Body({ location: Location });

@@ -6,7 +6,7 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { badRequest, conflict, notFound } from '../../shared/errors.js';
+import { badRequest, conflict, notFound, UUID_PATTERN } from '../../shared/errors.js';
 import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
@@ -35,8 +35,6 @@ export const PICKUP_ETA_RADIUS_METERS = 10_000;
  * long after they expired (support could still see what was quoted), as those versions did.
  */
 const EXPIRED_QUOTE_RETENTION_MS = 86_400_000;
-/** A quote id of those versions: a UUID. */
-const LEGACY_QUOTE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COUNTRY_CACHE_MS = 60_000;
 /** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
 const TARIFF_CACHE_MS = 10_000;
@@ -182,19 +180,12 @@ export class PricingService {
   async quote(accountId: string, request: PriceRequest): Promise<QuoteResult> {
     const price = await this.price(request, null);
     const now = this.deps.clock.nowMs();
+    // The surge is the breakdown's, and the time is createdAt: the rest of the inputs go in as they are.
+    const { surge: _surge, pricedAt: _pricedAt, ...inputs } = price.inputs;
     const quote: SealedQuote = {
+      ...inputs,
       ref: randomUUID(),
       accountId,
-      kind: request.kind,
-      pickup: price.inputs.pickup,
-      dropoff: price.inputs.dropoff,
-      vehicleType: request.vehicleType,
-      countryId: request.countryId,
-      currency: price.currency,
-      tariff: price.inputs.tariff,
-      routing: price.inputs.routing,
-      distanceMeters: price.inputs.distanceMeters,
-      durationSeconds: price.inputs.durationSeconds,
       amount: price.amount,
       breakdown: price.breakdown,
       createdAt: now,
@@ -224,7 +215,7 @@ export class PricingService {
    */
   async lockQuote(input: LockQuoteInput, db: Db = this.db): Promise<JobPrice> {
     // A quote of a version before 2026-11-26 (an upgrade in between): the client quotes again, as for an expired one.
-    if (LEGACY_QUOTE_ID.test(input.quoteId)) throw conflict('The quote is no longer valid: ask for a new one', 'QUOTE_EXPIRED');
+    if (UUID_PATTERN.test(input.quoteId)) throw conflict('The quote is no longer valid: ask for a new one', 'QUOTE_EXPIRED');
     const quote = this.sealer.open(input.quoteId);
     if (!quote) throw notFound('Quote not found', 'QUOTE_NOT_FOUND');
     const mismatch = quoteMismatch(quote, input);
