@@ -762,6 +762,15 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByTestId('quote').locator('.price').waitFor();
     assert.equal(quotes, 1, 'a new quote was asked');
     assert.match(sent?.quoteId ?? '', /^q1_[A-Za-z0-9_-]+$/, 'the create carried the quote id');
+    // A quote the server no longer takes (sealed before JWT_SECRET changed): the same, a new quote.
+    await page.route(`${base}/api/packages`, async (route) => {
+      await route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'QUOTE_NOT_FOUND', message: 'Quote not found' }) });
+    }, { times: 1 });
+    await page.getByRole('button', { name: 'Create delivery' }).click();
+    for (const until = Date.now() + 10_000; quotes < 2 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(quotes, 2, 'a new quote was asked after QUOTE_NOT_FOUND');
+    await page.getByRole('alert').getByText('The price had expired. Here is a new one').waitFor();
+    await page.getByTestId('quote').locator('.price').waitFor();
     await page.getByRole('button', { name: 'Create delivery' }).click();
     await page.getByRole('heading', { name: 'Delivery ORDER-1004' }).waitFor();
     await page.context().close();
