@@ -52,7 +52,7 @@ console.log(
     serverMemoryMB: stats.memoryMB,
     // During the open-loop run (its warm-up included): the server's event-loop delay and the write-behind batches.
     serverEventLoopDelayMsAtRate: atRate ? stats.eventLoopDelayMs : undefined,
-    writeBehindAtRate: atRate ? { batches: stats.flushes.length, rows: stats.flushes.map((f: { rows: number }) => f.rows), ms: stats.flushes.map((f: { durationMs: number }) => Math.round(f.durationMs)) } : undefined,
+    writeBehindAtRate: atRate ? { batches: stats.flushes.length, rows: stats.flushes.map((f: { rows: number }) => f.rows), ms: stats.flushes.map((f: { durationMs: number }) => Math.round(f.durationMs)), endedAt: stats.flushes.map((f: { endedAt: number }) => f.endedAt) } : undefined,
     machine: machine(),
   }),
 );

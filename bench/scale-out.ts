@@ -121,17 +121,18 @@ for (const n of counts) {
   const haproxy = lb.child;
   const url = lb.url;
 
-  const measure = async (name: string, requests: unknown[]) => {
-    await load({ url, requests: requests as never, duration: 5 });
+  const measure = async (name: string, requests: unknown[], connections = 50) => {
+    await load({ url, requests: requests as never, duration: 5, connections });
     const pids = apis.map((a) => a.proc.child.pid!);
     const before = pids.map(processCpuUs);
     const lbBefore = processCpuUs(haproxy.pid!);
-    const result = await load({ url, requests: requests as never, duration });
+    const result = await load({ url, requests: requests as never, duration, connections });
     const apiCpuUs = pids.reduce((sum, pid, i) => sum + processCpuUs(pid) - before[i]!, 0);
     const perRequest = result.requests ? apiCpuUs / result.requests : 0;
     results.push({
       bench: name,
       instances: n,
+      connections,
       requestsPerSec: result.requestsPerSec,
       p50Ms: result.p50Ms,
       p99Ms: result.p99Ms,
@@ -151,6 +152,12 @@ for (const n of counts) {
   results.push({ bench: 'idle', instances: n, apiCoresUsed: Math.round((idleCpuUs / 1e6 / 5) * 1000) / 1000 });
   await measure('B1 POST /drivers/me/location', [locationUpdate(headers)]);
   await measure('B3 POST /matching/find-drivers', [find]);
+  if (n > 1) {
+    // The same 50 clients per instance as the single instance had: each instance then works at the
+    // batch sizes of the one-instance run, so what is left of the difference is what scaling out costs.
+    await measure('B1 POST /drivers/me/location', [locationUpdate(headers)], 50 * n);
+    await measure('B3 POST /matching/find-drivers', [find], 50 * n);
+  }
   if (n > 1) {
     // Updates through all instances but the last: what the last one spends is the cost of following
     // the others' positions (Redis messages applied to its index), per update of the fleet.

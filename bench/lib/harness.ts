@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { CENTRE, SPREAD_DEG } from './area.js';
+import { RawPool } from './raw-client.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -63,6 +64,7 @@ export async function startServer(kind: 'baseline' | 'app', env: Record<string, 
   };
 }
 
+
 export interface LoadResult {
   requestsPerSec: number;
   p50Ms: number;
@@ -75,7 +77,7 @@ export interface LoadResult {
   /** The server process's CPU time (user + system) per completed request, when measured. */
   serverCpuUsPerRequest?: number;
   /** Open loop only: how late the generator sent (p99, max) and the p99 counted from the actual send. */
-  generator?: { sendLateP99Ms: number; sendLateMaxMs: number; p99FromSendMs: number; eventLoopDelayMs: { p99: number; max: number } };
+  generator?: { cpuUsPerRequest: number; sendLateP99Ms: number; sendLateMaxMs: number; p99FromSendMs: number; eventLoopDelayMs: { p99: number; max: number } };
 }
 
 export async function load(options: autocannon.Options): Promise<LoadResult> {
@@ -115,7 +117,7 @@ export async function openLoop(options: {
   serverPid?: number;
   request: () => OpenLoopRequest;
 }): Promise<LoadResult> {
-  const pool = new Pool(options.url, { connections: options.connections ?? 100, pipelining: 1 });
+  const pool = await openPool(options.url, options.connections ?? 100);
   try {
     // A warm-up on the same connections, not counted: a second at a quarter of the rate, then one at
     // the rate. Without it the generator's own start (opening its connections, compiling undici's
@@ -134,7 +136,35 @@ export async function openLoop(options: {
   }
 }
 
-async function openLoopRun(pool: Pool, options: { rate: number; duration: number; request: () => OpenLoopRequest }): Promise<LoadResult> {
+/** What the open loop sends through: the raw client by default, undici's Pool with BENCH_GENERATOR=undici (to compare). */
+interface SendPool {
+  send(r: OpenLoopRequest, done: (err: Error | undefined, status: number) => void): void;
+  close(): Promise<void>;
+}
+
+async function openPool(url: string, connections: number): Promise<SendPool> {
+  if (process.env.BENCH_GENERATOR === 'undici') {
+    const pool = new Pool(url, { connections, pipelining: 1 });
+    return {
+      send: (r, done) => {
+        // undici writes a content-length into the header objects it is given: never reuse it.
+        const headers = Object.fromEntries(Object.entries(r.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
+        pool
+          .request({ method: r.method, path: r.path, headers, body: r.body })
+          .then(async (res) => {
+            await res.body.dump();
+            done(undefined, res.statusCode);
+          })
+          .catch((err: Error) => done(err, 0));
+      },
+      close: () => pool.close(),
+    };
+  }
+  const pool = await RawPool.open(url, connections);
+  return { send: (r, done) => pool.request(r, done), close: () => pool.close() };
+}
+
+async function openLoopRun(pool: SendPool, options: { rate: number; duration: number; request: () => OpenLoopRequest }): Promise<LoadResult> {
   const total = Math.round(options.rate * options.duration);
   const interval = 1000 / options.rate;
   const latencies: number[] = [];
@@ -149,28 +179,28 @@ async function openLoopRun(pool: Pool, options: { rate: number; duration: number
   // The generator's own event-loop delay: a response waiting behind a busy generator counts as latency.
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
+  const cpuBefore = process.cpuUsage();
   const start = performance.now();
+  // BENCH_TIMELINE=1: when (ms into the run) the requests slower than 10 ms were scheduled, by 100 ms.
+  const timeline: number[] | undefined = process.env.BENCH_TIMELINE ? [] : undefined;
   await new Promise<void>((resolve) => {
     const fire = (scheduledAt: number) => {
       const r = options.request();
-      // autocannon writes a content-length into the header objects it is given: never reuse it.
-      const headers = Object.fromEntries(Object.entries(r.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
       const sentAt = performance.now();
       sendLateness.push(sentAt - scheduledAt);
-      pool
-        .request({ method: r.method, path: r.path, headers, body: r.body })
-        .then(async (res) => {
-          await res.body.dump();
-          if (res.statusCode >= 300) non2xx += 1;
+      pool.send(r, (err, statusCode) => {
+        if (err) {
+          errors += 1;
+          if (errors === 1) console.error(`open loop: first error: ${err.message}`);
+        } else {
+          if (statusCode >= 300) non2xx += 1;
           const doneAt = performance.now();
           latencies.push(doneAt - scheduledAt);
           fromSend.push(doneAt - sentAt);
-        })
-        .catch((err: Error) => {
-          errors += 1;
-          if (errors === 1) console.error(`open loop: first error: ${err.message}`);
-        })
-        .finally(() => ++finished === total && resolve());
+          if (timeline && doneAt - scheduledAt > 10) timeline.push(Math.round(scheduledAt - start));
+        }
+        if (++finished === total) resolve();
+      });
     };
     const tick = () => {
       const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
@@ -182,6 +212,12 @@ async function openLoopRun(pool: Pool, options: { rate: number; duration: number
     else tick();
   });
   const elapsedSeconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  if (timeline?.length) {
+    const byWindow = new Map<number, number>();
+    for (const t of timeline) byWindow.set(Math.floor(t / 100) * 100, (byWindow.get(Math.floor(t / 100) * 100) ?? 0) + 1);
+    console.error(`slower than 10 ms, by 100-ms window of scheduling from ${Date.now() - performance.now() + start}: ${[...byWindow].map(([w, n]) => `${w}:${n}`).join(' ')}`);
+  }
   loopDelay.disable();
   const quantile = (values: number[], q: number) => {
     values.sort((a, b) => a - b);
@@ -197,6 +233,7 @@ async function openLoopRun(pool: Pool, options: { rate: number; duration: number
     errors,
     timeouts: 0,
     generator: {
+      cpuUsPerRequest: latencies.length ? Math.round(((cpu.user + cpu.system) / latencies.length) * 10) / 10 : 0,
       sendLateP99Ms: quantile(sendLateness, 0.99),
       sendLateMaxMs: quantile(sendLateness, 1),
       p99FromSendMs: quantile(fromSend, 0.99),
