@@ -1,7 +1,7 @@
 // The compiled build as an operator runs it: tsc → JavaScript started with plain `node` (no tsx).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, utimesSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,6 +35,32 @@ describe('compiled build', () => {
   test('emits JavaScript for the entry points and no test files', () => {
     for (const file of ['server.js', 'worker.js', 'db/migrate-cli.js', 'cli/admin-create.js']) assert.ok(existsSync(path.join(outDir, file)), file);
     assert.equal(existsSync(path.join(outDir, 'config.test.js')), false);
+  });
+
+  test("npm start's build (esbuild, when the sources are newer) emits the same files, and the server runs from it", async () => {
+    const { buildServer, sources, staleReason } = await import('../scripts/build-server.mjs');
+    const quickDir = path.join(root, 'dist-test-start');
+    cleanups.push(() => rm(quickDir, { recursive: true, force: true }));
+    assert.match(staleReason(sources(), quickDir) ?? '', /not built yet/);
+    const built = await buildServer(sources(), quickDir);
+    assert.ok(built.ok, built.message);
+    assert.equal(staleReason(sources(), quickDir), undefined);
+    const js = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort();
+    assert.deepEqual(js(quickDir), js(outDir));
+    // A source edited after the build: the next `npm start` compiles again, and says which file.
+    const past = new Date(Date.now() - 3_600_000);
+    utimesSync(path.join(quickDir, '.server-built'), past, past);
+    assert.match(staleReason(sources(), quickDir) ?? '', /^src\/.+\.ts changed since the last build$/);
+
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-build-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const p = port();
+    const proc = spawnNode([path.join(quickDir, 'server.js')], { PORT: p, HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' });
+    cleanups.push(async () => proc.child.kill('SIGKILL'));
+    await waitFor(() => proc.output().includes('"msg":"ready"'), 60_000, 'ready', proc.output);
+    assert.equal((await fetch(`http://127.0.0.1:${p}/api/countries`)).status, 200);
+    proc.child.kill('SIGTERM');
+    assert.equal(await proc.exited, 0);
   });
 
   test('production refuses to start without a strong JWT_SECRET, naming the variable', async () => {
