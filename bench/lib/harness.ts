@@ -1,6 +1,6 @@
 // Shared benchmark plumbing: server processes, autocannon runs, the baseline and the result shape.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -248,15 +248,43 @@ export function processCpuUs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** Context switches of a process so far, all its threads: waits for work (voluntary) and preemptions (involuntary). */
+export function processSwitches(pid: number): { voluntary: number; involuntary: number } {
+  let voluntary = 0;
+  let involuntary = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+      voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+      involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return { voluntary, involuntary };
+}
+
 /**
  * Runs a load and adds the server process's CPU time per request: a figure the machine's drift and
- * the load generator's share of the two cores disturb much less than requests/s.
+ * the load generator's share of the two cores disturb much less than requests/s. With it, the
+ * server's context switches per request: how often it went to sleep for want of work, and how often
+ * another process took its core (both cost CPU beyond the request's own work).
  */
-export async function withServerCpu<R extends { requests: number }>(pid: number, run: () => Promise<R>): Promise<R & { serverCpuUsPerRequest: number }> {
+export async function withServerCpu<R extends { requests: number }>(
+  pid: number,
+  run: () => Promise<R>,
+): Promise<R & { serverCpuUsPerRequest: number; serverSwitchesPerRequest: { voluntary: number; involuntary: number } }> {
   const before = processCpuUs(pid);
+  const switchesBefore = processSwitches(pid);
   const result = await run();
   const used = processCpuUs(pid) - before;
-  return { ...result, serverCpuUsPerRequest: result.requests ? Math.round((used / result.requests) * 10) / 10 : 0 };
+  const switches = processSwitches(pid);
+  const per = (n: number) => (result.requests ? Math.round((n / result.requests) * 1000) / 1000 : 0);
+  return {
+    ...result,
+    serverCpuUsPerRequest: result.requests ? Math.round((used / result.requests) * 10) / 10 : 0,
+    serverSwitchesPerRequest: { voluntary: per(switches.voluntary - switchesBefore.voluntary), involuntary: per(switches.involuntary - switchesBefore.involuntary) },
+  };
 }
 
 /** The bare Fastify constant route, measured in the same run (the machine's HTTP JSON ceiling now). */
