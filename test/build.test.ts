@@ -1,7 +1,7 @@
 // The compiled build as an operator runs it: tsc → JavaScript started with plain `node` (no tsx).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,7 +48,7 @@ describe('compiled build', () => {
     const js = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort();
     assert.deepEqual(js(quickDir), js(outDir));
     // A source edited after the build: the next `npm start` compiles again, and says which file.
-    const past = new Date(Date.now() - 3_600_000);
+    const past = new Date(Math.min(...sources().map((file: string) => statSync(file).mtimeMs)) - 1000);
     utimesSync(path.join(quickDir, '.server-built'), past, past);
     assert.match(staleReason(sources(), quickDir) ?? '', /^src\/.+\.ts changed since the last build$/);
 
