@@ -79,10 +79,17 @@ test('the Dockerfile builds in one stage, installs without dev dependencies, run
   assert.match(runtime, /^HEALTHCHECK .*\/health\/ready/m);
   assert.match(runtime, /^CMD \["node", "--enable-source-maps", "dist\/server.js"\]/m);
   assert.doesNotMatch(runtime, /tsx/);
+  // argon2id's freed 19 MiB buffers go back to the system only with a fixed mmap threshold (operations.md).
+  assert.match(runtime, /^ENV MALLOC_MMAP_THRESHOLD_=131072$/m);
 });
 
 const haproxy = spawnSync('haproxy', ['-v']).status === 0;
 test('the HAProxy configuration is accepted by haproxy -c', { skip: haproxy ? false : 'haproxy is not installed (apt-get install haproxy)' }, () => {
   const check = spawnSync('haproxy', ['-c', '-f', path.join(root, 'deploy/haproxy.cfg')], { encoding: 'utf8' });
   assert.equal(check.status, 0, check.stdout + check.stderr);
+});
+
+test('npm start, start:prod and worker:prod run node with the fixed mmap threshold, replacing the shell', () => {
+  const { scripts } = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+  for (const name of ['start', 'start:prod', 'worker:prod']) assert.match(scripts[name], /MALLOC_MMAP_THRESHOLD_=131072 exec node /, name);
 });
