@@ -15,7 +15,7 @@ RUN npm run build
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 # glibc gives a freed argon2id buffer (19 MiB per login) back to the system only while its threshold
-# for mmap stays fixed; by default it rises to that size and each libuv thread keeps one (~76 MB
+# for mmap stays fixed; by default it rises to that size and each libuv thread keeps one (~78 MB
 # after a few logins). See docs/operations.md.
 ENV MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app

@@ -3,9 +3,10 @@
 // clone serves the console). Without Vite (an install without dev dependencies) it says so and
 // leaves the API to start without the console.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import zlib, { brotliCompressSync, gzipSync } from 'node:zlib';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -62,7 +63,8 @@ export function buildWeb() {
   return { ok: true, message: `built the console in ${((Date.now() - started) / 1000).toFixed(1)} s` };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a script (also through a symlink or from a path with spaces), not imported by a test.
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const reason = process.argv.includes('--if-stale') ? staleReason() : 'asked to';
   if (reason) {
     console.log(`web console: building (${reason})…`);

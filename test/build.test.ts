@@ -40,6 +40,7 @@ describe('compiled build', () => {
   test("npm start's build (esbuild, when the sources are newer) emits the same files, and the server runs from it", async () => {
     const { buildServer, sources, staleReason } = await import('../scripts/build-server.mjs');
     const quickDir = path.join(root, 'dist-test-start');
+    await rm(quickDir, { recursive: true, force: true });
     cleanups.push(() => rm(quickDir, { recursive: true, force: true }));
     assert.match(staleReason(sources(), quickDir) ?? '', /not built yet/);
     const built = await buildServer(sources(), quickDir);

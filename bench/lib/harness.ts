@@ -183,12 +183,22 @@ async function openLoopRun(pool: SendPool, options: { rate: number; duration: nu
   const start = performance.now();
   // BENCH_TIMELINE=1: when (ms into the run) the requests slower than 10 ms were scheduled, by 100 ms.
   const timeline: number[] | undefined = process.env.BENCH_TIMELINE ? [] : undefined;
+  // An answer that never comes must not hang the run: 10 s after the last send, what is still
+  // unanswered counts as timed out.
+  let over = false;
   await new Promise<void>((resolve) => {
+    const deadline = setTimeout(() => ((over = true), resolve()), (options.duration + 10) * 1000);
+    const finish = () => {
+      clearTimeout(deadline);
+      over = true;
+      resolve();
+    };
     const fire = (scheduledAt: number) => {
       const r = options.request();
       const sentAt = performance.now();
       sendLateness.push(sentAt - scheduledAt);
       pool.send(r, (err, statusCode) => {
+        if (over) return;
         if (err) {
           errors += 1;
           if (errors === 1) console.error(`open loop: first error: ${err.message}`);
@@ -199,16 +209,16 @@ async function openLoopRun(pool: SendPool, options: { rate: number; duration: nu
           fromSend.push(doneAt - sentAt);
           if (timeline && doneAt - scheduledAt > 10) timeline.push(Math.round(scheduledAt - start));
         }
-        if (++finished === total) resolve();
+        if (++finished === total) finish();
       });
     };
     const tick = () => {
       const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
       while (sent < due) fire(start + sent++ * interval);
-      if (sent < total) setTimeout(tick, 1);
+      if (sent < total && !over) setTimeout(tick, 1);
     };
     // A rate so low that the run holds no request would otherwise never resolve.
-    if (total === 0) resolve();
+    if (total === 0) finish();
     else tick();
   });
   const elapsedSeconds = (performance.now() - start) / 1000;
@@ -231,7 +241,7 @@ async function openLoopRun(pool: SendPool, options: { rate: number; duration: nu
     requests: latencies.length,
     non2xx,
     errors,
-    timeouts: 0,
+    timeouts: sent - finished,
     generator: {
       cpuUsPerRequest: latencies.length ? Math.round(((cpu.user + cpu.system) / latencies.length) * 10) / 10 : 0,
       sendLateP99Ms: quantile(sendLateness, 0.99),
