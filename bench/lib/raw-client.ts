@@ -90,13 +90,13 @@ class Connection {
       // The status digits and the Content-Length, read without turning the header into a string.
       const head = data.subarray(0, end);
       this.status = (data[9] - 48) * 100 + (data[10] - 48) * 10 + (data[11] - 48);
-      const length = header(head, 'content-length:', 'Content-Length:');
+      const length = header(head, CONTENT_LENGTH);
       const noBody = this.status === 204 || this.status === 304;
-      if (this.status < 200 || header(head, 'transfer-encoding:', 'Transfer-Encoding:') >= 0 || (length < 0 && !noBody) || (length > 0 && noBody)) {
+      if (this.status < 200 || header(head, TRANSFER_ENCODING) >= 0 || (length < 0 && !noBody) || (length > 0 && noBody)) {
         this.fail(new Error(`an answer the raw client does not read (status ${this.status}, chunked, close-delimited or 1xx)`));
         return;
       }
-      this.closing = header(head, 'connection: close', 'Connection: close') >= 0;
+      this.closing = header(head, CONNECTION_CLOSE) >= 0;
       data = data.subarray(end + 4);
       this.bodyLeft = Math.max(0, length);
       if (this.bodyLeft === 0) this.done();
@@ -117,17 +117,22 @@ class Connection {
   }
 }
 
+/** Header names as they start a line: in lower case (Fastify's) or as Node writes its own. */
+const names = (lower: string, canonical: string) => [Buffer.from(`\r\n${lower}`, 'latin1'), Buffer.from(`\r\n${canonical}`, 'latin1')];
+const CONTENT_LENGTH = names('content-length:', 'Content-Length:');
+const TRANSFER_ENCODING = names('transfer-encoding:', 'Transfer-Encoding:');
+const CONNECTION_CLOSE = names('connection: close', 'Connection: close');
+
 /**
  * A header's value in the head (the bytes before the blank line): a number for Content-Length, 0 for
- * a header only tested for presence; -1 when absent. Names are matched at the start of a line, in
- * lower case (Fastify's) or as Node writes its own.
+ * a header only tested for presence; -1 when absent.
  */
-function header(head: Buffer, lower: string, canonical: string): number {
-  for (const name of [lower, canonical]) {
-    const at = head.indexOf(`\r\n${name}`, 0, 'latin1');
+function header(head: Buffer, needles: Buffer[]): number {
+  for (const needle of needles) {
+    const at = head.indexOf(needle);
     if (at < 0) continue;
     let value = 0;
-    for (let i = at + 2 + name.length; i < head.length; i++) {
+    for (let i = at + needle.length; i < head.length; i++) {
       const digit = head[i] - 48;
       if (digit >= 0 && digit <= 9) value = value * 10 + digit;
       else if (head[i] !== 32) break;
