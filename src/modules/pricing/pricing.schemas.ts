@@ -8,7 +8,7 @@ const SEALED = `${QUOTE_ID_PREFIX}[A-Za-z0-9_-]+`;
 /** A quote id of a version before 2026-11-26 (UUID_PATTERN, which JSON Schema cannot take with its `i` flag). */
 const LEGACY = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
-/** A quote id: opaque (the quote itself, sealed), `q1_` and about 440–600 URL-safe characters. */
+/** A quote id: opaque (the quote itself, sealed), `q1_` and about 400–600 URL-safe characters. */
 export const QuoteId = (description: string) =>
   Type.String({ minLength: QUOTE_ID_PREFIX.length + 1, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^${SEALED}$`, description });
 

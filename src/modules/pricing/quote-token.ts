@@ -12,7 +12,7 @@ import type { Breakdown } from './tariff.js';
 
 /** Every quote id starts with this (the format's version): anything else is not a quote. */
 export const QUOTE_ID_PREFIX = 'q1_';
-/** An id is about 440–600 characters (coordinates with many decimals make it longer); the schema allows up to this. */
+/** An id is about 400–600 characters (430 and 441 seen; coordinates with many decimals make it longer); the schema allows up to this. */
 export const QUOTE_ID_MAX_LENGTH = 1024;
 
 const IV_BYTES = 12;
