@@ -64,7 +64,6 @@ export async function startServer(kind: 'baseline' | 'app', env: Record<string, 
   };
 }
 
-
 export interface LoadResult {
   requestsPerSec: number;
   p50Ms: number;
@@ -120,7 +119,7 @@ export async function openLoop(options: {
   const pool = await openPool(options.url, options.connections ?? 100);
   try {
     // A warm-up on the same connections, not counted: a second at a quarter of the rate, then one at
-    // the rate. Without it the generator's own start (opening its connections, compiling undici's
+    // the rate. Without it the generator's own start (opening its connections, compiling the client's
     // paths) made the first second's latencies 100-270 ms even against the bare baseline server,
     // which alone was the p99 of an 8-10 s run; starting at full rate left a queue that took the
     // server seconds to drain.
@@ -225,7 +224,10 @@ async function openLoopRun(pool: SendPool, options: { rate: number; duration: nu
   const cpu = process.cpuUsage(cpuBefore);
   if (timeline?.length) {
     const byWindow = new Map<number, number>();
-    for (const t of timeline) byWindow.set(Math.floor(t / 100) * 100, (byWindow.get(Math.floor(t / 100) * 100) ?? 0) + 1);
+    for (const t of timeline) {
+      const window = Math.floor(t / 100) * 100;
+      byWindow.set(window, (byWindow.get(window) ?? 0) + 1);
+    }
     console.error(`slower than 10 ms, by 100-ms window of scheduling from ${Date.now() - performance.now() + start}: ${[...byWindow].map(([w, n]) => `${w}:${n}`).join(' ')}`);
   }
   loopDelay.disable();
