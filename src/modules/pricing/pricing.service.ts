@@ -444,20 +444,9 @@ function quoteMismatch(quote: SealedQuote, input: LockQuoteInput): string | unde
 
 /** What a job priced from this quote keeps: with these, its price is recomputed by arithmetic alone. */
 function quoteInputs(quote: SealedQuote): PriceInputs {
-  return {
-    kind: quote.kind,
-    pickup: quote.pickup,
-    dropoff: quote.dropoff,
-    vehicleType: quote.vehicleType,
-    countryId: quote.countryId,
-    currency: quote.currency,
-    tariff: quote.tariff,
-    routing: quote.routing,
-    distanceMeters: quote.distanceMeters,
-    durationSeconds: quote.durationSeconds,
-    surge: quote.breakdown.surge,
-    pricedAt: new Date(quote.createdAt).toISOString(),
-  };
+  // The inverse of quote(): what it sealed beside the inputs comes off, the surge and the time go back.
+  const { ref: _ref, accountId: _accountId, amount: _amount, breakdown, createdAt, expiresAt: _expiresAt, ...inputs } = quote;
+  return { ...inputs, surge: breakdown.surge, pricedAt: new Date(createdAt).toISOString() };
 }
 
 /** The row a used quote leaves in `quotes`: what it was, and when it was used. */
