@@ -134,11 +134,15 @@ describe('two instances on a Redis Cluster', { skip: redisClusterSkipReason }, (
     assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat: -1.951, lng: 30.06 } })).statusCode, 204);
     assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [driver.id]);
 
-    const failover = cluster.failover(`${prefix}bus`);
-    // B notices that its subscription is gone; offline on A meanwhile: B must catch up on it.
-    await until('B to notice the failover', async () => b.deps.redisHealth!.up, (up) => !up, 10_000);
-    assert.equal((await availability(a, 'OFFLINE')).statusCode, 200);
-    await failover;
+    // B notices that its subscription is gone; offline on A meanwhile: B must catch up on it. Awaited
+    // together: a failover refused at once must fail the test as itself, not as an unhandled rejection.
+    await Promise.all([
+      cluster.failover(`${prefix}bus`),
+      (async () => {
+        await until('B to notice the failover', async () => b.deps.redisHealth!.up, (up) => !up, 10_000);
+        assert.equal((await availability(a, 'OFFLINE')).statusCode, 200);
+      })(),
+    ]);
     assert.deepEqual(await until('B to drop the driver', () => ids(b), (v) => v.length === 0, 10_000), []);
     await until('both instances to count Redis as up again', async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up, (v) => v, 10_000);
     assert.equal((await availability(a, 'ONLINE')).statusCode, 200);
