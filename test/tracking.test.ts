@@ -1,6 +1,8 @@
 // Live tracking (contract section 14) through HTTP on a listening server, with a real SSE client.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { TrackingTokens } from '../src/modules/tracking/tracking-tokens.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { SseClient } from './helpers/sse-client.js';
@@ -324,3 +326,31 @@ test('shutting down ends the open streams instead of waiting for them', async ()
 function randomId(): string {
   return '11111111-2222-4333-8444-555555555555';
 }
+
+test('packages stored without a tracking hash (older versions) get theirs in batches, and their links then work', async () => {
+  const t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
+  try {
+    const business = await createUser(t, { role: 'BUSINESS' });
+    const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
+    assert.equal(res.statusCode, 201, res.body);
+    const pkg = res.json();
+    const token = pkg.trackingUrl.split('/t/')[1]!;
+    // 1,100 more as an older version wrote them (no hash), over three batches of the backfill.
+    await sql`
+      insert into packages (id, status, vehicle_type, country_id, created_by, business_id, pickup, dropoff, parcel, pickup_lat, pickup_lng, created_at, updated_at)
+      select gen_random_uuid(), p.status, p.vehicle_type, p.country_id, p.created_by, p.business_id, p.pickup, p.dropoff, p.parcel, p.pickup_lat, p.pickup_lng, p.created_at, p.updated_at
+      from packages p, generate_series(1, 1100) where p.id = ${pkg.id}`.execute(t.db);
+    await t.db.updateTable('packages').set({ tracking_token_hash: null }).where('id', '=', pkg.id).execute();
+    assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 404);
+
+    assert.equal(await t.services.tracking.backfillTokens(), 1101);
+    const rows = await t.db.selectFrom('packages').select(['id', 'tracking_nonce', 'tracking_token_hash']).where('business_id', '=', business.id).execute();
+    assert.equal(rows.length, 1101);
+    const links = new TrackingTokens(t.deps.config.jwtSecret, 'https://x.example/');
+    for (const row of rows) assert.equal(row.tracking_token_hash, links.hashFor(row.id, row.tracking_nonce), row.id);
+    assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 200);
+    assert.equal(await t.services.tracking.backfillTokens(), 0);
+  } finally {
+    await t.close();
+  }
+});

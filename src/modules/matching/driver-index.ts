@@ -21,6 +21,8 @@ const SERVICE_LISTS: readonly (readonly OrderType[])[] = [
   Object.freeze(['PACKAGE_DELIVERY']),
   Object.freeze(['RIDE', 'PACKAGE_DELIVERY']),
 ];
+/** The shared, frozen list of the service types in a mask of SERVICE_BITS. */
+export const serviceTypesOf = (mask: number): readonly OrderType[] => SERVICE_LISTS[mask & 3]!;
 
 export interface DriverAttributes {
   id: string;

@@ -8,8 +8,8 @@ import { subscribe, type Subscription } from '../../shared/redis.js';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Deps } from '../../deps.js';
 import { isDataException } from '../../shared/errors.js';
-import type { OrderType, VehicleType } from '../../db/schema.js';
-import { DriverIndex, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
+import type { VehicleType } from '../../db/schema.js';
+import { DriverIndex, SERVICE_BITS, serviceTypesOf, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
 export const DB_FLUSH_INTERVAL_MS = 1000;
@@ -28,22 +28,28 @@ export const REDIS_DOWN_RELOAD_INTERVAL_MS = 2000;
  */
 export const DB_BATCH_ROWS = 500;
 
+/**
+ * A driver as the index reads it. Computed in SQL into numbers and booleans: parsing the text[] of
+ * service types and the timestamp of every row was most of what a load of 100k drivers allocated
+ * (bench/RESULTS.md, 11-26 night), and that garbage kept the loaded process ~70 MB larger for seconds.
+ */
 interface LiveRow {
   user_id: string;
   first_name: string;
-  status: string;
+  active: boolean;
   country_id: string | null;
   vehicle_type: VehicleType;
   vehicle_plate: string;
-  service_types: OrderType[];
-  availability: 'ONLINE' | 'OFFLINE';
+  service_mask: number;
+  online: boolean;
   rating: number | null;
   last_lat: number | null;
   last_lng: number | null;
   last_heading: number | null;
   last_speed: number | null;
-  last_location_at: Date | null;
-  active_job_id: string | null;
+  /** Milliseconds since the epoch, whole (as a Date of the timestamp would give). */
+  last_location_ms: number | null;
+  busy: boolean;
 }
 
 export interface FlushStats {
@@ -406,38 +412,42 @@ export class LiveDrivers {
       vehiclePlate: row.vehicle_plate,
       rating: row.rating,
       countryId: row.country_id,
-      serviceTypes: row.service_types,
-      active: row.status === 'ACTIVE',
-      online: row.availability === 'ONLINE',
-      busy: row.active_job_id !== null,
+      serviceTypes: serviceTypesOf(row.service_mask),
+      active: row.active,
+      online: row.online,
+      busy: row.busy,
     };
     const position =
-      row.last_lat !== null && row.last_lng !== null && row.last_location_at
-        ? { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, at: new Date(row.last_location_at).getTime() }
+      row.last_lat !== null && row.last_lng !== null && row.last_location_ms !== null
+        ? { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, at: row.last_location_ms }
         : null;
     return this.index.upsert(attrs, position);
   }
 
   private baseQuery() {
+    const mask = sql.join(
+      Object.entries(SERVICE_BITS).map(([type, bit]) => sql`(case when ${type} = any(dp.service_types) then ${sql.lit(bit)} else 0 end)`),
+      sql` + `,
+    );
     return this.deps.database.db
       .selectFrom('driver_profiles as dp')
       .innerJoin('users as u', 'u.id', 'dp.user_id')
       .select([
         'dp.user_id',
         'u.first_name',
-        'u.status',
+        sql<boolean>`u.status = 'ACTIVE'`.as('active'),
         'u.country_id',
         'dp.vehicle_type',
         'dp.vehicle_plate',
-        'dp.service_types',
-        'dp.availability',
+        sql<number>`${mask}`.as('service_mask'),
+        sql<boolean>`dp.availability = 'ONLINE'`.as('online'),
         'dp.rating',
         'dp.last_lat',
         'dp.last_lng',
         'dp.last_heading',
         'dp.last_speed',
-        'dp.last_location_at',
-        'dp.active_job_id',
+        sql<number | null>`floor(extract(epoch from dp.last_location_at) * 1000)::float8`.as('last_location_ms'),
+        sql<boolean>`dp.active_job_id is not null`.as('busy'),
       ]);
   }
 }

@@ -131,7 +131,11 @@ export class TrackingService implements RecipientNotifier {
     this.deps.sms.send(to, text).catch((err: Error) => this.deps.logger.warn({ err: err.message, moment }, 'tracking link SMS failed'));
   }
 
-  /** Packages written without a token hash (before migration 0012, or by an older version) get one. */
+  /**
+   * Packages written without a token hash (before migration 0012, or by an older version) get one:
+   * one UPDATE per batch (one per row took 37 s for 100k packages, all of it right after the start
+   * that followed an upgrade). A row whose link was rotated meanwhile keeps its new hash.
+   */
   async backfillTokens(): Promise<number> {
     let done = 0;
     for (;;) {
@@ -141,13 +145,12 @@ export class TrackingService implements RecipientNotifier {
         .where('tracking_token_hash', 'is', null)
         .limit(BACKFILL_BATCH)
         .execute();
-      for (const row of rows) {
-        await this.deps.db
-          .updateTable('packages')
-          .set({ tracking_token_hash: this.deps.links.hashFor(row.id, row.tracking_nonce) })
-          .where('id', '=', row.id)
-          .where('tracking_nonce', '=', row.tracking_nonce)
-          .execute();
+      if (rows.length > 0) {
+        const hashes = rows.map((row) => this.deps.links.hashFor(row.id, row.tracking_nonce));
+        await sql`
+          update packages p set tracking_token_hash = v.hash
+          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.tracking_nonce)}::text[], ${hashes}::text[]) as v(id, nonce, hash)
+          where p.id = v.id and p.tracking_nonce = v.nonce and p.tracking_token_hash is null`.execute(this.deps.db);
       }
       done += rows.length;
       if (rows.length < BACKFILL_BATCH) return done;
