@@ -40,6 +40,8 @@ test('what the index reads of a driver: status, availability, service types, job
       { email: 'shape-parcel@example.com', status: 'SUSPENDED', availability: 'OFFLINE', services: '{PACKAGE_DELIVERY}', job: true, at: '2026-11-26 10:00:00.999+00' },
       { email: 'shape-both@example.com', status: 'ACTIVE', availability: 'ONLINE', services: '{RIDE,PACKAGE_DELIVERY}', job: false, at: null },
       { email: 'shape-none@example.com', status: 'PENDING_APPROVAL', availability: 'OFFLINE', services: '{}', job: false, at: '1999-12-31 23:59:59.0005+00' },
+      // Before 1970 truncating and flooring differ: a Date of it is -1 ms.
+      { email: 'shape-old@example.com', status: 'ACTIVE', availability: 'OFFLINE', services: '{RIDE}', job: false, at: '1969-12-31 23:59:59.9995+00' },
     ] as const;
     for (const [i, c] of cases.entries()) {
       await sql`
@@ -75,6 +77,7 @@ test('what the index reads of a driver: status, availability, service types, job
       assert.deepEqual([both.serviceTypes, both.serviceMask, both.position], [['RIDE', 'PACKAGE_DELIVERY'], 3, null]);
       const none = await read('shape-none@example.com');
       assert.deepEqual([none.serviceTypes, none.serviceMask, none.active, none.position!.at], [[], 0, false, Date.parse('1999-12-31T23:59:59.000Z')]);
+      assert.equal((await read('shape-old@example.com')).position!.at, -1);
       // The same reading for one driver (reload), as when its profile changes.
       await t.db.updateTable('driver_profiles').set({ service_types: ['PACKAGE_DELIVERY'] }).where('user_id', '=', ride.id).execute();
       const reloaded = await t.services.live.reload(ride.id);

@@ -327,7 +327,7 @@ function randomId(): string {
   return '11111111-2222-4333-8444-555555555555';
 }
 
-test('packages stored without a tracking hash (older versions) get theirs in batches, and their links then work', async () => {
+test('packages stored without a tracking hash (older versions) get theirs in batches, and their links then work', { timeout: 120_000 }, async () => {
   const t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
   try {
     const business = await createUser(t, { role: 'BUSINESS' });
@@ -335,6 +335,10 @@ test('packages stored without a tracking hash (older versions) get theirs in bat
     assert.equal(res.statusCode, 201, res.body);
     const pkg = res.json();
     const token = pkg.trackingUrl.split('/t/')[1]!;
+    // One with its hash already (written by this version, or rotated meanwhile): left as it is.
+    const kept = (await post(t, '/api/packages', business.headers, packageBody(business.countryId))).json();
+    const keptHash = (await t.db.selectFrom('packages').select('tracking_token_hash').where('id', '=', kept.id).executeTakeFirstOrThrow()).tracking_token_hash;
+    await t.db.updateTable('packages').set({ tracking_nonce: 'rotated', tracking_token_hash: keptHash }).where('id', '=', kept.id).execute();
     // 1,100 more as an older version wrote them (no hash), over three batches of the backfill.
     await sql`
       insert into packages (id, status, vehicle_type, country_id, created_by, business_id, pickup, dropoff, parcel, pickup_lat, pickup_lng, created_at, updated_at)
@@ -345,9 +349,12 @@ test('packages stored without a tracking hash (older versions) get theirs in bat
 
     assert.equal(await t.services.tracking.backfillTokens(), 1101);
     const rows = await t.db.selectFrom('packages').select(['id', 'tracking_nonce', 'tracking_token_hash']).where('business_id', '=', business.id).execute();
-    assert.equal(rows.length, 1101);
+    assert.equal(rows.length, 1102);
     const links = new TrackingTokens(t.deps.config.jwtSecret, 'https://x.example/');
-    for (const row of rows) assert.equal(row.tracking_token_hash, links.hashFor(row.id, row.tracking_nonce), row.id);
+    for (const row of rows) {
+      if (row.id === kept.id) assert.equal(row.tracking_token_hash, keptHash);
+      else assert.equal(row.tracking_token_hash, links.hashFor(row.id, row.tracking_nonce), row.id);
+    }
     assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 200);
     assert.equal(await t.services.tracking.backfillTokens(), 0);
   } finally {

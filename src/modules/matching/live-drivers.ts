@@ -47,7 +47,7 @@ interface LiveRow {
   last_lng: number | null;
   last_heading: number | null;
   last_speed: number | null;
-  /** Milliseconds since the epoch, whole (as a Date of the timestamp would give). */
+  /** Milliseconds since the epoch, whole (as a Date of the timestamp would give: truncated, then rounded, exact on any PostgreSQL). */
   last_location_ms: number | null;
   busy: boolean;
 }
@@ -446,7 +446,7 @@ export class LiveDrivers {
         'dp.last_lng',
         'dp.last_heading',
         'dp.last_speed',
-        sql<number | null>`floor(extract(epoch from dp.last_location_at) * 1000)::float8`.as('last_location_ms'),
+        sql<number | null>`round(extract(epoch from date_trunc('milliseconds', dp.last_location_at)) * 1000)::float8`.as('last_location_ms'),
         sql<boolean>`dp.active_job_id is not null`.as('busy'),
       ]);
   }

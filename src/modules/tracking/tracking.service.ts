@@ -132,9 +132,10 @@ export class TrackingService implements RecipientNotifier {
   }
 
   /**
-   * Packages written without a token hash (before migration 0012, or by an older version) get one:
+   * Packages written without a token hash (before migration 0012, or by an older version) get one,
    * one UPDATE per batch (one per row took 37 s for 100k packages, all of it right after the start
-   * that followed an upgrade). A row whose link was rotated meanwhile keeps its new hash.
+   * that followed an upgrade). A row whose link was rotated meanwhile keeps its new hash. Returns
+   * how many it gave a hash.
    */
   async backfillTokens(): Promise<number> {
     let done = 0;
@@ -143,16 +144,18 @@ export class TrackingService implements RecipientNotifier {
         .selectFrom('packages')
         .select(['id', 'tracking_nonce'])
         .where('tracking_token_hash', 'is', null)
+        // In the order of its partial index: instances that run it at once meet on the same rows in the same order.
+        .orderBy('id')
         .limit(BACKFILL_BATCH)
         .execute();
       if (rows.length > 0) {
         const hashes = rows.map((row) => this.deps.links.hashFor(row.id, row.tracking_nonce));
-        await sql`
+        const result = await sql`
           update packages p set tracking_token_hash = v.hash
           from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.tracking_nonce)}::text[], ${hashes}::text[]) as v(id, nonce, hash)
           where p.id = v.id and p.tracking_nonce = v.nonce and p.tracking_token_hash is null`.execute(this.deps.db);
+        done += Number(result.numAffectedRows ?? 0);
       }
-      done += rows.length;
       if (rows.length < BACKFILL_BATCH) return done;
     }
   }
