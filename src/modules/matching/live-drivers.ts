@@ -52,6 +52,12 @@ interface LiveRow {
   busy: boolean;
 }
 
+/** The driver's service types as the index's mask (SERVICE_BITS), computed by PostgreSQL. */
+const SERVICE_MASK = sql.join(
+  Object.entries(SERVICE_BITS).map(([type, bit]) => sql`(case when ${type} = any(dp.service_types) then ${sql.lit(bit)} else 0 end)`),
+  sql` + `,
+);
+
 export interface FlushStats {
   rows: number;
   durationMs: number;
@@ -425,10 +431,6 @@ export class LiveDrivers {
   }
 
   private baseQuery() {
-    const mask = sql.join(
-      Object.entries(SERVICE_BITS).map(([type, bit]) => sql`(case when ${type} = any(dp.service_types) then ${sql.lit(bit)} else 0 end)`),
-      sql` + `,
-    );
     return this.deps.database.db
       .selectFrom('driver_profiles as dp')
       .innerJoin('users as u', 'u.id', 'dp.user_id')
@@ -439,7 +441,7 @@ export class LiveDrivers {
         'u.country_id',
         'dp.vehicle_type',
         'dp.vehicle_plate',
-        sql<number>`${mask}`.as('service_mask'),
+        sql<number>`${SERVICE_MASK}`.as('service_mask'),
         sql<boolean>`dp.availability = 'ONLINE'`.as('online'),
         'dp.rating',
         'dp.last_lat',
