@@ -9,7 +9,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # The web console, built into dist/web (served by the API process).
 COPY web ./web
-COPY scripts/build-web.mjs ./scripts/build-web.mjs
+COPY scripts/build-web.mjs scripts/build-stamp.mjs ./scripts/
 RUN npm run build
 
 FROM node:20-bookworm-slim AS runtime

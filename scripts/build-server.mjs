@@ -5,34 +5,24 @@
 // JavaScript instead of TypeScript through tsx keeps tsx's loader thread and its esbuild process out
 // of the running service (~60 MB of the `npm start` process tree, bench/RESULTS.md). esbuild is a
 // development dependency: after `npm ci --omit=dev`, run `npm run build` and `npm run start:prod`.
-import { existsSync, readdirSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { changedSince, filesUnder, root, runsAsScript, writeStamp } from './build-stamp.mjs';
 
-const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 const stampIn = (out) => path.join(out, '.server-built');
 
 /** The server's sources: every .ts file under src/ but the tests. */
 export function sources(dir = src) {
-  const files = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...sources(full));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) files.push(full);
-  }
-  return files;
+  return filesUnder(dir, (name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
 }
 
 export function staleReason(files = sources(), out = dist) {
   const stamp = stampIn(out);
   if (!existsSync(path.join(out, 'server.js')) || !existsSync(stamp)) return 'the server is not built yet';
-  const built = statSync(stamp).mtimeMs;
-  for (const file of [...files, path.join(root, 'package-lock.json'), path.join(root, 'tsconfig.json'), fileURLToPath(import.meta.url)]) {
-    if (statSync(file).mtimeMs > built) return `${path.relative(root, file)} changed since the last build`;
-  }
-  return undefined;
+  return changedSince(stamp, [...files, path.join(root, 'package-lock.json'), path.join(root, 'tsconfig.json'), fileURLToPath(import.meta.url)]);
 }
 
 export async function buildServer(files = sources(), out = dist) {
@@ -53,14 +43,11 @@ export async function buildServer(files = sources(), out = dist) {
     sourcemap: true,
     logLevel: 'warning',
   });
-  // Stamped with the time the build started: a source saved while it ran is newer, and compiles next time.
-  writeFileSync(stampIn(out), `${started.toISOString()}\n`);
-  utimesSync(stampIn(out), started, started);
+  writeStamp(stampIn(out), started);
   return { ok: true, message: `compiled ${files.length} files in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s` };
 }
 
-// Run as a script (also through a symlink or from a path with spaces), not imported by a test.
-if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (runsAsScript(import.meta.url)) {
   const files = sources();
   const reason = process.argv.includes('--if-stale') ? staleReason(files) : 'asked to';
   if (reason) {
