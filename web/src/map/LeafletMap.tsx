@@ -65,17 +65,29 @@ clusterProto._updateIcon = function (this: Cluster) {
   this.update();
 };
 
-function marker(p: MapPoint): L.CircleMarker {
-  // The class names the kind for styles and for the browser tests.
-  const m = L.circleMarker([p.lat, p.lng], { radius: p.kind.startsWith('driver') ? 7 : 9, color: '#fff', weight: 2, fillColor: COLOURS[p.kind], fillOpacity: 1, className: `marker-${p.kind}` });
-  m.bindTooltip(p.label);
-  return m;
-}
-
 interface Held {
   marker: L.CircleMarker;
   kind: MapPoint['kind'];
   label: string;
+}
+
+/**
+ * A label as text. Labels carry user data (drivers' names, addresses), and Leaflet writes a string
+ * content as HTML: a name that is a `<meta http-equiv="refresh">` would send the viewer elsewhere.
+ */
+function textElement(label: string): HTMLElement {
+  const span = document.createElement('span');
+  span.textContent = label;
+  return span;
+}
+
+function marker(p: MapPoint): Held {
+  // The class names the kind for styles and for the browser tests.
+  const m = L.circleMarker([p.lat, p.lng], { radius: p.kind.startsWith('driver') ? 7 : 9, color: '#fff', weight: 2, fillColor: COLOURS[p.kind], fillOpacity: 1, className: `marker-${p.kind}` });
+  const held: Held = { marker: m, kind: p.kind, label: p.label };
+  // Built when the tooltip opens, from the label of the moment (thousands of markers, few hovered).
+  m.bindTooltip(() => textElement(held.label));
+  return held;
 }
 
 export default function LeafletMap({ points, onPick, onView, cluster = false, label, fit = true, center }: MapProps) {
@@ -142,8 +154,8 @@ export default function LeafletMap({ points, onPick, onView, cluster = false, la
         }
         if (held && held.kind === p.kind) {
           if (held.label !== p.label) {
-            held.marker.setTooltipContent(p.label);
             held.label = p.label;
+            held.marker.getTooltip()?.update();
           }
           const at = held.marker.getLatLng();
           if (at.lat !== p.lat || at.lng !== p.lng) moved.push([held.marker, p]);
@@ -151,8 +163,8 @@ export default function LeafletMap({ points, onPick, onView, cluster = false, la
         }
         if (held) removed.push(held.marker);
         const fresh = marker(p);
-        markers.current.set(id, { marker: fresh, kind: p.kind, label: p.label });
-        added.push(fresh);
+        markers.current.set(id, fresh);
+        added.push(fresh.marker);
       }
       if (cluster) {
         // A cluster group places a marker when it is added: a moved one goes out and back in, all
