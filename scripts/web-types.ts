@@ -1,4 +1,4 @@
-// `npm run web:types`: the web console's API types (web/src/api/schema.d.ts), generated from the
+// `npm run web:types`: the web apps' API types (web/src/shared/api/schema.d.ts), generated from the
 // OpenAPI document with openapi-typescript, so that a route change the console does not follow fails
 // its typecheck. `--check` only compares (exit 1 when the committed file is out of date).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { openapiDocument } from './openapi-document.js';
 
-export const SCHEMA_FILE = path.resolve(import.meta.dirname, '../web/src/api/schema.d.ts');
+export const SCHEMA_FILE = path.resolve(import.meta.dirname, '../web/src/shared/api/schema.d.ts');
 
 export async function generateWebTypes(): Promise<string> {
   const ast = await openapiTS((await openapiDocument()) as never);
@@ -23,7 +23,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       // missing: out of date
     }
     if (current !== text) {
-      console.error('web/src/api/schema.d.ts is out of date: run npm run web:types');
+      console.error('web/src/shared/api/schema.d.ts is out of date: run npm run web:types');
       process.exit(1);
     }
   } else {

@@ -1,9 +1,9 @@
-// The console maps' pending changes (web/src/map/updates.ts), in Node: a new list queues only what
+// The console maps' pending changes (web/src/shared/map/updates.ts), in Node: a new list queues only what
 // changed, a marker changed twice waits once with its newest value, and the slices fit the budget.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Pacer, PendingChanges } from '../web/src/map/updates.js';
-import type { MapPoint } from '../web/src/map/types.js';
+import { Pacer, PendingChanges } from '../web/src/shared/map/updates.js';
+import type { MapPoint } from '../web/src/shared/map/types.js';
 
 const driver = (id: string, lat: number, lng = 36.8, label = id): MapPoint => ({ id, lat, lng, label, kind: 'driver' });
 

@@ -72,6 +72,6 @@ describe('OpenAPI document', () => {
   });
 
   test("the web console's generated API types are those of this document", async () => {
-    assert.equal(readFileSync(SCHEMA_FILE, 'utf8'), await generateWebTypes(), 'web/src/api/schema.d.ts is out of date: run npm run web:types');
+    assert.equal(readFileSync(SCHEMA_FILE, 'utf8'), await generateWebTypes(), 'web/src/shared/api/schema.d.ts is out of date: run npm run web:types');
   });
 });

@@ -1,8 +1,9 @@
-// The web console's API error handling (web/src/api/client.ts), in Node: every API error is shown
+// The web apps' API error handling (web/src/shared/api/), in Node: every API error is shown
 // with the server's message, a 429 with its Retry-After in words.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError, errorText, inWords, ok } from '../web/src/api/client.js';
+import { ok } from '../web/src/shared/api/client.js';
+import { ApiError, errorText, inWords } from '../web/src/shared/api/errors.js';
 
 test('Retry-After in words', () => {
   assert.equal(inWords(1), '1 second');

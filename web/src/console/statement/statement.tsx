@@ -2,9 +2,11 @@
 // currency, and the same as a CSV file.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, ok, type Schemas } from '../api/client';
+import { api, ok } from '../../shared/api/client';
+import type { Schemas } from '../../shared/api/types';
+import { queryKeys } from '../../shared/query-keys';
+import { BusyButton, ErrorBox, Field, PageTitle, StatusBadge, formatMoney, formatTime } from '../../shared/ui';
 import { Link } from '../router';
-import { BusyButton, ErrorBox, Field, PageTitle, StatusBadge, formatMoney, formatTime } from '../ui';
 
 type Statement = Schemas['/api/businesses/me/statement']['get']['responses'][200]['content']['application/json'];
 
@@ -22,7 +24,7 @@ export function StatementPage() {
   const [period, setPeriod] = useState(form);
   const query = { from: period.from, to: nextDay(period.to) };
   const statement = useQuery({
-    queryKey: ['statement', query.from, query.to],
+    queryKey: queryKeys.statement(query.from, query.to),
     queryFn: () => ok(api.GET('/api/businesses/me/statement', { params: { query } })) as Promise<Statement>,
   });
   const download = useMutation({

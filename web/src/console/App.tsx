@@ -1,16 +1,22 @@
 // Routes and the signed-in shell (header, navigation by role, sign out).
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
-import { api, ok, session, signOut, type Role } from './api/client';
-import { ApprovalsPage, LiveMapPage, UsersPage } from './pages/admin';
-import { ForgotPasswordPage, RegisterPage, SignInPage } from './pages/auth';
-import { CompanyDriversPage } from './pages/company';
-import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from './pages/deliveries';
-import { StatementPage } from './pages/statement';
-import { TrackingPage } from './pages/tracking';
-import { WebhookPage, WebhooksPage } from './pages/webhooks';
+import { useState, type ReactNode } from 'react';
+import { signOut } from '../shared/api/client';
+import { session } from '../shared/api/session';
+import type { Role } from '../shared/api/types';
+import { BusyButton, ErrorBox, PageTitle } from '../shared/ui';
+import { useRestoredSession, useUser } from '../shared/use-session';
+import { ApprovalsPage, UsersPage } from './admin/users';
+import { LiveMapPage } from './admin/live-map';
+import { ForgotPasswordPage, RegisterPage, SignInPage } from './auth/auth';
+import { CompanyDriversPage } from './company/drivers';
+import { DeliveryPage } from './deliveries/detail';
+import { DeliveriesPage } from './deliveries/list';
+import { NewDeliveryPage } from './deliveries/new';
+import { StatementPage } from './statement/statement';
+import { TrackingPage } from './tracking/tracking';
+import { WebhookPage, WebhooksPage } from './webhooks/webhooks';
 import { Link, Redirect, match, navigate, useLocation } from './router';
-import { BusyButton, ErrorBox, PageTitle } from './ui';
 
 const NAV: Record<Role, { to: string; label: string }[]> = {
   ADMIN: [
@@ -122,26 +128,9 @@ function signedInPage(path: string, role: Role): ReactNode {
   return <NotFound />;
 }
 
-/** Restores the session of this tab (the refresh token survives a reload, the access token does not). */
-function useRestoredSession() {
-  const [state, setState] = useState<'pending' | 'done'>(session.refreshToken && !session.user ? 'pending' : 'done');
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    if (state !== 'pending') return;
-    session
-      .refresh()
-      .then(async (alive) => {
-        if (alive) session.setUser(await ok(api.GET('/api/auth/me')));
-      })
-      .catch(setError)
-      .finally(() => setState('done'));
-  }, [state]);
-  return { restoring: state === 'pending', error };
-}
-
 export function App() {
   const { path } = useLocation();
-  const user = useSyncExternalStore(session.subscribe, () => session.user);
+  const user = useUser();
   const { restoring, error } = useRestoredSession();
 
   const token = match('/t/:token', path);

@@ -2,14 +2,15 @@
 // country that it can assign to them (from a delivery's page).
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { api, ok } from '../api/client';
-import { LiveBadge } from '../live';
-import { Map, type MapPoint } from '../map';
-import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../ui';
-import { useLiveDrivers } from './admin';
+import { api, ok } from '../../shared/api/client';
+import { useLiveDrivers } from '../../shared/live-drivers';
+import { Map, type MapPoint } from '../../shared/map';
+import { queryKeys } from '../../shared/query-keys';
+import { LiveBadge } from '../../shared/streams';
+import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../../shared/ui';
 
 export function CompanyDriversPage() {
-  const drivers = useQuery({ queryKey: ['company-drivers'], queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })) });
+  const drivers = useQuery({ queryKey: queryKeys.companyDrivers, queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })) });
   const live = useLiveDrivers('/api/companies/me/drivers/live/stream');
   const listed = useMemo<MapPoint[]>(
     () =>

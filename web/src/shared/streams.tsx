@@ -6,7 +6,7 @@
 // Last-Event-ID of the old one, so a reopened stream is treated as a `resync`: the page reads its
 // data again and misses no status.
 import { useEffect, useState } from 'react';
-import { session } from './api/client';
+import { session } from './api/session';
 
 export type LiveState = 'connecting' | 'live' | 'unavailable';
 type Handlers = Record<string, (data: unknown) => void>;

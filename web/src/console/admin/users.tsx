@@ -1,10 +1,10 @@
-// Admin: the approvals queue, users (filter, suspend, reactivate), the live map of drivers.
+// Admin: the approvals queue, users (filter, suspend, reactivate).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { api, ok, type Schemas } from '../api/client';
-import { LiveBadge, useStream } from '../live';
-import { Map, type MapPoint } from '../map';
-import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, SelectField, StatusBadge, formatTime, useFocusAfterRender } from '../ui';
+import { useRef, useState, type ReactNode } from 'react';
+import { api, ok } from '../../shared/api/client';
+import type { Schemas } from '../../shared/api/types';
+import { queryKeys } from '../../shared/query-keys';
+import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, SelectField, StatusBadge, formatTime, useFocusAfterRender } from '../../shared/ui';
 
 type User = Schemas['/api/admin/users/{id}']['get']['responses'][200]['content']['application/json'];
 const ROLES = ['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN'] as const;
@@ -12,7 +12,7 @@ const STATUSES = ['ACTIVE', 'PENDING_APPROVAL', 'REJECTED', 'SUSPENDED'] as cons
 
 function useUsers(filter: { role?: (typeof ROLES)[number]; status?: (typeof STATUSES)[number] }, cursor: string | undefined) {
   return useQuery({
-    queryKey: ['users', filter, cursor],
+    queryKey: queryKeys.usersPage(filter, cursor),
     queryFn: () => ok(api.GET('/api/admin/users', { params: { query: { limit: 20, ...filter, ...(cursor ? { cursor } : {}) } } })),
   });
 }
@@ -43,7 +43,7 @@ function useUserAction(onDone?: Done) {
     // the button is still there (the row leaves the approvals, or the button changes).
     onSuccess: (_, { user, action }) => {
       onDone?.(user, action);
-      return client.invalidateQueries({ queryKey: ['users'] });
+      return client.invalidateQueries({ queryKey: queryKeys.users });
     },
   });
 }
@@ -260,98 +260,6 @@ export function UsersPage() {
         </table>
       )}
       <Pager next={users.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
-    </>
-  );
-}
-
-/** Section 14's live map entry. */
-export interface LiveDriver {
-  driverId: string;
-  firstName: string;
-  vehicleType: string;
-  availability: 'ONLINE' | 'OFFLINE';
-  onJob: boolean;
-  location: { lat: number; lng: number } | null;
-  updatedAt: string;
-}
-
-/**
- * The live map streams (`snapshot`, then `positions` with only what changed). Updates are merged
- * into a Map and handed to the map at most once per animation frame.
- */
-export function useLiveDrivers(path: string | undefined) {
-  const drivers = useRef(new globalThis.Map<string, LiveDriver>());
-  const [version, setVersion] = useState(0);
-  const scheduled = useRef(0);
-  const bump = () => {
-    if (scheduled.current) return;
-    scheduled.current = requestAnimationFrame(() => {
-      scheduled.current = 0;
-      setVersion((v) => v + 1);
-    });
-  };
-  const state = useStream(path, {
-    snapshot: (data) => {
-      drivers.current.clear();
-      for (const d of (data as { drivers: LiveDriver[] }).drivers) drivers.current.set(d.driverId, d);
-      bump();
-    },
-    positions: (data) => {
-      const { drivers: changed, removed } = data as { drivers: LiveDriver[]; removed?: string[] };
-      for (const d of changed) drivers.current.set(d.driverId, d);
-      for (const id of removed ?? []) drivers.current.delete(id);
-      bump();
-    },
-  });
-  const points = useMemo<MapPoint[]>(() => {
-    const out: MapPoint[] = [];
-    for (const d of drivers.current.values()) {
-      if (!d.location) continue;
-      out.push({ id: d.driverId, lat: d.location.lat, lng: d.location.lng, label: `${d.firstName} · ${d.vehicleType}${d.onJob ? ' · on a job' : ''}`, kind: d.availability === 'ONLINE' ? 'driver' : 'driver-offline' });
-    }
-    return out;
-    // version is the change signal for the mutable Map
-  }, [version]);
-  return { state, points, count: drivers.current.size };
-}
-
-const MAX_SPAN = 30;
-const clamp = (v: number, min: number, max: number) => Math.min(max, Math.max(min, v));
-
-/** The view as the stream's bbox: within the world, at most 30 degrees each way around its centre. */
-export function viewBbox(b: { west: number; south: number; east: number; north: number }): string {
-  const around = (lo: number, hi: number, limit: number) => {
-    const mid = (lo + hi) / 2;
-    const half = Math.min(hi - lo, MAX_SPAN) / 2;
-    return [clamp(mid - half, -limit, limit), clamp(mid + half, -limit, limit)];
-  };
-  const [west, east] = around(b.west, b.east, 180);
-  const [south, north] = around(b.south, b.north, 90);
-  return [west, south, east, north].map((v) => v.toFixed(4)).join(',');
-}
-
-export function LiveMapPage() {
-  // Only the drivers in view are streamed: a move of the map (settled for a moment) reopens the stream.
-  const [bbox, setBbox] = useState<string>();
-  const pending = useRef<ReturnType<typeof setTimeout>>(undefined);
-  const onView = useCallback((b: Parameters<typeof viewBbox>[0]) => {
-    clearTimeout(pending.current);
-    const next = viewBbox(b);
-    pending.current = setTimeout(() => setBbox(next), bbox ? 400 : 0);
-  }, [bbox]);
-  useEffect(() => () => clearTimeout(pending.current), []);
-  const { state, points } = useLiveDrivers(bbox ? `/api/admin/drivers/live/stream?bbox=${bbox}` : undefined);
-  const online = points.filter((p) => p.kind === 'driver').length;
-  return (
-    <>
-      <div className="page-head">
-        <PageTitle>Live map</PageTitle>
-        <LiveBadge state={state} />
-      </div>
-      <p role="status">
-        {points.length} {points.length === 1 ? 'driver' : 'drivers'} in view, {online} online.
-      </p>
-      <Map points={points} cluster fit={false} onView={onView} label="Live map of drivers" />
     </>
   );
 }

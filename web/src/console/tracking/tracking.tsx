@@ -2,20 +2,20 @@
 // server sends none: no names of contacts, phones, addresses or ids).
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { ApiError, getJson, type Schemas } from '../api/client';
-import { LiveBadge, useStream } from '../live';
-import { Map, type MapPoint } from '../map';
-import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../ui';
-
-/** Fetched without the console's session: the page is the same for anyone holding the link. */
-type Tracking = Schemas['/api/tracking/{token}']['get']['responses'][200]['content']['application/json'];
+import { ok, publicApi } from '../../shared/api/client';
+import { ApiError } from '../../shared/api/errors';
+import { Map, type MapPoint } from '../../shared/map';
+import { queryKeys } from '../../shared/query-keys';
+import { LiveBadge, useStream } from '../../shared/streams';
+import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../../shared/ui';
 
 const FINAL = ['DELIVERED', 'FAILED', 'CANCELLED'];
 
 export function TrackingPage({ token }: { token: string }) {
   const client = useQueryClient();
   const path = `/api/tracking/${encodeURIComponent(token)}`;
-  const tracking = useQuery({ queryKey: ['tracking', token], queryFn: () => getJson<Tracking>(path, false), retry: false });
+  // Without the console's session: the page is the same for anyone holding the link.
+  const tracking = useQuery({ queryKey: queryKeys.tracking(token), queryFn: () => ok(publicApi.GET('/api/tracking/{token}', { params: { path: { token } } })), retry: false });
   const [driverAt, setDriverAt] = useState<{ location: { lat: number; lng: number }; at: string }>();
   const [eta, setEta] = useState<number | null>(null);
   const t = tracking.data;
@@ -25,9 +25,9 @@ export function TrackingPage({ token }: { token: string }) {
       // The view read again carries the new ETA target; until then the old one would mislead.
       status: () => {
         setEta(null);
-        void client.invalidateQueries({ queryKey: ['tracking', token] });
+        void client.invalidateQueries({ queryKey: queryKeys.tracking(token) });
       },
-      resync: () => void client.invalidateQueries({ queryKey: ['tracking', token] }),
+      resync: () => void client.invalidateQueries({ queryKey: queryKeys.tracking(token) }),
       location: (data) => setDriverAt(data as { location: { lat: number; lng: number }; at: string }),
       eta: (data) => setEta((data as { etaSeconds: number }).etaSeconds),
     },

@@ -1,7 +1,7 @@
 // Shared pieces: labelled fields, the error box, page headings that take focus on navigation, and the
 // keyboard's helpers: a busy button that keeps the focus, an outcome that takes it, a focus handed over.
 import { useEffect, useId, useRef, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
-import { errorText } from './api/client';
+import { errorText } from './api/errors';
 
 export function Field({ label, hint, ...input }: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();

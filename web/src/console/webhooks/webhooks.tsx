@@ -2,9 +2,10 @@
 // send a test event, the delivery log with retry.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
-import { api, ok } from '../api/client';
+import { api, ok } from '../../shared/api/client';
+import { queryKeys } from '../../shared/query-keys';
+import { BusyButton, ErrorBox, Field, Notice, PageTitle, StatusBadge, formatTime, useFocusAfterRender } from '../../shared/ui';
 import { Link, navigate } from '../router';
-import { BusyButton, ErrorBox, Field, Notice, PageTitle, StatusBadge, formatTime, useFocusAfterRender } from '../ui';
 
 const EVENTS = ['delivery.assigned', 'delivery.picked_up', 'delivery.in_transit', 'delivery.delivered', 'delivery.failed', 'delivery.cancelled'] as const;
 type EventName = (typeof EVENTS)[number];
@@ -49,7 +50,7 @@ function EventChoice({ value, onChange }: { value: EventName[]; onChange: (v: Ev
 
 export function WebhooksPage() {
   const client = useQueryClient();
-  const list = useQuery({ queryKey: ['webhooks'], queryFn: () => ok(api.GET('/api/webhooks')) });
+  const list = useQuery({ queryKey: queryKeys.webhooks, queryFn: () => ok(api.GET('/api/webhooks')) });
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<EventName[]>([...EVENTS]);
@@ -60,7 +61,7 @@ export function WebhooksPage() {
       setSecret({ id: created.id, secret: created.secret });
       setUrl('');
       setDescription('');
-      void client.invalidateQueries({ queryKey: ['webhooks'] });
+      void client.invalidateQueries({ queryKey: queryKeys.webhooks });
     },
   });
   const items = list.data?.items;
@@ -123,11 +124,11 @@ export function WebhooksPage() {
 export function WebhookPage({ id }: { id: string }) {
   const client = useQueryClient();
   const params = { path: { id } };
-  const endpoint = useQuery({ queryKey: ['webhook', id], queryFn: () => ok(api.GET('/api/webhooks/{id}', { params })) });
+  const endpoint = useQuery({ queryKey: queryKeys.webhook(id), queryFn: () => ok(api.GET('/api/webhooks/{id}', { params })) });
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const log = useQuery({
-    queryKey: ['webhook-log', id, cursor],
+    queryKey: queryKeys.webhookLogPage(id, cursor),
     queryFn: () => ok(api.GET('/api/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
   });
   const [edit, setEdit] = useState<{ url: string; description: string; events: EventName[] }>();
@@ -139,13 +140,13 @@ export function WebhookPage({ id }: { id: string }) {
   const editButton = useRef<HTMLButtonElement>(null);
   const rotateButton = useRef<HTMLButtonElement>(null);
   const deleteButton = useRef<HTMLButtonElement>(null);
-  const refreshLog = () => client.invalidateQueries({ queryKey: ['webhook-log', id] });
+  const refreshLog = () => client.invalidateQueries({ queryKey: queryKeys.webhookLog(id) });
 
   const save = useMutation({
     mutationFn: (body: { url?: string; description?: string | null; events?: EventName[]; enabled?: boolean }) => ok(api.PATCH('/api/webhooks/{id}', { params, body })),
     onSuccess: (w) => {
       client.setQueryData(['webhook', id], w);
-      void client.invalidateQueries({ queryKey: ['webhooks'] });
+      void client.invalidateQueries({ queryKey: queryKeys.webhooks });
       if (edit) focusAfterRender(() => editButton.current);
       setEdit(undefined);
     },
@@ -156,7 +157,7 @@ export function WebhookPage({ id }: { id: string }) {
   const remove = useMutation({
     mutationFn: () => ok(api.DELETE('/api/webhooks/{id}', { params })),
     onSuccess: () => {
-      void client.invalidateQueries({ queryKey: ['webhooks'] });
+      void client.invalidateQueries({ queryKey: queryKeys.webhooks });
       navigate('/webhooks');
     },
   });

@@ -1,9 +1,11 @@
 // Sign in (password, then the SMS code), forgot password, and registering a business or a company.
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, ok, session } from '../api/client';
+import { api, ok } from '../../shared/api/client';
+import { session } from '../../shared/api/session';
+import { useCountries } from '../../shared/countries';
+import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField } from '../../shared/ui';
 import { Link, navigate } from '../router';
-import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField } from '../ui';
 
 function PublicShell({ children }: { children: React.ReactNode }) {
   return (
@@ -149,10 +151,6 @@ export function ForgotPasswordPage() {
       </p>
     </PublicShell>
   );
-}
-
-export function useCountries() {
-  return useQuery({ queryKey: ['countries'], queryFn: () => ok(api.GET('/api/countries')), staleTime: Infinity });
 }
 
 export function RegisterPage() {

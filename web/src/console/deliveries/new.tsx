@@ -1,0 +1,270 @@
+// The new-delivery form: pickup and drop-off picked on the map or typed, the price quoted once the
+// trip is settled, and the created delivery (its delivery code shown once).
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { api, ok } from '../../shared/api/client';
+import { ApiError, errorText } from '../../shared/api/errors';
+import type { Schemas } from '../../shared/api/types';
+import { useCountries } from '../../shared/countries';
+import { Map, type MapPoint } from '../../shared/map';
+import { queryKeys } from '../../shared/query-keys';
+import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../../shared/ui';
+import { Link, navigate } from '../router';
+import type { Package } from './types';
+
+type Quote = Schemas['/api/quotes']['post']['responses'][201]['content']['application/json'];
+type QuoteRequest = Schemas['/api/quotes']['post']['requestBody']['content']['application/json'];
+
+interface Stop {
+  lat: string;
+  lng: string;
+  address: string;
+  contactName: string;
+  contactPhone: string;
+  notes: string;
+}
+const emptyStop: Stop = { lat: '', lng: '', address: '', contactName: '', contactPhone: '', notes: '' };
+
+function StopFields({ legend, stop, onChange }: { legend: string; stop: Stop; onChange: (s: Stop) => void }) {
+  const set = (key: keyof Stop) => (e: { target: { value: string } }) => onChange({ ...stop, [key]: e.target.value });
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      <div className="row">
+        <Field label={`${legend} latitude`} type="number" step="any" min={-90} max={90} required value={stop.lat} onChange={set('lat')} />
+        <Field label={`${legend} longitude`} type="number" step="any" min={-180} max={180} required value={stop.lng} onChange={set('lng')} />
+      </div>
+      <Field label={`${legend} address`} required maxLength={500} value={stop.address} onChange={set('address')} />
+      <div className="row">
+        <Field label={`${legend} contact name`} required maxLength={200} value={stop.contactName} onChange={set('contactName')} />
+        <Field label={`${legend} contact phone`} type="tel" required pattern="\+[1-9][0-9]{6,14}" placeholder="+254712345678" value={stop.contactPhone} onChange={set('contactPhone')} />
+      </div>
+      <Field label={`${legend} notes`} maxLength={1000} value={stop.notes} onChange={set('notes')} />
+    </fieldset>
+  );
+}
+
+const QUOTE_DELAY_MS = 600;
+
+/** The quote for the form's trip, asked once the inputs have been still for a moment. */
+function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicleType'], countryId: string) {
+  const ready = [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng].every((v) => v.trim() !== '' && Number.isFinite(Number(v))) && countryId !== '';
+  const key = ready ? JSON.stringify([pickup.lat, pickup.lng, dropoff.lat, dropoff.lng, vehicleType, countryId]) : '';
+  const [settled, setSettled] = useState('');
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(key), QUOTE_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [key]);
+  const query = useQuery({
+    queryKey: queryKeys.quote(settled),
+    enabled: settled !== '',
+    retry: false,
+    // A quote is a reservation of a price: asked again only when the trip changes or it expired.
+    staleTime: Infinity,
+    gcTime: 0,
+    queryFn: () => {
+      const [pLat, pLng, dLat, dLng] = (JSON.parse(settled) as string[]).map(Number);
+      return ok(
+        api.POST('/api/quotes', {
+          body: { kind: 'PACKAGE', pickup: { location: { lat: pLat!, lng: pLng! } }, dropoff: { location: { lat: dLat!, lng: dLng! } }, vehicleType, countryId },
+        }),
+      );
+    },
+  });
+  // Until the debounce catches up, the quote on hand is for the trip as it was: not to be sent.
+  return { query, current: settled === key && key !== '' ? query.data : undefined };
+}
+
+function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetching: boolean } }) {
+  const q = quote.data;
+  return (
+    <section aria-labelledby="price-heading" className="quote">
+      <h2 id="price-heading">Price</h2>
+      <div role="status" data-testid="quote">
+        {quote.isFetching ? (
+          <p>Getting a price…</p>
+        ) : quote.error ? (
+          <p className="error">{errorText(quote.error)}</p>
+        ) : q ? (
+          <>
+            <p className="price">{formatMoney(q.amount, q.currency)}</p>
+            <p>
+              {(q.distanceMeters / 1000).toFixed(1)} km, about {Math.max(1, Math.round(q.durationSeconds / 60))} min
+              {q.breakdown.surge > 1 ? `, surge ×${q.breakdown.surge.toFixed(1)} (${formatMoney(q.breakdown.surgeAmount, q.currency)})` : ''}.
+              <br />
+              This price holds until <time dateTime={q.expiresAt}>{new Date(q.expiresAt).toLocaleTimeString()}</time>.
+            </p>
+          </>
+        ) : (
+          <p className="hint">Set the pickup, the drop-off, the vehicle type and the country to see the price.</p>
+        )}
+      </div>
+    </section>
+  );
+}
+
+export function NewDeliveryPage() {
+  const client = useQueryClient();
+  const countries = useCountries();
+  const [pickup, setPickup] = useState<Stop>(emptyStop);
+  const [dropoff, setDropoff] = useState<Stop>(emptyStop);
+  const [target, setTarget] = useState<'pickup' | 'dropoff'>('pickup');
+  const [parcel, setParcel] = useState({ description: '', weightKg: '', size: '' });
+  const [vehicleType, setVehicleType] = useState<(typeof VEHICLE_TYPES)[number]>('BIKE');
+  const [countryId, setCountryId] = useState('');
+  const [reference, setReference] = useState('');
+  const [requireDeliveryCode, setRequireDeliveryCode] = useState(false);
+  const [created, setCreated] = useState<Package & { deliveryCode?: string }>();
+  const { query: quote, current: currentQuote } = useQuote(pickup, dropoff, vehicleType, countryId);
+  const [requoted, setRequoted] = useState(false);
+
+  const stopBody = (s: Stop) => ({
+    location: { lat: Number(s.lat), lng: Number(s.lng) },
+    address: s.address,
+    contactName: s.contactName,
+    contactPhone: s.contactPhone,
+    ...(s.notes ? { notes: s.notes } : {}),
+  });
+  const create = useMutation({
+    mutationFn: () =>
+      ok(
+        api.POST('/api/packages', {
+          body: {
+            pickup: stopBody(pickup),
+            dropoff: stopBody(dropoff),
+            vehicleType,
+            countryId: countryId || countries.data?.items[0]?.id || '',
+            parcel: {
+              description: parcel.description,
+              ...(parcel.weightKg ? { weightKg: Number(parcel.weightKg) } : {}),
+              ...(parcel.size ? { size: parcel.size as 'SMALL' | 'MEDIUM' | 'LARGE' } : {}),
+            },
+            ...(reference ? { reference } : {}),
+            ...(requireDeliveryCode ? { requireDeliveryCode } : {}),
+            ...(currentQuote ? { quoteId: currentQuote.id } : {}),
+          },
+          // A double submit (or a retry after a lost answer) creates one package.
+          headers: { 'idempotency-key': idempotencyKey },
+        }),
+      ),
+    onMutate: () => setRequoted(false),
+    onError: (err) => {
+      if (err instanceof ApiError && (err.code === 'QUOTE_EXPIRED' || err.code === 'QUOTE_NOT_FOUND')) {
+        setRequoted(true);
+        void quote.refetch();
+      }
+    },
+    onSuccess: (pkg) => {
+      void client.invalidateQueries({ queryKey: queryKeys.packages });
+      client.setQueryData(queryKeys.package(pkg.id), pkg);
+      if ((pkg as { deliveryCode?: string }).deliveryCode) setCreated(pkg);
+      else navigate(`/deliveries/${pkg.id}`);
+    },
+  });
+  // crypto.randomUUID exists only in secure contexts (https, localhost); getRandomValues everywhere.
+  const idempotencyKey = useMemo(() => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''), []);
+
+  const points = useMemo(() => {
+    const out: MapPoint[] = [];
+    if (pickup.lat && pickup.lng) out.push({ id: 'pickup', lat: Number(pickup.lat), lng: Number(pickup.lng), label: 'Pickup', kind: 'pickup' });
+    if (dropoff.lat && dropoff.lng) out.push({ id: 'dropoff', lat: Number(dropoff.lat), lng: Number(dropoff.lng), label: 'Drop-off', kind: 'dropoff' });
+    return out;
+  }, [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng]);
+
+  const onPick = (lat: number, lng: number) => {
+    if (target === 'pickup') {
+      setPickup((s) => ({ ...s, lat: String(lat), lng: String(lng) }));
+      setTarget('dropoff');
+    } else setDropoff((s) => ({ ...s, lat: String(lat), lng: String(lng) }));
+  };
+
+  if (created) {
+    return (
+      <>
+        <PageTitle>Delivery created</PageTitle>
+        <Notice>
+          Delivery code: <strong className="secret">{created.deliveryCode}</strong>. Give it to the recipient: the driver needs it to complete the delivery. It is shown only now.
+        </Notice>
+        <Link to={`/deliveries/${created.id}`} className="button">
+          Open the delivery
+        </Link>
+      </>
+    );
+  }
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+
+  return (
+    <>
+      <PageTitle>New delivery</PageTitle>
+      <form onSubmit={submit} className="grid-form">
+        <section aria-labelledby="map-heading" className="map-panel">
+          <h2 id="map-heading">Pick on the map</h2>
+          <fieldset>
+            <legend>A click on the map sets</legend>
+            <label className="inline">
+              <input type="radio" name="target" checked={target === 'pickup'} onChange={() => setTarget('pickup')} /> Pickup
+            </label>
+            <label className="inline">
+              <input type="radio" name="target" checked={target === 'dropoff'} onChange={() => setTarget('dropoff')} /> Drop-off
+            </label>
+          </fieldset>
+          <Map points={points} onPick={onPick} label="Map: click to set the pickup or drop-off" />
+          <p className="hint">Or type the coordinates in the fields.</p>
+        </section>
+        <div>
+          <StopFields legend="Pickup" stop={pickup} onChange={setPickup} />
+          <StopFields legend="Drop-off" stop={dropoff} onChange={setDropoff} />
+          <fieldset>
+            <legend>Parcel</legend>
+            <Field label="Parcel description" required maxLength={1000} value={parcel.description} onChange={(e) => setParcel({ ...parcel, description: e.target.value })} />
+            <div className="row">
+              <Field label="Weight (kg)" type="number" step="any" min={0.001} max={50000} value={parcel.weightKg} onChange={(e) => setParcel({ ...parcel, weightKg: e.target.value })} />
+              <SelectField label="Size" value={parcel.size} onChange={(e) => setParcel({ ...parcel, size: e.target.value })}>
+                <option value="">Not given</option>
+                <option value="SMALL">Small</option>
+                <option value="MEDIUM">Medium</option>
+                <option value="LARGE">Large</option>
+              </SelectField>
+            </div>
+          </fieldset>
+          <div className="row">
+            <SelectField label="Vehicle type" value={vehicleType} onChange={(e) => setVehicleType(e.target.value as typeof vehicleType)}>
+              {VEHICLE_TYPES.map((v) => (
+                <option key={v} value={v}>
+                  {v}
+                </option>
+              ))}
+            </SelectField>
+            <SelectField label="Country" required value={countryId} onChange={(e) => setCountryId(e.target.value)}>
+              <option value="">Choose…</option>
+              {countries.data?.items.map((c) => (
+                <option key={c.id} value={c.id}>
+                  {c.name}
+                </option>
+              ))}
+            </SelectField>
+          </div>
+          <Field label="Reference" maxLength={100} value={reference} onChange={(e) => setReference(e.target.value)} hint="Your own order number (optional)" />
+          <label className="inline">
+            <input type="checkbox" checked={requireDeliveryCode} onChange={(e) => setRequireDeliveryCode(e.target.checked)} /> Require a delivery code at drop-off
+          </label>
+          <QuotePanel quote={quote} />
+          {requoted ? (
+            <p className="error" role="alert">
+              The price had expired. Here is a new one: check it and create the delivery again.
+            </p>
+          ) : (
+            <ErrorBox error={create.error ?? countries.error} />
+          )}
+          <BusyButton type="submit" busy={create.isPending}>
+            Create delivery
+          </BusyButton>
+        </div>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,31 @@
+// The query cache's keys in one place: what one page changes, another reads under the same key (an
+// assignment invalidates every page of the deliveries list, a status event patches the delivery).
+// A key that ends in a prefix's parts is covered by that prefix (invalidating `packages` reaches
+// every `packagesPage`).
+
+const packages = ['packages'] as const;
+const anyPackage = ['package'] as const;
+const users = ['users'] as const;
+const webhookLog = (id: string) => ['webhook-log', id] as const;
+
+export const queryKeys = {
+  countries: ['countries'] as const,
+  companyDrivers: ['company-drivers'] as const,
+  /** Every page of the users list. */
+  users,
+  usersPage: (filter: object, cursor: string | undefined) => [...users, filter, cursor] as const,
+  /** Every page of the deliveries list. */
+  packages,
+  packagesPage: (status: string, cursor: string | undefined) => [...packages, status, cursor] as const,
+  /** Every cached delivery. */
+  anyPackage,
+  package: (id: string) => [...anyPackage, id] as const,
+  quote: (trip: string) => ['quote', trip] as const,
+  statement: (from: string, to: string) => ['statement', from, to] as const,
+  tracking: (token: string) => ['tracking', token] as const,
+  webhooks: ['webhooks'] as const,
+  webhook: (id: string) => ['webhook', id] as const,
+  /** Every page of an endpoint's delivery log. */
+  webhookLog,
+  webhookLogPage: (id: string, cursor: string | undefined) => [...webhookLog(id), cursor] as const,
+};
