@@ -7,7 +7,7 @@ import type { LedgerAccountKind, PartyAccountKind } from '../../db/tables/ledger
 import type { Clock } from '../../shared/clock.js';
 import { AppError } from '../../shared/errors.js';
 import { LedgerRepository, type AccountBalanceRow, type AccountRow, type EntryRow, type Executor } from './ledger.repository.js';
-import { assertCurrency, checkTransaction, type AccountRef, type EntryCode, type TransactionInput } from './postings.js';
+import { assertAccountRef, assertCurrency, checkTransaction, type AccountRef, type EntryCode, type TransactionInput } from './postings.js';
 
 export interface LedgerAccount {
   id: string;
@@ -220,6 +220,7 @@ export class LedgerService {
   /** The account of a party or operator purpose in a currency, opened if it does not exist yet. */
   async account(executor: Executor, currency: string, ref: AccountRef): Promise<LedgerAccount> {
     assertCurrency(currency);
+    assertAccountRef(ref);
     const run = async (trx: Executor) => {
       const accounts = await this.resolveAccounts(trx, [{ sourceKey: '-', currency, entries: [{ account: ref, amount: 0, code: 'EARNINGS' }] }], this.clock.now());
       return (await this.repo.accountWithBalance(trx, { id: accounts.get(refKey(currency, ref))!.id }))!;
@@ -229,6 +230,8 @@ export class LedgerService {
 
   /** An account's balance; 0 for a party or purpose that has no account in that currency yet. */
   async balance(currency: string, ref: AccountRef, executor: Executor = this.db): Promise<number> {
+    assertCurrency(currency);
+    assertAccountRef(ref);
     const where = 'accountId' in ref ? { id: ref.accountId } : 'partyId' in ref ? { currency, partyId: ref.partyId } : { currency, kind: ref.kind };
     const row = await this.repo.accountWithBalance(executor, where);
     if (!row && 'accountId' in ref) throw new AppError(404, 'LEDGER_ACCOUNT_NOT_FOUND', `Ledger account ${ref.accountId} not found`);

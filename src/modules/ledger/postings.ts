@@ -2,7 +2,7 @@
 // integers only (minor units). Each function returns the entry list that LedgerService.post books;
 // an entry's amount is signed, positive crediting the account (the operator owes the party more),
 // negative debiting it, and the entries of one transaction sum to zero.
-import { AppError } from '../../shared/errors.js';
+import { AppError, UUID_PATTERN } from '../../shared/errors.js';
 import type { OperatorAccountKind, PartyAccountKind } from '../../db/tables/ledger.js';
 
 export type { OperatorAccountKind, PartyAccountKind };
@@ -233,6 +233,21 @@ const CURRENCY = /^[A-Z]{3}$/;
 // Printable ASCII without spaces: keys are built from ids and names, never free text.
 const SOURCE_KEY = /^[\x21-\x7e]{1,200}$/;
 
+const OPERATOR_KINDS: readonly string[] = ['OPERATOR_COMMISSION', 'OPERATOR_BOOKING_FEES', 'OPERATOR_CASH', 'OPERATOR_BANK', 'PAYOUTS_CLEARING'];
+const PARTY_KINDS: readonly string[] = ['DRIVER', 'BUSINESS', 'CUSTOMER'];
+
+/** A well-formed reference (ids checked here, so that a malformed one never reaches SQL and aborts the caller's transaction). */
+function validRef(ref: AccountRef | undefined): boolean {
+  if (!ref || typeof ref !== 'object') return false;
+  if ('accountId' in ref) return typeof ref.accountId === 'string' && UUID_PATTERN.test(ref.accountId);
+  if ('partyId' in ref) return PARTY_KINDS.includes(ref.kind) && typeof ref.partyId === 'string' && UUID_PATTERN.test(ref.partyId);
+  return OPERATOR_KINDS.includes(ref.kind);
+}
+
+export function assertAccountRef(ref: AccountRef): void {
+  if (!validRef(ref)) throw new AppError(400, 'LEDGER_INVALID_ENTRY', 'Not an account: a party kind with a UUID, an operator kind, or an account UUID');
+}
+
 export function assertCurrency(currency: string): void {
   if (typeof currency !== 'string' || !CURRENCY.test(currency)) throw new AppError(400, 'LEDGER_INVALID_CURRENCY', `currency must be an ISO 4217 code (got ${String(currency)})`);
 }
@@ -256,7 +271,7 @@ export function checkTransaction(input: TransactionInput): void {
       throw invalidAmount(`Entry ${i}: amount must be a non-zero whole number of minor units (got ${String(entry.amount)})`);
     }
     if (!ENTRY_CODES.includes(entry.code)) throw new AppError(400, 'LEDGER_INVALID_ENTRY', `Entry ${i}: unknown code ${String(entry.code)}`);
-    if (!entry.account || typeof entry.account !== 'object') throw new AppError(400, 'LEDGER_INVALID_ENTRY', `Entry ${i}: no account`);
+    if (!validRef(entry.account)) throw new AppError(400, 'LEDGER_INVALID_ENTRY', `Entry ${i}: not an account`);
     sum += BigInt(entry.amount);
   }
   if (sum !== 0n) throw new AppError(400, 'LEDGER_UNBALANCED', `The entries sum to ${sum}, not 0`);
