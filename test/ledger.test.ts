@@ -67,6 +67,10 @@ describe('ledger', () => {
       where a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0)
          <> coalesce((select sum(e.amount) from ledger_entries e where e.account_id = a.id), 0)`.execute(t.db);
     assert.equal(drift.rows[0]!.n, 0, 'every balance is the sum of its entries');
+    const orphans = await sql<{ n: number }>`
+      select count(*)::int as n from ledger_entries e
+      where not exists (select 1 from ledger_transactions x where x.id = e.transaction_id) or not exists (select 1 from ledger_accounts a where a.id = e.account_id)`.execute(t.db);
+    assert.equal(orphans.rows[0]!.n, 0, 'every entry has its transaction and account (no foreign keys: see the migration)');
   }
 
   const counts = async () => {

@@ -34,9 +34,12 @@ export interface TransactionRow {
 
 const ACCOUNT_COLUMNS = ['id', 'kind', 'party_id', 'currency'] as const;
 
-/** A list of values as one parameter (a bound parameter each would stop at 65,535). */
-const jsonList = (values: string[], type: 'uuid' | 'text') =>
-  sql`(select value::${sql.raw(type)} from jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
+/**
+ * `= any(...)` of a list passed as one parameter (a bound parameter each would stop at 65,535). An
+ * array, not an IN subquery: the planner then probes the index instead of scanning the table.
+ */
+const anyOf = (values: string[], type: 'uuid' | 'text') =>
+  sql`any(array(select value::${sql.raw(type)} from jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)))`;
 
 /** The balance of `ledger_accounts a`: the stored part plus the deltas not yet rolled up (one snapshot). */
 const balanceExpression = sql<number>`(a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0))::bigint`;
@@ -44,7 +47,7 @@ const balanceExpression = sql<number>`(a.balance + coalesce((select sum(d.amount
 export class LedgerRepository {
   async partyAccounts(trx: Executor, currency: string, partyIds: string[]): Promise<AccountRow[]> {
     if (!partyIds.length) return [];
-    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where('currency', '=', currency).where(sql<boolean>`party_id in ${jsonList(partyIds, 'uuid')}`).execute();
+    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where('currency', '=', currency).where(sql<boolean>`party_id = ${anyOf(partyIds, 'uuid')}`).execute();
   }
 
   async operatorAccounts(trx: Executor, currency: string, kinds: LedgerAccountKind[]): Promise<AccountRow[]> {
@@ -54,12 +57,12 @@ export class LedgerRepository {
 
   async accountsById(trx: Executor, ids: string[]): Promise<AccountRow[]> {
     if (!ids.length) return [];
-    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where(sql<boolean>`id in ${jsonList(ids, 'uuid')}`).execute();
+    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where(sql<boolean>`id = ${anyOf(ids, 'uuid')}`).execute();
   }
 
   async userRoles(trx: Executor, userIds: string[]): Promise<{ id: string; role: string }[]> {
     if (!userIds.length) return [];
-    return trx.selectFrom('users').select(['id', 'role']).where(sql<boolean>`id in ${jsonList(userIds, 'uuid')}`).execute();
+    return trx.selectFrom('users').select(['id', 'role']).where(sql<boolean>`id = ${anyOf(userIds, 'uuid')}`).execute();
   }
 
   /**
@@ -90,7 +93,7 @@ export class LedgerRepository {
 
   async transactionsByKey(trx: Executor, sourceKeys: string[]): Promise<TransactionRow[]> {
     if (!sourceKeys.length) return [];
-    return trx.selectFrom('ledger_transactions').select(['id', 'source_key', 'currency', 'memo', 'created_at']).where(sql<boolean>`source_key in ${jsonList(sourceKeys, 'text')}`).execute();
+    return trx.selectFrom('ledger_transactions').select(['id', 'source_key', 'currency', 'memo', 'created_at']).where(sql<boolean>`source_key = ${anyOf(sourceKeys, 'text')}`).execute();
   }
 
   async entriesOf(trx: Executor, transactionIds: string[]): Promise<EntryRow[]> {
@@ -98,7 +101,7 @@ export class LedgerRepository {
     return trx
       .selectFrom('ledger_entries')
       .select(['transaction_id', 'account_id', 'amount', 'code'])
-      .where(sql<boolean>`transaction_id in ${jsonList(transactionIds, 'uuid')}`)
+      .where(sql<boolean>`transaction_id = ${anyOf(transactionIds, 'uuid')}`)
       .orderBy('id')
       .execute();
   }
@@ -118,7 +121,7 @@ export class LedgerRepository {
   async addToBalances(trx: Executor, deltas: { account_id: string; amount: number }[], now: Date): Promise<void> {
     if (!deltas.length) return;
     const ids = deltas.map((d) => d.account_id).sort();
-    await sql`select id from ledger_accounts where id in ${jsonList(ids, 'uuid')} order by id for update`.execute(trx);
+    await sql`select id from ledger_accounts where id = ${anyOf(ids, 'uuid')} order by id for update`.execute(trx);
     await sql`
       update ledger_accounts a set balance = a.balance + x.amount, updated_at = ${now}
       from jsonb_to_recordset(${JSON.stringify(deltas)}::jsonb) as x(account_id uuid, amount bigint)
