@@ -87,12 +87,13 @@ describe('ledger', () => {
   test('a cash ride, a cash-on-delivery package, a settlement: the worked example of docs/money.md', async () => {
     const driver = await user('DRIVER');
     const business = await user('BUSINESS');
+    const customer = await user('CUSTOMER');
     const ride = randomUUID();
     const pkg = randomUUID();
     await ledger.post(t.db, {
       sourceKey: sourceKeys.jobCompleted('RIDE', ride),
       currency: 'KES',
-      entries: jobCompletedEntries({ driverId: driver, payer: { kind: 'CUSTOMER', partyId: driver }, paymentMethod: 'CASH', amount: 27_000, bookingFee: 2_000, commissionRate: 2000 }),
+      entries: jobCompletedEntries({ driverId: driver, payer: { kind: 'CUSTOMER', partyId: customer }, paymentMethod: 'CASH', amount: 27_000, bookingFee: 2_000, commissionRate: 2000 }),
     });
     assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }), -7_000);
     await ledger.postMany(t.db, [
