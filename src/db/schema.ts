@@ -4,9 +4,10 @@ import type { DispatchTables } from './tables/dispatch.js';
 import type { FoundationTables } from './tables/foundation.js';
 import type { IdempotencyTables } from './tables/idempotency.js';
 import type { JobTables } from './tables/jobs.js';
+import type { LedgerTables } from './tables/ledger.js';
 import type { PricingTables } from './tables/pricing.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
 
-export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables {}
+export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables {}

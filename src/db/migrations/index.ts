@@ -11,6 +11,7 @@ import * as m0009 from './0009_dispatch.js';
 import * as m0010 from './0010_pricing.js';
 import * as m0011 from './0011_job_prices.js';
 import * as m0012 from './0012_tracking.js';
+import * as m0016 from './0016_ledger.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0010_pricing': m0010,
   '0011_job_prices': m0011,
   '0012_tracking': m0012,
+  '0016_ledger': m0016,
 };

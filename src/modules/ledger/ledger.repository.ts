@@ -1,0 +1,183 @@
+// SQL of the ledger. Rows in bulk go as one JSON parameter (jsonb_to_recordset), so that one
+// posting and a payout batch of 100,000 take the same few statements and no parameter limit.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { LedgerAccountKind } from '../../db/tables/ledger.js';
+
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface AccountRow {
+  id: string;
+  kind: LedgerAccountKind;
+  party_id: string | null;
+  currency: string;
+}
+
+export interface AccountBalanceRow extends AccountRow {
+  balance: number;
+}
+
+export interface EntryRow {
+  transaction_id: string;
+  account_id: string;
+  amount: number;
+  code: string;
+}
+
+export interface TransactionRow {
+  id: string;
+  source_key: string;
+  currency: string;
+  memo: string | null;
+  created_at: Date;
+}
+
+const ACCOUNT_COLUMNS = ['id', 'kind', 'party_id', 'currency'] as const;
+
+/**
+ * `= any(...)` of a list passed as one parameter (a bound parameter each would stop at 65,535). An
+ * array, not an IN subquery: the planner then probes the index instead of scanning the table.
+ */
+const anyOf = (values: string[], type: 'uuid' | 'text') =>
+  sql`any(array(select value::${sql.raw(type)} from jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)))`;
+
+/** The balance of `ledger_accounts a`: the stored part plus the deltas not yet rolled up (one snapshot). */
+const balanceExpression = sql<number>`(a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0))::bigint`;
+
+export class LedgerRepository {
+  async partyAccounts(trx: Executor, currency: string, partyIds: string[]): Promise<AccountRow[]> {
+    if (!partyIds.length) return [];
+    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where('currency', '=', currency).where(sql<boolean>`party_id = ${anyOf(partyIds, 'uuid')}`).execute();
+  }
+
+  async operatorAccounts(trx: Executor, currency: string, kinds: LedgerAccountKind[]): Promise<AccountRow[]> {
+    if (!kinds.length) return [];
+    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where('currency', '=', currency).where('party_id', 'is', null).where('kind', 'in', kinds).execute();
+  }
+
+  async accountsById(trx: Executor, ids: string[]): Promise<AccountRow[]> {
+    if (!ids.length) return [];
+    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where(sql<boolean>`id = ${anyOf(ids, 'uuid')}`).execute();
+  }
+
+  async userRoles(trx: Executor, userIds: string[]): Promise<{ id: string; role: string }[]> {
+    if (!userIds.length) return [];
+    return trx.selectFrom('users').select(['id', 'role']).where(sql<boolean>`id = ${anyOf(userIds, 'uuid')}`).execute();
+  }
+
+  /**
+   * New accounts, in the order given (the caller sorts them, so that two postings creating the same
+   * accounts wait for each other instead of deadlocking); one that exists already is left alone.
+   */
+  async insertAccounts(trx: Executor, rows: AccountRow[], now: Date): Promise<void> {
+    if (!rows.length) return;
+    await sql`
+      insert into ledger_accounts (id, kind, party_id, currency, created_at, updated_at)
+      select x.id, x.kind, x.party_id, x.currency, ${now}, ${now}
+      from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as (id uuid, kind text, party_id uuid, currency text))
+        with ordinality as x(id, kind, party_id, currency, n)
+      order by x.n
+      on conflict do nothing`.execute(trx);
+  }
+
+  /** Inserts the transactions whose source key is new; returns the keys it inserted. */
+  async insertTransactions(trx: Executor, rows: Omit<TransactionRow, 'created_at'>[], now: Date): Promise<Set<string>> {
+    const result = await sql<{ source_key: string }>`
+      insert into ledger_transactions (id, source_key, currency, memo, created_at)
+      select x.id, x.source_key, x.currency, x.memo, ${now}
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(id uuid, source_key text, currency text, memo text)
+      on conflict (source_key) do nothing
+      returning source_key`.execute(trx);
+    return new Set(result.rows.map((r) => r.source_key));
+  }
+
+  async transactionsByKey(trx: Executor, sourceKeys: string[]): Promise<TransactionRow[]> {
+    if (!sourceKeys.length) return [];
+    return trx.selectFrom('ledger_transactions').select(['id', 'source_key', 'currency', 'memo', 'created_at']).where(sql<boolean>`source_key = ${anyOf(sourceKeys, 'text')}`).execute();
+  }
+
+  async entriesOf(trx: Executor, transactionIds: string[]): Promise<EntryRow[]> {
+    if (!transactionIds.length) return [];
+    return trx
+      .selectFrom('ledger_entries')
+      .select(['transaction_id', 'account_id', 'amount', 'code'])
+      .where(sql<boolean>`transaction_id = ${anyOf(transactionIds, 'uuid')}`)
+      .orderBy('id')
+      .execute();
+  }
+
+  async insertEntries(trx: Executor, rows: EntryRow[], now: Date): Promise<void> {
+    if (!rows.length) return;
+    await sql`
+      insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
+      select x.transaction_id, x.account_id, x.amount, x.code, ${now}
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(transaction_id uuid, account_id uuid, amount bigint, code text)`.execute(trx);
+  }
+
+  /**
+   * Adds to the stored balances of these accounts. The rows are locked first in id order, so that
+   * postings touching the same accounts queue instead of deadlocking.
+   */
+  async addToBalances(trx: Executor, deltas: { account_id: string; amount: number }[], now: Date): Promise<void> {
+    if (!deltas.length) return;
+    const ids = deltas.map((d) => d.account_id).sort();
+    await sql`select id from ledger_accounts where id = ${anyOf(ids, 'uuid')} order by id for update`.execute(trx);
+    await sql`
+      update ledger_accounts a set balance = a.balance + x.amount, updated_at = ${now}
+      from jsonb_to_recordset(${JSON.stringify(deltas)}::jsonb) as x(account_id uuid, amount bigint)
+      where a.id = x.account_id`.execute(trx);
+  }
+
+  /** Appends deltas of the operator's hot accounts: no row lock, so postings do not queue on them. */
+  async appendDeltas(trx: Executor, deltas: { account_id: string; amount: number }[]): Promise<void> {
+    if (!deltas.length) return;
+    await trx.insertInto('ledger_balance_deltas').values(deltas).execute();
+  }
+
+  /**
+   * Folds the committed deltas into their accounts' balances, in one statement: a delta is either
+   * still in the table or in the balance, never both or neither, for any reader's snapshot. Deltas
+   * of postings still in flight are not visible, so they stay for the next run.
+   */
+  async rollUpDeltas(trx: Executor): Promise<number> {
+    const result = await sql<{ n: number }>`
+      with moved as (delete from ledger_balance_deltas returning account_id, amount),
+      sums as (select account_id, sum(amount)::bigint as amount, count(*) as n from moved group by account_id),
+      updated as (update ledger_accounts a set balance = a.balance + sums.amount from sums where a.id = sums.account_id returning sums.n)
+      select coalesce(sum(n), 0)::int as n from updated`.execute(trx);
+    return result.rows[0]?.n ?? 0;
+  }
+
+  async accountWithBalance(trx: Executor, where: { id: string } | { currency: string; partyId: string } | { currency: string; kind: LedgerAccountKind }): Promise<AccountBalanceRow | undefined> {
+    const condition =
+      'id' in where
+        ? sql`a.id = ${where.id}`
+        : 'partyId' in where
+          ? sql`a.party_id = ${where.partyId} and a.currency = ${where.currency}`
+          : sql`a.party_id is null and a.kind = ${where.kind} and a.currency = ${where.currency}`;
+    const result = await sql<AccountBalanceRow>`
+      select a.id, a.kind, a.party_id, a.currency, ${balanceExpression} as balance
+      from ledger_accounts a where ${condition}`.execute(trx);
+    return result.rows[0];
+  }
+
+  async balances(trx: Executor, filter: { currency?: string; nonZero?: boolean }): Promise<AccountBalanceRow[]> {
+    const result = await sql<AccountBalanceRow>`
+      select * from (
+        select a.id, a.kind, a.party_id, a.currency, ${balanceExpression} as balance
+        from ledger_accounts a
+        ${filter.currency ? sql`where a.currency = ${filter.currency}` : sql``}
+      ) b
+      ${filter.nonZero ? sql`where b.balance <> 0` : sql``}
+      order by b.currency, b.kind, b.party_id nulls first`.execute(trx);
+    return result.rows;
+  }
+
+  /** The sum of every account's balance per currency (0 for each, if the books are right). */
+  async trialBalance(trx: Executor): Promise<{ currency: string; total: number; accounts: number }[]> {
+    const result = await sql<{ currency: string; total: number; accounts: number }>`
+      select a.currency, sum(${balanceExpression})::bigint as total, count(*)::int as accounts
+      from ledger_accounts a group by a.currency order by a.currency`.execute(trx);
+    return result.rows;
+  }
+}

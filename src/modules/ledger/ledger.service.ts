@@ -1,0 +1,254 @@
+// The ledger (contract section 21): posts balanced transactions, once per source key, in the
+// caller's database transaction, and answers balances. docs/money.md has the model.
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { LedgerAccountKind, PartyAccountKind } from '../../db/tables/ledger.js';
+import type { Clock } from '../../shared/clock.js';
+import { AppError } from '../../shared/errors.js';
+import { LedgerRepository, type AccountBalanceRow, type AccountRow, type EntryRow, type Executor } from './ledger.repository.js';
+import { assertAccountRef, assertCurrency, checkTransaction, type AccountRef, type EntryCode, type TransactionInput } from './postings.js';
+
+export interface LedgerAccount {
+  id: string;
+  kind: LedgerAccountKind;
+  partyId: string | null;
+  currency: string;
+  /** What the operator owes the party, in minor units (negative: the party owes the operator). */
+  balance: number;
+}
+
+export interface PostedEntry {
+  accountId: string;
+  amount: number;
+  code: EntryCode;
+}
+
+export interface PostedTransaction {
+  id: string;
+  sourceKey: string;
+  currency: string;
+  entries: PostedEntry[];
+  /** True when the source key was booked before (by this content): nothing was booked now. */
+  replayed: boolean;
+}
+
+const PARTY_KINDS: readonly string[] = ['DRIVER', 'BUSINESS', 'CUSTOMER'];
+const isParty = (kind: LedgerAccountKind): kind is PartyAccountKind => PARTY_KINDS.includes(kind);
+
+/** One key per account a ref names: the order accounts are created in (see insertAccounts). */
+const refKey = (currency: string, ref: AccountRef) =>
+  'accountId' in ref ? `id:${ref.accountId}` : 'partyId' in ref ? `party:${ref.partyId}:${currency}` : `operator:${ref.kind}:${currency}`;
+
+/** An entry list in a canonical order, to tell a replay from a different transaction under the same key. */
+const canonical = (currency: string, entries: { account_id: string; amount: number; code: string }[]) =>
+  currency + '|' + entries.map((e) => `${e.account_id}:${e.code}:${e.amount}`).sort().join(',');
+
+const toAccount = (row: AccountBalanceRow): LedgerAccount => ({ id: row.id, kind: row.kind, partyId: row.party_id, currency: row.currency.trim(), balance: Number(row.balance) });
+
+export class LedgerService {
+  private readonly db: Kysely<Database>;
+  private readonly clock: Clock;
+  private readonly repo = new LedgerRepository();
+
+  constructor(deps: { db: Kysely<Database>; clock: Clock }) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+  }
+
+  /**
+   * Books one transaction in `executor`'s database transaction (or a transaction of its own when
+   * given the database): call it with the transaction of the event that causes it, so both commit
+   * or neither does. The same source key with the same entries again books nothing and returns
+   * the first (replayed); with other entries it is 409 LEDGER_SOURCE_KEY_CONFLICT.
+   */
+  async post(executor: Executor, input: TransactionInput): Promise<PostedTransaction> {
+    const [posted] = await this.postMany(executor, [input]);
+    return posted!;
+  }
+
+  /**
+   * Books several transactions with the same few statements as one (a payout batch, or a job's
+   * completion with its cash on delivery: one call per database transaction keeps the locks in one
+   * order). Either all are booked (or replayed) or, on an error, none.
+   */
+  async postMany(executor: Executor, inputs: TransactionInput[]): Promise<PostedTransaction[]> {
+    const seen = new Set<string>();
+    for (const input of inputs) {
+      checkTransaction(input);
+      if (seen.has(input.sourceKey)) throw new AppError(400, 'LEDGER_DUPLICATE_SOURCE_KEY', `Source key ${input.sourceKey} appears twice in one posting`);
+      seen.add(input.sourceKey);
+    }
+    if (!inputs.length) return [];
+    if (executor.isTransaction) return this.book(executor, inputs);
+    return executor.transaction().execute((trx) => this.book(trx, inputs));
+  }
+
+  private async book(trx: Executor, inputs: TransactionInput[]): Promise<PostedTransaction[]> {
+    const now = this.clock.now();
+    const accounts = await this.resolveAccounts(trx, inputs, now);
+    const resolved = inputs.map((input) => {
+      const entries: EntryRow[] = input.entries.map((e) => ({
+        transaction_id: '',
+        account_id: accounts.get(refKey(input.currency, e.account))!.id,
+        amount: e.amount,
+        code: e.code,
+      }));
+      return { input, id: randomUUID(), entries };
+    });
+
+    // Keys in a fixed order too: two batches sharing keys wait for each other, never in a circle.
+    const byKey = [...resolved].sort((a, b) => (a.input.sourceKey < b.input.sourceKey ? -1 : 1));
+    const inserted = await this.repo.insertTransactions(
+      trx,
+      byKey.map((r) => ({ id: r.id, source_key: r.input.sourceKey, currency: r.input.currency, memo: r.input.memo ?? null })),
+      now,
+    );
+
+    const fresh = resolved.filter((r) => inserted.has(r.input.sourceKey));
+    const replays = resolved.filter((r) => !inserted.has(r.input.sourceKey));
+    const replayed = new Map<string, { id: string; entries: EntryRow[] }>();
+    if (replays.length) {
+      const existing = await this.repo.transactionsByKey(trx, replays.map((r) => r.input.sourceKey));
+      const entries = await this.repo.entriesOf(trx, existing.map((t) => t.id));
+      for (const r of replays) {
+        const tx = existing.find((t) => t.source_key === r.input.sourceKey)!;
+        const txEntries = entries.filter((e) => e.transaction_id === tx.id);
+        if (canonical(tx.currency.trim(), txEntries) !== canonical(r.input.currency, r.entries)) {
+          throw new AppError(409, 'LEDGER_SOURCE_KEY_CONFLICT', `Source key ${r.input.sourceKey} was booked before with other entries`);
+        }
+        replayed.set(r.input.sourceKey, { id: tx.id, entries: txEntries });
+      }
+    }
+
+    const entryRows = fresh.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id })));
+    const partyDeltas = new Map<string, number>();
+    const operatorDeltas = new Map<string, number>();
+    const kindOf = new Map([...accounts.values()].map((a) => [a.id, a.kind]));
+    for (const e of entryRows) {
+      const target = isParty(kindOf.get(e.account_id)!) ? partyDeltas : operatorDeltas;
+      target.set(e.account_id, (target.get(e.account_id) ?? 0) + e.amount);
+    }
+    const deltas = (m: Map<string, number>) => [...m].filter(([, amount]) => amount !== 0).map(([account_id, amount]) => ({ account_id, amount }));
+    await this.repo.addToBalances(trx, deltas(partyDeltas), now);
+    await this.repo.appendDeltas(trx, deltas(operatorDeltas));
+    await this.repo.insertEntries(trx, entryRows, now);
+
+    return resolved.map((r) => {
+      const before = replayed.get(r.input.sourceKey);
+      const source = before ?? { id: r.id, entries: r.entries };
+      return {
+        id: source.id,
+        sourceKey: r.input.sourceKey,
+        currency: r.input.currency,
+        entries: source.entries.map((e) => ({ accountId: e.account_id, amount: Number(e.amount), code: e.code as EntryCode })),
+        replayed: before !== undefined,
+      };
+    });
+  }
+
+  /** Every account the inputs name, created (in one order) where a party or operator account is new. */
+  private async resolveAccounts(trx: Executor, inputs: TransactionInput[], now: Date): Promise<Map<string, AccountRow>> {
+    const wanted = new Map<string, { currency: string; ref: AccountRef }>();
+    for (const input of inputs) for (const e of input.entries) wanted.set(refKey(input.currency, e.account), { currency: input.currency, ref: e.account });
+
+    const found = new Map<string, AccountRow>();
+    const lookUp = async () => {
+      const byCurrency = new Map<string, { parties: string[]; operators: LedgerAccountKind[] }>();
+      const ids: string[] = [];
+      for (const { currency, ref } of wanted.values()) {
+        if ('accountId' in ref) {
+          ids.push(ref.accountId);
+          continue;
+        }
+        const group = byCurrency.get(currency) ?? { parties: [], operators: [] };
+        byCurrency.set(currency, group);
+        if ('partyId' in ref) group.parties.push(ref.partyId);
+        else group.operators.push(ref.kind);
+      }
+      const rows = [...(await this.repo.accountsById(trx, ids))];
+      for (const [currency, group] of byCurrency) {
+        rows.push(...(await this.repo.partyAccounts(trx, currency, group.parties)), ...(await this.repo.operatorAccounts(trx, currency, group.operators)));
+      }
+      for (const row of rows) {
+        const currency = row.currency.trim();
+        found.set(`id:${row.id}`, { ...row, currency });
+        found.set(row.party_id ? `party:${row.party_id}:${currency}` : `operator:${row.kind}:${currency}`, { ...row, currency });
+      }
+    };
+
+    await lookUp();
+    const missing = [...wanted].filter(([key]) => !found.has(key));
+    if (missing.length) {
+      const unknownId = missing.find(([, w]) => 'accountId' in w.ref);
+      if (unknownId) throw new AppError(404, 'LEDGER_ACCOUNT_NOT_FOUND', `Ledger account ${(unknownId[1].ref as { accountId: string }).accountId} not found`);
+      await this.checkParties(trx, missing.map(([, w]) => w.ref));
+      const rows: AccountRow[] = missing
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([, { currency, ref }]) => {
+          const { kind } = ref as { kind: LedgerAccountKind };
+          return { id: randomUUID(), kind, party_id: 'partyId' in ref ? ref.partyId : null, currency };
+        });
+      await this.repo.insertAccounts(trx, rows, now);
+      await lookUp();
+    }
+
+    for (const [key, { currency, ref }] of wanted) {
+      const account = found.get(key)!;
+      if (account.currency !== currency) {
+        throw new AppError(400, 'LEDGER_CURRENCY_MISMATCH', `Ledger account ${account.id} holds ${account.currency}, not ${currency}`);
+      }
+      if ('kind' in ref && ref.kind !== account.kind) {
+        throw new AppError(400, 'LEDGER_PARTY_KIND_MISMATCH', `The account of party ${account.party_id} is a ${account.kind} account, not ${ref.kind}`);
+      }
+    }
+    return found;
+  }
+
+  /** A party account is opened only for an existing user of the matching role. */
+  private async checkParties(trx: Executor, refs: AccountRef[]): Promise<void> {
+    const parties = refs.filter((r): r is { kind: PartyAccountKind; partyId: string } => 'partyId' in r);
+    if (!parties.length) return;
+    const roles = new Map((await this.repo.userRoles(trx, [...new Set(parties.map((p) => p.partyId))])).map((u) => [u.id, u.role]));
+    for (const p of parties) {
+      const role = roles.get(p.partyId);
+      if (!role) throw new AppError(404, 'LEDGER_PARTY_NOT_FOUND', `No user ${p.partyId} to open a ${p.kind} account for`);
+      if (role !== p.kind) throw new AppError(400, 'LEDGER_PARTY_KIND_MISMATCH', `User ${p.partyId} is a ${role}, not a ${p.kind}`);
+    }
+  }
+
+  /** The account of a party or operator purpose in a currency, opened if it does not exist yet. */
+  async account(executor: Executor, currency: string, ref: AccountRef): Promise<LedgerAccount> {
+    assertCurrency(currency);
+    assertAccountRef(ref);
+    const run = async (trx: Executor) => {
+      const accounts = await this.resolveAccounts(trx, [{ sourceKey: '-', currency, entries: [{ account: ref, amount: 0, code: 'EARNINGS' }] }], this.clock.now());
+      return (await this.repo.accountWithBalance(trx, { id: accounts.get(refKey(currency, ref))!.id }))!;
+    };
+    return toAccount(executor.isTransaction ? await run(executor) : await executor.transaction().execute(run));
+  }
+
+  /** An account's balance; 0 for a party or purpose that has no account in that currency yet. */
+  async balance(currency: string, ref: AccountRef, executor: Executor = this.db): Promise<number> {
+    assertCurrency(currency);
+    assertAccountRef(ref);
+    const where = 'accountId' in ref ? { id: ref.accountId } : 'partyId' in ref ? { currency, partyId: ref.partyId } : { currency, kind: ref.kind };
+    const row = await this.repo.accountWithBalance(executor, where);
+    if (!row && 'accountId' in ref) throw new AppError(404, 'LEDGER_ACCOUNT_NOT_FOUND', `Ledger account ${ref.accountId} not found`);
+    return row ? Number(row.balance) : 0;
+  }
+
+  async balances(filter: { currency?: string; nonZero?: boolean } = {}, executor: Executor = this.db): Promise<LedgerAccount[]> {
+    return (await this.repo.balances(executor, filter)).map(toAccount);
+  }
+
+  /** The sum of all balances per currency: 0 for each when the books are right (an operator's check). */
+  async trialBalance(executor: Executor = this.db): Promise<{ currency: string; total: number; accounts: number }[]> {
+    return (await this.repo.trialBalance(executor)).map((r) => ({ currency: r.currency.trim(), total: Number(r.total), accounts: r.accounts }));
+  }
+
+  /** Folds the operator accounts' pending deltas into their balances; returns how many it folded. */
+  async rollUp(): Promise<number> {
+    return this.db.transaction().execute((trx) => this.repo.rollUpDeltas(trx));
+  }
+}
