@@ -1,5 +1,6 @@
 // Secrets in URLs (contract sections 12 and 14): access tokens and tracking tokens are redacted from the
-// log however the URL encodes them, while the requests they are in still work.
+// log however the URL encodes them, while the requests they are in still work; the access_token query
+// parameter is taken by the event streams and the driver WebSocket only.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -7,7 +8,7 @@ import WebSocket from 'ws';
 import { loggedUrl } from '../src/http/request-logger.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
-import { packageBody, post } from './packages-helpers.js';
+import { get, packageBody, post } from './packages-helpers.js';
 
 /** Percent-decoded until nothing changes, byte by byte (what a reader of the log could undo). */
 function decodeAll(text: string): string {
@@ -144,5 +145,47 @@ describe('secrets in URLs', () => {
     ] as const) {
       assert.equal(loggedUrl(url, route), logged, url);
     }
+  });
+
+  test('access_token is taken by the event streams only: a JSON route needs the Authorization header', async () => {
+    const admin = await createUser(t, { role: 'ADMIN' });
+    const company = await createUser(t, { role: 'COMPANY' });
+    const missing = { statusCode: 401, message: 'Missing bearer token', error: 'Unauthorized', code: 'MISSING_TOKEN' };
+    for (const [user, path] of [
+      [admin, '/api/admin/drivers/live?bbox=36,-2,37,-1'],
+      [company, '/api/companies/me/drivers/live'],
+      [business, '/api/packages'],
+      [business, '/api/auth/me'],
+      [admin, '/api/admin/users'],
+    ] as const) {
+      const url = `${path}${path.includes('?') ? '&' : '?'}access_token=${user.token}`;
+      const res = await t.app.inject({ url });
+      assert.equal(res.statusCode, 401, path);
+      assert.deepEqual(res.json(), missing, path);
+      // With the header it works; the parameter is no part of the route, said as for any other.
+      assert.equal((await get(t, path, user.headers)).statusCode, 200, path);
+    }
+    for (const [user, path] of [
+      [admin, '/api/admin/drivers/live?bbox=36,-2,37,-1'],
+      [company, '/api/companies/me/drivers/live'],
+    ] as const) {
+      const res = await get(t, `${path}${path.includes('?') ? '&' : '?'}access_token=${user.token}`, user.headers);
+      assert.equal(res.statusCode, 400, path);
+      assert.equal(res.json().code, 'VALIDATION_FAILED');
+    }
+    // The OpenAPI document offers access_token on the stream routes and on no other.
+    const doc = (await t.app.inject({ url: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    const offering = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.parameters ?? []] as const))
+      .filter(([, params]) => params.some((p) => p.in === 'query' && p.name === 'access_token'))
+      .map(([op]) => op)
+      .sort();
+    assert.deepEqual(offering, [
+      'GET /api/admin/drivers/live/stream',
+      'GET /api/companies/me/drivers/live/stream',
+      'GET /api/events/stream',
+      'GET /api/packages/{id}/track',
+      'GET /api/rides/{id}/track',
+    ]);
   });
 });
