@@ -19,9 +19,9 @@ const lastEventId = (request: FastifyRequest): string | undefined => {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 };
 
-export const trackingModule: FeatureModule = async (app, { services, guard }) => {
+export const trackingModule: FeatureModule = async (app, { deps, services, guard }) => {
   const { tracking, trackingHub: hub, liveMap } = services;
-  const streams = new SseRegistry();
+  const streams = new SseRegistry({ perAccount: deps.config.streamsPerAccount, perIp: deps.config.streamsPerIp });
   // An open stream would keep the server from closing.
   app.addHook('preClose', (done) => {
     streams.closeAll();
@@ -32,7 +32,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
   /** Opens the stream only once everything that could fail has: errors stay JSON in the error shape. */
   const followJob = (request: FastifyRequest, reply: FastifyReply, snap: JobSnapshot, mark: number, options: { auth?: AuthContext; viaToken: boolean }) => {
     let stop = () => undefined as void;
-    const sink = streams.connect(request, reply, () => stop());
+    const sink = streams.connect(request, reply, () => stop(), options.auth?.userId);
     stop = hub.follow(snap, sink, { mark, lastEventId: lastEventId(request), ...options });
   };
 
@@ -90,7 +90,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
     async (request, reply) => {
       const last = lastEventId(request);
       let stop = () => undefined as void;
-      const sink = streams.connect(request, reply, () => stop());
+      const sink = streams.connect(request, reply, () => stop(), request.auth.userId);
       // Live events wait while the missed ones are read, so that they arrive in order.
       const follow = hub.followAccount(sink, request.auth, { hold: last !== undefined });
       stop = follow.stop;
@@ -129,7 +129,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
       async (request, reply) => {
         const filter = filterOf(request);
         let stop = () => undefined as void;
-        const sink = streams.connect(request, reply, () => stop());
+        const sink = streams.connect(request, reply, () => stop(), request.auth.userId);
         stop = await liveMap.follow(sink, filter, request.auth);
         if (sink.closed) stop();
       },
