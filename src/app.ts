@@ -10,7 +10,7 @@ import { AuthGuard } from './http/authenticate.js';
 import type { App, FeatureModule, ModuleContext } from './http/context.js';
 import { errorBody, registerErrorHandling, SERVICE_UNAVAILABLE } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
-import { OneLinePerRequest, requestLogger } from './http/request-logger.js';
+import { OneLinePerRequest, requestLogger, serializeRequest } from './http/request-logger.js';
 import { lazySerializerFactory, validatorCompiler } from './http/validation.js';
 import { registerWebConsole } from './http/web-console.js';
 import { completeOpenApi } from './http/openapi.js';
@@ -49,30 +49,12 @@ const API_MODULES: FeatureModule[] = [
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Strips secrets that clients put in URLs: the access_token of WebSockets and streams, tracking links. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:access_token|token)=)[^&]*/gi, '$1[redacted]').replace(/(\/(?:tracking|t)\/)[^/?#]+/gi, '$1[redacted]');
-}
-
 /** Runs the per-process background work and, by default, the shared work (background.ts). */
 export async function buildApp({ deps, services: given }: { deps: Deps; services?: Services }): Promise<App> {
   const { config } = deps;
   const app = Fastify({
-    // Fastify's request serializer, with secrets in the query string (the WebSocket access_token) redacted.
-    loggerInstance: deps.logger.child(
-      {},
-      {
-        serializers: {
-          req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
-            method: req.method,
-            url: redactUrl(req.url),
-            host: req.host,
-            remoteAddress: req.ip,
-            remotePort: req.socket?.remotePort,
-          }),
-        },
-      },
-    ) as FastifyBaseLogger,
+    // Fastify's request serializer, with the secrets clients put in URLs redacted (access_token, tracking links).
+    loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     // Fastify trusts nothing for a bare hop count (it cannot check the peer): the count is applied here,
     // the socket's peer being hop 0, so TRUST_PROXY=1 takes the address the one proxy in front added.
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,

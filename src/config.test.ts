@@ -176,3 +176,18 @@ test('tracking: links on PUBLIC_BASE_URL (default this port on localhost), TRACK
   }
   assert.throws(() => loadConfig({ TRACKING_INTERVAL: 'often' }), /TRACKING_INTERVAL must be a duration/);
 });
+
+test('stream caps: STREAMS_PER_ACCOUNT (20) and STREAMS_PER_IP (200), positive whole numbers', () => {
+  const defaults = loadConfig({});
+  assert.deepEqual([defaults.streamsPerAccount, defaults.streamsPerIp], [20, 200]);
+  const set = loadConfig({ STREAMS_PER_ACCOUNT: '5', STREAMS_PER_IP: '5000' });
+  assert.deepEqual([set.streamsPerAccount, set.streamsPerIp], [5, 5000]);
+  assert.throws(() => loadConfig({ STREAMS_PER_ACCOUNT: '0', STREAMS_PER_IP: 'off' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    assert.deepEqual(err.problems, [
+      'STREAMS_PER_ACCOUNT must be a whole number from 1 to 1000000 (got "0")',
+      'STREAMS_PER_IP must be a whole number from 1 to 10000000 (got "off")',
+    ]);
+    return true;
+  });
+});

@@ -80,6 +80,9 @@ export interface Config {
   keepAliveTimeoutMs: number;
   maxConnections: number;
   wsMaxPerDriver: number;
+  /** Open event streams (SSE) per account and per client IP, on one process (contract section 14). */
+  streamsPerAccount: number;
+  streamsPerIp: number;
   /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
   metricsToken: string | undefined;
   /** Live tracking (contract section 14): links are publicBaseUrl + /t/ + token. */
@@ -350,6 +353,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keepAliveTimeoutMs: duration('KEEP_ALIVE_TIMEOUT', '72s'),
     maxConnections: int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
     wsMaxPerDriver: int('WS_MAX_PER_DRIVER', 2, 1, 1000),
+    streamsPerAccount: int('STREAMS_PER_ACCOUNT', 20, 1, 1_000_000),
+    streamsPerIp: int('STREAMS_PER_IP', 200, 1, 10_000_000),
     metricsToken: get('METRICS_TOKEN'),
     tracking: { publicBaseUrl: publicBaseUrl(get('PUBLIC_BASE_URL'), port, problems), intervalMs: duration('TRACKING_INTERVAL', '3s') },
   };

@@ -33,6 +33,8 @@ async function real() {
     NODE_ENV: 'bench',
     JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256-0123456789',
     RATE_LIMIT_GLOBAL: 'off',
+    // Every bench client is 127.0.0.1 (B9 opens 10,000 streams from it).
+    STREAMS_PER_IP: '10000000',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     DATA_DIR: process.env.DATA_DIR ?? '/tmp/rd-drivers-bench',
     DATABASE_URL: process.env.BENCH_DATABASE_URL,

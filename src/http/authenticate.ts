@@ -41,7 +41,17 @@ const CACHE_TTL_MS = 180_000;
 export const UNRELIABLE_BUS_MAX_AGE_MS = 1000;
 const CACHE_MAX = 50_000;
 
-function queryToken(request: FastifyRequest): string | undefined {
+/**
+ * The access token of a request: the Authorization header's bearer, or, where `fromQuery` allows it, the
+ * access_token query parameter. Only the event streams and the driver WebSocket allow it (contract
+ * section 14): a browser's EventSource and WebSocket cannot send headers. It is never logged
+ * (http/request-logger.ts).
+ */
+export function accessTokenOf(request: FastifyRequest, fromQuery: boolean): string | undefined {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (match) return match[1];
+  if (!fromQuery) return undefined;
   const value = (request.query as Record<string, unknown> | undefined)?.access_token;
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
@@ -83,7 +93,7 @@ export class AuthGuard {
    * onRequest hook: requires a valid bearer token and, when given, one of the roles. A callback
    * hook: a token and session seen recently are checked without a promise (every request pays this).
    */
-  required(roles?: Role[], options: { queryToken?: boolean } = {}): onRequestHookHandler {
+  required(roles?: Role[], options: { /** An event stream's: it also takes ?access_token= (accessTokenOf). */ queryToken?: boolean } = {}): onRequestHookHandler {
     // No closure is made per request on the cached path (tsx names every closure it makes, at a cost).
     const finish = (request: FastifyRequest, auth: AuthContext, done: (err?: Error) => void) => {
       request.auth = auth;
@@ -91,10 +101,7 @@ export class AuthGuard {
       done();
     };
     return (request: FastifyRequest, _reply, done) => {
-      const header = request.headers.authorization;
-      const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-      // A browser EventSource cannot send headers: stream routes also take ?access_token= (never logged).
-      const token = match?.[1] ?? (options.queryToken ? queryToken(request) : undefined);
+      const token = accessTokenOf(request, options.queryToken === true);
       if (!token) return done(unauthorized('Missing bearer token', 'MISSING_TOKEN'));
       let known: AuthContext | undefined;
       try {

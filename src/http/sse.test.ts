@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { MAX_QUEUED_BYTES, SseConnection, sseFrame } from './sse.js';
+import { AppError } from '../shared/errors.js';
+import { MAX_QUEUED_BYTES, SseConnection, SseRegistry, sseFrame } from './sse.js';
 
 /** A response whose socket buffer is full whenever `full` is set (write() then returns false). */
 class FakeResponse extends EventEmitter {
@@ -28,10 +29,15 @@ class FakeResponse extends EventEmitter {
   }
 }
 
-function open() {
+function exchange(ip = '127.0.0.1') {
   const res = new FakeResponse();
   const reply = { hijack() {}, raw: res, getHeaders: () => ({ 'x-request-id': 'r1' }) } as unknown as FastifyReply;
-  const request = { raw: { socket: { setNoDelay() {} } } } as unknown as FastifyRequest;
+  const request = { ip, raw: { socket: { setNoDelay() {} } } } as unknown as FastifyRequest;
+  return { res, reply, request };
+}
+
+function open() {
+  const { res, reply, request } = exchange();
   const connection = SseConnection.open(request, reply);
   res.written = [];
   return { res, connection };
@@ -108,4 +114,40 @@ test('end writes its last frame and what waits, then closes once', () => {
   assert.equal(closed, 1);
   res.emit('close');
   assert.equal(closed, 1);
+});
+
+test('the registry caps open streams per account and per address, and frees a slot when a stream ends', () => {
+  const registry = new SseRegistry({ perAccount: 2, perIp: 3 });
+  const connect = (account: string | undefined, ip = '10.0.0.1') => {
+    const { res, reply, request } = exchange(ip);
+    return { res, connection: registry.connect(request, reply, () => undefined, account) };
+  };
+  const refused = (fn: () => unknown, message: string) =>
+    assert.throws(fn, (err: unknown) => {
+      assert.ok(err instanceof AppError);
+      assert.deepEqual([err.statusCode, err.code, err.message, err.headers], [429, 'TOO_MANY_STREAMS', message, { 'retry-after': '3' }]);
+      return true;
+    });
+  const a1 = connect('a');
+  connect('a');
+  refused(() => connect('a', '10.0.0.2'), 'Too many open event streams for this account (at most 2): close one first');
+  // The public stream (no account) counts against its address only.
+  const anonymous = connect(undefined);
+  refused(() => connect('b'), 'Too many open event streams from this address (at most 3): close one first');
+  refused(() => connect(undefined), 'Too many open event streams from this address (at most 3): close one first');
+  // An IPv6 client is one /64, as the rate limits count it.
+  for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) connect(undefined, ip);
+  refused(() => connect(undefined, '2001:db8:1:2::4'), 'Too many open event streams from this address (at most 3): close one first');
+  assert.equal(registry.size, 6);
+
+  // Freed whoever ends it: the client going away, or the server ending the stream.
+  a1.res.emit('close');
+  connect('b');
+  anonymous.connection.end();
+  connect('a');
+  assert.equal(registry.size, 6);
+  refused(() => connect('a', '10.0.0.3'), 'Too many open event streams for this account (at most 2): close one first');
+  registry.closeAll();
+  assert.equal(registry.size, 0);
+  connect('a');
 });

@@ -5,6 +5,8 @@
 // per key while the socket is full.
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { tooManyRequests } from '../shared/errors.js';
+import { clientKey } from './rate-limit.js';
 
 export const HEARTBEAT_MS = 15_000;
 /** Must-arrive bytes held for one slow client before it is cut off (it then reconnects and replays). */
@@ -142,28 +144,60 @@ export class SseConnection implements SseSink {
 /** Heartbeats are spread over this many turns of the interval: one turn writing to every stream blocked the loop. */
 const HEARTBEAT_SLICES = 15;
 
-/** The open streams of one app: heartbeats for all of them, and an end to all of them when it closes. */
+/** Open streams allowed at once per account and per client address (STREAMS_PER_ACCOUNT, STREAMS_PER_IP). */
+export interface StreamCaps {
+  perAccount: number;
+  perIp: number;
+}
+
+/**
+ * The open streams of one app: heartbeats for all of them, their caps, and an end to all of them when
+ * it closes. The caps are counted on this process: they protect its sockets and memory, which is what
+ * one client holding thousands of streams costs (docs/tracking.md).
+ */
 export class SseRegistry {
   private readonly slices: Set<SseConnection>[] = Array.from({ length: HEARTBEAT_SLICES }, () => new Set());
   private next = 0;
   private turn = 0;
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
+  private readonly byAccount = new Map<string, number>();
+  private readonly byIp = new Map<string, number>();
 
-  constructor(private readonly heartbeatMs = HEARTBEAT_MS) {}
+  constructor(
+    private readonly caps: StreamCaps,
+    private readonly heartbeatMs = HEARTBEAT_MS,
+  ) {}
 
   get size(): number {
     return this.count;
   }
 
-  connect(request: FastifyRequest, reply: FastifyReply, onClose: () => void): SseConnection {
+  /**
+   * Opens the stream of `account` (none for the public tracking stream: its IP is counted only), or
+   * throws 429 TOO_MANY_STREAMS while the account or the client's IP holds its cap. Its slots are
+   * free again when the stream ends, whoever ends it.
+   */
+  connect(request: FastifyRequest, reply: FastifyReply, onClose: () => void, account?: string): SseConnection {
+    // As the rate limits count a client: its IPv4 address or its IPv6 /64.
+    const ip = clientKey(request.ip);
+    if (account !== undefined && (this.byAccount.get(account) ?? 0) >= this.caps.perAccount) {
+      throw tooManyStreams(`Too many open event streams for this account (at most ${this.caps.perAccount}): close one first`);
+    }
+    if ((this.byIp.get(ip) ?? 0) >= this.caps.perIp) {
+      throw tooManyStreams(`Too many open event streams from this address (at most ${this.caps.perIp}): close one first`);
+    }
     const connection = SseConnection.open(request, reply);
     const slice = this.slices[this.next++ % HEARTBEAT_SLICES]!;
     slice.add(connection);
     this.count += 1;
+    if (account !== undefined) add(this.byAccount, account, 1);
+    add(this.byIp, ip, 1);
     connection.closing(() => {
       slice.delete(connection);
       this.count -= 1;
+      if (account !== undefined) add(this.byAccount, account, -1);
+      add(this.byIp, ip, -1);
       onClose();
     });
     if (!this.timer) {
@@ -181,4 +215,13 @@ export class SseRegistry {
     this.timer = undefined;
     for (const slice of this.slices) for (const c of [...slice]) c.end();
   }
+}
+
+/** Retry-After of a refused stream: the reconnection delay a browser is given (`retry:`). */
+const tooManyStreams = (message: string) => tooManyRequests(message, RETRY_MS / 1000, 'TOO_MANY_STREAMS');
+
+function add(counts: Map<string, number>, key: string, delta: number): void {
+  const value = (counts.get(key) ?? 0) + delta;
+  if (value > 0) counts.set(key, value);
+  else counts.delete(key);
 }

@@ -1,9 +1,9 @@
 // The driver WebSocket (GET /drivers/me/stream): position messages in, pushed jobs and updates out.
 import websocket from '@fastify/websocket';
-import type { FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import type { WebSocket } from 'ws';
+import { accessTokenOf } from '../../http/authenticate.js';
 import type { App, ModuleContext } from '../../http/context.js';
 import { compileBodySchema, describeValidationError } from '../../http/validation.js';
 import { forbidden, notFound, unauthorized } from '../../shared/errors.js';
@@ -25,16 +25,6 @@ interface Connection {
   socket: WebSocket;
   driverId: string;
   sessionId: string;
-}
-
-/** The access token: Authorization header, or the access_token query parameter (never logged). */
-function tokenOf(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (match) return match[1];
-  const query = request.query as Record<string, unknown> | undefined;
-  const fromQuery = query?.access_token;
-  return typeof fromQuery === 'string' && fromQuery.length > 0 ? fromQuery : undefined;
 }
 
 export async function registerDriverStream(app: App, ctx: ModuleContext, { live }: { live: LiveDrivers }) {
@@ -86,7 +76,8 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
     {
       websocket: true,
       onRequest: async (request) => {
-        const token = tokenOf(request);
+        // A browser WebSocket cannot send headers: the token may come as ?access_token= (never logged).
+        const token = accessTokenOf(request, true);
         if (!token) throw unauthorized('Missing bearer token', 'MISSING_TOKEN');
         request.auth = await guard.authenticateToken(token);
         if (request.auth.role !== 'DRIVER') throw forbidden('This action requires role DRIVER', 'WRONG_ROLE');

@@ -7,7 +7,7 @@ import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { JobSnapshot, JobType } from './tracking-hub.js';
 import { parseBbox, type MapFilter } from './live-map.js';
-import { EventStream, LiveDrivers, LiveMapQuery, RotatedTracking, StreamQuery, TokenParams, TrackingView } from './tracking.schemas.js';
+import { EventStream, LiveDrivers, LiveMapQuery, LiveMapStreamQuery, NoQuery, RotatedTracking, StreamQuery, TokenParams, TrackingView } from './tracking.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 const streamDescription =
@@ -19,9 +19,9 @@ const lastEventId = (request: FastifyRequest): string | undefined => {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 };
 
-export const trackingModule: FeatureModule = async (app, { services, guard }) => {
+export const trackingModule: FeatureModule = async (app, { deps, services, guard }) => {
   const { tracking, trackingHub: hub, liveMap } = services;
-  const streams = new SseRegistry();
+  const streams = new SseRegistry({ perAccount: deps.config.streamsPerAccount, perIp: deps.config.streamsPerIp });
   // An open stream would keep the server from closing.
   app.addHook('preClose', (done) => {
     streams.closeAll();
@@ -32,7 +32,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
   /** Opens the stream only once everything that could fail has: errors stay JSON in the error shape. */
   const followJob = (request: FastifyRequest, reply: FastifyReply, snap: JobSnapshot, mark: number, options: { auth?: AuthContext; viaToken: boolean }) => {
     let stop = () => undefined as void;
-    const sink = streams.connect(request, reply, () => stop());
+    const sink = streams.connect(request, reply, () => stop(), options.auth?.userId);
     stop = hub.follow(snap, sink, { mark, lastEventId: lastEventId(request), ...options });
   };
 
@@ -90,7 +90,7 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
     async (request, reply) => {
       const last = lastEventId(request);
       let stop = () => undefined as void;
-      const sink = streams.connect(request, reply, () => stop());
+      const sink = streams.connect(request, reply, () => stop(), request.auth.userId);
       // Live events wait while the missed ones are read, so that they arrive in order.
       const follow = hub.followAccount(sink, request.auth, { hold: last !== undefined });
       stop = follow.stop;
@@ -106,12 +106,17 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
     },
   );
 
-  const liveMapRoutes = (path: string, role: 'ADMIN' | 'COMPANY', filterOf: (request: FastifyRequest) => MapFilter, querystring = StreamQuery as typeof StreamQuery | typeof LiveMapQuery) => {
+  const liveMapRoutes = (
+    path: string,
+    role: 'ADMIN' | 'COMPANY',
+    filterOf: (request: FastifyRequest) => MapFilter,
+    query: { json: typeof NoQuery | typeof LiveMapQuery; stream: typeof StreamQuery | typeof LiveMapStreamQuery },
+  ) => {
     app.get(
       path,
       {
         onRequest: guard.required([role]),
-        schema: { tags, summary: 'Drivers on the live map, from the live index (at most 5,000)', security, querystring, response: { 200: LiveDrivers, ...errors(400, 401, 403) } },
+        schema: { tags, summary: 'Drivers on the live map, from the live index (at most 5,000)', security, querystring: query.json, response: { 200: LiveDrivers, ...errors(400, 401, 403) } },
       },
       async (request) => liveMap.list(filterOf(request)),
     );
@@ -119,17 +124,17 @@ export const trackingModule: FeatureModule = async (app, { services, guard }) =>
       `${path}/stream`,
       {
         onRequest: guard.required([role], { queryToken: true }),
-        schema: { tags, summary: 'The live map as SSE: a snapshot, then the drivers that changed each TRACKING_INTERVAL', description: streamDescription, security, querystring, response: { 200: EventStream, ...errors(400, 401, 403) } },
+        schema: { tags, summary: 'The live map as SSE: a snapshot, then the drivers that changed each TRACKING_INTERVAL', description: streamDescription, security, querystring: query.stream, response: { 200: EventStream, ...errors(400, 401, 403) } },
       },
       async (request, reply) => {
         const filter = filterOf(request);
         let stop = () => undefined as void;
-        const sink = streams.connect(request, reply, () => stop());
+        const sink = streams.connect(request, reply, () => stop(), request.auth.userId);
         stop = await liveMap.follow(sink, filter, request.auth);
         if (sink.closed) stop();
       },
     );
   };
-  liveMapRoutes('/admin/drivers/live', 'ADMIN', (request) => ({ bbox: parseBbox((request.query as { bbox: string }).bbox) }), LiveMapQuery);
-  liveMapRoutes('/companies/me/drivers/live', 'COMPANY', (request) => ({ companyId: request.auth.userId }));
+  liveMapRoutes('/admin/drivers/live', 'ADMIN', (request) => ({ bbox: parseBbox((request.query as { bbox: string }).bbox) }), { json: LiveMapQuery, stream: LiveMapStreamQuery });
+  liveMapRoutes('/companies/me/drivers/live', 'COMPANY', (request) => ({ companyId: request.auth.userId }), { json: NoQuery, stream: StreamQuery });
 };

@@ -11677,6 +11677,7 @@ export interface operations {
     getPackagesIdTrack: {
         parameters: {
             query?: {
+                /** @description The access token, for a browser EventSource (never logged) */
                 access_token?: string;
             };
             header?: never;
@@ -11777,6 +11778,7 @@ export interface operations {
     getRidesIdTrack: {
         parameters: {
             query?: {
+                /** @description The access token, for a browser EventSource (never logged) */
                 access_token?: string;
             };
             header?: never;
@@ -11877,6 +11879,7 @@ export interface operations {
     getEventsStream: {
         parameters: {
             query?: {
+                /** @description The access token, for a browser EventSource (never logged) */
                 access_token?: string;
             };
             header?: never;
@@ -11965,7 +11968,6 @@ export interface operations {
             query: {
                 /** @description minLng,minLat,maxLng,maxLat (WGS84 degrees; at most 30 degrees each way) */
                 bbox: string;
-                access_token?: string;
             };
             header?: never;
             path?: never;
@@ -12068,6 +12070,7 @@ export interface operations {
             query: {
                 /** @description minLng,minLat,maxLng,maxLat (WGS84 degrees; at most 30 degrees each way) */
                 bbox: string;
+                /** @description The access token, for a browser EventSource (never logged) */
                 access_token?: string;
             };
             header?: never;
@@ -12153,9 +12156,7 @@ export interface operations {
     };
     getCompaniesMeDriversLive: {
         parameters: {
-            query?: {
-                access_token?: string;
-            };
+            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
@@ -12255,6 +12256,7 @@ export interface operations {
     getCompaniesMeDriversLiveStream: {
         parameters: {
             query?: {
+                /** @description The access token, for a browser EventSource (never logged) */
                 access_token?: string;
             };
             header?: never;
