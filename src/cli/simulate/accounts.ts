@@ -18,6 +18,20 @@ export interface Account {
   extra: Record<string, unknown>;
 }
 
+/** The business or the customer of a seed: the same account on every run with that seed. */
+export function seededAccount(seed: number, role: 'BUSINESS' | 'CUSTOMER', extra: Record<string, unknown>): Account {
+  const name = role === 'BUSINESS' ? 'Business' : 'Customer';
+  return {
+    email: `sim${seed}-${name.toLowerCase()}@sim.example`,
+    phone: `+254${role === 'BUSINESS' ? '7200' : '7210'}${String(seed % 100_000).padStart(5, '0')}`,
+    password: `sim${seed}-${name}-pass`,
+    role,
+    firstName: 'Simulated',
+    lastName: name,
+    extra,
+  };
+}
+
 export class Accounts {
   private admin: Session | undefined;
   constructor(

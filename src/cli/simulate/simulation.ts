@@ -1,5 +1,5 @@
 // The run: the simulated business, customer and fleet, the demand loop and the tally for the report.
-import type { Accounts, Session } from './accounts.js';
+import { seededAccount, type Accounts, type Session } from './accounts.js';
 import { ApiError, sleep, type Api } from './client.js';
 import { SimDriver } from './driver.js';
 import { pointIn, rng, VEHICLES } from './geo.js';
@@ -49,25 +49,11 @@ export class Simulation {
     const { opts } = this;
     const prefix = `sim${opts.seed}`;
     // Accounts are deterministic per seed, so a second run reuses them.
-    const business = await this.accounts.ensure({
-      email: `${prefix}-business@sim.example`,
-      phone: `+2547200${String(opts.seed % 100_000).padStart(5, '0')}`,
-      password: `${prefix}-Business-pass`,
-      role: 'BUSINESS',
-      firstName: 'Simulated',
-      lastName: 'Business',
-      extra: { businessName: `Simulated Parcels ${opts.seed}`, businessAddress: 'Simulated Road 1' },
-    });
+    const business = await this.accounts.ensure(
+      seededAccount(opts.seed, 'BUSINESS', { businessName: `Simulated Parcels ${opts.seed}`, businessAddress: 'Simulated Road 1' }),
+    );
     if (opts.webhook) await this.ensureWebhook(business, opts.webhook);
-    const customer = await this.accounts.ensure({
-      email: `${prefix}-customer@sim.example`,
-      phone: `+2547210${String(opts.seed % 100_000).padStart(5, '0')}`,
-      password: `${prefix}-Customer-pass`,
-      role: 'CUSTOMER',
-      firstName: 'Simulated',
-      lastName: 'Customer',
-      extra: {},
-    });
+    const customer = await this.accounts.ensure(seededAccount(opts.seed, 'CUSTOMER', {}));
 
     const driverRandom = rng(opts.seed * 7919 + 1);
     const concurrency = 8;
