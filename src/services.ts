@@ -5,7 +5,14 @@ import { IdempotencyStore } from './http/idempotency.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AccountService } from './modules/auth/accounts.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { CodesRepository } from './modules/auth/codes.repository.js';
+import { CodesService } from './modules/auth/codes.service.js';
+import { PasswordService } from './modules/auth/passwords.service.js';
+import { SessionsRepository } from './modules/auth/sessions.repository.js';
+import { SessionsService } from './modules/auth/sessions.service.js';
 import { TokenService } from './modules/auth/tokens.js';
+import { UsersRepository } from './modules/auth/users.repository.js';
+import { CountriesRepository } from './modules/countries/countries.repository.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
@@ -30,6 +37,9 @@ export interface Services {
   tokens: TokenService;
   sms: SmsSender;
   accounts: AccountService;
+  codes: CodesService;
+  sessions: SessionsService;
+  passwords: PasswordService;
   auth: AuthService;
   admin: AdminService;
   /** This process's live driver index (loaded and written behind by background.ts). */
@@ -62,17 +72,19 @@ export function createServices(deps: Deps): Services {
     clock,
   });
   const sms = createSmsSender(config, deps.logger, clock);
-  const accounts = new AccountService({ db, clock });
-  const auth = new AuthService({
-    db,
+  const users = new UsersRepository(db);
+  const countries = new CountriesRepository(db);
+  const accounts = new AccountService({ db, clock, users, countries });
+  const codes = new CodesService({
+    repo: new CodesRepository(db),
     clock,
     config,
     codeKey: createHmac('sha256', config.jwtSecret).update('otp-code-key').digest('hex'),
-    tokens,
-    bus,
     sms,
-    accounts,
   });
+  const sessions = new SessionsService({ repo: new SessionsRepository(db), clock, config, tokens, bus });
+  const passwords = new PasswordService({ db, clock, users, codes, sessions });
+  const auth = new AuthService({ db, users, accounts, codes, passwords, sessions });
   const live = new LiveDrivers(deps);
   const driversRepo = new DriversRepository(db, clock);
   const dispatch = new DispatchService({
@@ -125,8 +137,11 @@ export function createServices(deps: Deps): Services {
     tokens,
     sms,
     accounts,
+    codes,
+    sessions,
+    passwords,
     auth,
-    admin: new AdminService({ db, clock, sms, accounts, auth }),
+    admin: new AdminService({ db, clock, sms, users, countries, accounts, sessions }),
     live,
     driversRepo,
     drivers: new DriversService({ repo: driversRepo, live, bus }),

@@ -6,6 +6,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { AccountService } from '../modules/auth/accounts.service.js';
+import { UsersRepository } from '../modules/auth/users.repository.js';
+import { CountriesRepository } from '../modules/countries/countries.repository.js';
 import { toUserResponse } from '../modules/auth/users.schemas.js';
 import { AppError } from '../shared/errors.js';
 import { systemClock } from '../shared/clock.js';
@@ -56,7 +58,8 @@ async function main(): Promise<number> {
   const database = await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, 'pgdata') });
   try {
     await migrateToLatest(database.db);
-    const accounts = new AccountService({ db: database.db, clock: systemClock });
+    const { db } = database;
+    const accounts = new AccountService({ db, clock: systemClock, users: new UsersRepository(db), countries: new CountriesRepository(db) });
     const user = await accounts.createAccount({
       email: values.email,
       phone: values.phone,

@@ -1,11 +1,9 @@
 // Admin routes: accounts (list, read, approve, reject, suspend, reactivate, create) and countries.
-import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
-import { conflict, notFound } from '../../shared/errors.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import { Body, IdParams, Role, errorResponses as errors } from '../../shared/schemas.js';
-import { CountryResponse, toCountryResponse } from '../countries/countries.schemas.js';
+import { CountryResponse } from '../countries/countries.schemas.js';
 import { AccountFields, RoleFields } from '../auth/auth.schemas.js';
 import { AccountStatus, UserResponse } from '../auth/users.schemas.js';
 
@@ -36,7 +34,6 @@ const UpdateCountryBody = Body(
 
 export const adminModule: FeatureModule = async (app, ctx) => {
   const { deps } = ctx;
-  const db = deps.database.db;
   const { admin } = ctx.services;
   const onlyAdmin = ctx.guard.required(['ADMIN']);
 
@@ -124,17 +121,9 @@ export const adminModule: FeatureModule = async (app, ctx) => {
       schema: { tags, security, summary: 'Add a country', body: CreateCountryBody, response: { 201: CountryResponse, ...errors(400, 401, 403, 409) } },
     },
     async (request, reply) => {
-      const { code, name, currency, dialCode } = request.body;
-      const exists = await db.selectFrom('countries').select('id').where('code', '=', code).executeTakeFirst();
-      if (exists) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
-      const now = deps.clock.now();
-      const row = await db
-        .insertInto('countries')
-        .values({ id: randomUUID(), code, name, currency, dial_code: dialCode, created_at: now, updated_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const country = await admin.createCountry(request.body);
       reply.code(201);
-      return toCountryResponse(row);
+      return country;
     },
   );
 
@@ -151,31 +140,6 @@ export const adminModule: FeatureModule = async (app, ctx) => {
         response: { 200: CountryResponse, ...errors(400, 401, 403, 404, 409) },
       },
     },
-    async (request) => {
-      const { code, name, currency, dialCode } = request.body;
-      if (code) {
-        const taken = await db
-          .selectFrom('countries')
-          .select('id')
-          .where('code', '=', code)
-          .where('id', '!=', request.params.id)
-          .executeTakeFirst();
-        if (taken) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
-      }
-      const row = await db
-        .updateTable('countries')
-        .set({
-          ...(code ? { code } : {}),
-          ...(name ? { name } : {}),
-          ...(currency ? { currency } : {}),
-          ...(dialCode ? { dial_code: dialCode } : {}),
-          updated_at: deps.clock.now(),
-        })
-        .where('id', '=', request.params.id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
-      return toCountryResponse(row);
-    },
+    async (request) => admin.updateCountry(request.params.id, request.body),
   );
 };

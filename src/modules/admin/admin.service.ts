@@ -1,6 +1,6 @@
-// Account administration: listing, approval, rejection, suspension, reactivation, creation.
-import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+// Account administration (listing, approval, rejection, suspension, reactivation, creation) and
+// the administration of countries.
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DB } from '../../db/database.js';
 import type { AccountStatus, Role } from '../../db/schema.js';
 import type { SmsSender } from '../../sms/sms.js';
@@ -8,10 +8,31 @@ import type { Clock } from '../../shared/clock.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toPage } from '../../shared/pagination.js';
 import type { AccountService, NewAccount } from '../auth/accounts.service.js';
-import type { AuthService } from '../auth/auth.service.js';
-import { USER_COLUMNS, toUserResponse, type UserResponse } from '../auth/users.schemas.js';
+import type { SessionsService } from '../auth/sessions.service.js';
+import type { UsersRepository } from '../auth/users.repository.js';
+import { toUserResponse, type UserResponse } from '../auth/users.schemas.js';
+import type { CountriesRepository } from '../countries/countries.repository.js';
+import { toCountryResponse } from '../countries/countries.schemas.js';
 
 type Transition = 'approve' | 'reject' | 'suspend' | 'reactivate';
+
+export interface CountryInput {
+  code: string;
+  name: string;
+  currency: string;
+  dialCode: string;
+}
+
+export interface AdminServiceDeps {
+  /** For the transaction of a status change and the revocation of the account's sessions. */
+  db: DB;
+  clock: Clock;
+  sms: SmsSender;
+  users: UsersRepository;
+  countries: CountriesRepository;
+  accounts: AccountService;
+  sessions: SessionsService;
+}
 
 const TRANSITIONS: Record<Transition, { from: AccountStatus[]; to: AccountStatus }> = {
   approve: { from: ['PENDING_APPROVAL', 'REJECTED'], to: 'ACTIVE' },
@@ -21,24 +42,12 @@ const TRANSITIONS: Record<Transition, { from: AccountStatus[]; to: AccountStatus
 };
 
 export class AdminService {
-  constructor(
-    private readonly deps: { db: DB; clock: Clock; sms: SmsSender; accounts: AccountService; auth: AuthService },
-  ) {}
+  constructor(private readonly deps: AdminServiceDeps) {}
 
   async listUsers(query: { role?: Role; status?: AccountStatus; limit?: number; cursor?: string }) {
     const limit = query.limit ?? 20;
     const cursor = decodeCursor(query.cursor);
-    let q = this.deps.db.selectFrom('users').select(USER_COLUMNS);
-    if (query.role) q = q.where('role', '=', query.role);
-    if (query.status) q = q.where('status', '=', query.status);
-    // Compared at millisecond precision: the cursor carries an ISO (ms) timestamp.
-    const at = sql`date_trunc('milliseconds', created_at)`;
-    if (cursor) q = q.where(sql<boolean>`(${at}, id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)`);
-    const rows = await q
-      .orderBy(at, 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1)
-      .execute();
+    const rows = await this.deps.users.list({ role: query.role, status: query.status, cursor, limit });
     return toPage(
       rows.map((r) => ({ ...r, createdAt: new Date(r.created_at) })),
       limit,
@@ -47,7 +56,7 @@ export class AdminService {
   }
 
   async getUser(id: string): Promise<UserResponse> {
-    const row = await this.deps.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+    const row = await this.deps.users.getById(id);
     if (!row) throw notFound('User not found', 'USER_NOT_FOUND');
     return toUserResponse(row);
   }
@@ -62,22 +71,16 @@ export class AdminService {
       throw conflict('An admin cannot suspend or reject its own account', 'INVALID_STATUS_TRANSITION');
     }
     const { user, revoked } = await this.deps.db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('users')
-        .set({ status: to, status_reason: reason ?? null, updated_at: this.deps.clock.now() })
-        .where('id', '=', userId)
-        .where('status', 'in', from)
-        .returning(USER_COLUMNS)
-        .executeTakeFirst();
+      const updated = await this.deps.users.updateStatus(userId, { from, to, reason: reason ?? null, now: this.deps.clock.now() }, trx);
       if (!updated) {
-        const current = await trx.selectFrom('users').select('status').where('id', '=', userId).executeTakeFirst();
+        const current = await this.deps.users.getStatus(userId, trx);
         if (!current) throw notFound('User not found', 'USER_NOT_FOUND');
-        throw conflict(`Cannot ${action} an account whose status is ${current.status}`, 'INVALID_STATUS_TRANSITION');
+        throw conflict(`Cannot ${action} an account whose status is ${current}`, 'INVALID_STATUS_TRANSITION');
       }
-      const revokedIds = to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.auth.revokeSessions(userId, trx) : [];
+      const revokedIds = to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.sessions.revokeSessions(userId, trx) : [];
       return { user: updated, revoked: revokedIds };
     });
-    this.deps.auth.announceRevoked(userId, revoked, to);
+    this.deps.sessions.announceRevoked(userId, revoked, to);
     if (action === 'approve') {
       await this.deps.sms.send(user.phone, 'Your account has been approved. You can now log in.');
     }
@@ -89,8 +92,7 @@ export class AdminService {
    * generated password and returns that password, which the caller prints once; else undefined.
    */
   async ensureFirstRunAdmin(admin: { email: string; phone: string }): Promise<string | undefined> {
-    const any = await this.deps.db.selectFrom('users').select('id').where('role', '=', 'ADMIN').limit(1).executeTakeFirst();
-    if (any) return undefined;
+    if (await this.deps.users.getAnyIdByRole('ADMIN')) return undefined;
     const password = randomBytes(12).toString('base64url');
     const created = await this.ensureAdmin({ ...admin, password });
     return created === 'created' ? password : undefined;
@@ -98,12 +100,7 @@ export class AdminService {
 
   /** Start-up bootstrap: creates the ADMIN account when no account has that e-mail (idempotent). */
   async ensureAdmin(admin: { email: string; phone: string; password: string }): Promise<'created' | 'exists'> {
-    const existing = await this.deps.db
-      .selectFrom('users')
-      .select('id')
-      .where(sql`lower(email)`, '=', admin.email.toLowerCase())
-      .executeTakeFirst();
-    if (existing) return 'exists';
+    if (await this.deps.users.getIdByEmail(admin.email)) return 'exists';
     try {
       await this.deps.accounts.createAccount({
         ...admin,
@@ -120,5 +117,34 @@ export class AdminService {
       if ((err as { code?: string }).code === 'EMAIL_TAKEN') return 'exists';
       throw err;
     }
+  }
+
+  async createCountry(input: CountryInput) {
+    if (await this.deps.countries.getIdByCode(input.code)) throw conflict(`Country ${input.code} already exists`, 'COUNTRY_EXISTS');
+    const now = this.deps.clock.now();
+    const row = await this.deps.countries.insert({
+      id: randomUUID(),
+      code: input.code,
+      name: input.name,
+      currency: input.currency,
+      dial_code: input.dialCode,
+      created_at: now,
+      updated_at: now,
+    });
+    return toCountryResponse(row);
+  }
+
+  async updateCountry(id: string, changes: Partial<CountryInput>) {
+    const { code, name, currency, dialCode } = changes;
+    if (code && (await this.deps.countries.getIdByCode(code, id))) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
+    const row = await this.deps.countries.update(id, {
+      ...(code ? { code } : {}),
+      ...(name ? { name } : {}),
+      ...(currency ? { currency } : {}),
+      ...(dialCode ? { dial_code: dialCode } : {}),
+      updated_at: this.deps.clock.now(),
+    });
+    if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    return toCountryResponse(row);
   }
 }

@@ -1,13 +1,16 @@
 // Creating accounts with their role profiles: public registration, admin creation, bootstrap and CLI.
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { DB } from '../../db/database.js';
+import type { Executor } from '../../db/executor.js';
 import type { AccountStatus, Database, OrderType, Role, VehicleType } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
+import type { CountriesRepository } from '../countries/countries.repository.js';
 import { assertAcceptablePassword, hashPassword } from './passwords.js';
-import { USER_COLUMNS, type UserRow } from './users.schemas.js';
+import type { UsersRepository } from './users.repository.js';
+import type { UserRow } from './users.schemas.js';
 
 export interface NewAccount {
   email: string;
@@ -45,8 +48,6 @@ const ALL_ROLE_FIELDS: (keyof NewAccount)[] = [
   'serviceTypes',
 ];
 
-type Executor = DB | Transaction<Database>;
-
 export function assertValidPhone(phone: string, field = 'phone'): void {
   const parsed = /^\+[1-9]\d{6,14}$/.test(phone) ? parsePhoneNumberFromString(phone) : undefined;
   if (!parsed || !parsed.isValid() || parsed.number !== phone) {
@@ -75,38 +76,32 @@ export function assertValidAccountFields(input: NewAccount): void {
 }
 
 export class AccountService {
-  constructor(private readonly deps: { db: DB; clock: Clock }) {}
+  constructor(
+    private readonly deps: {
+      /** For the transaction that creates a user and its profile together. */
+      db: DB;
+      clock: Clock;
+      users: UsersRepository;
+      countries: CountriesRepository;
+    },
+  ) {}
 
-  async assertCanCreate(input: NewAccount, db: Executor = this.deps.db): Promise<void> {
-    if (input.countryId) {
-      const country = await db.selectFrom('countries').select('id').where('id', '=', input.countryId).executeTakeFirst();
-      if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+  async assertCanCreate(input: NewAccount, db?: Executor): Promise<void> {
+    if (input.countryId && !(await this.deps.countries.exists(input.countryId, db))) {
+      throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     }
-    if (input.companyId) {
-      const company = await db
-        .selectFrom('users')
-        .select('id')
-        .where('id', '=', input.companyId)
-        .where('role', '=', 'COMPANY')
-        .where('status', '=', 'ACTIVE')
-        .executeTakeFirst();
-      if (!company) throw notFound('Company not found', 'COMPANY_NOT_FOUND');
+    if (input.companyId && !(await this.deps.users.getActiveCompanyId(input.companyId, db))) {
+      throw notFound('Company not found', 'COMPANY_NOT_FOUND');
     }
     await this.assertIdentifiersFree(input.email, input.phone, db);
   }
 
-  async assertIdentifiersFree(email: string | undefined, phone: string | undefined, db: Executor = this.deps.db): Promise<void> {
-    if (email !== undefined) {
-      const taken = await db
-        .selectFrom('users')
-        .select('id')
-        .where(sql`lower(email)`, '=', email.toLowerCase())
-        .executeTakeFirst();
-      if (taken) throw conflict('E-mail is already registered', 'EMAIL_TAKEN');
+  async assertIdentifiersFree(email: string | undefined, phone: string | undefined, db?: Executor): Promise<void> {
+    if (email !== undefined && (await this.deps.users.getIdByEmail(email, db))) {
+      throw conflict('E-mail is already registered', 'EMAIL_TAKEN');
     }
-    if (phone !== undefined) {
-      const taken = await db.selectFrom('users').select('id').where('phone', '=', phone).executeTakeFirst();
-      if (taken) throw conflict('Phone number is already registered', 'PHONE_TAKEN');
+    if (phone !== undefined && (await this.deps.users.getIdByPhone(phone, db))) {
+      throw conflict('Phone number is already registered', 'PHONE_TAKEN');
     }
   }
 
@@ -122,11 +117,11 @@ export class AccountService {
       await this.assertCanCreate(input, tx);
       const id = randomUUID();
       const now = this.deps.clock.now();
+      const { users } = this.deps;
       let user: UserRow;
       try {
-        user = await tx
-          .insertInto('users')
-          .values({
+        user = await users.insert(
+          {
             id,
             email: normalizeEmail(input.email),
             phone: input.phone,
@@ -140,30 +135,27 @@ export class AccountService {
             is_phone_verified: input.isPhoneVerified ?? false,
             created_at: now,
             updated_at: now,
-          })
-          .returning(USER_COLUMNS)
-          .executeTakeFirstOrThrow();
+          },
+          tx,
+        );
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }
       if (input.role === 'BUSINESS') {
-        await tx
-          .insertInto('business_profiles')
-          .values({ user_id: id, business_name: input.businessName!, business_address: input.businessAddress ?? null })
-          .execute();
+        await users.insertBusinessProfile({ user_id: id, business_name: input.businessName!, business_address: input.businessAddress ?? null }, tx);
       } else if (input.role === 'COMPANY') {
-        await tx.insertInto('company_profiles').values({ user_id: id, company_name: input.companyName! }).execute();
+        await users.insertCompanyProfile({ user_id: id, company_name: input.companyName! }, tx);
       } else if (input.role === 'DRIVER') {
-        await tx
-          .insertInto('driver_profiles')
-          .values({
+        await users.insertDriverProfile(
+          {
             user_id: id,
             vehicle_type: input.vehicleType!,
             vehicle_plate: input.vehiclePlate!,
             company_id: input.companyId ?? null,
             service_types: [...new Set<OrderType>(input.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'])],
-          })
-          .execute();
+          },
+          tx,
+        );
       }
       return user;
     };

@@ -22,7 +22,7 @@ const tags = ['auth'];
 const bearer = [{ bearerAuth: [] }];
 
 export const authModule: FeatureModule = async (app, ctx) => {
-  const { auth } = ctx.services;
+  const { auth, codes, sessions, passwords } = ctx.services;
 
   app.post(
     '/auth/register/send-otp',
@@ -90,7 +90,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
       },
     },
     async (request) => {
-      await auth.resendLoginOtp(request.body.sessionId, request.body.phone);
+      await codes.resendLogin(request.body.sessionId, request.body.phone);
       return { success: true, message: 'A new verification code was sent to your phone' };
     },
   );
@@ -121,7 +121,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
         response: { 200: RefreshResponse, ...errors(400, 401, 403) },
       },
     },
-    async (request) => ({ success: true, accessToken: await auth.refresh(request.body.refreshToken) }),
+    async (request) => ({ success: true, accessToken: await sessions.refresh(request.body.refreshToken) }),
   );
 
   app.post(
@@ -135,7 +135,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
       },
     },
     async (request) => {
-      await auth.logout(request.body.refreshToken);
+      await sessions.logout(request.body.refreshToken);
       return { success: true, message: 'Logged out' };
     },
   );
@@ -160,7 +160,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
       },
     },
     async (request) => {
-      const { sessionId, phone } = await auth.forgotPassword(request.body.identifier);
+      const { sessionId, phone } = await passwords.forgotPassword(request.body.identifier);
       return { success: true, sessionId, phone, message: 'If the account exists, a reset code was sent to its phone' };
     },
   );
@@ -177,7 +177,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
     },
     async (request) => {
       const { sessionId, phone, code, newPassword } = request.body;
-      await auth.resetPassword(sessionId, phone, code, newPassword);
+      await passwords.resetPassword(sessionId, phone, code, newPassword);
       return { success: true, message: 'Password changed; log in with the new password' };
     },
   );
@@ -196,7 +196,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
     },
     async (request) => {
       const { currentPassword, newPassword } = request.body;
-      await auth.changePassword(request.auth.userId, request.auth.sessionId, currentPassword, newPassword);
+      await passwords.changePassword(request.auth.userId, request.auth.sessionId, currentPassword, newPassword);
       return { success: true, message: 'Password changed' };
     },
   );

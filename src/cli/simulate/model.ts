@@ -1,0 +1,30 @@
+// What the simulator's parts share: places, vehicles, money and the record of a job it created.
+
+export type VehicleType = 'BIKE' | 'CAR' | 'VAN' | 'TRUCK';
+export type JobType = 'PACKAGE' | 'RIDE';
+export interface LatLng {
+  lat: number;
+  lng: number;
+}
+
+export interface Money {
+  amount: number;
+  currency: string;
+}
+
+export interface JobRecord {
+  type: JobType;
+  id: string;
+  createdAt: number;
+  assignedAt?: number;
+  deliveryCode?: string;
+  pickup: LatLng;
+  dropoff: LatLng;
+  vehicleType: VehicleType;
+  outcome?: 'COMPLETED' | 'FAILED' | 'CANCELLED';
+  /** Left over from an earlier run (not counted; its delivery code, if any, is unknown). */
+  adopted?: boolean;
+  /** The price locked from its quote, and a completed ride's final fare. */
+  price?: Money;
+  fare?: Money;
+}

@@ -1,0 +1,88 @@
+// Login sessions (section 4): issuing the token pair, refresh, logout, revocation and its announcements.
+import { createHash, randomUUID } from 'node:crypto';
+import type { Config } from '../../config.js';
+import type { Executor } from '../../db/executor.js';
+import type { Role } from '../../db/schema.js';
+import { STATUS_MESSAGES } from '../../shared/auth-context.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { forbidden, unauthorized } from '../../shared/errors.js';
+import type { SessionsRepository } from './sessions.repository.js';
+import type { TokenService } from './tokens.js';
+
+type SessionsConfig = Pick<Config, 'refreshTokenTtlMs' | 'rememberMeRefreshTokenTtlMs'>;
+
+export interface SessionsServiceDeps {
+  repo: SessionsRepository;
+  clock: Clock;
+  config: SessionsConfig;
+  tokens: TokenService;
+  bus: Bus;
+}
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+}
+
+export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+export class SessionsService {
+  constructor(private readonly deps: SessionsServiceDeps) {}
+
+  private now(): Date {
+    return this.deps.clock.now();
+  }
+
+  async create(userId: string, role: Role, rememberMe: boolean): Promise<IssuedTokens> {
+    const id = randomUUID();
+    const refreshToken = randomUUID();
+    const now = this.now();
+    const ttl = rememberMe ? this.deps.config.rememberMeRefreshTokenTtlMs : this.deps.config.refreshTokenTtlMs;
+    await this.deps.repo.insert({
+      id,
+      user_id: userId,
+      refresh_token_hash: sha256(refreshToken),
+      remember_me: rememberMe,
+      expires_at: new Date(now.getTime() + ttl),
+      revoked_at: null,
+      created_at: now,
+      last_used_at: now,
+    });
+    const { token } = await this.deps.tokens.signAccess({ userId, role, sessionId: id });
+    return { accessToken: token, refreshToken };
+  }
+
+  async refresh(refreshToken: string): Promise<string> {
+    const now = this.now();
+    const row = await this.deps.repo.getByRefreshHash(sha256(refreshToken));
+    if (!row || row.revoked_at !== null || new Date(row.expires_at) <= now) {
+      throw unauthorized('Refresh token is invalid or has expired', 'INVALID_REFRESH_TOKEN');
+    }
+    if (row.status !== 'ACTIVE') throw forbidden(STATUS_MESSAGES[row.status], `ACCOUNT_${row.status}`);
+    await this.deps.repo.touch(row.id, now);
+    const { token } = await this.deps.tokens.signAccess({ userId: row.user_id, role: row.role, sessionId: row.id });
+    return token;
+  }
+
+  async logout(refreshToken: string): Promise<void> {
+    const revoked = await this.deps.repo.revokeByRefreshHash(sha256(refreshToken), this.now());
+    if (revoked) this.publishRevoked([revoked]);
+  }
+
+  /** Revokes every live session of a user (optionally but one); returns their ids. */
+  revokeSessions(userId: string, db?: Executor, exceptSessionId?: string): Promise<string[]> {
+    return this.deps.repo.revokeForUser(userId, this.now(), exceptSessionId, db);
+  }
+
+  /** Tells every instance (through the bus) that these sessions no longer hold. */
+  publishRevoked(sessionIds: string[]): void {
+    for (const sessionId of sessionIds) this.deps.bus.publish('session.revoked', { sessionId });
+  }
+
+  /** The sessions revoked, then that the user changed (its status, when that is what changed). */
+  announceRevoked(userId: string, sessionIds: string[], status?: string): void {
+    this.publishRevoked(sessionIds);
+    this.deps.bus.publish('user.changed', status ? { userId, status } : { userId });
+  }
+}
