@@ -100,6 +100,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const problems: string[] = [];
+  // Variables the operator set to a valid value: only these can contradict each other.
+  const given = new Set<string>();
   const get = (name: string) => {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
@@ -123,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       problems.push(`${name} must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "${raw}")`);
       return parseDuration(fallback)!;
     }
+    if (get(name) !== undefined) given.add(name);
     return ms;
   };
   const bool = (name: string, fallback: boolean) => {
@@ -151,7 +154,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       problems.push(`${name} must be a distance such as 800m or 5km, at most 100km (got "${raw}")`);
       return fallbackMeters;
     }
+    given.add(name);
     return Math.round(meters);
+  };
+  /**
+   * Settings whose values must not decrease in the order given (contract section 12): two the
+   * operator set that contradict each other are refused, naming both; a default that would
+   * contradict a set value follows it (it is clamped between the set values around it).
+   */
+  const ascending = (settings: [name: string, value: number][]): number[] => {
+    const isGiven = settings.map(([name]) => given.has(name));
+    for (let i = 0; i < settings.length; i++) {
+      for (let j = i + 1; j < settings.length; j++) {
+        const [[low, lowValue], [high, highValue]] = [settings[i]!, settings[j]!];
+        if (isGiven[i] && isGiven[j] && lowValue > highValue) problems.push(`${low} (${get(low)}) must not exceed ${high} (${get(high)})`);
+      }
+    }
+    return settings.map(([, value], i) => {
+      if (isGiven[i]) return value;
+      const below = settings.filter((_, k) => k < i && isGiven[k]).map(([, v]) => v);
+      const above = settings.filter((_, k) => k > i && isGiven[k]).map(([, v]) => v);
+      return Math.min(Math.max(value, ...below), ...above);
+    });
   };
   const url = (name: string, protocols: string[]) => {
     const raw = get(name);
@@ -169,8 +193,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const nodeEnv = str('NODE_ENV', 'development');
   const dispatchMode = str('DISPATCH_MODE', 'offer').toLowerCase() as DispatchMode;
   if (!DISPATCH_MODES.includes(dispatchMode)) problems.push(`DISPATCH_MODE must be one of ${DISPATCH_MODES.join(', ')} (got "${get('DISPATCH_MODE')}")`);
-  const dispatchRadius = distance('DISPATCH_RADIUS', 5000);
-  const dispatchMaxRadius = distance('DISPATCH_MAX_RADIUS', 15_000);
+  const [dispatchRadius, dispatchMaxRadius] = ascending([
+    ['DISPATCH_RADIUS', distance('DISPATCH_RADIUS', 5000)],
+    ['DISPATCH_MAX_RADIUS', distance('DISPATCH_MAX_RADIUS', 15_000)],
+  ]);
   const isProduction = nodeEnv === 'production';
 
   const port = int('PORT', 3000, 0, 65535);
@@ -261,10 +287,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('WEBHOOK_SIGNATURE_HEADER must be a header name (letters, digits and dashes)');
   }
 
-  const requestTimeoutMs = duration('REQUEST_TIMEOUT', '30s');
-  const headersTimeoutMs = duration('HEADERS_TIMEOUT', '10s');
   // Node refuses a headers timeout longer than the request timeout.
-  if (headersTimeoutMs > requestTimeoutMs) problems.push('HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT');
+  const [headersTimeoutMs, requestTimeoutMs] = ascending([
+    ['HEADERS_TIMEOUT', duration('HEADERS_TIMEOUT', '10s')],
+    ['REQUEST_TIMEOUT', duration('REQUEST_TIMEOUT', '30s')],
+  ]);
+  // Authenticated requests do not look at the session's expiry: an access token must not outlive
+  // its refresh token, and "remember me" never gives the shorter session.
+  const [accessTokenTtlMs, refreshTokenTtlMs, rememberMeRefreshTokenTtlMs] = ascending([
+    ['ACCESS_TOKEN_TTL', duration('ACCESS_TOKEN_TTL', '15m')],
+    ['REFRESH_TOKEN_TTL', duration('REFRESH_TOKEN_TTL', '7d')],
+    ['REMEMBER_ME_REFRESH_TOKEN_TTL', duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d')],
+  ]);
+  // A code cannot be used once its login session has ended.
+  const [otpTtlMs, loginSessionTtlMs] = ascending([
+    ['OTP_TTL', duration('OTP_TTL', '5m')],
+    ['LOGIN_SESSION_TTL', duration('LOGIN_SESSION_TTL', '10m')],
+  ]);
   const parseMetres = (raw: string) => {
     const match = /^(\d+(?:\.\d+)?)\s*(m|km)$/i.exec(raw);
     return match ? Math.round(Number(match[1]) * (match[2].toLowerCase() === 'km' ? 1000 : 1)) : NaN;
@@ -300,11 +339,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jwtSecret,
     jwtIssuer: str('JWT_ISSUER', 'ride-delivery-backend'),
     jwtAudience: str('JWT_AUDIENCE', 'ride-delivery-api'),
-    accessTokenTtlMs: duration('ACCESS_TOKEN_TTL', '15m'),
-    refreshTokenTtlMs: duration('REFRESH_TOKEN_TTL', '7d'),
-    rememberMeRefreshTokenTtlMs: duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d'),
-    loginSessionTtlMs: duration('LOGIN_SESSION_TTL', '10m'),
-    otpTtlMs: duration('OTP_TTL', '5m'),
+    accessTokenTtlMs,
+    refreshTokenTtlMs,
+    rememberMeRefreshTokenTtlMs,
+    loginSessionTtlMs,
+    otpTtlMs,
     otpMaxAttempts: int('OTP_MAX_ATTEMPTS', 5, 1, 100),
     otpMaxResends: int('OTP_MAX_RESENDS', 3, 0, 100),
     smsTransport,
@@ -353,7 +392,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: get('METRICS_TOKEN'),
     tracking: { publicBaseUrl: publicBaseUrl(get('PUBLIC_BASE_URL'), port, problems), intervalMs: duration('TRACKING_INTERVAL', '3s') },
   };
-  if (dispatchMaxRadius < dispatchRadius) problems.push('DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS');
 
   if (isProduction) {
     if (!databaseUrl) problems.push('DATABASE_URL is required in production');
