@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, durationSettings, loadConfig } from './config.js';
+import { formatDuration } from './shared/durations.js';
 
 test('defaults follow the contract', () => {
   const c = loadConfig({});
@@ -237,4 +239,46 @@ test('code and login session lifetimes: the untouched one follows the one set; b
 
 test('a bad value does not also count as a contradiction', () => {
   refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: 'soon' }, ['HEADERS_TIMEOUT must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "soon")']);
+});
+
+test('a duration above its maximum is refused, naming the variable and its maximum', () => {
+  // Before: 30d for the connect timeout ended the process; a 30d surge interval ran every millisecond.
+  refused({ DATABASE_CONNECT_TIMEOUT: '30d' }, ['DATABASE_CONNECT_TIMEOUT must be at most 5m (got "30d")']);
+  refused({ SURGE_INTERVAL: '30d' }, ['SURGE_INTERVAL must be at most 1h (got "30d")']);
+  refused({ RATE_LIMIT_LOGIN: '5/30d' }, ['RATE_LIMIT_LOGIN must have a window of at most 7d (got "5/30d")']);
+  refused({ WEBHOOK_RETRY_SCHEDULE: '5s,30d' }, ['WEBHOOK_RETRY_SCHEDULE entries must be at most 7d (bad entry "30d")']);
+});
+
+// Dates compared in the database, never a timer: these may exceed what a Node timer takes.
+const NOT_TIMERS = new Set(['REFRESH_TOKEN_TTL', 'REMEMBER_ME_REFRESH_TOKEN_TTL']);
+const TIMER_LIMIT_MS = 2 ** 31 - 1;
+
+test('every duration variable has a maximum: accepted at it, refused above it (30d too), documented', () => {
+  const settings = durationSettings();
+  const names = settings.map((s) => s.name);
+  for (const known of ['DATABASE_CONNECT_TIMEOUT', 'REQUEST_TIMEOUT', 'KEEP_ALIVE_TIMEOUT', 'OTP_TTL', 'RATE_LIMIT_GLOBAL', 'WEBHOOK_RETRY_SCHEDULE', 'TRACKING_INTERVAL']) {
+    assert.ok(names.includes(known), known);
+  }
+  assert.equal(new Set(names).size, names.length, 'each variable once');
+  const docs = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8').split('\n');
+  for (const { name, maxMs, kind } of settings) {
+    const write = (ms: number) => (kind === 'rate-limit' ? `1/${formatDuration(ms)}` : formatDuration(ms));
+    const max = formatDuration(maxMs);
+    if (!NOT_TIMERS.has(name)) assert.ok(maxMs <= TIMER_LIMIT_MS, `${name}: ${max} is more than a timer takes`);
+    assert.doesNotThrow(() => loadConfig({ [name]: write(maxMs) }), name);
+    for (const tooLong of [...new Set([maxMs + 1, 30 * 86_400_000])].filter((ms) => ms > maxMs)) {
+      assert.throws(
+        () => loadConfig({ [name]: write(tooLong) }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError, name);
+          assert.equal(err.problems.length, 1, name);
+          assert.ok(err.problems[0]!.startsWith(name) && err.problems[0]!.includes(`at most ${max}`), err.problems[0]);
+          return true;
+        },
+        `${name}=${write(tooLong)}`,
+      );
+    }
+    const row = docs.find((line) => line.startsWith(`| \`${name}\` |`));
+    assert.ok(row?.includes(`at most \`${max}\``), `docs/configuration.md gives ${name}'s maximum (at most \`${max}\`)`);
+  }
 });

@@ -98,8 +98,35 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/**
+ * A variable that is or holds a duration, and its maximum (contract section 12: every duration has
+ * a documented one). Node runs a timer of more than 2^31-1 ms (24.8 days) after 1 ms.
+ */
+export interface DurationSetting {
+  name: string;
+  maxMs: number;
+  /** duration: `30s`; rate-limit: the window of `N/window`; list: each entry of a comma-separated list. */
+  kind: 'duration' | 'rate-limit' | 'list';
+}
+
+/** Rate-limit windows and webhook retry waits (in-process limiter entries expire on a timer). */
+const MAX_RATE_LIMIT_WINDOW = '7d';
+const MAX_RETRY_WAIT = '7d';
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const { config, problems } = readConfig(env);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Every duration variable loadConfig reads, with its maximum. */
+export function durationSettings(): DurationSetting[] {
+  return readConfig({}).durations;
+}
+
+function readConfig(env: Record<string, string | undefined>): { config: Config; problems: string[]; durations: DurationSetting[] } {
   const problems: string[] = [];
+  const durations: DurationSetting[] = [];
   // Variables the operator set to a valid value: only these can contradict each other.
   const given = new Set<string>();
   const get = (name: string) => {
@@ -118,11 +145,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     return value;
   };
-  const duration = (name: string, fallback: string) => {
+  const duration = (name: string, fallback: string, max: string) => {
+    const maxMs = parseDuration(max)!;
+    durations.push({ name, maxMs, kind: 'duration' });
     const raw = get(name) ?? fallback;
     const ms = parseDuration(raw);
     if (ms === undefined || ms <= 0) {
       problems.push(`${name} must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "${raw}")`);
+      return parseDuration(fallback)!;
+    }
+    if (ms > maxMs) {
+      problems.push(`${name} must be at most ${max} (got "${raw}")`);
       return parseDuration(fallback)!;
     }
     if (get(name) !== undefined) given.add(name);
@@ -137,10 +170,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     return fallback;
   };
   const rateLimit = (name: string, fallback: string) => {
+    const maxMs = parseDuration(MAX_RATE_LIMIT_WINDOW)!;
+    durations.push({ name, maxMs, kind: 'rate-limit' });
     const raw = get(name) ?? fallback;
     const spec = parseRateLimit(raw);
     if (spec === undefined) {
       problems.push(`${name} must be N/window such as 100/15m, or off (got "${raw}")`);
+      return parseRateLimit(fallback) ?? null;
+    }
+    if (spec && spec.windowMs > maxMs) {
+      problems.push(`${name} must have a window of at most ${MAX_RATE_LIMIT_WINDOW} (got "${raw}")`);
       return parseRateLimit(fallback) ?? null;
     }
     return spec;
@@ -273,10 +312,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const scheduleRaw = str('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h');
   const webhookRetryScheduleMs: number[] = [];
+  const maxRetryWaitMs = parseDuration(MAX_RETRY_WAIT)!;
+  durations.push({ name: 'WEBHOOK_RETRY_SCHEDULE', maxMs: maxRetryWaitMs, kind: 'list' });
   for (const part of scheduleRaw.split(',')) {
     const ms = parseDuration(part);
     if (ms === undefined) {
       problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations (bad entry "${part}")`);
+      break;
+    }
+    if (ms > maxRetryWaitMs) {
+      problems.push(`WEBHOOK_RETRY_SCHEDULE entries must be at most ${MAX_RETRY_WAIT} (bad entry "${part.trim()}")`);
       break;
     }
     webhookRetryScheduleMs.push(ms);
@@ -289,20 +334,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   // Node refuses a headers timeout longer than the request timeout.
   const [headersTimeoutMs, requestTimeoutMs] = ascending([
-    ['HEADERS_TIMEOUT', duration('HEADERS_TIMEOUT', '10s')],
-    ['REQUEST_TIMEOUT', duration('REQUEST_TIMEOUT', '30s')],
+    ['HEADERS_TIMEOUT', duration('HEADERS_TIMEOUT', '10s', '1h')],
+    ['REQUEST_TIMEOUT', duration('REQUEST_TIMEOUT', '30s', '1h')],
   ]);
   // Authenticated requests do not look at the session's expiry: an access token must not outlive
   // its refresh token, and "remember me" never gives the shorter session.
   const [accessTokenTtlMs, refreshTokenTtlMs, rememberMeRefreshTokenTtlMs] = ascending([
-    ['ACCESS_TOKEN_TTL', duration('ACCESS_TOKEN_TTL', '15m')],
-    ['REFRESH_TOKEN_TTL', duration('REFRESH_TOKEN_TTL', '7d')],
-    ['REMEMBER_ME_REFRESH_TOKEN_TTL', duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d')],
+    ['ACCESS_TOKEN_TTL', duration('ACCESS_TOKEN_TTL', '15m', '1d')],
+    ['REFRESH_TOKEN_TTL', duration('REFRESH_TOKEN_TTL', '7d', '365d')],
+    ['REMEMBER_ME_REFRESH_TOKEN_TTL', duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d', '365d')],
   ]);
   // A code cannot be used once its login session has ended.
   const [otpTtlMs, loginSessionTtlMs] = ascending([
-    ['OTP_TTL', duration('OTP_TTL', '5m')],
-    ['LOGIN_SESSION_TTL', duration('LOGIN_SESSION_TTL', '10m')],
+    ['OTP_TTL', duration('OTP_TTL', '5m', '1h')],
+    ['LOGIN_SESSION_TTL', duration('LOGIN_SESSION_TTL', '10m', '1d')],
   ]);
   const parseMetres = (raw: string) => {
     const match = /^(\d+(?:\.\d+)?)\s*(m|km)$/i.exec(raw);
@@ -332,7 +377,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     isProduction,
     dataDir,
     databaseUrl,
-    databaseConnectTimeoutMs: duration('DATABASE_CONNECT_TIMEOUT', '5s'),
+    databaseConnectTimeoutMs: duration('DATABASE_CONNECT_TIMEOUT', '5s', '5m'),
     redisUrl,
     redisCluster,
     redisKeyPrefix,
@@ -361,36 +406,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registerSendOtp: rateLimit('RATE_LIMIT_REGISTER_SEND_OTP', '3/5m'),
     },
     trustProxy,
-    driverLocationTtlMs: duration('DRIVER_LOCATION_TTL', '2m'),
+    driverLocationTtlMs: duration('DRIVER_LOCATION_TTL', '2m', '1d'),
     webhookRetryScheduleMs,
-    webhookTimeoutMs: duration('WEBHOOK_TIMEOUT', '10s'),
+    webhookTimeoutMs: duration('WEBHOOK_TIMEOUT', '10s', '5m'),
     webhookAllowHttp: bool('WEBHOOK_ALLOW_HTTP', !isProduction),
     webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', !isProduction),
     webhookSignatureHeader: signatureHeader,
     webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
     workerPort: int('WORKER_PORT', 9465, 0, 65535),
     pricing: {
-      quoteTtlMs: duration('QUOTE_TTL', '10m'),
+      quoteTtlMs: duration('QUOTE_TTL', '10m', '1d'),
       surgeCellMeters: metres('SURGE_CELL', '2km', 100, 50_000),
-      surgeIntervalMs: duration('SURGE_INTERVAL', '1m'),
+      surgeIntervalMs: duration('SURGE_INTERVAL', '1m', '1h'),
       surgeMaxTenths,
       maxTripDistanceMeters: metres('MAX_TRIP_DISTANCE', '300km', 1000, 5_000_000),
     },
     logLevel,
     dispatch: {
       mode: dispatchMode,
-      offerTtlMs: duration('DISPATCH_OFFER_TTL', '20s'),
+      offerTtlMs: duration('DISPATCH_OFFER_TTL', '20s', '10m'),
       radiusMeters: dispatchRadius,
       maxRadiusMeters: dispatchMaxRadius,
-      retryIntervalMs: duration('DISPATCH_RETRY_INTERVAL', '30s'),
+      retryIntervalMs: duration('DISPATCH_RETRY_INTERVAL', '30s', '1h'),
     },
     requestTimeoutMs,
     headersTimeoutMs,
-    keepAliveTimeoutMs: duration('KEEP_ALIVE_TIMEOUT', '72s'),
+    keepAliveTimeoutMs: duration('KEEP_ALIVE_TIMEOUT', '72s', '1h'),
     maxConnections: int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
     wsMaxPerDriver: int('WS_MAX_PER_DRIVER', 2, 1, 1000),
     metricsToken: get('METRICS_TOKEN'),
-    tracking: { publicBaseUrl: publicBaseUrl(get('PUBLIC_BASE_URL'), port, problems), intervalMs: duration('TRACKING_INTERVAL', '3s') },
+    tracking: { publicBaseUrl: publicBaseUrl(get('PUBLIC_BASE_URL'), port, problems), intervalMs: duration('TRACKING_INTERVAL', '3s', '10m') },
   };
 
   if (isProduction) {
@@ -403,8 +448,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
 
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return { config, problems, durations };
 }
 
 // A secret of 32+ bytes can still be guessable: a placeholder word repeated, or a handful of characters.
