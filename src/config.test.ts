@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ConfigError, durationSettings, loadConfig } from './config.js';
-import { formatDuration } from './shared/durations.js';
+import { formatDuration } from './config/durations.js';
 
 test('defaults follow the contract', () => {
   const c = loadConfig({});

@@ -1,7 +1,9 @@
 // Configuration: a pure function of the environment, validated at once, every bad variable named.
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { parseDuration, parseRateLimit, type RateLimitSpec } from './shared/durations.js';
+import { parseDuration, parseRateLimit, type RateLimitSpec } from './config/durations.js';
+
+export type { RateLimitSpec };
 
 export type SmsTransport = 'console' | 'file' | 'http' | 'twilio' | 'africastalking';
 const SMS_TRANSPORTS: SmsTransport[] = ['console', 'file', 'http', 'twilio', 'africastalking'];
