@@ -42,7 +42,7 @@ async function deadPid(): Promise<number> {
 
 const hasProc = existsSync('/proc/self/stat');
 
-/** /proc/<pid>/stat: the state letter and the start time (field 22). */
+/** /proc/<pid>/stat: the state letter and the start time (field 22), read apart from the lock's own reader. */
 function procStat(pid: number): { state: string; startTime: string } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');

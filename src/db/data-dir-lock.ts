@@ -21,7 +21,7 @@ export class DataDirInUseError extends Error {
 }
 
 /** How long a live owner is given to go (a supervisor restarting while the old process still shuts down). */
-export const LOCK_WAIT_MS = 5000;
+const LOCK_WAIT_MS = 5000;
 const POLL_MS = 100;
 
 interface Owner {
@@ -90,15 +90,14 @@ export async function lockDataDir(dataDir: string, lockFile: string, options: { 
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || takeovers >= 3) throw err;
     }
     const owner = await readOwner(lockFile);
-    if (owner === undefined) {
-      // An empty file may be another process's lock being written: look again before taking it over.
-      if (!sawUnreadable) {
-        sawUnreadable = true;
-        await sleep(200);
-        continue;
-      }
-    } else if (owner.pid !== process.pid && !gone(owner)) {
-      // Our own pid in the file is a lock left by an earlier process that had the same pid (a container's).
+    // An empty file may be another process's lock being written: look again before taking it over.
+    if (owner === undefined && !sawUnreadable) {
+      sawUnreadable = true;
+      await sleep(200);
+      continue;
+    }
+    // Our own pid in the file is a lock left by an earlier process that had the same pid (a container's).
+    if (owner !== undefined && owner.pid !== process.pid && !gone(owner)) {
       if (performance.now() >= deadline) throw new DataDirInUseError(dataDir, owner.pid, lockFile);
       await sleep(POLL_MS);
       continue;
