@@ -73,6 +73,8 @@ export interface Config {
     radiusMeters: number;
     maxRadiusMeters: number;
     retryIntervalMs: number;
+    /** A job released more than this many times is flagged for an admin (contract section 13). */
+    maxReleases: number;
   };
   /** Slow clients: the whole request within requestTimeoutMs, its headers within headersTimeoutMs. */
   requestTimeoutMs: number;
@@ -344,6 +346,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       radiusMeters: dispatchRadius,
       maxRadiusMeters: dispatchMaxRadius,
       retryIntervalMs: duration('DISPATCH_RETRY_INTERVAL', '30s'),
+      maxReleases: int('DISPATCH_MAX_RELEASES', 3, 0, 1000),
     },
     requestTimeoutMs,
     headersTimeoutMs,
