@@ -34,7 +34,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.workerPort, 9465);
   assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
   assert.equal(c.logLevel, 'info');
-  assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000 });
+  assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000, maxReleases: 3 });
   assert.equal(c.requestTimeoutMs, 30_000);
   assert.equal(c.headersTimeoutMs, 10_000);
   assert.equal(c.keepAliveTimeoutMs, 72_000);
@@ -44,8 +44,9 @@ test('defaults follow the contract', () => {
 });
 
 test('dispatch settings: mode, durations and distances', () => {
-  const c = loadConfig({ DISPATCH_MODE: 'broadcast', DISPATCH_OFFER_TTL: '45s', DISPATCH_RADIUS: '800m', DISPATCH_MAX_RADIUS: '2.5km', DISPATCH_RETRY_INTERVAL: '1m' });
-  assert.deepEqual(c.dispatch, { mode: 'broadcast', offerTtlMs: 45_000, radiusMeters: 800, maxRadiusMeters: 2500, retryIntervalMs: 60_000 });
+  const c = loadConfig({ DISPATCH_MODE: 'broadcast', DISPATCH_OFFER_TTL: '45s', DISPATCH_RADIUS: '800m', DISPATCH_MAX_RADIUS: '2.5km', DISPATCH_RETRY_INTERVAL: '1m', DISPATCH_MAX_RELEASES: '0' });
+  assert.deepEqual(c.dispatch, { mode: 'broadcast', offerTtlMs: 45_000, radiusMeters: 800, maxRadiusMeters: 2500, retryIntervalMs: 60_000, maxReleases: 0 });
+  assert.throws(() => loadConfig({ DISPATCH_MAX_RELEASES: '-1' }), /DISPATCH_MAX_RELEASES must be a whole number from 0 to 1000/);
   assert.throws(
     () => loadConfig({ DISPATCH_MODE: 'nearest', DISPATCH_RADIUS: 'far', DISPATCH_OFFER_TTL: '0s' }),
     (err: unknown) => {

@@ -77,6 +77,8 @@ export interface Config {
     radiusMeters: number;
     maxRadiusMeters: number;
     retryIntervalMs: number;
+    /** A job released more than this many times is flagged for an admin (contract section 13). */
+    maxReleases: number;
   };
   /** Slow clients: the whole request within requestTimeoutMs, its headers within headersTimeoutMs. */
   requestTimeoutMs: number;
@@ -345,6 +347,7 @@ function readDispatch(r: EnvReader): Config['dispatch'] {
     radiusMeters,
     maxRadiusMeters,
     retryIntervalMs: r.duration('DISPATCH_RETRY_INTERVAL', '30s', '1h'),
+    maxReleases: r.int('DISPATCH_MAX_RELEASES', 3, 0, 1000),
   };
 }
 
