@@ -163,7 +163,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   }
 
   async function shot(name: string) {
-    if (screenshots) await page.screenshot({ path: path.join(screenshots, `driver-${name}.png`), scale: 'css' });
+    if (screenshots) await page.screenshot({ path: path.join(screenshots, `driver-${name}.png`), scale: 'css', fullPage: true });
   }
 
   // ---- the flow ---------------------------------------------------------------------------------
@@ -388,8 +388,78 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await phoneLayout('past jobs');
     await shot('past-jobs');
     await page.getByRole('button', { name: 'Home' }).click();
+    await page.getByRole('button', { name: 'Go offline' }).waitFor();
+  });
+
+  async function newPackage(reference: string): Promise<string> {
+    const created = await call<{ id: string }>('POST', '/packages', shopToken, {
+      pickup: { location: PICKUP, address: `Kenyatta Avenue ${reference}`, contactName: 'Wanjiru', contactPhone: '+254711200001' },
+      dropoff: { location: DROPOFF, address: 'Ngong Road 10', contactName: 'Achieng Otieno', contactPhone: '+254722333444' },
+      vehicleType: 'BIKE',
+      countryId: kenya,
+      parcel: { description: 'Books' },
+      reference,
+    });
+    return created.id;
+  }
+
+  test('Decline: the card leaves the screen and the offer is recorded as declined', async () => {
+    const id = await newPackage('ORDER-7002');
+    const offer = page.getByRole('dialog', { name: 'Offer' });
+    await offer.getByText('Kenyatta Avenue ORDER-7002').waitFor();
+    await offer.getByRole('button', { name: 'Decline' }).click();
+    await offer.waitFor({ state: 'detached' });
+    const log = await call<{ offers: { outcome: string }[] }>('GET', `/admin/dispatch/${id}`, adminToken);
+    assert.deepEqual(log.offers.map((o) => o.outcome), ['DECLINED']);
+    await call('POST', `/packages/${id}/cancel`, shopToken, {});
+  });
+
+  test('withdrawn: the business cancels while the card is up, and the card leaves the screen', async () => {
+    const id = await newPackage('ORDER-7003');
+    const offer = page.getByRole('dialog', { name: 'Offer' });
+    await offer.getByText('Kenyatta Avenue ORDER-7003').waitFor();
+    await call('POST', `/packages/${id}/cancel`, shopToken, { reason: 'Changed my mind' });
+    await offer.waitFor({ state: 'detached' });
+    await page.getByText('No job yet: offers appear here.').waitFor();
+  });
+
+  test('a ride: the offer, Accept, Arrived, Start trip, Complete trip; the customer sees COMPLETED', async () => {
+    const phone = '+254733500003';
+    const before = smsCount(phone);
+    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, { phone });
+    const customer = await call<{ accessToken: string }>('POST', '/auth/register', undefined, {
+      sessionId: otp.sessionId,
+      phone: otp.phone,
+      code: await smsCode(phone, before),
+      email: 'amina.rider@example.com',
+      password: PASSWORD,
+      firstName: 'Amina',
+      lastName: 'Customer',
+      role: 'CUSTOMER',
+      countryId: kenya,
+    });
+    const ride = await call<{ id: string }>('POST', '/rides', customer.accessToken, { pickupLocation: PICKUP, destinationLocation: DROPOFF, vehicleType: 'BIKE', countryId: kenya });
+    const offer = page.getByRole('dialog', { name: 'Offer' });
+    await offer.getByText('Ride', { exact: true }).waitFor();
+    await offer.getByRole('button', { name: 'Accept' }).click();
+    await offer.waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: /Ride ACCEPTED/ }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'), `geo:${PICKUP.lat},${PICKUP.lng}?q=${PICKUP.lat},${PICKUP.lng}`);
+    await page.getByRole('button', { name: 'Arrived' }).click();
+    await page.getByRole('button', { name: 'Start trip' }).click();
+    await page.getByRole('heading', { name: /Ride IN PROGRESS/ }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'), `geo:${DROPOFF.lat},${DROPOFF.lng}?q=${DROPOFF.lat},${DROPOFF.lng}`);
+    await phoneLayout('ride');
+    await shot('ride');
+    await page.getByRole('button', { name: 'Complete trip' }).click();
+    await page.getByText('Trip completed.').waitFor();
+    assert.equal((await call<{ status: string }>('GET', `/rides/${ride.id}`, customer.accessToken)).status, 'COMPLETED');
+  });
+
+  test('Go offline', async () => {
     await page.getByRole('button', { name: 'Go offline' }).click();
     await page.getByRole('button', { name: 'Go online' }).waitFor();
+    await page.getByText('Go online to receive offers.').waitFor();
   });
 
   test('no uncaught page error and no CSP violation (the WebSocket is within connect-src self)', () => {

@@ -214,6 +214,17 @@ function Home({ user }: { user: User }) {
         ) : (
           <>
             <Title>Hello, {user.firstName}</Title>
+            {outcome && (
+              <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>
+            )}
+            {/* On a job, the job comes first; availability and the link's state below it. */}
+            {shown && (
+              <>
+                {!detail.data && saved && <p className="muted">As last seen at {formatTime(saved.savedAt)}.</p>}
+                <JobView job={shown} readOnly={!detail.data} onChanged={jobChanged} />
+              </>
+            )}
+            <ErrorBox error={jobs.error ?? detail.error} />
             <section className="card availability" aria-label="Availability">
               <p>
                 You are <StatusBadge status={online ? 'ONLINE' : 'OFFLINE'} />
@@ -238,18 +249,7 @@ function Home({ user }: { user: User }) {
               <ErrorBox error={availability.error ?? me.error} />
               {online && <LinkStatus link={link} />}
             </section>
-            {outcome && (
-              <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>
-            )}
-            {shown ? (
-              <>
-                {!detail.data && saved && <p className="muted">As last seen at {formatTime(saved.savedAt)}.</p>}
-                <JobView job={shown} readOnly={!detail.data} onChanged={jobChanged} />
-              </>
-            ) : (
-              jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>
-            )}
-            <ErrorBox error={jobs.error ?? detail.error} />
+            {!shown && jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>}
           </>
         )}
       </main>
