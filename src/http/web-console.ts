@@ -83,6 +83,8 @@ export async function registerWebConsole(app: App, config: Config, dist = WEB_DI
       prefix: '/driver/',
       decorateReply: false,
       index: false,
+      // A folder (/driver/ itself) is the page's, not a 403 from the file server.
+      allowedPath: (pathName) => !pathName.endsWith('/'),
       cacheControl: false,
       setHeaders: (reply) => {
         reply.headers(headers).header('cache-control', 'no-cache');
