@@ -456,6 +456,53 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     assert.equal((await call<{ status: string }>('GET', `/rides/${ride.id}`, customer.accessToken)).status, 'COMPLETED');
   });
 
+  test('a cut socket: the app reconnects and sends the newest position only, not those of the gap', async () => {
+    // A context of its own whose driver socket passes through Playwright (routeWebSocket), which sees
+    // what the app sends and can cut the connection. Not the main page's: that one proves the real
+    // socket works under the CSP.
+    const cut = await browser.newContext({
+      ...devices['Pixel 7'],
+      viewport: { width: 360, height: 740 },
+      geolocation: { latitude: PICKUP.lat, longitude: PICKUP.lng, accuracy: 5 },
+      permissions: ['geolocation'],
+      serviceWorkers: 'block',
+    });
+    const sockets: { close(options?: { code?: number; reason?: string }): Promise<void> }[] = [];
+    const sent: { socket: number; message: { type: string; lat?: number; lng?: number } }[] = [];
+    await cut.routeWebSocket(/\/api\/drivers\/me\/stream/, (ws) => {
+      const server = ws.connectToServer();
+      const socket = sockets.push(ws);
+      ws.onMessage((message) => {
+        sent.push({ socket, message: JSON.parse(String(message)) });
+        server.send(message);
+      });
+    });
+    const phone = await cut.newPage();
+    phone.setDefaultTimeout(15_000);
+    phone.on('pageerror', (err) => pageErrors.push(`${phone.url()}: ${err.message}`));
+    await phone.goto(`${base}/driver/`);
+    await phone.getByLabel('Email or phone').fill(driver.email);
+    await phone.getByLabel('Password').fill(PASSWORD);
+    const before = smsCount(driver.phone);
+    await phone.getByRole('button', { name: 'Sign in' }).click();
+    await phone.getByLabel('Verification code').fill(await smsCode(driver.phone, before));
+    await phone.getByRole('button', { name: 'Verify' }).click();
+    // Still ONLINE at the server: the app goes online by itself.
+    await phone.getByText('Connected', { exact: true }).waitFor();
+    await waitFor(() => sent.some((s) => s.message.type === 'location'), 15_000, 'a first position');
+
+    await sockets[0].close({ code: 4500, reason: 'cut by the test' });
+    const gap = [0.0005, 0.001, 0.0015].map((d) => ({ latitude: PICKUP.lat + d, longitude: PICKUP.lng + d }));
+    for (const p of gap) await cut.setGeolocation({ ...p, accuracy: 5 });
+    await phone.getByText(/Reconnecting in \d+ s|Connecting…/).first().waitFor();
+    await phone.getByText('Connected', { exact: true }).waitFor();
+    await waitFor(() => sent.some((s) => s.socket === 2 && s.message.type === 'location'), 15_000, 'a position on the new socket');
+    const newest = gap[gap.length - 1];
+    const after = sent.filter((s) => s.socket === 2 && s.message.type === 'location').map((s) => [s.message.lat, s.message.lng]);
+    assert.deepEqual(after, [[newest.latitude, newest.longitude]], 'the newest position only, once');
+    await cut.close();
+  });
+
   test('Go offline', async () => {
     await page.getByRole('button', { name: 'Go offline' }).click();
     await page.getByRole('button', { name: 'Go online' }).waitFor();
