@@ -3,22 +3,89 @@
 // app never loads another's code; what apps share (React, web/src/shared/) goes into chunks of its own.
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defineConfig, type Plugin } from 'vite';
+import { VitePWA } from 'vite-plugin-pwa';
 
 const web = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /**
- * App name → its page. The console is served at / (dist/web/index.html); the driver and customer
- * apps will be web/driver/index.html and web/customer/index.html, built to dist/web/driver/ and
- * dist/web/customer/, each with a <script type="module" src="/src/<app>/main.tsx">.
+ * App name → its page. The console is served at / (dist/web/index.html), the driver app at /driver/
+ * (web/driver/index.html → dist/web/driver/index.html); the customer app will be
+ * web/customer/index.html, each page with a <script type="module" src="/src/<app>/main.tsx">.
  */
 export const APPS: Record<string, string> = {
   console: 'index.html',
+  driver: 'driver/index.html',
 };
+
+/**
+ * The files the driver app loads (its entry chunk, what that imports statically or dynamically, and
+ * their CSS), collected from the bundle: the driver's service worker precaches these and not the
+ * console's pages.
+ */
+function reachableFrom(entry: string): { plugin: Plugin; files: Set<string> } {
+  const files = new Set<string>();
+  const plugin: Plugin = {
+    name: 'reachable-files',
+    apply: 'build',
+    generateBundle(_options, bundle) {
+      files.clear();
+      const visit = (name: string) => {
+        const chunk = bundle[name];
+        if (!chunk || files.has(name)) return;
+        files.add(name);
+        if (chunk.type !== 'chunk') return;
+        for (const css of chunk.viteMetadata?.importedCss ?? []) files.add(css);
+        for (const asset of chunk.viteMetadata?.importedAssets ?? []) files.add(asset);
+        for (const next of [...chunk.imports, ...chunk.dynamicImports]) visit(next);
+      };
+      for (const [name, chunk] of Object.entries(bundle)) if (chunk.type === 'chunk' && chunk.isEntry && chunk.name === entry) visit(name);
+    },
+  };
+  return { plugin, files };
+}
+
+const driverFiles = reachableFrom('driver');
+
+/**
+ * The driver app's service worker (contract section 19), dist/web/driver/sw.js with scope /driver/:
+ * Workbox precaches the app shell (the page, its chunks and CSS, the manifest and icons) so that the
+ * app opens offline; a navigation under /driver/ is answered with the cached page. The API is never
+ * cached here: the app keeps the last job it saw itself. The manifest is a static file
+ * (web/public/driver/), and the page registers the worker itself (nothing is injected into the
+ * console's page).
+ */
+const driverServiceWorker = VitePWA({
+  strategies: 'generateSW',
+  filename: 'driver/sw.js',
+  injectRegister: false,
+  manifest: false,
+  workbox: {
+    globPatterns: ['driver/index.html', 'driver/*.{png,webmanifest}', 'assets/*.{js,css}'],
+    manifestTransforms: [
+      (entries) => ({
+        manifest: entries
+          .filter((e) => e.url.startsWith('driver/') || driverFiles.files.has(e.url))
+          // Relative URLs would resolve against the worker's own folder (/driver/assets/…).
+          .map((e) => ({ ...e, url: `/${e.url}` })),
+        warnings: [],
+      }),
+    ],
+    // Hashed names need no revision query.
+    dontCacheBustURLsMatching: /^assets\//,
+    navigateFallback: '/driver/index.html',
+    navigateFallbackAllowlist: [/^\/driver(?:\/|$)/],
+    inlineWorkboxRuntime: true,
+    cleanupOutdatedCaches: true,
+    clientsClaim: true,
+    skipWaiting: true,
+    sourcemap: false,
+  },
+});
 
 export default defineConfig({
   root: web('.'),
-  plugins: [react()],
+  plugins: [react(), driverFiles.plugin, driverServiceWorker],
   build: {
     outDir: web('../dist/web'),
     emptyOutDir: true,

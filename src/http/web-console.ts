@@ -1,6 +1,7 @@
 // The web console (contract section 15): the front-end built from web/ into dist/web, served by this
 // process at every path outside /api and the operational routes. Its client-side router decides
-// what a path shows (a not-found page included).
+// what a path shows (a not-found page included). The driver app (section 19) is the page of
+// dist/web/driver/ at /driver/ and below, with its service worker, manifest and icons beside it.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,7 @@ import type { App } from './context.js';
 export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url));
 
 const NOT_CONSOLE = /^\/(?:api|health|metrics)(?:[/?]|$)/;
+const DRIVER_APP = /^\/driver(?:[/?]|$)/;
 
 export function isConsolePath(url: string): boolean {
   return !NOT_CONSOLE.test(url);
@@ -71,21 +73,45 @@ export async function registerWebConsole(app: App, config: Config, dist = WEB_DI
     });
   }
 
-  const indexFile = path.join(dist, 'index.html');
-  let cached: { mtimeMs: number; html: string } | undefined;
-  const indexHtml = (): string | undefined => {
-    if (!existsSync(indexFile)) return undefined;
+  // The driver app's files (sw.js, the manifest, the icons): not hashed, so revalidated every time; a
+  // service worker script must never be cached for long, or a fixed app would not reach the phones.
+  // Any other path under /driver/ falls through to the not-found handler, which answers with its page.
+  const driverDir = path.join(dist, 'driver');
+  if (existsSync(driverDir)) {
+    await app.register(fastifyStatic, {
+      root: driverDir,
+      prefix: '/driver/',
+      decorateReply: false,
+      index: false,
+      // A folder (/driver/ itself) is the page's, not a 403 from the file server.
+      allowedPath: (pathName) => !pathName.endsWith('/'),
+      cacheControl: false,
+      setHeaders: (reply) => {
+        reply.headers(headers).header('cache-control', 'no-cache');
+      },
+    });
+  }
+
+  const cached = new Map<string, { mtimeMs: number; html: string }>();
+  const pageHtml = (file: string): string | undefined => {
+    if (!existsSync(file)) return undefined;
     // Re-read after a rebuild while running (npm run build:web in another terminal).
-    const { mtimeMs } = statSync(indexFile);
-    if (cached?.mtimeMs !== mtimeMs) {
-      const html = readFileSync(indexFile, 'utf8').replace('%MAP_TILE_URL%', escapeAttr(config.mapTileUrl));
-      cached = { mtimeMs, html };
+    const { mtimeMs } = statSync(file);
+    let page = cached.get(file);
+    if (page?.mtimeMs !== mtimeMs) {
+      page = { mtimeMs, html: readFileSync(file, 'utf8').replace('%MAP_TILE_URL%', escapeAttr(config.mapTileUrl)) };
+      cached.set(file, page);
     }
-    return cached.html;
+    return page.html;
   };
+  const consoleFile = path.join(dist, 'index.html');
+  const driverFile = path.join(driverDir, 'index.html');
 
   return (request: FastifyRequest, reply: FastifyReply) => {
-    const html = indexHtml();
+    const url = request.url;
+    // The app's scope is /driver/: relative to it, /driver alone would be outside.
+    if (url === '/driver' || url.startsWith('/driver?')) return reply.redirect(`/driver/${url.slice('/driver'.length)}`, 308);
+    const html = pageHtml(DRIVER_APP.test(url) ? driverFile : consoleFile);
     reply.headers(headers).header('cache-control', 'no-cache').type('text/html; charset=utf-8');
     if (html === undefined) {
       request.log.warn('the web console is not built (npm run build:web)');

@@ -1,10 +1,10 @@
 // The session: the access token in memory, the refresh token in sessionStorage (this tab only; never
-// localStorage), one refresh at a time.
+// localStorage) unless an app chooses otherwise (`keepIn`), one refresh at a time.
 import { toApiError } from './errors.js';
 import type { User } from './types.js';
 
 // The name is the console's from before the apps shared this file: a tab's session survives the update.
-const REFRESH_KEY = 'console.refreshToken';
+const CONSOLE_KEY = 'console.refreshToken';
 
 type Listener = () => void;
 
@@ -13,9 +13,19 @@ class Session {
   user: User | undefined;
   private listeners = new Set<Listener>();
   private refreshing: Promise<boolean> | undefined;
+  private store: { storage: () => Storage; key: string } = { storage: () => sessionStorage, key: CONSOLE_KEY };
+
+  /**
+   * Where this app keeps its refresh token. The console keeps the default (this tab's sessionStorage);
+   * an installed app whose window the phone closes at will (the driver's) keeps it in localStorage,
+   * under a key of its own. Call it before anything reads the session.
+   */
+  keepIn(storage: () => Storage, key: string) {
+    this.store = { storage, key };
+  }
 
   get refreshToken(): string | undefined {
-    return sessionStorage.getItem(REFRESH_KEY) ?? undefined;
+    return this.store.storage().getItem(this.store.key) ?? undefined;
   }
 
   subscribe = (listener: Listener) => {
@@ -30,7 +40,7 @@ class Session {
   signedIn(tokens: { accessToken: string; refreshToken: string; user: User }) {
     this.accessToken = tokens.accessToken;
     this.user = tokens.user;
-    sessionStorage.setItem(REFRESH_KEY, tokens.refreshToken);
+    this.store.storage().setItem(this.store.key, tokens.refreshToken);
     this.emit();
   }
 
@@ -42,7 +52,7 @@ class Session {
   clear() {
     this.accessToken = undefined;
     this.user = undefined;
-    sessionStorage.removeItem(REFRESH_KEY);
+    this.store.storage().removeItem(this.store.key);
     this.emit();
   }
 

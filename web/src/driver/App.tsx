@@ -1,0 +1,332 @@
+// The driver app: sign in or register, then Home (online/offline, the offer, the current job) and
+// Past jobs. Opened offline, it shows the job as last seen.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
+import { api, ok, signOut } from '../shared/api/client';
+import { session } from '../shared/api/session';
+import type { User } from '../shared/api/types';
+import { BusyButton, ErrorBox, FocusNotice, Notice, StatusBadge, formatTime } from '../shared/ui';
+import { useUser } from '../shared/use-session';
+import { PublicShell, Register, SignIn } from './auth';
+import { isActive, JobView } from './job';
+import { forgetJob, loadJob, saveJob } from './last-job';
+import { useDriverLink, type LinkState } from './link';
+import { OfferCard, unlockSound } from './offer';
+import type { Job, Offer, Package, Ride } from './types';
+import { formatPoint, Title } from './ui';
+
+const keys = {
+  me: ['driver', 'me'] as const,
+  jobs: ['driver', 'jobs'] as const,
+  job: (jobType?: string, id?: string) => ['driver', 'job', jobType, id] as const,
+};
+
+/** Restores the session kept on the phone; 'offline' when the server cannot be reached. */
+function useBoot() {
+  const [state, setState] = useState<'pending' | 'ready' | 'offline'>(session.refreshToken && !session.user ? 'pending' : 'ready');
+  useEffect(() => {
+    if (state !== 'pending') return;
+    session
+      .refresh()
+      .then(async (alive) => {
+        if (alive) session.setUser(await ok(api.GET('/api/auth/me')));
+        else forgetJob();
+        setState('ready');
+      })
+      .catch(() => setState('offline'));
+  }, [state]);
+  return { state, retry: () => setState('pending') };
+}
+
+function useBrowserOnline(): boolean {
+  return useSyncExternalStore(
+    (notify) => {
+      window.addEventListener('online', notify);
+      window.addEventListener('offline', notify);
+      return () => {
+        window.removeEventListener('online', notify);
+        window.removeEventListener('offline', notify);
+      };
+    },
+    () => navigator.onLine,
+  );
+}
+
+export function App() {
+  const boot = useBoot();
+  const user = useUser();
+  const [screen, setScreen] = useState<'sign-in' | 'register'>('sign-in');
+  if (boot.state === 'pending') {
+    return (
+      <PublicShell>
+        <p role="status">Loading…</p>
+      </PublicShell>
+    );
+  }
+  if (boot.state === 'offline' && !user) return <OfflineStart onRetry={boot.retry} />;
+  if (!user) return screen === 'register' ? <Register onSignIn={() => setScreen('sign-in')} /> : <SignIn onRegister={() => setScreen('register')} />;
+  if (user.role !== 'DRIVER') return <NotADriver />;
+  return <Home user={user} />;
+}
+
+/** Opened with no network: the job as last seen, read-only, and a way to try again. */
+function OfflineStart({ onRetry }: { onRetry: () => void }) {
+  const saved = loadJob();
+  return (
+    <PublicShell>
+      <Title>Offline</Title>
+      <Notice>No connection to the service. Steps can be taken once the phone is back online.</Notice>
+      {saved && isActive(saved.job) ? (
+        <>
+          <p className="muted">Your current job as last seen at {formatTime(saved.savedAt)}:</p>
+          <JobView job={saved.job} readOnly onChanged={() => undefined} />
+        </>
+      ) : (
+        <p>No current job was saved on this phone.</p>
+      )}
+      <button type="button" className="big" onClick={onRetry}>
+        Try again
+      </button>
+    </PublicShell>
+  );
+}
+
+function NotADriver() {
+  return (
+    <PublicShell>
+      <Title>This app is for drivers</Title>
+      <p>Businesses, companies and administrators use the web console.</p>
+      <p>
+        <a href="/">Open the console</a>
+      </p>
+      <button type="button" className="big secondary" onClick={() => void signOut()}>
+        Sign out
+      </button>
+    </PublicShell>
+  );
+}
+
+const asJob = (job: Package | Ride): Job => (job.orderType === 'RIDE' ? { jobType: 'RIDE', job: job as Ride } : { jobType: 'PACKAGE', job: job as Package });
+
+function Home({ user }: { user: User }) {
+  const qc = useQueryClient();
+  const [tab, setTab] = useState<'home' | 'past'>('home');
+  const [offers, setOffers] = useState<Offer[]>([]);
+  const [outcome, setOutcome] = useState<{ key: number; text: string }>();
+  const browserOnline = useBrowserOnline();
+
+  const me = useQuery({ queryKey: keys.me, queryFn: () => ok(api.GET('/api/drivers/me')) });
+  const online = me.data?.availability === 'ONLINE';
+  const jobs = useQuery({ queryKey: keys.jobs, queryFn: () => ok(api.GET('/api/drivers/me/jobs')) });
+  const active = jobs.data?.active ?? undefined;
+  const detail = useQuery({
+    enabled: active !== undefined,
+    queryKey: keys.job(active?.jobType, active?.id),
+    queryFn: async (): Promise<Job> =>
+      active!.jobType === 'PACKAGE'
+        ? { jobType: 'PACKAGE', job: await ok(api.GET('/api/packages/{id}', { params: { path: { id: active!.id } } })) }
+        : { jobType: 'RIDE', job: await ok(api.GET('/api/rides/{id}', { params: { path: { id: active!.id } } })) },
+  });
+  useEffect(() => {
+    if (detail.data && isActive(detail.data)) saveJob(detail.data);
+  }, [detail.data]);
+  useEffect(() => {
+    if (jobs.data && !jobs.data.active) forgetJob();
+  }, [jobs.data]);
+
+  const refreshJobs = useCallback(() => {
+    void qc.invalidateQueries({ queryKey: ['driver', 'jobs'] });
+    void qc.invalidateQueries({ queryKey: ['driver', 'job'] });
+  }, [qc]);
+
+  const link = useDriverLink(online, {
+    onMessage: (m) => {
+      if (m.type === 'offer') setOffers((list) => [...list.filter((o) => o.id !== m.offer.id), m.offer]);
+      else if (m.type === 'offer.withdrawn') setOffers((list) => list.filter((o) => o.id !== m.offerId));
+      else if (m.type === 'job.assigned' || m.type === 'job.updated') refreshJobs();
+    },
+    onConnected: () => {
+      ok(api.GET('/api/drivers/me/offers')).then((r) => setOffers(r.offers), () => undefined);
+      refreshJobs();
+    },
+    onSessionEnded: () => {
+      forgetJob();
+      session.clear();
+      qc.clear();
+    },
+  });
+
+  const availability = useMutation({
+    mutationFn: (status: 'ONLINE' | 'OFFLINE') => ok(api.POST('/api/drivers/me/availability', { body: { status } })),
+    onSuccess: (driver) => {
+      qc.setQueryData(keys.me, driver);
+      if (driver.availability !== 'ONLINE') setOffers([]);
+    },
+  });
+
+  const jobChanged = (job: Job) => {
+    qc.setQueryData(keys.job(job.jobType, job.job.id), job);
+    if (!isActive(job)) {
+      forgetJob();
+      setOutcome({ key: Date.now(), text: job.job.status === 'DELIVERED' ? 'Delivered. Well done.' : job.job.status === 'COMPLETED' ? 'Trip completed.' : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.` });
+    }
+    void qc.invalidateQueries({ queryKey: keys.jobs });
+  };
+
+  const dropOffer = useCallback((id: string) => setOffers((list) => list.filter((o) => o.id !== id)), []);
+  const offer = offers.find((o) => Date.parse(o.expiresAt) > Date.now());
+  const saved = jobs.isError || (active && detail.isError) ? loadJob() : undefined;
+  const shown = detail.data ?? (saved && isActive(saved.job) ? saved.job : undefined);
+
+  const leave = async () => {
+    if (online) await availability.mutateAsync('OFFLINE').catch(() => undefined);
+    forgetJob();
+    await signOut();
+    qc.clear();
+  };
+
+  return (
+    <>
+      <header className="topbar">
+        <span className="brand">Driver</span>
+        <nav aria-label="Main">
+          <ul>
+            <li>
+              <button type="button" className="tab" aria-current={tab === 'home' ? 'page' : undefined} onClick={() => setTab('home')}>
+                Home
+              </button>
+            </li>
+            <li>
+              <button type="button" className="tab" aria-current={tab === 'past' ? 'page' : undefined} onClick={() => setTab('past')}>
+                Past jobs
+              </button>
+            </li>
+          </ul>
+        </nav>
+        <button type="button" className="secondary signout" onClick={() => void leave()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">
+        {!browserOnline && <p className="offline-banner" role="status">Offline: showing what was last seen. Steps wait until the phone is back online.</p>}
+        {tab === 'past' ? (
+          <PastJobs jobs={jobs.data?.recent} error={jobs.error} />
+        ) : (
+          <>
+            <Title>Hello, {user.firstName}</Title>
+            {outcome && (
+              <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>
+            )}
+            {/* On a job, the job comes first; availability and the link's state below it. */}
+            {shown && (
+              <>
+                {!detail.data && saved && <p className="muted">As last seen at {formatTime(saved.savedAt)}.</p>}
+                <JobView job={shown} readOnly={!detail.data} onChanged={jobChanged} />
+              </>
+            )}
+            <ErrorBox error={jobs.error ?? detail.error} />
+            <section className="card availability" aria-label="Availability">
+              <p>
+                You are <StatusBadge status={online ? 'ONLINE' : 'OFFLINE'} />
+              </p>
+              {online ? (
+                <BusyButton type="button" className="big secondary" busy={availability.isPending} onClick={() => availability.mutate('OFFLINE')}>
+                  Go offline
+                </BusyButton>
+              ) : (
+                <BusyButton
+                  type="button"
+                  className="big"
+                  busy={availability.isPending || me.isPending}
+                  onClick={() => {
+                    unlockSound();
+                    availability.mutate('ONLINE');
+                  }}
+                >
+                  Go online
+                </BusyButton>
+              )}
+              <ErrorBox error={availability.error ?? me.error} />
+              {online && <LinkStatus link={link} />}
+            </section>
+            {!shown && jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>}
+          </>
+        )}
+      </main>
+      {offer && (
+        <OfferCard
+          key={offer.id}
+          offer={offer}
+          onGone={() => dropOffer(offer.id)}
+          onAccepted={(job) => {
+            dropOffer(offer.id);
+            setOutcome(undefined);
+            setTab('home');
+            jobChanged(asJob(job));
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function useNow(ms: number): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return now;
+}
+
+const ago = (now: number, at: number) => {
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  return s < 60 ? `${s} s ago` : `${Math.round(s / 60)} min ago`;
+};
+
+function LinkStatus({ link }: { link: LinkState }) {
+  const now = useNow(1000);
+  const connection =
+    link.socket === 'open'
+      ? 'Connected'
+      : link.socket === 'connecting'
+        ? 'Connecting…'
+        : link.socket === 'waiting' && link.retryAt
+          ? `Reconnecting in ${Math.max(1, Math.round((link.retryAt - now) / 1000))} s`
+          : 'Not connected';
+  return (
+    <dl className="details link-status">
+      <dt>Connection</dt>
+      <dd>{connection}</dd>
+      <dt>GPS accuracy</dt>
+      <dd>{link.gpsError ?? (link.accuracy !== undefined ? `± ${Math.round(link.accuracy)} m` : 'Waiting for a GPS fix…')}</dd>
+      <dt>Last position sent</dt>
+      <dd>{link.lastSentAt ? ago(now, link.lastSentAt) : 'Not yet'}</dd>
+      <dt>Screen</dt>
+      <dd>{link.wakeLock === 'on' ? 'Kept awake' : link.wakeLock === 'unavailable' ? 'May sleep (this browser cannot keep it awake)' : 'May sleep'}</dd>
+    </dl>
+  );
+}
+
+function PastJobs({ jobs, error }: { jobs: { jobType: string; id: string; status: string; pickupLocation: { lat: number; lng: number }; destinationLocation: { lat: number; lng: number }; updatedAt: string }[] | undefined; error: unknown }) {
+  return (
+    <>
+      <Title>Past jobs</Title>
+      <ErrorBox error={error} />
+      {jobs && jobs.length === 0 && <p>No jobs yet.</p>}
+      <ul className="past">
+        {jobs?.map((j) => (
+          <li key={j.id} className="card">
+            <p>
+              <strong>{j.jobType === 'PACKAGE' ? 'Delivery' : 'Ride'}</strong> <StatusBadge status={j.status} />
+            </p>
+            <p className="muted">{formatTime(j.updatedAt)}</p>
+            <p>
+              {formatPoint(j.pickupLocation)} → {formatPoint(j.destinationLocation)}
+            </p>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}

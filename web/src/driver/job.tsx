@@ -1,0 +1,196 @@
+// The current job, step by step (contract section 19): packages Picked up → Start delivery →
+// Delivered (with the delivery code) or Failed (with a reason); rides Arrived → Start trip → Complete
+// trip. "Navigate" opens the phone's maps at the next point; the contact of that point can be called
+// or texted while the job is active. Every answer of the server replaces the job shown.
+import { useMutation } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, ok } from '../shared/api/client';
+import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
+import type { Job, Package, Ride } from './types';
+import { formatPoint, mapLinks } from './ui';
+
+const ACTIVE_PACKAGE = ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'];
+const ACTIVE_RIDE = ['ACCEPTED', 'ARRIVED', 'IN_PROGRESS'];
+
+export function isActive(job: Job): boolean {
+  return (job.jobType === 'PACKAGE' ? ACTIVE_PACKAGE : ACTIVE_RIDE).includes(job.job.status);
+}
+
+/** Where the driver goes next, and whom to call there (a ride's customer has no phone in the API). */
+function nextPoint(job: Job): { label: string; location: { lat: number; lng: number }; address?: string; contact?: { name: string; phone: string }; notes?: string } {
+  if (job.jobType === 'PACKAGE') {
+    const p = job.job;
+    const stop = p.status === 'ASSIGNED' ? p.pickup : p.dropoff;
+    return { label: p.status === 'ASSIGNED' ? 'Pickup' : 'Drop-off', location: stop.location, address: stop.address, contact: { name: stop.contactName, phone: stop.contactPhone }, notes: stop.notes };
+  }
+  const r = job.job;
+  return r.status === 'ACCEPTED' ? { label: 'Pickup', location: r.pickupLocation } : { label: 'Destination', location: r.destinationLocation };
+}
+
+export function JobView({ job, readOnly, onChanged }: { job: Job; readOnly?: boolean; onChanged: (job: Job) => void }) {
+  const active = isActive(job);
+  const next = active ? nextPoint(job) : undefined;
+  const links = next ? mapLinks(next.location) : undefined;
+  const price = job.job.price;
+  return (
+    <section className="card job" aria-labelledby="job-title">
+      <h2 id="job-title">
+        {job.jobType === 'PACKAGE' ? 'Delivery' : 'Ride'} <StatusBadge status={job.job.status} />
+      </h2>
+      {job.jobType === 'PACKAGE' && job.job.reference && <p className="muted">Reference {job.job.reference}</p>}
+      {next && (
+        <div className="next">
+          <h3>{next.label}</h3>
+          <p className="address">{next.address ?? formatPoint(next.location)}</p>
+          {next.notes && <p className="notes">{next.notes}</p>}
+          {next.contact && (
+            <p>
+              {next.contact.name} · <span className="mono">{next.contact.phone}</span>
+            </p>
+          )}
+          <div className="buttons">
+            <a className="button big" href={links!.navigate}>
+              Navigate
+            </a>
+            {/* A call or an SMS needs no data connection: offered offline too, on the job as last seen. */}
+            {next.contact && (
+              <>
+                <a className="button big secondary" href={`tel:${next.contact.phone}`}>
+                  Call
+                </a>
+                <a className="button big secondary" href={`sms:${next.contact.phone}`}>
+                  Text
+                </a>
+              </>
+            )}
+          </div>
+          <p>
+            <a href={links!.web} target="_blank" rel="noopener noreferrer">
+              Open in Google Maps
+            </a>
+          </p>
+        </div>
+      )}
+      {job.jobType === 'PACKAGE' && (
+        <p>
+          Parcel: {job.job.parcel.description}
+          {job.job.parcel.size ? ` (${job.job.parcel.size.toLowerCase()})` : ''}
+        </p>
+      )}
+      {price && <p>Price: {formatMoney(price.amount, price.currency)}</p>}
+      {active && !readOnly && (job.jobType === 'PACKAGE' ? <PackageSteps pkg={job.job} onChanged={onChanged} /> : <RideSteps ride={job.job} onChanged={onChanged} />)}
+    </section>
+  );
+}
+
+function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) => void }) {
+  const [failing, setFailing] = useState(false);
+  const [reason, setReason] = useState('');
+  const [deliveryCode, setDeliveryCode] = useState('');
+  const [recipientName, setRecipientName] = useState('');
+  const path = { params: { path: { id: pkg.id } } };
+  const step = useMutation({
+    mutationFn: (action: 'pickup' | 'start' | 'deliver' | 'fail'): Promise<Package> => {
+      switch (action) {
+        case 'pickup':
+          return ok(api.POST('/api/packages/{id}/pickup', path));
+        case 'start':
+          return ok(api.POST('/api/packages/{id}/start', path));
+        case 'deliver':
+          return ok(
+            api.POST('/api/packages/{id}/deliver', {
+              ...path,
+              body: { ...(deliveryCode ? { deliveryCode } : {}), ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}) },
+            }),
+          );
+        case 'fail':
+          return ok(api.POST('/api/packages/{id}/fail', { ...path, body: { reason: reason.trim() } }));
+      }
+    },
+    onSuccess: (job) => onChanged({ jobType: 'PACKAGE', job }),
+  });
+
+  if (failing) {
+    return (
+      <form
+        className="steps"
+        onSubmit={(e) => {
+          e.preventDefault();
+          step.mutate('fail');
+        }}
+      >
+        <Field label="Reason" required maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} hint="Why the delivery cannot be made" />
+        <ErrorBox error={step.error} />
+        <BusyButton type="submit" className="big danger" busy={step.isPending}>
+          Report failure
+        </BusyButton>
+        <button type="button" className="big secondary" onClick={() => setFailing(false)}>
+          Back
+        </button>
+      </form>
+    );
+  }
+  return (
+    <div className="steps">
+      {pkg.status === 'ASSIGNED' && (
+        <BusyButton type="button" className="big" busy={step.isPending} onClick={() => step.mutate('pickup')}>
+          Picked up
+        </BusyButton>
+      )}
+      {pkg.status === 'PICKED_UP' && (
+        <BusyButton type="button" className="big" busy={step.isPending} onClick={() => step.mutate('start')}>
+          Start delivery
+        </BusyButton>
+      )}
+      {pkg.status === 'IN_TRANSIT' && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            step.mutate('deliver');
+          }}
+        >
+          <Field
+            label="Delivery code"
+            inputMode="numeric"
+            pattern="[0-9]{4}"
+            maxLength={4}
+            autoComplete="off"
+            value={deliveryCode}
+            onChange={(e) => setDeliveryCode(e.target.value.trim())}
+            hint="The recipient’s 4 digits, when the sender set one"
+          />
+          <Field label="Recipient name" maxLength={200} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional" />
+          <BusyButton type="submit" className="big" busy={step.isPending}>
+            Delivered
+          </BusyButton>
+        </form>
+      )}
+      <ErrorBox error={step.error} />
+      <button type="button" className="big secondary danger-text" onClick={() => setFailing(true)}>
+        Failed
+      </button>
+    </div>
+  );
+}
+
+function RideSteps({ ride, onChanged }: { ride: Ride; onChanged: (job: Job) => void }) {
+  const path = { params: { path: { id: ride.id } } };
+  const step = useMutation({
+    mutationFn: (action: 'arrive' | 'start' | 'complete'): Promise<Ride> =>
+      action === 'arrive'
+        ? ok(api.POST('/api/rides/{id}/arrive', path))
+        : action === 'start'
+          ? ok(api.POST('/api/rides/{id}/start', path))
+          : ok(api.POST('/api/rides/{id}/complete', path)),
+    onSuccess: (job) => onChanged({ jobType: 'RIDE', job }),
+  });
+  const [action, label] = ride.status === 'ACCEPTED' ? (['arrive', 'Arrived'] as const) : ride.status === 'ARRIVED' ? (['start', 'Start trip'] as const) : (['complete', 'Complete trip'] as const);
+  return (
+    <div className="steps">
+      <BusyButton type="button" className="big" busy={step.isPending} onClick={() => step.mutate(action)}>
+        {label}
+      </BusyButton>
+      <ErrorBox error={step.error} />
+    </div>
+  );
+}
