@@ -32,6 +32,74 @@ const webBoundaries = [
   },
 ];
 
+// Backend layers, bottom up: config.ts; db/; shared/; http/ and sms/; modules/; the composition root
+// (deps, services, background, app, server, worker, worker-app); cli/. A file imports its own layer
+// and those below it, never one above (docs/architecture.md#layers). The rule sees the path as
+// written, so each folder depth has its patterns with that many `../` in front; a file matches one
+// block only (a later block replaces an earlier one's list for the same rule).
+const COMPOSITION = 'app|background|deps|server|services|worker|worker-app';
+const folder = (names, message) => ({ tail: `(?:${names})/`, message });
+const topFile = (names, message) => ({ tail: `(?:${names})\\.js$`, message });
+const NO_CLI = folder('cli', 'src/cli/ is imported by src/cli/ only.');
+const layer = (files, depth, rules, extra = []) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          ...rules.map(({ tail, message }) => ({ regex: `^${depth === 0 ? '\\./' : `(?:\\.\\./){${depth}}`}${tail}`, message })),
+          ...extra,
+        ],
+      },
+    ],
+  },
+});
+const DB_RULES = [
+  folder('modules|http|shared|sms', 'src/db/ imports no other folder of src/.'),
+  topFile(`${COMPOSITION}|config`, 'src/db/ imports no top-level file.'),
+  NO_CLI,
+];
+const SHARED_RULES = [
+  folder('modules|http|sms', 'src/shared/ imports no module, http/ or sms/ (only db/ and config.ts below it).'),
+  topFile(COMPOSITION, 'src/shared/ imports no composition file (only config.ts).'),
+  NO_CLI,
+];
+const HTTP_RULES = [
+  folder('modules|sms', 'src/http/ imports no feature module.'),
+  topFile(COMPOSITION, 'src/http/ imports no composition file: ModuleContext is completed in app.ts.'),
+  NO_CLI,
+];
+const SMS_RULES = [
+  folder('modules|http', 'src/sms/ imports no module and no http/.'),
+  topFile(COMPOSITION, 'src/sms/ imports no composition file (only config.ts).'),
+  NO_CLI,
+];
+const MODULE_RULES = [
+  topFile('app|background|server|services|worker|worker-app', 'A module imports no composition file (deps.ts and config.ts for their types only).'),
+  NO_CLI,
+];
+const otherKind = (kind) => [{ regex: `^(?:\\.\\./|\\.\\./\\.\\./modules/)${kind}/`, message: 'rides/ and packages/ import one another never: what both need is in jobs/.' }];
+const backendLayers = [
+  layer(['src/*.ts'], 0, [NO_CLI]),
+  // config.ts is the bottom: it imports no folder of src/ and no composition file.
+  layer(['src/config.ts'], 0, [topFile(COMPOSITION, 'config.ts imports nothing above it.')], [
+    // Issue 29: the one known climb, config.ts → shared/durations.ts, is being removed on its own branch;
+    // drop `(?!durations\.js$)` once that is merged.
+    { regex: '^\\./(?:(?:modules|http|db|sms|cli)/|shared/(?!durations\\.js$))', message: 'config.ts imports nothing above it.' },
+  ]),
+  layer(['src/db/*.ts'], 1, DB_RULES),
+  layer(['src/db/*/*.ts'], 2, DB_RULES),
+  // An entry point (npm run migrate), like server.ts, reads the configuration.
+  layer(['src/db/migrate-cli.ts'], 1, [DB_RULES[0], topFile(COMPOSITION, 'src/db/ imports no composition file.'), NO_CLI]),
+  layer(['src/shared/*.ts'], 1, SHARED_RULES),
+  layer(['src/http/*.ts'], 1, HTTP_RULES),
+  layer(['src/sms/*.ts'], 1, SMS_RULES),
+  layer(['src/modules/*/*.ts'], 2, MODULE_RULES),
+  layer(['src/modules/rides/*.ts'], 2, MODULE_RULES, otherKind('packages')),
+  layer(['src/modules/packages/*.ts'], 2, MODULE_RULES, otherKind('rides')),
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'dist-test/', 'dist-test-start/'] },
   js.configs.recommended,
@@ -44,4 +112,5 @@ export default tseslint.config(
     },
   },
   ...webBoundaries,
+  ...backendLayers,
 );
