@@ -55,26 +55,13 @@ const layer = (files, depth, rules, extra = []) => ({
     ],
   },
 });
-const DB_RULES = [
-  folder('modules|http|shared|sms', 'src/db/ imports no other folder of src/.'),
-  topFile(`${COMPOSITION}|config`, 'src/db/ imports no top-level file.'),
+/** What `src/<dir>/` may not import: the folders and top-level files above it, and cli/. */
+const above = (dir, folders, files = COMPOSITION) => [
+  folder(folders, `src/${dir}/ imports nothing from ${folders.split('|').join('/, ')}/: they sit above it (docs/architecture.md#layers).`),
+  topFile(files, `src/${dir}/ imports none of ${files.split('|').join(', ')} (docs/architecture.md#layers).`),
   NO_CLI,
 ];
-const SHARED_RULES = [
-  folder('modules|http|sms', 'src/shared/ imports no module, http/ or sms/ (only db/ and config.ts below it).'),
-  topFile(COMPOSITION, 'src/shared/ imports no composition file (only config.ts).'),
-  NO_CLI,
-];
-const HTTP_RULES = [
-  folder('modules|sms', 'src/http/ imports no feature module.'),
-  topFile(COMPOSITION, 'src/http/ imports no composition file: ModuleContext is completed in app.ts.'),
-  NO_CLI,
-];
-const SMS_RULES = [
-  folder('modules|http', 'src/sms/ imports no module and no http/.'),
-  topFile(COMPOSITION, 'src/sms/ imports no composition file (only config.ts).'),
-  NO_CLI,
-];
+const DB_RULES = above('db', 'modules|http|shared|sms', `${COMPOSITION}|config`);
 const MODULE_RULES = [
   topFile('app|background|server|services|worker|worker-app', 'A module imports no composition file (deps.ts and config.ts for their types only).'),
   NO_CLI,
@@ -91,10 +78,10 @@ const backendLayers = [
   layer(['src/db/*.ts'], 1, DB_RULES),
   layer(['src/db/*/*.ts'], 2, DB_RULES),
   // An entry point (npm run migrate), like server.ts, reads the configuration.
-  layer(['src/db/migrate-cli.ts'], 1, [DB_RULES[0], topFile(COMPOSITION, 'src/db/ imports no composition file.'), NO_CLI]),
-  layer(['src/shared/*.ts'], 1, SHARED_RULES),
-  layer(['src/http/*.ts'], 1, HTTP_RULES),
-  layer(['src/sms/*.ts'], 1, SMS_RULES),
+  layer(['src/db/migrate-cli.ts'], 1, above('db', 'modules|http|shared|sms')),
+  layer(['src/shared/*.ts'], 1, above('shared', 'modules|http|sms')),
+  layer(['src/http/*.ts'], 1, above('http', 'modules|sms')),
+  layer(['src/sms/*.ts'], 1, above('sms', 'modules|http')),
   layer(['src/modules/*/*.ts'], 2, MODULE_RULES),
   layer(['src/modules/rides/*.ts'], 2, MODULE_RULES, otherKind('packages')),
   layer(['src/modules/packages/*.ts'], 2, MODULE_RULES, otherKind('rides')),
