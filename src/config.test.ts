@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, durationSettings, loadConfig } from './config.js';
+import { formatDuration } from './config/durations.js';
 
 test('defaults follow the contract', () => {
   const c = loadConfig({});
@@ -32,7 +34,7 @@ test('defaults follow the contract', () => {
   assert.equal(c.workerPort, 9465);
   assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
   assert.equal(c.logLevel, 'info');
-  assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000 });
+  assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000, maxReleases: 3 });
   assert.equal(c.requestTimeoutMs, 30_000);
   assert.equal(c.headersTimeoutMs, 10_000);
   assert.equal(c.keepAliveTimeoutMs, 72_000);
@@ -42,8 +44,9 @@ test('defaults follow the contract', () => {
 });
 
 test('dispatch settings: mode, durations and distances', () => {
-  const c = loadConfig({ DISPATCH_MODE: 'broadcast', DISPATCH_OFFER_TTL: '45s', DISPATCH_RADIUS: '800m', DISPATCH_MAX_RADIUS: '2.5km', DISPATCH_RETRY_INTERVAL: '1m' });
-  assert.deepEqual(c.dispatch, { mode: 'broadcast', offerTtlMs: 45_000, radiusMeters: 800, maxRadiusMeters: 2500, retryIntervalMs: 60_000 });
+  const c = loadConfig({ DISPATCH_MODE: 'broadcast', DISPATCH_OFFER_TTL: '45s', DISPATCH_RADIUS: '800m', DISPATCH_MAX_RADIUS: '2.5km', DISPATCH_RETRY_INTERVAL: '1m', DISPATCH_MAX_RELEASES: '0' });
+  assert.deepEqual(c.dispatch, { mode: 'broadcast', offerTtlMs: 45_000, radiusMeters: 800, maxRadiusMeters: 2500, retryIntervalMs: 60_000, maxReleases: 0 });
+  assert.throws(() => loadConfig({ DISPATCH_MAX_RELEASES: '-1' }), /DISPATCH_MAX_RELEASES must be a whole number from 0 to 1000/);
   assert.throws(
     () => loadConfig({ DISPATCH_MODE: 'nearest', DISPATCH_RADIUS: 'far', DISPATCH_OFFER_TTL: '0s' }),
     (err: unknown) => {
@@ -51,16 +54,14 @@ test('dispatch settings: mode, durations and distances', () => {
       return /DISPATCH_MODE must be one of offer, broadcast, off/.test(problems) && /DISPATCH_RADIUS must be a distance/.test(problems) && /DISPATCH_OFFER_TTL/.test(problems);
     },
   );
-  assert.throws(() => loadConfig({ DISPATCH_RADIUS: '10km', DISPATCH_MAX_RADIUS: '5km' }), /DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS/);
 });
 
-test('slow-client limits are configurable; a headers timeout beyond the request timeout is refused', () => {
+test('slow-client limits are configurable', () => {
   const c = loadConfig({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '2s', KEEP_ALIVE_TIMEOUT: '10s', MAX_CONNECTIONS: '500', WS_MAX_PER_DRIVER: '1', METRICS_TOKEN: 'tok' });
   assert.deepEqual(
     [c.requestTimeoutMs, c.headersTimeoutMs, c.keepAliveTimeoutMs, c.maxConnections, c.wsMaxPerDriver, c.metricsToken],
     [5000, 2000, 10_000, 500, 1, 'tok'],
   );
-  assert.throws(() => loadConfig({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '6s' }), /HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT/);
   assert.throws(() => loadConfig({ MAX_CONNECTIONS: '0', WS_MAX_PER_DRIVER: 'two' }), (err: unknown) => {
     assert.ok(err instanceof ConfigError);
     assert.equal(err.problems.length, 2);
@@ -190,4 +191,110 @@ test('stream caps: STREAMS_PER_ACCOUNT (20) and STREAMS_PER_IP (200), positive w
     ]);
     return true;
   });
+});
+
+/** The configuration is refused with exactly these problems. */
+function refused(env: Record<string, string>, problems: string[]) {
+  assert.throws(() => loadConfig(env), (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    assert.deepEqual(err.problems, problems);
+    return true;
+  });
+}
+
+// Contract section 12: a variable set alone never stops the service because of a default the
+// operator did not touch; two set values that contradict each other are refused, naming both.
+test('headers and request timeouts: the untouched one follows the one set; both set and contradicting are refused', () => {
+  const timeouts = (env: Record<string, string>) => {
+    const c = loadConfig(env);
+    return [c.headersTimeoutMs, c.requestTimeoutMs];
+  };
+  assert.deepEqual(timeouts({ REQUEST_TIMEOUT: '5s' }), [5000, 5000]);
+  assert.deepEqual(timeouts({ HEADERS_TIMEOUT: '45s' }), [45_000, 45_000]);
+  assert.deepEqual(timeouts({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '5s' }), [5000, 5000]);
+  refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '6s' }, ['HEADERS_TIMEOUT (6s) must not exceed REQUEST_TIMEOUT (5s)']);
+});
+
+test('dispatch radius and its maximum: the untouched one follows the one set; both set and contradicting are refused', () => {
+  const radii = (env: Record<string, string>) => {
+    const c = loadConfig(env).dispatch;
+    return [c.radiusMeters, c.maxRadiusMeters];
+  };
+  assert.deepEqual(radii({ DISPATCH_RADIUS: '20km' }), [20_000, 20_000]);
+  assert.deepEqual(radii({ DISPATCH_MAX_RADIUS: '2km' }), [2000, 2000]);
+  assert.deepEqual(radii({ DISPATCH_RADIUS: '8km' }), [8000, 15_000]);
+  refused({ DISPATCH_RADIUS: '10km', DISPATCH_MAX_RADIUS: '5km' }, ['DISPATCH_RADIUS (10km) must not exceed DISPATCH_MAX_RADIUS (5km)']);
+});
+
+test('token lifetimes: access <= refresh <= remember-me; untouched ones follow, set ones that contradict are refused', () => {
+  const ttls = (env: Record<string, string>) => {
+    const c = loadConfig(env);
+    return [c.accessTokenTtlMs, c.refreshTokenTtlMs, c.rememberMeRefreshTokenTtlMs];
+  };
+  const [m, d] = [60_000, 86_400_000];
+  assert.deepEqual(ttls({ REFRESH_TOKEN_TTL: '5m' }), [5 * m, 5 * m, 30 * d]);
+  assert.deepEqual(ttls({ REFRESH_TOKEN_TTL: '60d' }), [15 * m, 60 * d, 60 * d]);
+  assert.deepEqual(ttls({ REMEMBER_ME_REFRESH_TOKEN_TTL: '1d' }), [15 * m, 1 * d, 1 * d]);
+  assert.deepEqual(ttls({ REMEMBER_ME_REFRESH_TOKEN_TTL: '10m' }), [10 * m, 10 * m, 10 * m]);
+  assert.deepEqual(ttls({ ACCESS_TOKEN_TTL: '1d' }), [1 * d, 7 * d, 30 * d]);
+  refused({ ACCESS_TOKEN_TTL: '1d', REFRESH_TOKEN_TTL: '1h' }, ['ACCESS_TOKEN_TTL (1d) must not exceed REFRESH_TOKEN_TTL (1h)']);
+  refused({ REFRESH_TOKEN_TTL: '40d', REMEMBER_ME_REFRESH_TOKEN_TTL: '30d' }, ['REFRESH_TOKEN_TTL (40d) must not exceed REMEMBER_ME_REFRESH_TOKEN_TTL (30d)']);
+  // Not neighbours: the one between them cannot follow both.
+  refused({ ACCESS_TOKEN_TTL: '1d', REMEMBER_ME_REFRESH_TOKEN_TTL: '1h' }, ['ACCESS_TOKEN_TTL (1d) must not exceed REMEMBER_ME_REFRESH_TOKEN_TTL (1h)']);
+});
+
+test('code and login session lifetimes: the untouched one follows the one set; both set and contradicting are refused', () => {
+  const ttls = (env: Record<string, string>) => {
+    const c = loadConfig(env);
+    return [c.otpTtlMs, c.loginSessionTtlMs];
+  };
+  assert.deepEqual(ttls({ LOGIN_SESSION_TTL: '2m' }), [120_000, 120_000]);
+  assert.deepEqual(ttls({ OTP_TTL: '30m' }), [1_800_000, 1_800_000]);
+  refused({ OTP_TTL: '15m', LOGIN_SESSION_TTL: '10m' }, ['OTP_TTL (15m) must not exceed LOGIN_SESSION_TTL (10m)']);
+});
+
+test('a bad value does not also count as a contradiction', () => {
+  refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: 'soon' }, ['HEADERS_TIMEOUT must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "soon")']);
+});
+
+test('a duration above its maximum is refused, naming the variable and its maximum', () => {
+  // Before: 30d for the connect timeout ended the process; a 30d surge interval ran every millisecond.
+  refused({ DATABASE_CONNECT_TIMEOUT: '30d' }, ['DATABASE_CONNECT_TIMEOUT must be at most 5m (got "30d")']);
+  refused({ SURGE_INTERVAL: '30d' }, ['SURGE_INTERVAL must be at most 1h (got "30d")']);
+  refused({ RATE_LIMIT_LOGIN: '5/30d' }, ['RATE_LIMIT_LOGIN must have a window of at most 7d (got "5/30d")']);
+  refused({ WEBHOOK_RETRY_SCHEDULE: '5s,30d' }, ['WEBHOOK_RETRY_SCHEDULE entries must be at most 7d (bad entry "30d")']);
+});
+
+// Dates compared in the database, never a timer: these may exceed what a Node timer takes.
+const NOT_TIMERS = new Set(['REFRESH_TOKEN_TTL', 'REMEMBER_ME_REFRESH_TOKEN_TTL']);
+const TIMER_LIMIT_MS = 2 ** 31 - 1;
+
+test('every duration variable has a maximum: accepted at it, refused above it (30d too), documented', () => {
+  const settings = durationSettings();
+  const names = settings.map((s) => s.name);
+  for (const known of ['DATABASE_CONNECT_TIMEOUT', 'REQUEST_TIMEOUT', 'KEEP_ALIVE_TIMEOUT', 'OTP_TTL', 'RATE_LIMIT_GLOBAL', 'WEBHOOK_RETRY_SCHEDULE', 'TRACKING_INTERVAL']) {
+    assert.ok(names.includes(known), known);
+  }
+  assert.equal(new Set(names).size, names.length, 'each variable once');
+  const docs = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8').split('\n');
+  for (const { name, maxMs, kind } of settings) {
+    const write = (ms: number) => (kind === 'rate-limit' ? `1/${formatDuration(ms)}` : formatDuration(ms));
+    const max = formatDuration(maxMs);
+    if (!NOT_TIMERS.has(name)) assert.ok(maxMs <= TIMER_LIMIT_MS, `${name}: ${max} is more than a timer takes`);
+    assert.doesNotThrow(() => loadConfig({ [name]: write(maxMs) }), name);
+    for (const tooLong of [...new Set([maxMs + 1, 30 * 86_400_000])].filter((ms) => ms > maxMs)) {
+      assert.throws(
+        () => loadConfig({ [name]: write(tooLong) }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError, name);
+          assert.equal(err.problems.length, 1, name);
+          assert.ok(err.problems[0]!.startsWith(name) && err.problems[0]!.includes(`at most ${max}`), err.problems[0]);
+          return true;
+        },
+        `${name}=${write(tooLong)}`,
+      );
+    }
+    const row = docs.find((line) => line.startsWith(`| \`${name}\` |`));
+    assert.ok(row?.includes(`at most \`${max}\``), `docs/configuration.md gives ${name}'s maximum (at most \`${max}\`)`);
+  }
 });

@@ -1,7 +1,11 @@
 // Configuration: a pure function of the environment, validated at once, every bad variable named.
+// One reader per group of variables; to add a variable, add it to Config and to its group's reader.
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { parseDuration, parseRateLimit, type RateLimitSpec } from './shared/durations.js';
+import type { RateLimitSpec } from './config/durations.js';
+import { EnvReader, type DurationSetting, type Env } from './config/env-reader.js';
+
+export type { RateLimitSpec };
 
 export type SmsTransport = 'console' | 'file' | 'http' | 'twilio' | 'africastalking';
 const SMS_TRANSPORTS: SmsTransport[] = ['console', 'file', 'http', 'twilio', 'africastalking'];
@@ -73,6 +77,8 @@ export interface Config {
     radiusMeters: number;
     maxRadiusMeters: number;
     retryIntervalMs: number;
+    /** A job released more than this many times is flagged for an admin (contract section 13). */
+    maxReleases: number;
   };
   /** Slow clients: the whole request within requestTimeoutMs, its headers within headersTimeoutMs. */
   requestTimeoutMs: number;
@@ -92,6 +98,8 @@ export interface Config {
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
 const DISPATCH_MODES: DispatchMode[] = ['offer', 'broadcast', 'off'];
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -99,304 +107,15 @@ export class ConfigError extends Error {
   }
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const problems: string[] = [];
-  const get = (name: string) => {
-    const value = env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  };
-
-  const str = (name: string, fallback: string) => get(name) ?? fallback;
-  const int = (name: string, fallback: number, min: number, max: number) => {
-    const raw = get(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < min || value > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return value;
-  };
-  const duration = (name: string, fallback: string) => {
-    const raw = get(name) ?? fallback;
-    const ms = parseDuration(raw);
-    if (ms === undefined || ms <= 0) {
-      problems.push(`${name} must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "${raw}")`);
-      return parseDuration(fallback)!;
-    }
-    return ms;
-  };
-  const bool = (name: string, fallback: boolean) => {
-    const raw = get(name);
-    if (raw === undefined) return fallback;
-    if (['true', '1', 'yes', 'on'].includes(raw.toLowerCase())) return true;
-    if (['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
-    problems.push(`${name} must be true or false (got "${raw}")`);
-    return fallback;
-  };
-  const rateLimit = (name: string, fallback: string) => {
-    const raw = get(name) ?? fallback;
-    const spec = parseRateLimit(raw);
-    if (spec === undefined) {
-      problems.push(`${name} must be N/window such as 100/15m, or off (got "${raw}")`);
-      return parseRateLimit(fallback) ?? null;
-    }
-    return spec;
-  };
-  const distance = (name: string, fallbackMeters: number) => {
-    const raw = get(name);
-    if (raw === undefined) return fallbackMeters;
-    const match = /^(\d+(?:\.\d+)?)\s*(m|km)$/i.exec(raw);
-    const meters = match ? Number(match[1]) * (match[2]!.toLowerCase() === 'km' ? 1000 : 1) : NaN;
-    if (!(meters >= 1 && meters <= 100_000)) {
-      problems.push(`${name} must be a distance such as 800m or 5km, at most 100km (got "${raw}")`);
-      return fallbackMeters;
-    }
-    return Math.round(meters);
-  };
-  const url = (name: string, protocols: string[]) => {
-    const raw = get(name);
-    if (raw === undefined) return undefined;
-    try {
-      const parsed = new URL(raw);
-      if (!protocols.includes(parsed.protocol)) throw new Error();
-      return raw;
-    } catch {
-      problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
-      return undefined;
-    }
-  };
-
-  const nodeEnv = str('NODE_ENV', 'development');
-  const dispatchMode = str('DISPATCH_MODE', 'offer').toLowerCase() as DispatchMode;
-  if (!DISPATCH_MODES.includes(dispatchMode)) problems.push(`DISPATCH_MODE must be one of ${DISPATCH_MODES.join(', ')} (got "${get('DISPATCH_MODE')}")`);
-  const dispatchRadius = distance('DISPATCH_RADIUS', 5000);
-  const dispatchMaxRadius = distance('DISPATCH_MAX_RADIUS', 15_000);
-  const isProduction = nodeEnv === 'production';
-
-  const port = int('PORT', 3000, 0, 65535);
-  const host = str('HOST', '0.0.0.0');
-  const dataDir = str('DATA_DIR', './data');
-  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
-  let redisUrl: string | undefined;
-  let redisCluster: Config['redisCluster'];
-  const clusterNodes = get('REDIS_CLUSTER_NODES');
-  const rawRedisUrl = get('REDIS_URL');
-  if (rawRedisUrl?.startsWith('redis+cluster://')) {
-    redisCluster = parseClusterUrl(rawRedisUrl);
-    if (!redisCluster) problems.push('REDIS_URL must be redis+cluster://[user:password@]host:port,host:port,...');
-  } else {
-    redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
-  }
-  if (clusterNodes !== undefined) {
-    const nodes = parseHostPorts(clusterNodes);
-    if (!nodes) problems.push('REDIS_CLUSTER_NODES must be a comma-separated list of host:port');
-    else if (rawRedisUrl !== undefined) problems.push('set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
-    else redisCluster = { nodes, username: undefined, password: undefined };
-  }
-  const redisKeyPrefix = str('REDIS_KEY_PREFIX', 'rd:');
-
-  const jwtSecret = get('JWT_SECRET');
-  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
-    problems.push('JWT_SECRET must be at least 32 bytes');
-  }
-
-  const smsRaw = str('SMS_TRANSPORT', 'console');
-  let smsTransport: SmsTransport = 'console';
-  if ((SMS_TRANSPORTS as string[]).includes(smsRaw)) smsTransport = smsRaw as SmsTransport;
-  else problems.push(`SMS_TRANSPORT must be one of ${SMS_TRANSPORTS.join(', ')} (got "${smsRaw}")`);
-  const smsHttpUrl = url('SMS_HTTP_URL', ['http:', 'https:']);
-  const smsHttpToken = get('SMS_HTTP_TOKEN');
-  if (smsTransport === 'http' && smsHttpUrl === undefined) problems.push('SMS_HTTP_URL is required when SMS_TRANSPORT=http');
-  const required = (names: string[]) => {
-    const missing = names.filter((name) => get(name) === undefined);
-    if (missing.length) problems.push(`${missing.join(', ')} required when SMS_TRANSPORT=${smsTransport}`);
-    return missing.length === 0;
-  };
-  const twilioBaseUrl = url('TWILIO_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com';
-  const twilio =
-    smsTransport === 'twilio' && required(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'])
-      ? { accountSid: get('TWILIO_ACCOUNT_SID')!, authToken: get('TWILIO_AUTH_TOKEN')!, from: get('TWILIO_FROM')!, baseUrl: twilioBaseUrl }
-      : undefined;
-  const atBaseUrl = url('AT_BASE_URL', ['http:', 'https:']);
-  const africasTalking =
-    smsTransport === 'africastalking' && required(['AT_USERNAME', 'AT_API_KEY'])
-      ? {
-          username: get('AT_USERNAME')!,
-          apiKey: get('AT_API_KEY')!,
-          from: get('AT_FROM'),
-          baseUrl: atBaseUrl ?? (get('AT_USERNAME') === 'sandbox' ? 'https://api.sandbox.africastalking.com' : 'https://api.africastalking.com'),
-        }
-      : undefined;
-  const smsAllowFileInProduction = bool('SMS_ALLOW_FILE_IN_PRODUCTION', false);
-
-  const adminEmail = get('ADMIN_EMAIL');
-  const adminPhone = get('ADMIN_PHONE');
-  const adminPassword = get('ADMIN_PASSWORD');
-  const adminCount = [adminEmail, adminPhone, adminPassword].filter((v) => v !== undefined).length;
-  // ADMIN_PHONE alone only names the phone of the first-run admin (development).
-  if (adminCount > 0 && adminCount < 3 && !(adminCount === 1 && adminPhone !== undefined)) {
-    problems.push('ADMIN_EMAIL, ADMIN_PHONE and ADMIN_PASSWORD must be set together');
-  }
-
-  const mapTileUrl = str('MAP_TILE_URL', 'https://tile.openstreetmap.org/{z}/{x}/{y}.png');
-  if (!/^https?:\/\/[^\s"'<>]+$/.test(mapTileUrl) || !mapTileUrl.includes('{z}')) {
-    problems.push('MAP_TILE_URL must be an http(s) URL template with {z}, {x} and {y}');
-  }
-
-  const trustProxy = parseTrustProxy(get('TRUST_PROXY'), problems);
-
-  const scheduleRaw = str('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h');
-  const webhookRetryScheduleMs: number[] = [];
-  for (const part of scheduleRaw.split(',')) {
-    const ms = parseDuration(part);
-    if (ms === undefined) {
-      problems.push(`WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of durations (bad entry "${part}")`);
-      break;
-    }
-    webhookRetryScheduleMs.push(ms);
-  }
-
-  const signatureHeader = str('WEBHOOK_SIGNATURE_HEADER', 'X-Service-Signature');
-  if (!/^[A-Za-z0-9-]{1,100}$/.test(signatureHeader)) {
-    problems.push('WEBHOOK_SIGNATURE_HEADER must be a header name (letters, digits and dashes)');
-  }
-
-  const requestTimeoutMs = duration('REQUEST_TIMEOUT', '30s');
-  const headersTimeoutMs = duration('HEADERS_TIMEOUT', '10s');
-  // Node refuses a headers timeout longer than the request timeout.
-  if (headersTimeoutMs > requestTimeoutMs) problems.push('HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT');
-  const parseMetres = (raw: string) => {
-    const match = /^(\d+(?:\.\d+)?)\s*(m|km)$/i.exec(raw);
-    return match ? Math.round(Number(match[1]) * (match[2].toLowerCase() === 'km' ? 1000 : 1)) : NaN;
-  };
-  const metres = (name: string, fallback: string, min: number, max: number) => {
-    const raw = get(name) ?? fallback;
-    const value = parseMetres(raw);
-    if (!(value >= min && value <= max)) {
-      problems.push(`${name} must be a distance such as 500m or 2km, from ${min}m to ${max / 1000}km (got "${raw}")`);
-      return parseMetres(fallback);
-    }
-    return value;
-  };
-  const surgeMaxRaw = str('SURGE_MAX', '2.0');
-  let surgeMaxTenths = 20;
-  if (/^\d+(\.\d)?$/.test(surgeMaxRaw) && Number(surgeMaxRaw) >= 1 && Number(surgeMaxRaw) <= 10) surgeMaxTenths = Math.round(Number(surgeMaxRaw) * 10);
-  else problems.push(`SURGE_MAX must be a multiplier from 1.0 to 10.0 with at most one decimal (got "${surgeMaxRaw}")`);
-
-  const logLevel = str('LOG_LEVEL', 'info');
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-
-  const config: Config = {
-    port,
-    host,
-    nodeEnv,
-    isProduction,
-    dataDir,
-    databaseUrl,
-    databaseConnectTimeoutMs: duration('DATABASE_CONNECT_TIMEOUT', '5s'),
-    redisUrl,
-    redisCluster,
-    redisKeyPrefix,
-    jwtSecret,
-    jwtIssuer: str('JWT_ISSUER', 'ride-delivery-backend'),
-    jwtAudience: str('JWT_AUDIENCE', 'ride-delivery-api'),
-    accessTokenTtlMs: duration('ACCESS_TOKEN_TTL', '15m'),
-    refreshTokenTtlMs: duration('REFRESH_TOKEN_TTL', '7d'),
-    rememberMeRefreshTokenTtlMs: duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d'),
-    loginSessionTtlMs: duration('LOGIN_SESSION_TTL', '10m'),
-    otpTtlMs: duration('OTP_TTL', '5m'),
-    otpMaxAttempts: int('OTP_MAX_ATTEMPTS', 5, 1, 100),
-    otpMaxResends: int('OTP_MAX_RESENDS', 3, 0, 100),
-    smsTransport,
-    smsFile: str('SMS_FILE', path.join(dataDir, 'sms.log')),
-    smsHttpUrl,
-    smsHttpToken,
-    sms: { twilio, africasTalking },
-    admin: adminCount === 3 ? { email: adminEmail!, phone: adminPhone!, password: adminPassword! } : undefined,
-    firstRunAdmin: nodeEnv === 'development' && adminCount < 3 ? { email: 'admin@localhost', phone: adminPhone ?? '+254700000000' } : undefined,
-    mapTileUrl,
-    rateLimits: {
-      global: rateLimit('RATE_LIMIT_GLOBAL', '100/15m'),
-      login: rateLimit('RATE_LIMIT_LOGIN', '5/15m'),
-      loginSendOtp: rateLimit('RATE_LIMIT_LOGIN_SEND_OTP', '3/5m'),
-      registerSendOtp: rateLimit('RATE_LIMIT_REGISTER_SEND_OTP', '3/5m'),
-    },
-    trustProxy,
-    driverLocationTtlMs: duration('DRIVER_LOCATION_TTL', '2m'),
-    webhookRetryScheduleMs,
-    webhookTimeoutMs: duration('WEBHOOK_TIMEOUT', '10s'),
-    webhookAllowHttp: bool('WEBHOOK_ALLOW_HTTP', !isProduction),
-    webhookAllowPrivateTargets: bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', !isProduction),
-    webhookSignatureHeader: signatureHeader,
-    webhookWorkerInProcess: bool('WEBHOOK_WORKER_IN_PROCESS', true),
-    workerPort: int('WORKER_PORT', 9465, 0, 65535),
-    pricing: {
-      quoteTtlMs: duration('QUOTE_TTL', '10m'),
-      surgeCellMeters: metres('SURGE_CELL', '2km', 100, 50_000),
-      surgeIntervalMs: duration('SURGE_INTERVAL', '1m'),
-      surgeMaxTenths,
-      maxTripDistanceMeters: metres('MAX_TRIP_DISTANCE', '300km', 1000, 5_000_000),
-    },
-    logLevel,
-    dispatch: {
-      mode: dispatchMode,
-      offerTtlMs: duration('DISPATCH_OFFER_TTL', '20s'),
-      radiusMeters: dispatchRadius,
-      maxRadiusMeters: dispatchMaxRadius,
-      retryIntervalMs: duration('DISPATCH_RETRY_INTERVAL', '30s'),
-    },
-    requestTimeoutMs,
-    headersTimeoutMs,
-    keepAliveTimeoutMs: duration('KEEP_ALIVE_TIMEOUT', '72s'),
-    maxConnections: int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
-    wsMaxPerDriver: int('WS_MAX_PER_DRIVER', 2, 1, 1000),
-    streamsPerAccount: int('STREAMS_PER_ACCOUNT', 20, 1, 1_000_000),
-    streamsPerIp: int('STREAMS_PER_IP', 200, 1, 10_000_000),
-    metricsToken: get('METRICS_TOKEN'),
-    tracking: { publicBaseUrl: publicBaseUrl(get('PUBLIC_BASE_URL'), port, problems), intervalMs: duration('TRACKING_INTERVAL', '3s') },
-  };
-  if (dispatchMaxRadius < dispatchRadius) problems.push('DISPATCH_MAX_RADIUS must be at least DISPATCH_RADIUS');
-
-  if (isProduction) {
-    if (!databaseUrl) problems.push('DATABASE_URL is required in production');
-    if (!jwtSecret) problems.push('JWT_SECRET is required in production');
-    else if (weakSecret(jwtSecret)) problems.push('JWT_SECRET looks weak (a placeholder or few distinct characters): use 32+ random bytes, e.g. `openssl rand -base64 48`');
-    if (smsTransport === 'console') problems.push('SMS_TRANSPORT=console is refused in production (use twilio, africastalking or http)');
-    if (smsTransport === 'file' && !smsAllowFileInProduction) {
-      problems.push('SMS_TRANSPORT=file is refused in production unless SMS_ALLOW_FILE_IN_PRODUCTION=true');
-    }
-  }
-
-  if (problems.length > 0) throw new ConfigError(problems);
+export function loadConfig(env: Env = process.env): Config {
+  const r = new EnvReader(env);
+  const config = readConfig(r);
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
 
-// A secret of 32+ bytes can still be guessable: a placeholder word repeated, or a handful of characters.
-function publicBaseUrl(raw: string | undefined, port: number, problems: string[]): string {
-  if (raw === undefined) return `http://localhost:${port}`;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username) {
-    problems.push(`PUBLIC_BASE_URL must be an http(s) URL without query, fragment or credentials (got "${raw}")`);
-    return `http://localhost:${port}`;
-  }
-  return url.href.replace(/\/+$/, '');
-}
-
-function weakSecret(secret: string): boolean {
-  if (new Set(secret).size < 12) return true;
-  return /change.?me|secret|password|example|placeholder/i.test(secret);
-}
-
 /** For entry points: the configuration, or the list of problems on stderr and exit code 1. */
-export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfigOrExit(env: Env = process.env): Config {
   try {
     return loadConfig(env);
   } catch (err) {
@@ -408,7 +127,259 @@ export function loadConfigOrExit(env: Record<string, string | undefined> = proce
   }
 }
 
-function parseTrustProxy(raw: string | undefined, problems: string[]): boolean | number | string[] {
+/** Every duration variable loadConfig reads, with its maximum. */
+export function durationSettings(): DurationSetting[] {
+  const r = new EnvReader({});
+  readConfig(r);
+  return r.durations;
+}
+
+function readConfig(r: EnvReader): Config {
+  const server = readServer(r);
+  return {
+    ...server,
+    ...readDatabase(r, server),
+    ...readRedis(r),
+    ...readAuth(r, server),
+    ...readSms(r, server),
+    mapTileUrl: readMapTileUrl(r),
+    rateLimits: readRateLimits(r),
+    driverLocationTtlMs: r.duration('DRIVER_LOCATION_TTL', '2m', '1d'),
+    ...readWebhooks(r, server),
+    pricing: readPricing(r),
+    dispatch: readDispatch(r),
+    tracking: readTracking(r, server),
+  };
+}
+
+function readServer(r: EnvReader) {
+  const nodeEnv = r.str('NODE_ENV', 'development');
+  // Node refuses a headers timeout longer than the request timeout.
+  const [headersTimeoutMs, requestTimeoutMs] = r.ascending([
+    ['HEADERS_TIMEOUT', r.duration('HEADERS_TIMEOUT', '10s', '1h')],
+    ['REQUEST_TIMEOUT', r.duration('REQUEST_TIMEOUT', '30s', '1h')],
+  ]);
+  return {
+    port: r.int('PORT', 3000, 0, 65535),
+    host: r.str('HOST', '0.0.0.0'),
+    nodeEnv,
+    isProduction: nodeEnv === 'production',
+    dataDir: r.str('DATA_DIR', './data'),
+    logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    trustProxy: readTrustProxy(r),
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: r.duration('KEEP_ALIVE_TIMEOUT', '72s', '1h'),
+    maxConnections: r.int('MAX_CONNECTIONS', 20_000, 1, 10_000_000),
+    wsMaxPerDriver: r.int('WS_MAX_PER_DRIVER', 2, 1, 1000),
+    streamsPerAccount: r.int('STREAMS_PER_ACCOUNT', 20, 1, 1_000_000),
+    streamsPerIp: r.int('STREAMS_PER_IP', 200, 1, 10_000_000),
+    metricsToken: r.get('METRICS_TOKEN'),
+  } satisfies Partial<Config>;
+}
+
+type Server = ReturnType<typeof readServer>;
+
+function readDatabase(r: EnvReader, { isProduction }: Server) {
+  const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  if (isProduction && !databaseUrl) r.problem('DATABASE_URL is required in production');
+  return { databaseUrl, databaseConnectTimeoutMs: r.duration('DATABASE_CONNECT_TIMEOUT', '5s', '5m') } satisfies Partial<Config>;
+}
+
+function readRedis(r: EnvReader) {
+  let redisUrl: string | undefined;
+  let redisCluster: Config['redisCluster'];
+  const clusterNodes = r.get('REDIS_CLUSTER_NODES');
+  const rawRedisUrl = r.get('REDIS_URL');
+  if (rawRedisUrl?.startsWith('redis+cluster://')) {
+    redisCluster = parseClusterUrl(rawRedisUrl);
+    if (!redisCluster) r.problem('REDIS_URL must be redis+cluster://[user:password@]host:port,host:port,...');
+  } else {
+    redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
+  }
+  if (clusterNodes !== undefined) {
+    const nodes = parseHostPorts(clusterNodes);
+    if (!nodes) r.problem('REDIS_CLUSTER_NODES must be a comma-separated list of host:port');
+    else if (rawRedisUrl !== undefined) r.problem('set either REDIS_URL or REDIS_CLUSTER_NODES, not both');
+    else redisCluster = { nodes, username: undefined, password: undefined };
+  }
+  return { redisUrl, redisCluster, redisKeyPrefix: r.str('REDIS_KEY_PREFIX', 'rd:') } satisfies Partial<Config>;
+}
+
+function readAuth(r: EnvReader, { nodeEnv, isProduction }: Server) {
+  const jwtSecret = r.get('JWT_SECRET');
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) r.problem('JWT_SECRET must be at least 32 bytes');
+  if (isProduction && !jwtSecret) r.problem('JWT_SECRET is required in production');
+  else if (isProduction && jwtSecret !== undefined && weakSecret(jwtSecret)) {
+    r.problem('JWT_SECRET looks weak (a placeholder or few distinct characters): use 32+ random bytes, e.g. `openssl rand -base64 48`');
+  }
+  // Authenticated requests do not look at the session's expiry: an access token must not outlive
+  // its refresh token, and "remember me" never gives the shorter session.
+  const [accessTokenTtlMs, refreshTokenTtlMs, rememberMeRefreshTokenTtlMs] = r.ascending([
+    ['ACCESS_TOKEN_TTL', r.duration('ACCESS_TOKEN_TTL', '15m', '1d')],
+    ['REFRESH_TOKEN_TTL', r.duration('REFRESH_TOKEN_TTL', '7d', '365d')],
+    ['REMEMBER_ME_REFRESH_TOKEN_TTL', r.duration('REMEMBER_ME_REFRESH_TOKEN_TTL', '30d', '365d')],
+  ]);
+  // A code cannot be used once its login session has ended.
+  const [otpTtlMs, loginSessionTtlMs] = r.ascending([
+    ['OTP_TTL', r.duration('OTP_TTL', '5m', '1h')],
+    ['LOGIN_SESSION_TTL', r.duration('LOGIN_SESSION_TTL', '10m', '1d')],
+  ]);
+
+  const adminEmail = r.get('ADMIN_EMAIL');
+  const adminPhone = r.get('ADMIN_PHONE');
+  const adminPassword = r.get('ADMIN_PASSWORD');
+  const adminCount = [adminEmail, adminPhone, adminPassword].filter((v) => v !== undefined).length;
+  // ADMIN_PHONE alone only names the phone of the first-run admin (development).
+  if (adminCount > 0 && adminCount < 3 && !(adminCount === 1 && adminPhone !== undefined)) {
+    r.problem('ADMIN_EMAIL, ADMIN_PHONE and ADMIN_PASSWORD must be set together');
+  }
+  return {
+    jwtSecret,
+    jwtIssuer: r.str('JWT_ISSUER', 'ride-delivery-backend'),
+    jwtAudience: r.str('JWT_AUDIENCE', 'ride-delivery-api'),
+    accessTokenTtlMs,
+    refreshTokenTtlMs,
+    rememberMeRefreshTokenTtlMs,
+    loginSessionTtlMs,
+    otpTtlMs,
+    otpMaxAttempts: r.int('OTP_MAX_ATTEMPTS', 5, 1, 100),
+    otpMaxResends: r.int('OTP_MAX_RESENDS', 3, 0, 100),
+    admin: adminCount === 3 ? { email: adminEmail!, phone: adminPhone!, password: adminPassword! } : undefined,
+    firstRunAdmin: nodeEnv === 'development' && adminCount < 3 ? { email: 'admin@localhost', phone: adminPhone ?? '+254700000000' } : undefined,
+  } satisfies Partial<Config>;
+}
+
+function readSms(r: EnvReader, { isProduction, dataDir }: Server) {
+  const smsTransport = r.oneOf('SMS_TRANSPORT', SMS_TRANSPORTS, 'console');
+  const smsHttpUrl = r.url('SMS_HTTP_URL', ['http:', 'https:']);
+  if (smsTransport === 'http' && smsHttpUrl === undefined) r.problem('SMS_HTTP_URL is required when SMS_TRANSPORT=http');
+  const required = (names: string[]) => {
+    const missing = names.filter((name) => r.get(name) === undefined);
+    if (missing.length) r.problem(`${missing.join(', ')} required when SMS_TRANSPORT=${smsTransport}`);
+    return missing.length === 0;
+  };
+  const twilioBaseUrl = r.url('TWILIO_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com';
+  const twilio =
+    smsTransport === 'twilio' && required(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'])
+      ? { accountSid: r.get('TWILIO_ACCOUNT_SID')!, authToken: r.get('TWILIO_AUTH_TOKEN')!, from: r.get('TWILIO_FROM')!, baseUrl: twilioBaseUrl }
+      : undefined;
+  const atBaseUrl = r.url('AT_BASE_URL', ['http:', 'https:']);
+  const africasTalking =
+    smsTransport === 'africastalking' && required(['AT_USERNAME', 'AT_API_KEY'])
+      ? {
+          username: r.get('AT_USERNAME')!,
+          apiKey: r.get('AT_API_KEY')!,
+          from: r.get('AT_FROM'),
+          baseUrl: atBaseUrl ?? (r.get('AT_USERNAME') === 'sandbox' ? 'https://api.sandbox.africastalking.com' : 'https://api.africastalking.com'),
+        }
+      : undefined;
+  const allowFileInProduction = r.bool('SMS_ALLOW_FILE_IN_PRODUCTION', false);
+  if (isProduction && smsTransport === 'console') r.problem('SMS_TRANSPORT=console is refused in production (use twilio, africastalking or http)');
+  if (isProduction && smsTransport === 'file' && !allowFileInProduction) {
+    r.problem('SMS_TRANSPORT=file is refused in production unless SMS_ALLOW_FILE_IN_PRODUCTION=true');
+  }
+  return {
+    smsTransport,
+    smsFile: r.str('SMS_FILE', path.join(dataDir, 'sms.log')),
+    smsHttpUrl,
+    smsHttpToken: r.get('SMS_HTTP_TOKEN'),
+    sms: { twilio, africasTalking },
+  } satisfies Partial<Config>;
+}
+
+function readMapTileUrl(r: EnvReader): string {
+  const mapTileUrl = r.str('MAP_TILE_URL', 'https://tile.openstreetmap.org/{z}/{x}/{y}.png');
+  if (!/^https?:\/\/[^\s"'<>]+$/.test(mapTileUrl) || !mapTileUrl.includes('{z}')) {
+    r.problem('MAP_TILE_URL must be an http(s) URL template with {z}, {x} and {y}');
+  }
+  return mapTileUrl;
+}
+
+/** Windows at most 7d: the in-process limiter's entries expire on a timer. */
+function readRateLimits(r: EnvReader): Config['rateLimits'] {
+  return {
+    global: r.rateLimit('RATE_LIMIT_GLOBAL', '100/15m', '7d'),
+    login: r.rateLimit('RATE_LIMIT_LOGIN', '5/15m', '7d'),
+    loginSendOtp: r.rateLimit('RATE_LIMIT_LOGIN_SEND_OTP', '3/5m', '7d'),
+    registerSendOtp: r.rateLimit('RATE_LIMIT_REGISTER_SEND_OTP', '3/5m', '7d'),
+  };
+}
+
+function readWebhooks(r: EnvReader, { isProduction }: Server) {
+  const webhookSignatureHeader = r.str('WEBHOOK_SIGNATURE_HEADER', 'X-Service-Signature');
+  if (!/^[A-Za-z0-9-]{1,100}$/.test(webhookSignatureHeader)) {
+    r.problem('WEBHOOK_SIGNATURE_HEADER must be a header name (letters, digits and dashes)');
+  }
+  return {
+    webhookRetryScheduleMs: r.durationList('WEBHOOK_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,3h,6h,12h,24h', '7d'),
+    webhookTimeoutMs: r.duration('WEBHOOK_TIMEOUT', '10s', '5m'),
+    webhookAllowHttp: r.bool('WEBHOOK_ALLOW_HTTP', !isProduction),
+    webhookAllowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', !isProduction),
+    webhookSignatureHeader,
+    webhookWorkerInProcess: r.bool('WEBHOOK_WORKER_IN_PROCESS', true),
+    workerPort: r.int('WORKER_PORT', 9465, 0, 65535),
+  } satisfies Partial<Config>;
+}
+
+function readPricing(r: EnvReader): Config['pricing'] {
+  const surgeMaxRaw = r.str('SURGE_MAX', '2.0');
+  let surgeMaxTenths = 20;
+  if (/^\d+(\.\d)?$/.test(surgeMaxRaw) && Number(surgeMaxRaw) >= 1 && Number(surgeMaxRaw) <= 10) surgeMaxTenths = Math.round(Number(surgeMaxRaw) * 10);
+  else r.problem(`SURGE_MAX must be a multiplier from 1.0 to 10.0 with at most one decimal (got "${surgeMaxRaw}")`);
+  return {
+    quoteTtlMs: r.duration('QUOTE_TTL', '10m', '1d'),
+    surgeCellMeters: r.distance('SURGE_CELL', '2km', 100, 50_000),
+    surgeIntervalMs: r.duration('SURGE_INTERVAL', '1m', '1h'),
+    surgeMaxTenths,
+    maxTripDistanceMeters: r.distance('MAX_TRIP_DISTANCE', '300km', 1000, 5_000_000),
+  };
+}
+
+function readDispatch(r: EnvReader): Config['dispatch'] {
+  const [radiusMeters, maxRadiusMeters] = r.ascending([
+    ['DISPATCH_RADIUS', r.distance('DISPATCH_RADIUS', '5km', 1, 100_000)],
+    ['DISPATCH_MAX_RADIUS', r.distance('DISPATCH_MAX_RADIUS', '15km', 1, 100_000)],
+  ]);
+  return {
+    mode: r.oneOf('DISPATCH_MODE', DISPATCH_MODES, 'offer', { lowercase: true }),
+    offerTtlMs: r.duration('DISPATCH_OFFER_TTL', '20s', '10m'),
+    radiusMeters,
+    maxRadiusMeters,
+    retryIntervalMs: r.duration('DISPATCH_RETRY_INTERVAL', '30s', '1h'),
+    maxReleases: r.int('DISPATCH_MAX_RELEASES', 3, 0, 1000),
+  };
+}
+
+function readTracking(r: EnvReader, { port }: Server): Config['tracking'] {
+  return { publicBaseUrl: publicBaseUrl(r, port), intervalMs: r.duration('TRACKING_INTERVAL', '3s', '10m') };
+}
+
+/** Tracking links are this + /t/ + a token: nothing after the path to append to. */
+function publicBaseUrl(r: EnvReader, port: number): string {
+  const raw = r.get('PUBLIC_BASE_URL');
+  if (raw === undefined) return `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username) {
+    r.problem(`PUBLIC_BASE_URL must be an http(s) URL without query, fragment or credentials (got "${raw}")`);
+    return `http://localhost:${port}`;
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+// A secret of 32+ bytes can still be guessable: a placeholder word repeated, or a handful of characters.
+function weakSecret(secret: string): boolean {
+  if (new Set(secret).size < 12) return true;
+  return /change.?me|secret|password|example|placeholder/i.test(secret);
+}
+
+function readTrustProxy(r: EnvReader): boolean | number | string[] {
+  const raw = r.get('TRUST_PROXY');
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
@@ -418,7 +389,7 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): boolean |
     const family = isIP(address);
     const maxBits = family === 6 ? 128 : 32;
     if (family === 0 || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > maxBits))) {
-      problems.push(`TRUST_PROXY must be false, true, a hop count or a comma-separated list of addresses/CIDRs (bad entry "${entry}")`);
+      r.problem(`TRUST_PROXY must be false, true, a hop count or a comma-separated list of addresses/CIDRs (bad entry "${entry}")`);
       return false;
     }
   }

@@ -366,6 +366,43 @@ describe('prices on jobs', () => {
       assert.equal((await statement(business, `from=${from}&to=${to}&format=json`, { accept: 'text/csv' })).json().items.length, 4);
     });
 
+    test('CSV: a reference that would start a formula in any piece a spreadsheet may split it into comes out neutralized', async () => {
+      const hostile = await createUser(t, { role: 'BUSINESS' });
+      const references = ['x;=1+1;y', ' =1+1', 'a,@SUM(A1:A9)', 'Plot 7; -2+3', '-cmd', '@x', '+1', 'Box 4,+254 700', '=1+1', 'ORD-1', 'Flat 2, Block B; Moi Avenue'];
+      const start = t.clock.now().toISOString();
+      const ids = new Map<string, string>();
+      for (const reference of references) {
+        const pkg = (await createPackage(hostile, { reference })).json();
+        assert.equal((await post(t, `/api/packages/${pkg.id}/cancel`, hostile.headers, {})).statusCode, 200);
+        ids.set(pkg.id, reference);
+      }
+      t.clock.advance(1000);
+      const res = await statement(hostile, `from=${start}&to=${t.clock.now().toISOString()}&format=csv`);
+      assert.equal(res.statusCode, 200, res.body);
+      const rows = (parse(res.body, { columns: true, bom: true, skip_empty_lines: true }) as Record<string, string>[]).filter((r) => r.type === 'PACKAGE');
+      const got = Object.fromEntries(rows.map((r) => [ids.get(r.packageId!)!, r.reference]));
+      assert.deepEqual(got, {
+        'x;=1+1;y': "x;'=1+1;y",
+        ' =1+1': "' =1+1",
+        'a,@SUM(A1:A9)': "a,'@SUM(A1:A9)",
+        'Plot 7; -2+3': "Plot 7;' -2+3",
+        '-cmd': "'-cmd",
+        '@x': "'@x",
+        '+1': "'+1",
+        'Box 4,+254 700': "Box 4,'+254 700",
+        '=1+1': "'=1+1",
+        'ORD-1': 'ORD-1',
+        'Flat 2, Block B; Moi Avenue': 'Flat 2, Block B; Moi Avenue',
+      });
+      // Whatever a spreadsheet splits on, no piece starts a formula.
+      for (const reference of Object.values(got)) {
+        for (const piece of reference!.split(/[,;]/)) assert.doesNotMatch(piece, /^\s*[=+\-@]/, reference);
+      }
+      // The JSON statement keeps the references as they were written.
+      const json = (await statement(hostile, `from=${start}&to=${t.clock.now().toISOString()}`)).json();
+      assert.deepEqual(new Set(json.items.map((i: { reference: string }) => i.reference)), new Set(references));
+    });
+
     test("another business sees none of these rows; customers and drivers get 403; bad periods get 400", async () => {
       const theirs = (await statement(otherBusiness, `from=${from}&to=${to}`)).json();
       assert.ok(theirs.items.every((i: { packageId: string }) => !expected.has(i.packageId)));

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { errorBody } from './errors.js';
 import type { App, ModuleContext } from './context.js';
-import type { RateLimitSpec } from '../shared/durations.js';
+import type { RateLimitSpec } from '../config.js';
 
 interface Limiter {
   name: string;

@@ -6,6 +6,7 @@ import type { Database, VehicleType } from '../../db/schema.js';
 import type { DispatchJobsTable, DispatchOffersTable, JobTypeName, OfferState } from '../../db/tables/dispatch.js';
 import { json } from '../jobs/driver-claims.js';
 import { money, type Money } from '../jobs/job-price.js';
+import { releaseCount } from '../jobs/job-releases.js';
 
 type Executor = DB | Transaction<Database>;
 
@@ -187,14 +188,8 @@ export class DispatchRepository {
     return this.db.selectFrom('dispatch_jobs').select(['job_id', 'job_type', 'vehicle_type', 'pickup_lat', 'pickup_lng']).where('state', '=', 'NO_DRIVERS').limit(5000).execute();
   }
 
-  /** A released job: the driver never gets it again, and it waits in dispatch from now. */
-  async release(trx: Executor, r: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date }, dispatching: boolean): Promise<void> {
-    await trx
-      .insertInto('dispatch_releases')
-      .values({ job_id: r.jobId, driver_id: r.driverId, reason: r.reason, actor_id: r.actorId, at: r.at })
-      .onConflict((oc) => oc.columns(['job_id', 'driver_id']).doUpdateSet({ reason: r.reason, actor_id: r.actorId, at: r.at }))
-      .execute();
-    if (!dispatching) return;
+  /** A released job waits in dispatch from now (the lifecycle recorded who released it: jobs/job-releases.ts). */
+  async searchAfterRelease(trx: Executor, r: { jobType: JobTypeName; jobId: string; at: Date }): Promise<void> {
     const source =
       r.jobType === 'PACKAGE'
         ? sql`select id, 'PACKAGE', vehicle_type, pickup_lat, pickup_lng, created_at from packages where id = ${r.jobId}`
@@ -203,6 +198,10 @@ export class DispatchRepository {
       insert into dispatch_jobs (job_id, job_type, vehicle_type, pickup_lat, pickup_lng, created_at, state, attempts, next_attempt_at, updated_at)
       select s.*, 'SEARCHING', 0, ${r.at}, ${r.at} from (${source}) s
       on conflict (job_id) do update set state = 'SEARCHING', next_attempt_at = ${r.at}, updated_at = ${r.at}`.execute(trx);
+  }
+
+  releaseCount(jobType: JobTypeName, jobId: string): Promise<number> {
+    return releaseCount(this.db, jobType, jobId);
   }
 
   async log(jobId: string) {

@@ -55,5 +55,9 @@ export const DispatchLog = Type.Object({
       ),
     }),
   ),
-  releases: Type.Array(Type.Object({ driverId: Type.String(), reason: Nullable(Type.String()), actorId: Nullable(Type.String()), at: DateTime })),
+  releases: Type.Array(Type.Object({ driverId: Type.String(), reason: Nullable(Type.String()), actorId: Nullable(Type.String()), at: DateTime }), {
+    description: 'The drivers who released the job (by themselves or by an admin), each once, latest release',
+  }),
+  releaseCount: Type.Integer({ minimum: 0, description: 'How many times the job was released (every return to PENDING / REQUESTED)' }),
+  flagged: Type.Boolean({ description: 'Released more than DISPATCH_MAX_RELEASES times: worth an admin\'s look' }),
 });

@@ -63,6 +63,8 @@ export class DispatchService implements DispatchHooks {
   private readonly outcomes: Counter<'outcome'>;
   private readonly assignment: Histogram;
   private readonly pickSeconds: Histogram;
+  private readonly releases: Counter<'jobType'>;
+  private readonly flagged: Counter<'jobType'>;
   /** NO_DRIVERS jobs as of the last sweep (and those this instance marked since): checked when a driver moves. */
   private waiting = new Map<string, { jobType: JobTypeName; vehicleType: string; lat: number; lng: number }>();
   private readonly lastDriverCheck = new Map<string, number>();
@@ -85,6 +87,13 @@ export class DispatchService implements DispatchHooks {
       name: 'dispatch_pick_seconds',
       help: 'Time to pick the driver for an offer (the policy over the live index)',
       buckets: [0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05],
+      registers: [deps.registry],
+    });
+    this.releases = new Counter({ name: 'dispatch_releases_total', help: 'Jobs handed back by their driver or taken back by an admin', labelNames: ['jobType'], registers: [deps.registry] });
+    this.flagged = new Counter({
+      name: 'dispatch_flagged_jobs_total',
+      help: 'Jobs flagged for an admin: released more than DISPATCH_MAX_RELEASES times',
+      labelNames: ['jobType'],
       registers: [deps.registry],
     });
   }
@@ -140,10 +149,20 @@ export class DispatchService implements DispatchHooks {
 
   async released(
     trx: Transaction<Database>,
-    release: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date },
+    release: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date; releases: number },
   ): Promise<() => void> {
-    await this.deps.repo.release(trx, release, this.mode === 'offer');
-    return () => this.kick(release.jobType, release.jobId);
+    if (this.mode === 'offer') await this.deps.repo.searchAfterRelease(trx, release);
+    return () => {
+      this.releases.inc({ jobType: release.jobType });
+      const max = this.deps.config.dispatch.maxReleases;
+      if (release.releases > max) {
+        // Flagged once (the metric) when it crosses the limit; every release beyond it is logged.
+        if (release.releases === max + 1) this.flagged.inc({ jobType: release.jobType });
+        const { jobType, jobId, driverId, actorId, releases } = release;
+        this.deps.logger.warn({ jobType, jobId, driverId, actorId, releases, maxReleases: max }, 'job released more than DISPATCH_MAX_RELEASES times: flagged for an admin');
+      }
+      this.kick(release.jobType, release.jobId);
+    };
   }
 
   /** A job ended outside the lifecycle (a ride expired by its sweep): its open offer is withdrawn. */
@@ -349,6 +368,7 @@ export class DispatchService implements DispatchHooks {
     const found = await this.deps.repo.jobExists(jobId);
     if (!found) throw notFound('Job not found', 'JOB_NOT_FOUND');
     const { job, offers, releases } = await this.deps.repo.log(jobId);
+    const releaseCount = await this.deps.repo.releaseCount(found.jobType, jobId);
     const waiting = found.status === WAITING[found.jobType];
     const state = waiting ? (job && job.state !== 'DONE' ? job.state : 'OFF') : job ? 'DONE' : 'OFF';
     return {
@@ -375,6 +395,8 @@ export class DispatchService implements DispatchHooks {
         };
       }),
       releases: releases.map((r) => ({ driverId: r.driver_id, reason: r.reason, actorId: r.actor_id, at: new Date(r.at).toISOString() })),
+      releaseCount,
+      flagged: releaseCount > this.deps.config.dispatch.maxReleases,
     };
   }
 }

@@ -95,12 +95,15 @@ export class DriverJobsService {
     const inBox = sql<boolean>`pickup_lat between ${box.minLat} and ${box.maxLat} and pickup_lng between ${box.minLng} and ${box.maxLng}`;
     const byDistance = sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`;
     const columns = ['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'created_at'] as const;
+    // A job this driver released can never be its again (section 13): not shown.
+    const notReleased = (table: 'packages' | 'rides') =>
+      sql<boolean>`not exists (select 1 from dispatch_releases r where r.job_id = ${sql.ref(`${table}.id`)} and r.driver_id = ${driverId})`;
     const [packages, rides] = await Promise.all([
       driver.service_types.includes('PACKAGE_DELIVERY')
-        ? db.selectFrom('packages').select([...columns, 'parcel']).where('status', '=', 'PENDING').where('vehicle_type', '=', driver.vehicle_type).where(inBox).orderBy(byDistance).limit(candidates).execute()
+        ? db.selectFrom('packages').select([...columns, 'parcel']).where('status', '=', 'PENDING').where('vehicle_type', '=', driver.vehicle_type).where(inBox).where(notReleased('packages')).orderBy(byDistance).limit(candidates).execute()
         : [],
       driver.service_types.includes('RIDE')
-        ? db.selectFrom('rides').select(columns).where('status', '=', 'REQUESTED').where('vehicle_type', '=', driver.vehicle_type).where(inBox).orderBy(byDistance).limit(candidates).execute()
+        ? db.selectFrom('rides').select(columns).where('status', '=', 'REQUESTED').where('vehicle_type', '=', driver.vehicle_type).where(inBox).where(notReleased('rides')).orderBy(byDistance).limit(candidates).execute()
         : [],
     ]);
     const offered = (jobType: 'PACKAGE' | 'RIDE', row: (typeof rides)[number], parcelSize: NonNullable<ParcelJson['size']> | null) => ({

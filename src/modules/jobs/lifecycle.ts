@@ -10,6 +10,7 @@ import { AppError, conflict, forbidden } from '../../shared/errors.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { claimDriver, explainClaimFailure, json, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
+import { recordRelease, releaseCount, releasedBy } from './job-releases.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
 
 type Trx = Transaction<Database>;
@@ -71,8 +72,8 @@ export interface DispatchHooks {
   kick(jobType: JobType, jobId: string): void;
   /** A status change, in its transaction: closes the job's open offer; returns what to do after commit. */
   changed(trx: Trx, change: { jobType: JobType; jobId: string; status: string; driverId: string | null; assigned: boolean; at: Date }): Promise<(() => void) | undefined>;
-  /** The driver handed the job back (in the release's transaction): it never goes to that driver again. */
-  released(trx: Trx, release: { jobType: JobType; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date }): Promise<() => void>;
+  /** The driver handed the job back (in the release's transaction, `releases` times so far): back in dispatch. */
+  released(trx: Trx, release: { jobType: JobType; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date; releases: number }): Promise<() => void>;
 }
 
 export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
@@ -125,6 +126,13 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     return conflict(`${noun[0]!.toUpperCase()}${noun.slice(1)} is ${status}`, 'INVALID_STATUS_TRANSITION');
   }
 
+  private releasedBefore(byCaller: boolean): AppError {
+    const noun = this.kind.noun;
+    return byCaller
+      ? conflict(`You released this ${noun}: it cannot be yours again`, 'JOB_RELEASED_BY_YOU')
+      : conflict(`This driver released this ${noun}: it cannot be theirs again`, 'JOB_RELEASED_BY_DRIVER');
+  }
+
   check(from: S, to: S, actor: A): E {
     const check = checkTransition(this.kind.transitions, from, to, actor);
     if (check.ok) return check.event;
@@ -146,14 +154,17 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     );
   }
 
-  /** Gives the job to a driver, who must be free and fit it (claimed in the same transaction). */
+  /**
+   * Gives the job to a driver, who must be free and fit it (claimed in the same transaction) and must
+   * not have released it before, unless an admin decides so (`allowReleased`).
+   */
   async assign(
     row: Row,
     to: S,
     event: E,
     driverId: string,
     actorId: string,
-    options: { createdAfter?: Date; missed?: (current: S) => string } = {},
+    options: { createdAfter?: Date; missed?: (current: S) => string; allowReleased?: boolean } = {},
   ): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();
@@ -167,6 +178,8 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
         const current = await store.currentStatus(trx, row.id);
         throw this.invalidTransition(options.missed?.(current) ?? current);
       }
+      // Read after the job's row is locked: a release that committed first is seen (section 13, Releases).
+      if (!options.allowReleased && (await releasedBy(trx, row.id, driverId))) throw this.releasedBefore(driverId === actorId);
       if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
       businessId = moved.business_id ?? null;
       after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, null, actorId, { driverId, assigned: true });
@@ -205,7 +218,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
 
   /**
    * The assigned driver (or an admin) hands the job back before pickup: it waits again, the driver is
-   * free, and dispatch never offers it to that driver again. No webhook event (none is defined for it).
+   * free, and it is never that driver's again (neither offered nor taken). No webhook event (none is defined for it).
    */
   async release(row: Row, from: S, to: S, actorId: string, reason: string | null): Promise<Row> {
     const { store } = this.kind;
@@ -218,7 +231,9 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       await releaseDriver(trx, driverId, row.id, now);
       await store.addHistory(trx, row.id, { status: to, reason, actorId, at: now });
-      after = await this.deps.dispatch?.released(trx, { jobType: this.kind.jobType, jobId: row.id, driverId, reason, actorId, at: now });
+      await recordRelease(trx, { jobId: row.id, driverId, reason, actorId, at: now });
+      const releases = await releaseCount(trx, this.kind.jobType, row.id);
+      after = await this.deps.dispatch?.released(trx, { jobType: this.kind.jobType, jobId: row.id, driverId, reason, actorId, at: now, releases });
       return (await store.load(row.id, trx))!;
     });
     this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: row.id, status: to, driverId, actorId, assigned: false, final: false, released: true });

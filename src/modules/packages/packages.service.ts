@@ -280,7 +280,8 @@ export class PackageService {
 
   private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, actorId: string): Promise<PackageResponse> {
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
-    return this.respond(await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId));
+    // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
+    return this.respond(await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN' }));
   }
 
   pickup(id: string, auth: AuthContext) {

@@ -1,6 +1,7 @@
 // A business's statement (contract section 18): its packages that reached a final status in a period,
 // what each was charged, and the totals per currency, as JSON or CSV.
 import { stringify } from 'csv-stringify/sync';
+import { neutralizeCsvText } from '../../shared/csv-text.js';
 import { badRequest } from '../../shared/errors.js';
 import type { PackagesRepository } from './packages.repository.js';
 import type { StatementQuery, StatementResponse } from './statement.schemas.js';
@@ -71,19 +72,15 @@ export async function buildStatement(repo: PackagesRepository, businessId: strin
   };
 }
 
-/**
- * A text cell a spreadsheet would run as a formula (=, +, -, @, tab, carriage return first) is
- * prefixed with an apostrophe, as OWASP's CSV injection guidance says; numbers stay numbers.
- */
-export function neutralizeFormula(cell: string): string {
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
-}
-
 const COLUMNS = ['type', 'packageId', 'reference', 'status', 'vehicleType', 'createdAt', 'finishedAt', 'currency', 'price', 'deliveryCharge', 'cancellationFee', 'amount'] as const;
 
-/** RFC 4180 CSV (csv-stringify: CRLF, quotes doubled), a PACKAGE row per item, then a TOTAL row per currency. */
+/**
+ * RFC 4180 CSV (csv-stringify: CRLF, quotes doubled), a PACKAGE row per item, then a TOTAL row per
+ * currency. Free text (the business's reference) cannot start a formula in a spreadsheet; ids,
+ * statuses, times and amounts are the service's own and written as they are.
+ */
 export function statementCsv(statement: StatementResponse): string {
-  const text = (v: string | null) => (v === null ? '' : neutralizeFormula(v));
+  const text = (v: string | null) => (v === null ? '' : neutralizeCsvText(v));
   const records: (string | number)[][] = [];
   for (const i of statement.items) {
     records.push(['PACKAGE', i.packageId, text(i.reference), i.status, i.vehicleType, i.createdAt, i.finishedAt, text(i.currency), i.price ?? '', i.deliveryCharge, i.cancellationFee, i.amount]);
