@@ -32,6 +32,13 @@ import { createServices, type Services } from './services.js';
 import { pricingModule } from './modules/pricing/pricing.routes.js';
 import { trackingModule } from './modules/tracking/tracking.routes.js';
 
+declare module './http/context.js' {
+  interface ModuleContext {
+    deps: Deps;
+    services: Services;
+  }
+}
+
 const API_MODULES: FeatureModule[] = [
   countriesModule,
   authModule,

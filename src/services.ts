@@ -18,6 +18,7 @@ import { DriversService } from './modules/drivers/drivers.service.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
+import { MatchingService } from './modules/matching/matching.service.js';
 import { PricingService } from './modules/pricing/pricing.service.js';
 import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
@@ -30,6 +31,7 @@ import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
 import { DispatchService } from './modules/dispatch/dispatch.service.js';
 import { LiveMap } from './modules/tracking/live-map.js';
 import { TrackingHub } from './modules/tracking/tracking-hub.js';
+import { TrackingRepository } from './modules/tracking/tracking.repository.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
 
@@ -42,8 +44,11 @@ export interface Services {
   passwords: PasswordService;
   auth: AuthService;
   admin: AdminService;
+  /** Reference data read as it is stored: no rule to hold, hence no service. */
+  countries: CountriesRepository;
   /** This process's live driver index (loaded and written behind by background.ts). */
   live: LiveDrivers;
+  matching: MatchingService;
   driversRepo: DriversRepository;
   drivers: DriversService;
   driverJobs: DriverJobsService;
@@ -103,7 +108,7 @@ export function createServices(deps: Deps): Services {
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   const ridesRepo = new RidesRepository(db);
   const tracking = new TrackingService({
-    db,
+    repo: new TrackingRepository(db),
     bus,
     clock,
     logger: deps.logger,
@@ -142,7 +147,9 @@ export function createServices(deps: Deps): Services {
     passwords,
     auth,
     admin: new AdminService({ db, clock, sms, users, countries, accounts, sessions }),
+    countries,
     live,
+    matching: new MatchingService({ index: live.index, clock, driverLocationTtlMs: config.driverLocationTtlMs, users, countries }),
     driversRepo,
     drivers: new DriversService({ repo: driversRepo, live, bus }),
     driverJobs: new DriverJobsService({ db, driverIndex: live.index }),

@@ -14,6 +14,7 @@ import type { AccountStatus, Role } from '../db/schema.js';
 import { STATUS_MESSAGES, type AccessClaims, type AccessTokenVerifier, type AuthContext } from '../shared/auth-context.js';
 import type { Bus } from '../shared/bus.js';
 import { forbidden, unauthorized } from '../shared/errors.js';
+import { SessionStateRepository } from './session-state.repository.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,11 +65,13 @@ export class AuthGuard {
   /** Bumped by every invalidation: a read that an invalidation overtook is used once but not cached. */
   private epoch = 0;
   private readonly now: () => number;
+  private readonly sessions: SessionStateRepository;
 
   constructor(
     private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier; now?: () => number },
   ) {
     this.now = deps.now ?? (() => performance.now());
+    this.sessions = new SessionStateRepository(deps.db);
     deps.bus.subscribe('session.revoked', ({ sessionId }) => {
       this.epoch += 1;
       this.cache.delete(sessionId);
@@ -163,12 +166,7 @@ export class AuthGuard {
   private async read(sessionId: string): Promise<SessionState | undefined> {
     const readAt = this.now();
     const epoch = this.epoch;
-    const row = await this.deps.db
-      .selectFrom('auth_sessions as s')
-      .innerJoin('users as u', 'u.id', 's.user_id')
-      .select(['s.user_id', 's.revoked_at', 'u.role', 'u.status'])
-      .where('s.id', '=', sessionId)
-      .executeTakeFirst();
+    const row = await this.sessions.getById(sessionId);
     if (!row) {
       this.cache.delete(sessionId);
       return undefined;

@@ -1,8 +1,6 @@
 // What every feature module receives when it registers its routes.
 import type { FastifyInstance, FastifyBaseLogger, RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Deps } from '../deps.js';
-import type { Services } from '../services.js';
 import type { AuthGuard } from './authenticate.js';
 
 export type App = FastifyInstance<
@@ -13,9 +11,11 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
+/**
+ * The http layer declares only its own part; the composition root (app.ts) adds the connections and
+ * the services by declaration merging, so that http/ imports nothing above it.
+ */
 export interface ModuleContext {
-  deps: Deps;
-  services: Services;
   guard: AuthGuard;
 }
 

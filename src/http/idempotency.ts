@@ -2,12 +2,13 @@
 // response is stored in the work's own transaction, so "created" and "response stored" commit together.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ExpressionBuilder, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { DB } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { AuthContext } from '../shared/auth-context.js';
 import type { Clock } from '../shared/clock.js';
 import { badRequest, conflict, unprocessable } from '../shared/errors.js';
+import { IdempotencyRepository } from './idempotency.repository.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 // An older unfinished claim (a crashed instance) may be taken over; a slow request's transaction holds
@@ -42,8 +43,10 @@ export function idempotencyKeyFrom(headers: Record<string, string | string[] | u
 
 export class IdempotencyStore {
   private readonly key: Buffer;
+  private readonly repo: IdempotencyRepository;
 
   constructor(private readonly deps: { db: DB; clock: Clock; secret: string }) {
+    this.repo = new IdempotencyRepository(deps.db);
     // Stored responses may carry a delivery code: they are kept encrypted at rest.
     this.key = createHash('sha256').update(`idempotency-response:${deps.secret}`).digest();
   }
@@ -60,56 +63,25 @@ export class IdempotencyStore {
 
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const now = this.deps.clock.now();
-      const claimed = await db
-        .insertInto('idempotency_keys')
-        .values({ account_id: accountId, key, request_hash: requestHash, state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: now })
-        .onConflict((oc) =>
-          oc
-            .columns(['account_id', 'key'])
-            .doUpdateSet({ request_hash: requestHash, state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: now })
-            .where((eb) =>
-              eb.or([
-                eb('idempotency_keys.created_at', '<', new Date(now.getTime() - IDEMPOTENCY_TTL_MS)),
-                eb.and([
-                  eb('idempotency_keys.state', '=', 'IN_FLIGHT'),
-                  eb('idempotency_keys.created_at', '<', new Date(now.getTime() - ABANDONED_CLAIM_MS)),
-                ]),
-              ]),
-            ),
-        )
-        .returning('account_id')
-        .executeTakeFirst();
-
-      if (claimed) {
-        // This claim, told apart from a later takeover by its claim time (a takeover is >= 60 s later).
-        const mine = (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
-          eb.and([eb('account_id', '=', accountId), eb('key', '=', key), eb('state', '=', 'IN_FLIGHT'), eb('created_at', '=', now)]);
+      const claim = { accountId, key, claimedAt: now };
+      const cutoffs = { expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS), abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS) };
+      if (await this.repo.claim({ ...claim, requestHash }, cutoffs)) {
         try {
           const result = await db.transaction().execute(async (trx) => {
-            const held = await trx.selectFrom('idempotency_keys').select('state').where(mine).forUpdate().executeTakeFirst();
-            if (!held) throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
+            if (!(await this.repo.lockClaim(claim, trx))) throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
             const response = await work(trx);
-            await trx
-              .updateTable('idempotency_keys')
-              .where(mine)
-              .set({ state: 'DONE', response_status: response.statusCode, response_body: this.seal(JSON.stringify(response.body)) })
-              .execute();
+            await this.repo.complete(claim, { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) }, trx);
             return response;
           });
           return { ...result, replayed: false };
         } catch (err) {
           // A failed request stores nothing: the client may fix it and retry with the same key.
-          await db.deleteFrom('idempotency_keys').where(mine).execute();
+          await this.repo.release(claim);
           throw err;
         }
       }
 
-      const existing = await db
-        .selectFrom('idempotency_keys')
-        .select(['request_hash', 'state', 'response_status', 'response_body'])
-        .where('account_id', '=', accountId)
-        .where('key', '=', key)
-        .executeTakeFirst();
+      const existing = await this.repo.get(accountId, key);
       if (!existing) continue; // released between our insert and select: claim again
       if (existing.request_hash !== requestHash) {
         throw unprocessable('Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED');
@@ -130,9 +102,7 @@ export class IdempotencyStore {
   }
 
   async purgeExpired(): Promise<number> {
-    const cutoff = new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS);
-    const result = await this.deps.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
-    return Number(result.numDeletedRows ?? 0);
+    return this.repo.deleteCreatedBefore(new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS));
   }
 
   private seal(text: string): string {

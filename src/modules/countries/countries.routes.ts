@@ -3,8 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
 import { CountryResponse, toCountryResponse } from './countries.schemas.js';
 
-export const countriesModule: FeatureModule = (app, { deps }) => {
-  const db = deps.database.db;
+export const countriesModule: FeatureModule = (app, { services }) => {
   app.get(
     '/countries',
     {
@@ -15,8 +14,7 @@ export const countriesModule: FeatureModule = (app, { deps }) => {
       },
     },
     async () => {
-      const rows = await db.selectFrom('countries').selectAll().orderBy('name').execute();
-      return { items: rows.map(toCountryResponse) };
+      return { items: (await services.countries.listByName()).map(toCountryResponse) };
     },
   );
 };

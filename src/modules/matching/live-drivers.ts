@@ -3,13 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Gauge } from 'prom-client';
-import { sql } from 'kysely';
 import { subscribe, type Subscription } from '../../shared/redis.js';
 import { isDatabaseUnavailable } from '../../db/availability.js';
 import type { Deps } from '../../deps.js';
 import { isDataException } from '../../shared/errors.js';
-import type { VehicleType } from '../../db/schema.js';
-import { DriverIndex, SERVICE_BITS, serviceTypesOf, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
+import { DriverIndex, serviceTypesOf, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
+import { DriverLocationsRepository, type LiveRow } from './driver-locations.repository.js';
 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
 export const DB_FLUSH_INTERVAL_MS = 1000;
@@ -27,36 +26,6 @@ export const REDIS_DOWN_RELOAD_INTERVAL_MS = 2000;
  * every request behind it). Not when stopping: then everything is written at once.
  */
 export const DB_BATCH_ROWS = 500;
-
-/**
- * A driver as the index reads it. Computed in SQL into numbers and booleans: parsing the text[] of
- * service types and the timestamp of every row was most of what a load of 100k drivers allocated
- * (bench/RESULTS.md, 11-26 night), and that garbage kept the loaded process ~70 MB larger for seconds.
- */
-interface LiveRow {
-  user_id: string;
-  first_name: string;
-  active: boolean;
-  country_id: string | null;
-  vehicle_type: VehicleType;
-  vehicle_plate: string;
-  service_mask: number;
-  online: boolean;
-  rating: number | null;
-  last_lat: number | null;
-  last_lng: number | null;
-  last_heading: number | null;
-  last_speed: number | null;
-  /** Milliseconds since the epoch, whole (as a Date of the timestamp would give: truncated, then rounded, exact on any PostgreSQL). */
-  last_location_ms: number | null;
-  busy: boolean;
-}
-
-/** The driver's service types as the index's mask (SERVICE_BITS), computed by PostgreSQL. */
-const SERVICE_MASK = sql.join(
-  Object.entries(SERVICE_BITS).map(([type, bit]) => sql`(case when ${type} = any(dp.service_types) then ${sql.lit(bit)} else 0 end)`),
-  sql` + `,
-);
 
 export interface FlushStats {
   rows: number;
@@ -91,7 +60,10 @@ export class LiveDrivers {
   /** Positions applied to the index since start (HTTP and WebSocket; not those from other instances). */
   positionsApplied = 0;
 
+  private readonly repo: DriverLocationsRepository;
+
   constructor(private readonly deps: Deps) {
+    this.repo = new DriverLocationsRepository(deps.database.db);
     const index = this.index;
     new Gauge({
       name: 'drivers_online',
@@ -178,10 +150,8 @@ export class LiveDrivers {
     // In pages: one result of 100k rows was ~100 MB of garbage at its peak, and the heap kept it.
     let after: string | undefined;
     for (;;) {
-      let query = this.baseQuery().orderBy('dp.user_id').limit(LOAD_PAGE);
-      if (after !== undefined) query = query.where('dp.user_id', '>', after);
-      const rows = await query.execute();
-      for (const row of rows) this.apply(row as LiveRow);
+      const rows = await this.repo.listPage(LOAD_PAGE, after);
+      for (const row of rows) this.apply(row);
       if (rows.length < LOAD_PAGE) return;
       after = rows[rows.length - 1]!.user_id;
     }
@@ -260,12 +230,12 @@ export class LiveDrivers {
   /** Reads the driver from the database into the index (or out of it when it is gone). */
   async reload(driverId: string): Promise<DriverRecord | undefined> {
     try {
-      const row = await this.baseQuery().where('dp.user_id', '=', driverId).executeTakeFirst();
+      const row = await this.repo.getById(driverId);
       if (!row) {
         this.index.remove(driverId);
         return undefined;
       }
-      return this.apply(row as LiveRow);
+      return this.apply(row);
     } catch (err) {
       if (!isDatabaseUnavailable(err)) this.deps.logger.error({ err, driverId }, 'reloading a driver failed');
       return this.index.get(driverId);
@@ -318,38 +288,7 @@ export class LiveDrivers {
     try {
       for (let i = 0; i < entries.length; i += DB_BATCH_ROWS) {
         const statementStarted = performance.now();
-        // Six array parameters in PostgreSQL's text form instead of six parameters per row: building
-        // and sending thousands of parameters cost more CPU than the ingestion itself (profiled).
-        const ids: string[] = [];
-        const lats: number[] = [];
-        const lngs: number[] = [];
-        const headings: (number | string)[] = [];
-        const speeds: (number | string)[] = [];
-        const ats: number[] = [];
-        for (const [id, p] of entries.slice(i, i + DB_BATCH_ROWS)) {
-          ids.push(id);
-          lats.push(p.lat);
-          lngs.push(p.lng);
-          headings.push(p.heading ?? 'NULL');
-          speeds.push(p.speed ?? 'NULL');
-          ats.push(p.at);
-        }
-        const array = (values: unknown[]) => `{${values.join(',')}}`;
-        // The same statement keeps the trip of each ride in progress (its final fare is priced from it).
-        await sql`
-          with v as (
-            select id, lat, lng, heading, speed, to_timestamp(at_ms / 1000) as at
-            from unnest(${array(ids)}::uuid[], ${array(lats)}::float8[], ${array(lngs)}::float8[], ${array(headings)}::float8[],
-                        ${array(speeds)}::float8[], ${array(ats)}::float8[]) as u(id, lat, lng, heading, speed, at_ms)
-          ), moved as (
-            update driver_profiles as d
-            set last_lat = v.lat, last_lng = v.lng, last_heading = v.heading, last_speed = v.speed, last_location_at = v.at
-            from v
-            where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
-          )
-          insert into ride_positions (ride_id, lat, lng, at)
-          select r.id, v.lat, v.lng, v.at from v join rides r on r.driver_id = v.id and r.status = 'IN_PROGRESS'
-        `.execute(this.deps.database.db);
+        await this.repo.writePositions(entries.slice(i, i + DB_BATCH_ROWS));
         if (!this.stopping && i + DB_BATCH_ROWS < entries.length) await delay(performance.now() - statementStarted);
       }
       const done = performance.now();
@@ -428,29 +367,6 @@ export class LiveDrivers {
         ? { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, at: row.last_location_ms }
         : null;
     return this.index.upsert(attrs, position);
-  }
-
-  private baseQuery() {
-    return this.deps.database.db
-      .selectFrom('driver_profiles as dp')
-      .innerJoin('users as u', 'u.id', 'dp.user_id')
-      .select([
-        'dp.user_id',
-        'u.first_name',
-        sql<boolean>`u.status = 'ACTIVE'`.as('active'),
-        'u.country_id',
-        'dp.vehicle_type',
-        'dp.vehicle_plate',
-        sql<number>`${SERVICE_MASK}`.as('service_mask'),
-        sql<boolean>`dp.availability = 'ONLINE'`.as('online'),
-        'dp.rating',
-        'dp.last_lat',
-        'dp.last_lng',
-        'dp.last_heading',
-        'dp.last_speed',
-        sql<number | null>`round(extract(epoch from date_trunc('milliseconds', dp.last_location_at)) * 1000)::float8`.as('last_location_ms'),
-        sql<boolean>`dp.active_job_id is not null`.as('busy'),
-      ]);
   }
 }
 

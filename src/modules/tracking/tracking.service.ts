@@ -1,16 +1,14 @@
 // Live tracking of packages and rides (contract section 14): tracking links, the public view behind
 // them, and the snapshots the streams follow.
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { DB } from '../../db/database.js';
+import { json } from '../../db/json.js';
 import type { StatusHistoryItemJson, StopJson } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { forbidden } from '../../shared/errors.js';
 import type { SmsSender } from '../../sms/sms.js';
-import { json } from '../jobs/driver-claims.js';
 import { newerPosition, type DriverIndex } from '../matching/driver-index.js';
 import { FINAL_PACKAGE_STATUSES } from '../packages/package-status.js';
 import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
@@ -20,6 +18,7 @@ import type { RideRow, RidesRepository } from '../rides/rides.repository.js';
 import { rideNotFound, RideService } from '../rides/rides.service.js';
 import { decodeCursor, MAX_REPLAY, publicState, statusFrame, type JobSnapshot, type JobType } from './tracking-hub.js';
 import { TrackingTokens } from './tracking-tokens.js';
+import type { TrackingRepository } from './tracking.repository.js';
 
 /** A link stops working this long after its package reached a final status. */
 export const TRACKING_AFTER_FINAL_MS = 24 * 60 * 60_000;
@@ -29,7 +28,7 @@ export const ACCOUNT_REPLAY_WINDOW_MS = 60 * 60_000;
 
 
 export interface TrackingServiceDeps {
-  db: DB;
+  repo: TrackingRepository;
   bus: Bus;
   clock: Clock;
   logger: Logger;
@@ -47,13 +46,9 @@ export class TrackingService implements RecipientNotifier {
   /** The package a link points to, while it works: unknown, revoked and expired links are all undefined. */
   async resolve(token: string): Promise<JobSnapshot | undefined> {
     if (!TrackingTokens.wellFormed(token)) return undefined;
-    const found = await this.deps.db
-      .selectFrom('packages')
-      .select(['id'])
-      .where('tracking_token_hash', '=', TrackingTokens.hash(token))
-      .executeTakeFirst();
-    if (!found) return undefined;
-    const snap = await this.snapshot('PACKAGE', found.id);
+    const id = await this.deps.repo.getPackageIdByTokenHash(TrackingTokens.hash(token));
+    if (!id) return undefined;
+    const snap = await this.snapshot('PACKAGE', id);
     if (!snap || (snap.final && this.deps.clock.nowMs() - Date.parse(snap.updatedAt) >= TRACKING_AFTER_FINAL_MS)) return undefined;
     return snap;
   }
@@ -78,32 +73,12 @@ export class TrackingService implements RecipientNotifier {
   async missedStatuses(auth: AuthContext, lastEventId: string): Promise<string[] | undefined> {
     const cursor = decodeCursor(lastEventId);
     if (!cursor || cursor.seq < 1) return undefined;
-    const { db, clock } = this.deps;
-    const seen = await sql<{ at: string | null }>`
-      select status_history -> ${cursor.seq - 1}::int ->> 'at' as at from packages where id = ${cursor.jobId}
-      union all
-      select status_history -> ${cursor.seq - 1}::int ->> 'at' as at from rides where id = ${cursor.jobId}`.execute(db);
-    const since = seen.rows[0]?.at ? Date.parse(seen.rows[0].at) : NaN;
+    const { repo, clock } = this.deps;
+    const seen = await repo.getHistoryItemAt(cursor.jobId, cursor.seq - 1);
+    const since = seen ? Date.parse(seen) : NaN;
     if (!Number.isFinite(since) || clock.nowMs() - since > ACCOUNT_REPLAY_WINDOW_MS) return undefined;
-    const me = auth.userId;
-    const all = auth.role === 'ADMIN';
-    const rows = await sql<{ job_type: JobType; job_id: string; status: string; reason: string | null; at: Date; seq: number }>`
-      select * from (
-        select 'PACKAGE' as job_type, h.package_id as job_id, h.status, h.reason, h.at, h.id,
-          (select count(*) from package_status_history h2 where h2.package_id = h.package_id and h2.id <= h.id)::int as seq
-        from package_status_history h join packages p on p.id = h.package_id
-        where h.at >= ${new Date(since)} and (${all}::boolean or p.created_by = ${me} or p.customer_id = ${me} or p.driver_id = ${me}
-          or p.driver_id in (select user_id from driver_profiles where company_id = ${me}))
-        union all
-        select 'RIDE', h.ride_id, h.status, h.reason, h.at, h.id,
-          (select count(*) from ride_status_history h2 where h2.ride_id = h.ride_id and h2.id <= h.id)::int
-        from ride_status_history h join rides r on r.id = h.ride_id
-        where h.at >= ${new Date(since)} and (${all}::boolean or r.customer_id = ${me} or r.driver_id = ${me}
-          or r.driver_id in (select user_id from driver_profiles where company_id = ${me}))
-      ) missed
-      order by at, id
-      limit ${MAX_REPLAY + 2}`.execute(db);
-    const missed = rows.rows.filter((r) => !(r.job_id === cursor.jobId && r.seq <= cursor.seq));
+    const rows = await repo.listStatusEventsSince({ since: new Date(since), userId: auth.userId, all: auth.role === 'ADMIN', limit: MAX_REPLAY + 2 });
+    const missed = rows.filter((r) => !(r.job_id === cursor.jobId && r.seq <= cursor.seq));
     if (missed.length > MAX_REPLAY) return undefined;
     return missed.map((r) =>
       statusFrame(r.job_type, r.job_id, r.seq, { status: r.status, at: new Date(r.at).toISOString(), ...(r.reason === null ? {} : { reason: r.reason }) }),
@@ -116,11 +91,7 @@ export class TrackingService implements RecipientNotifier {
     if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
     if (auth.role !== 'ADMIN' && auth.userId !== row.created_by) throw forbidden('Only the creator or an admin may replace the tracking link', 'ACTION_NOT_ALLOWED');
     const nonce = randomBytes(16).toString('base64url');
-    await this.deps.db
-      .updateTable('packages')
-      .set({ tracking_nonce: nonce, tracking_token_hash: this.deps.links.hashFor(id, nonce) })
-      .where('id', '=', id)
-      .execute();
+    await this.deps.repo.setTrackingToken(id, nonce, this.deps.links.hashFor(id, nonce));
     this.deps.bus.publish('tracking.rotated', { packageId: id });
     return { trackingUrl: this.deps.links.url(id, nonce) };
   }
@@ -140,21 +111,9 @@ export class TrackingService implements RecipientNotifier {
   async backfillTokens(): Promise<number> {
     let done = 0;
     for (;;) {
-      const rows = await this.deps.db
-        .selectFrom('packages')
-        .select(['id', 'tracking_nonce'])
-        .where('tracking_token_hash', 'is', null)
-        // In the order of its partial index: instances that run it at once meet on the same rows in the same order.
-        .orderBy('id')
-        .limit(BACKFILL_BATCH)
-        .execute();
+      const rows = await this.deps.repo.listPackagesWithoutTokenHash(BACKFILL_BATCH);
       if (rows.length > 0) {
-        const hashes = rows.map((row) => this.deps.links.hashFor(row.id, row.tracking_nonce));
-        const result = await sql`
-          update packages p set tracking_token_hash = v.hash
-          from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.tracking_nonce)}::text[], ${hashes}::text[]) as v(id, nonce, hash)
-          where p.id = v.id and p.tracking_nonce = v.nonce and p.tracking_token_hash is null`.execute(this.deps.db);
-        done += Number(result.numAffectedRows ?? 0);
+        done += await this.deps.repo.setMissingTokenHashes(rows.map((r) => ({ id: r.id, nonce: r.tracking_nonce, hash: this.deps.links.hashFor(r.id, r.tracking_nonce) })));
       }
       if (rows.length < BACKFILL_BATCH) return done;
     }

@@ -1,7 +1,7 @@
 // The writing side of the transactional outbox: called by the package lifecycle inside the same
 // transaction as the status change, so an event exists exactly when its change committed.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Executor } from '../../db/executor.js';
+import { OutboxRepository } from './outbox.repository.js';
 
 export const DELIVERY_EVENTS = [
   'delivery.assigned',
@@ -28,16 +28,14 @@ export function webhookPayload(event: string, deliveryId: string, status: string
 }
 
 /** One row per enabled endpoint of the business subscribed to the event; in the status change's transaction. */
-export async function recordDeliveryEvent(trx: Transaction<Database> | Kysely<Database>, event: DeliveryEvent): Promise<void> {
+export async function recordDeliveryEvent(trx: Executor, event: DeliveryEvent): Promise<void> {
   if (!event.businessId) return;
   const payload = webhookPayload(event.event, event.packageId, event.status, event.occurredAt);
-  // One row per endpoint subscribed at this moment; the row is due at once (next_attempt_at = the change).
-  await sql`
-    insert into webhook_deliveries (id, endpoint_id, event, delivery_id, payload, status, next_attempt_at, created_at)
-    select gen_random_uuid(), e.id, ${event.event}::text, ${event.packageId}::text, ${payload}::text, 'PENDING',
-      ${event.occurredAt}::timestamptz, ${event.occurredAt}::timestamptz
-    from webhook_endpoints e
-    where e.business_id = ${event.businessId}::uuid and e.enabled and ${event.event}::text = any(e.events)
-    order by e.created_at, e.id
-  `.execute(trx);
+  await new OutboxRepository(trx).insertForSubscribers({
+    businessId: event.businessId,
+    event: event.event,
+    deliveryId: event.packageId,
+    payload,
+    occurredAt: event.occurredAt,
+  });
 }

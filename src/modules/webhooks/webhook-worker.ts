@@ -1,6 +1,5 @@
 // The reading side of the outbox: claims due deliveries (FOR UPDATE SKIP LOCKED), sends them, records the outcome.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Config } from '../../config.js';
@@ -9,6 +8,7 @@ import type { DB } from '../../db/database.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { buildHeaders } from './webhook-signature.js';
+import { OutboxRepository, type ClaimedRow, type Completion } from './outbox.repository.js';
 import { WebhookSender, type AttemptResult } from './webhook-sender.js';
 
 export type WorkerConfig = Pick<
@@ -33,28 +33,7 @@ export interface WebhookWorkerOptions {
   maxInFlight?: number;
 }
 
-interface ClaimedRow {
-  id: string;
-  endpoint_id: string;
-  event: string;
-  payload: string;
-  attempts: number;
-  attempt_base: number;
-  url: string;
-  secret: string;
-}
-
 export type Outcome = 'succeeded' | 'retrying' | 'failed' | 'gone';
-
-interface Completion {
-  id: string;
-  attempts: number;
-  status: 'SUCCEEDED' | 'PENDING' | 'FAILED';
-  next: string | null;
-  code: number | null;
-  error: string | null;
-  completed: string | null;
-}
 
 /** Outcomes wait at most this long to be written together. */
 const FLUSH_DELAY_MS = 5;
@@ -92,6 +71,7 @@ export function nextDelay(step: number, schedule: number[], result: Pick<Attempt
 export class WebhookWorker {
   readonly id = `worker-${randomUUID()}`;
   private readonly sender: WebhookSender;
+  private readonly repo: OutboxRepository;
   private readonly counter: Counter<'outcome'> | undefined;
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
@@ -112,6 +92,7 @@ export class WebhookWorker {
 
   constructor(private readonly options: WebhookWorkerOptions) {
     const { config } = options;
+    this.repo = new OutboxRepository(options.db);
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.batchSize = options.batchSize ?? 100;
     this.perEndpoint = options.perEndpointConcurrency ?? 16;
@@ -226,67 +207,18 @@ export class WebhookWorker {
     return rows.length;
   }
 
-  /**
-   * One statement: for each enabled endpoint, its oldest due rows whose earlier events for the same
-   * package are done, at most this worker's free slots for that endpoint (so a slow endpoint's backlog
-   * never fills a claim), locked with SKIP LOCKED so concurrent workers never take the same row, and
-   * leased. A row another worker leased after this statement's snapshot is re-checked on its newest
-   * version when it is locked (and skipped), not taken twice. The lock sits under the per-endpoint
-   * LIMIT, so skipped rows do not use up an endpoint's share; rows locked there but cut by the
-   * overall limit are not leased and are free again at commit.
-   *
-   * Two planner traps, both measured with EXPLAIN ANALYZE on a 20k backlog:
-   * - JIT: the per-endpoint LIMIT is not a constant, so the planner guesses 10 % of the queue per
-   *   endpoint and the cost passes jit_above_cost; compiling then took ~20 ms of a ~1 ms statement.
-   *   `jit = off` for this transaction only.
-   * - The order check must probe the order index by package. With an equality on endpoint_id the
-   *   planner may (without statistics, e.g. right after a burst into a new table) probe the due index
-   *   by endpoint instead and read the endpoint's whole queue for every candidate (~60 ms);
-   *   `is not distinct from` (same meaning, the column is not null) is not an index condition, so
-   *   only the order index fits.
-   */
-  private async claim(limit: number): Promise<ClaimedRow[]> {
+  /** Claims and leases due rows, within this worker's free slots overall and per endpoint (OutboxRepository.claimDue). */
+  private claim(limit: number): Promise<ClaimedRow[]> {
     const now = this.options.clock.now();
-    const lease = new Date(now.getTime() + this.leaseMs);
     const busyIds = [...this.inFlightByEndpoint.keys()];
-    const busyCounts = busyIds.map((id) => this.inFlightByEndpoint.get(id) ?? 0);
-    return this.options.db.transaction().execute(async (trx) => {
-      await sql`set local jit = off`.execute(trx);
-      const result = await sql<ClaimedRow>`
-        with busy as (
-          select f.id, f.n from unnest(${busyIds}::uuid[], ${busyCounts}::int[]) as f(id, n)
-        ),
-        claimed as (
-          select x.id
-          from webhook_endpoints e
-          left join busy on busy.id = e.id
-          cross join lateral (
-            select p.id, p.next_attempt_at, p.seq
-            from webhook_deliveries p
-            where p.endpoint_id = e.id and p.status = 'PENDING'
-              and p.next_attempt_at <= ${now}::timestamptz
-              and (p.locked_until is null or p.locked_until <= ${now}::timestamptz)
-              and not exists (
-                select 1 from webhook_deliveries q
-                where q.delivery_id = p.delivery_id and q.endpoint_id is not distinct from p.endpoint_id
-                  and q.status = 'PENDING' and q.seq < p.seq
-              )
-            order by p.next_attempt_at, p.seq
-            limit greatest(0, ${this.perEndpoint}::int - coalesce(busy.n, 0))
-            for update of p skip locked
-          ) x
-          where e.enabled
-          order by x.next_attempt_at, x.seq
-          limit ${limit}::int
-        )
-        update webhook_deliveries d
-        set attempts = d.attempts + 1, locked_until = ${lease}::timestamptz, locked_by = ${this.id}::text,
-            last_attempt_at = ${now}::timestamptz
-        from webhook_endpoints e
-        where d.id = any(array(select id from claimed)) and e.id = d.endpoint_id
-        returning d.id, d.endpoint_id, d.event, d.payload, d.attempts, d.attempt_base, e.url, e.secret
-      `.execute(trx);
-      return result.rows;
+    return this.repo.claimDue({
+      now,
+      lease: new Date(now.getTime() + this.leaseMs),
+      workerId: this.id,
+      busyIds,
+      busyCounts: busyIds.map((id) => this.inFlightByEndpoint.get(id) ?? 0),
+      perEndpoint: this.perEndpoint,
+      limit,
     });
   }
 
@@ -355,22 +287,8 @@ export class WebhookWorker {
     this.flushTimer = undefined;
     const batch = this.completions.splice(0);
     if (batch.length === 0) return;
-    const c = batch.map((b) => b.change);
     try {
-      // Only the claim this worker still holds is updated: a row whose lease ran out and was taken by
-      // another worker is left to that worker. `d.id = any(...)` makes the planner use the primary key
-      // (it guesses 100 rows for unnest and would otherwise scan the whole table).
-      await sql`
-        update webhook_deliveries d
-        set status = v.status, next_attempt_at = v.next, last_response_status = v.code, last_error = v.error,
-            completed_at = v.completed, locked_until = null, locked_by = null
-        from unnest(${c.map((x) => x.id)}::uuid[], ${c.map((x) => x.attempts)}::int[], ${c.map((x) => x.status)}::text[],
-                    ${c.map((x) => x.next)}::timestamptz[], ${c.map((x) => x.code)}::int[], ${c.map((x) => x.error)}::text[],
-                    ${c.map((x) => x.completed)}::timestamptz[])
-             as v(id, attempts, status, next, code, error, completed)
-        where d.id = any(${c.map((x) => x.id)}::uuid[]) and d.id = v.id and d.attempts = v.attempts
-          and d.locked_by = ${this.id}::text
-      `.execute(this.options.db);
+      await this.repo.complete(this.id, batch.map((b) => b.change));
       for (const b of batch) b.resolve();
     } catch (err) {
       for (const b of batch) b.reject(err);
@@ -380,27 +298,9 @@ export class WebhookWorker {
   private async recordGone(row: ClaimedRow, result: AttemptResult, now: Date): Promise<void> {
     // 410 Gone: the receiver says the endpoint no longer exists; stop sending to it.
     await this.options.db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status: 'FAILED',
-          next_attempt_at: null,
-          locked_until: null,
-          locked_by: null,
-          last_response_status: result.status,
-          last_error: `${result.error} (endpoint disabled)`,
-          completed_at: now,
-        })
-        .where('id', '=', row.id)
-        .where('locked_by', '=', this.id)
-        .where('attempts', '=', row.attempts)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) > 0) {
-        await trx
-          .updateTable('webhook_endpoints')
-          .set({ enabled: false, disabled_reason: 'GONE', updated_at: now })
-          .where('id', '=', row.endpoint_id)
-          .execute();
+      const claim = { id: row.id, attempts: row.attempts, workerId: this.id };
+      if (await this.repo.failClaimed(claim, { status: result.status, error: `${result.error} (endpoint disabled)`, at: now }, trx)) {
+        await this.repo.disableEndpoint(row.endpoint_id, 'GONE', now, trx);
       }
     });
   }

@@ -1,13 +1,13 @@
 // Kysely queries of the webhooks module: endpoints and the delivery log.
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { DB } from '../../db/database.js';
+import type { Executor } from '../../db/executor.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../db/tables/webhooks.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 export type DeliveryRow = Omit<Selectable<WebhookDeliveriesTable>, 'payload' | 'locked_by' | 'seq'>;
-type Executor = Kysely<Database> | Transaction<Database>;
 
 const DELIVERY_COLUMNS = [
   'id',
