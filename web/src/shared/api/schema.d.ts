@@ -10513,6 +10513,7 @@ export interface operations {
                                 }[];
                             };
                         }[];
+                        /** @description The drivers who released the job (by themselves or by an admin), each once, latest release */
                         releases: {
                             driverId: string;
                             reason: string | null;
@@ -10520,6 +10521,10 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                         }[];
+                        /** @description How many times the job was released (every return to PENDING / REQUESTED) */
+                        releaseCount: number;
+                        /** @description Released more than DISPATCH_MAX_RELEASES times: worth an admin's look */
+                        flagged: boolean;
                     };
                 };
             };
