@@ -206,14 +206,14 @@ export class LedgerRepository {
       with lines as (select id, account_id, amount, transaction_id from payout_lines where batch_id = ${batchId}),
       txs as (
         insert into ledger_transactions (id, source_key, currency, memo, created_at)
-        select transaction_id, 'payout-line:' || id, ${currency}, null, ${now} from lines),
+        select transaction_id, 'payout-line:' || id, ${currency}::char(3), null, ${now}::timestamptz from lines),
       entries as (
         insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
-        select transaction_id, account_id, -amount, 'PAYOUT', ${now} from lines
+        select transaction_id, account_id, -amount, 'PAYOUT', ${now}::timestamptz from lines
         union all
-        select transaction_id, ${clearingId}::uuid, amount, 'PAYOUT', ${now} from lines),
+        select transaction_id, ${clearingId}::uuid, amount, 'PAYOUT', ${now}::timestamptz from lines),
       balances as (
-        update ledger_accounts a set balance = a.balance - l.amount, updated_at = ${now}
+        update ledger_accounts a set balance = a.balance - l.amount, updated_at = ${now}::timestamptz
         from lines l where a.id = l.account_id),
       delta as (
         insert into ledger_balance_deltas (account_id, amount)
@@ -232,17 +232,17 @@ export class LedgerRepository {
     const { batchId, currency, clearingId, bankId, now } = input;
     const result = await sql<{ lines: number; total: number }>`
       with paid as (
-        update payout_lines set status = 'PAID', closing_transaction_id = gen_random_uuid(), closed_at = ${now}
+        update payout_lines set status = 'PAID', closing_transaction_id = gen_random_uuid(), closed_at = ${now}::timestamptz
         where batch_id = ${batchId} and status = 'OPEN'
         returning id, amount, closing_transaction_id as tx),
       txs as (
         insert into ledger_transactions (id, source_key, currency, memo, created_at)
-        select tx, 'payout-line:' || id || ':paid', ${currency}, null, ${now} from paid),
+        select tx, 'payout-line:' || id || ':paid', ${currency}::char(3), null, ${now}::timestamptz from paid),
       entries as (
         insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
-        select tx, ${clearingId}::uuid, -amount, 'PAYOUT_PAID', ${now} from paid
+        select tx, ${clearingId}::uuid, -amount, 'PAYOUT_PAID', ${now}::timestamptz from paid
         union all
-        select tx, ${bankId}::uuid, amount, 'PAYOUT_PAID', ${now} from paid),
+        select tx, ${bankId}::uuid, amount, 'PAYOUT_PAID', ${now}::timestamptz from paid),
       deltas as (
         insert into ledger_balance_deltas (account_id, amount)
         select ${clearingId}::uuid, -sum(amount) from paid having count(*) > 0

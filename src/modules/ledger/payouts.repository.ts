@@ -108,8 +108,8 @@ export class PayoutsRepository {
     const { batchId, currency, minimum, now } = input;
     await sql`
       insert into payout_lines (id, batch_id, seq, account_id, party_kind, party_id, name, phone, amount, status, transaction_id, created_at)
-      select gen_random_uuid(), ${batchId}, row_number() over (order by p.id), p.id, p.kind, p.party_id,
-        coalesce(bp.business_name, u.first_name || ' ' || u.last_name), u.phone, p.balance, 'OPEN', gen_random_uuid(), ${now}
+      select gen_random_uuid(), ${batchId}::uuid, row_number() over (order by p.id), p.id, p.kind, p.party_id,
+        coalesce(bp.business_name, u.first_name || ' ' || u.last_name), u.phone, p.balance, 'OPEN', gen_random_uuid(), ${now}::timestamptz
       from (
         select a.id, a.kind, a.party_id, a.balance from ledger_accounts a
         where a.currency = ${currency} and a.kind in ('DRIVER', 'BUSINESS') and a.balance >= ${minimum}
