@@ -136,7 +136,7 @@ describe('settlements and business payments', () => {
     const second = (await call('GET', `/admin/balances?currency=UGX&limit=1&cursor=${first.nextCursor}`)).json();
     assert.equal(second.nextCursor, null);
     const all = [...first.items, ...second.items];
-    const byKind = Object.fromEntries(all.map((a: { partyKind: string }) => [a.partyKind, a]));
+    const byKind: Record<string, { name: string; balance: number }> = Object.fromEntries(all.map((a: { partyKind: string; name: string; balance: number }) => [a.partyKind, a]));
     assert.deepEqual(Object.keys(byKind).sort(), ['BUSINESS', 'DRIVER']);
     assert.deepEqual({ ...byKind.DRIVER, accountId: undefined }, { accountId: undefined, partyKind: 'DRIVER', partyId: ug.id, name: 'Okello Peter', currency: 'UGX', balance: 5000 });
     assert.equal(byKind.BUSINESS.name, 'Kampala Parcels');

@@ -70,7 +70,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     -- The rule "an account in an open batch is left out of the next one", held by the database too.
     create unique index payout_lines_open_account_idx on payout_lines (account_id) where status = 'OPEN';
-    create index payout_lines_party_idx on payout_lines (party_id);
 
     -- GET /admin/balances pages accounts newest first. created_at never changes, so balance updates
     -- stay HOT (see 0016).
