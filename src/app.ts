@@ -31,6 +31,7 @@ import { dispatchModule } from './modules/dispatch/dispatch.routes.js';
 import { createServices, type Services } from './services.js';
 import { pricingModule } from './modules/pricing/pricing.routes.js';
 import { trackingModule } from './modules/tracking/tracking.routes.js';
+import { moneyModule } from './modules/ledger/money.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -52,6 +53,7 @@ const API_MODULES: FeatureModule[] = [
   dispatchModule,
   pricingModule,
   trackingModule,
+  moneyModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -17,6 +17,10 @@ import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
+import { LedgerService } from './modules/ledger/ledger.service.js';
+import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
+import { PayoutService } from './modules/ledger/payouts.service.js';
+import { SettlementService } from './modules/ledger/settlements.service.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
 import { PricingService } from './modules/pricing/pricing.service.js';
@@ -62,6 +66,9 @@ export interface Services {
   /** This process's followers of jobs (tracking streams). */
   trackingHub: TrackingHub;
   liveMap: LiveMap;
+  ledger: LedgerService;
+  settlements: SettlementService;
+  payouts: PayoutService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -138,6 +145,8 @@ export function createServices(deps: Deps): Services {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
   deliveryCounter(deps.metrics.registry);
+  const ledger = new LedgerService({ db, clock });
+  const payoutsRepo = new PayoutsRepository();
   return {
     tokens,
     sms,
@@ -160,6 +169,9 @@ export function createServices(deps: Deps): Services {
     tracking,
     trackingHub,
     liveMap,
+    ledger,
+    settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
+    payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

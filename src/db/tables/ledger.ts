@@ -39,9 +39,75 @@ export interface LedgerBalanceDeltasTable {
   amount: number;
 }
 
-export interface LedgerTables {
+/** The ledger's tables with those of 0017 (settlements, payouts): schema.ts joins this group. */
+export interface LedgerTables extends PayoutTables {
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
   ledger_balance_deltas: LedgerBalanceDeltasTable;
+}
+
+// Settlements, business payments and payout batches (see src/db/migrations/0017_payouts.ts).
+
+export interface SettlementsTable {
+  id: string;
+  driver_id: string;
+  amount: number;
+  currency: string;
+  reference: string;
+  recorded_by: string;
+  transaction_id: string;
+  created_at: ColumnType<Date, Date, Date>;
+}
+
+export interface BusinessPaymentsTable {
+  id: string;
+  business_id: string;
+  amount: number;
+  currency: string;
+  reference: string;
+  recorded_by: string;
+  transaction_id: string;
+  created_at: ColumnType<Date, Date, Date>;
+}
+
+export type PayoutBatchStatus = 'OPEN' | 'CLOSED';
+export type PayoutLineStatus = 'OPEN' | 'PAID' | 'FAILED';
+
+export interface PayoutBatchesTable {
+  id: string;
+  number: Generated<number>;
+  currency: string;
+  minimum: number;
+  status: PayoutBatchStatus;
+  line_count: number;
+  total: number;
+  created_by: string;
+  created_at: ColumnType<Date, Date, Date>;
+  closed_at: Nullish<Date>;
+}
+
+export interface PayoutLinesTable {
+  id: string;
+  batch_id: string;
+  seq: number;
+  account_id: string;
+  party_kind: 'DRIVER' | 'BUSINESS';
+  party_id: string;
+  name: string;
+  phone: string;
+  amount: number;
+  status: PayoutLineStatus;
+  failure_reason: Nullish<string>;
+  transaction_id: string;
+  closing_transaction_id: Nullish<string>;
+  created_at: ColumnType<Date, Date, Date>;
+  closed_at: Nullish<Date>;
+}
+
+export interface PayoutTables {
+  settlements: SettlementsTable;
+  business_payments: BusinessPaymentsTable;
+  payout_batches: PayoutBatchesTable;
+  payout_lines: PayoutLinesTable;
 }

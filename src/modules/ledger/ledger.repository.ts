@@ -3,6 +3,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { LedgerAccountKind } from '../../db/tables/ledger.js';
+import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -171,6 +172,85 @@ export class LedgerRepository {
       ${filter.nonZero ? sql`where b.balance <> 0` : sql``}
       order by b.currency, b.kind, b.party_id nulls first`.execute(trx);
     return result.rows;
+  }
+
+  /**
+   * Accounts with a non-zero balance, newest first from the cursor, with their party's name (a
+   * business's trading name, a person's full name; none for the operator's own accounts).
+   */
+  async nonZeroPage(trx: Executor, filter: { currency?: string; before?: Cursor; limit: number }): Promise<(AccountBalanceRow & { name: string | null; created_at: Date })[]> {
+    const result = await sql<AccountBalanceRow & { name: string | null; created_at: Date }>`
+      select a.id, a.kind, a.party_id, a.currency, a.created_at, ${balanceExpression} as balance,
+        case when a.party_id is null then null else coalesce(bp.business_name, u.first_name || ' ' || u.last_name) end as name
+      from ledger_accounts a
+      left join users u on u.id = a.party_id
+      left join business_profiles bp on bp.user_id = a.party_id and a.kind = 'BUSINESS'
+      where ${balanceExpression} <> 0
+        ${filter.currency ? sql`and a.currency = ${filter.currency}` : sql``}
+        ${filter.before ? sql`and ${beforeCursor(filter.before, 'a.created_at', 'a.id')}` : sql``}
+      order by a.created_at desc, a.id desc
+      limit ${filter.limit}`.execute(trx);
+    return result.rows;
+  }
+
+  /**
+   * Books the PAYOUT transaction of every line of a batch just inserted (payout-line:<id>, the
+   * line's transaction_id): the party's −amount, clearing's +amount. Set-based, where postMany would
+   * carry 100,000 lines through Node and JSON: the caller holds the party accounts' row locks (taken
+   * when the lines were chosen), and the source keys are new (line ids), so none of postMany's
+   * replay checks can apply. Returns the lines booked and their total.
+   */
+  async bookPayoutLines(trx: Executor, input: { batchId: string; currency: string; clearingId: string; now: Date }): Promise<{ lines: number; total: number }> {
+    const { batchId, currency, clearingId, now } = input;
+    const result = await sql<{ lines: number; total: number }>`
+      with lines as (select id, account_id, amount, transaction_id from payout_lines where batch_id = ${batchId}),
+      txs as (
+        insert into ledger_transactions (id, source_key, currency, memo, created_at)
+        select transaction_id, 'payout-line:' || id, ${currency}::char(3), null, ${now}::timestamptz from lines),
+      entries as (
+        insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
+        select transaction_id, account_id, -amount, 'PAYOUT', ${now}::timestamptz from lines
+        union all
+        select transaction_id, ${clearingId}::uuid, amount, 'PAYOUT', ${now}::timestamptz from lines),
+      balances as (
+        update ledger_accounts a set balance = a.balance - l.amount, updated_at = ${now}::timestamptz
+        from lines l where a.id = l.account_id),
+      delta as (
+        insert into ledger_balance_deltas (account_id, amount)
+        select ${clearingId}::uuid, sum(amount) from lines having count(*) > 0)
+      select count(*)::int as lines, coalesce(sum(amount), 0)::bigint as total from lines`.execute(trx);
+    const row = result.rows[0]!;
+    return { lines: row.lines, total: Number(row.total) };
+  }
+
+  /**
+   * Marks a batch's OPEN lines PAID and books each one's PAYOUT_PAID transaction
+   * (payout-line:<id>:paid: clearing −amount, bank +amount) in one statement. A line another
+   * transaction is changing is waited for and re-checked (still OPEN?) by PostgreSQL's UPDATE.
+   */
+  async bookPayoutLinesPaid(trx: Executor, input: { batchId: string; currency: string; clearingId: string; bankId: string; now: Date }): Promise<{ lines: number; total: number }> {
+    const { batchId, currency, clearingId, bankId, now } = input;
+    const result = await sql<{ lines: number; total: number }>`
+      with paid as (
+        update payout_lines set status = 'PAID', closing_transaction_id = gen_random_uuid(), closed_at = ${now}::timestamptz
+        where batch_id = ${batchId} and status = 'OPEN'
+        returning id, amount, closing_transaction_id as tx),
+      txs as (
+        insert into ledger_transactions (id, source_key, currency, memo, created_at)
+        select tx, 'payout-line:' || id || ':paid', ${currency}::char(3), null, ${now}::timestamptz from paid),
+      entries as (
+        insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
+        select tx, ${clearingId}::uuid, -amount, 'PAYOUT_PAID', ${now}::timestamptz from paid
+        union all
+        select tx, ${bankId}::uuid, amount, 'PAYOUT_PAID', ${now}::timestamptz from paid),
+      deltas as (
+        insert into ledger_balance_deltas (account_id, amount)
+        select ${clearingId}::uuid, -sum(amount) from paid having count(*) > 0
+        union all
+        select ${bankId}::uuid, sum(amount) from paid having count(*) > 0)
+      select count(*)::int as lines, coalesce(sum(amount), 0)::bigint as total from paid`.execute(trx);
+    const row = result.rows[0]!;
+    return { lines: row.lines, total: Number(row.total) };
   }
 
   /** The sum of every account's balance per currency (0 for each, if the books are right). */

@@ -1,10 +1,11 @@
 // The ledger (contract section 21): posts balanced transactions, once per source key, in the
 // caller's database transaction, and answers balances. docs/money.md has the model.
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { LedgerAccountKind, PartyAccountKind } from '../../db/tables/ledger.js';
 import type { Clock } from '../../shared/clock.js';
+import type { Cursor } from '../../shared/pagination.js';
 import { AppError } from '../../shared/errors.js';
 import { LedgerRepository, type AccountBalanceRow, type AccountRow, type EntryRow, type Executor } from './ledger.repository.js';
 import { assertAccountRef, assertCurrency, checkTransaction, type AccountRef, type EntryCode, type TransactionInput } from './postings.js';
@@ -240,6 +241,27 @@ export class LedgerService {
 
   async balances(filter: { currency?: string; nonZero?: boolean } = {}, executor: Executor = this.db): Promise<LedgerAccount[]> {
     return (await this.repo.balances(executor, filter)).map(toAccount);
+  }
+
+  /** Accounts with a non-zero balance, newest first, with their party's name (GET /admin/balances). */
+  async nonZeroBalances(filter: { currency?: string; before?: Cursor; limit: number }, executor: Executor = this.db) {
+    return (await this.repo.nonZeroPage(executor, filter)).map((row) => ({ ...toAccount(row), name: row.name, createdAt: row.created_at }));
+  }
+
+  /**
+   * Books the PAYOUT transaction of each line of a batch the caller has just inserted in `trx`,
+   * holding its parties' account rows locked (PayoutService). Set-based: see the repository.
+   */
+  async bookPayoutBatch(trx: Transaction<Database>, batchId: string, currency: string): Promise<{ lines: number; total: number }> {
+    const clearing = await this.account(trx, currency, { kind: 'PAYOUTS_CLEARING' });
+    return this.repo.bookPayoutLines(trx, { batchId, currency, clearingId: clearing.id, now: this.clock.now() });
+  }
+
+  /** Marks a batch's open lines paid and books their PAYOUT_PAID transactions, in `trx`. */
+  async bookPayoutBatchPaid(trx: Transaction<Database>, batchId: string, currency: string): Promise<{ lines: number; total: number }> {
+    const clearing = await this.account(trx, currency, { kind: 'PAYOUTS_CLEARING' });
+    const bank = await this.account(trx, currency, { kind: 'OPERATOR_BANK' });
+    return this.repo.bookPayoutLinesPaid(trx, { batchId, currency, clearingId: clearing.id, bankId: bank.id, now: this.clock.now() });
   }
 
   /** The sum of all balances per currency: 0 for each when the books are right (an operator's check). */

@@ -1,0 +1,197 @@
+// Admin money routes (contract section 21): balances, settlements, business payments, payout batches.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { FeatureModule } from '../../http/context.js';
+import { idempotencyKeyFrom } from '../../http/idempotency.js';
+import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
+import {
+  BalancePage,
+  BalancesQuery,
+  BatchLineParams,
+  BusinessPaymentBody,
+  BusinessPaymentResponse,
+  CreatePayoutBody,
+  FailLineBody,
+  PayoutBatchPage,
+  PayoutBatchResponse,
+  PayoutLinePage,
+  PayoutLineResponse,
+  PayoutLinesQuery,
+  PayoutListQuery,
+  PayoutQuery,
+  SettlementBody,
+  SettlementResponse,
+} from './money.schemas.js';
+
+const tags = ['admin'];
+const security = [{ bearerAuth: [] }];
+
+export const moneyModule: FeatureModule = async (app, { services, guard }) => {
+  const { settlements, payouts, idempotency } = services;
+  const onlyAdmin = guard.required(['ADMIN']);
+
+  /** A 201 created once per Idempotency-Key (optional; a replay says Idempotent-Replayed: true). */
+  const createOnce = async <T>(request: FastifyRequest, reply: FastifyReply, scope: string, work: (trx: Transaction<Database>) => Promise<T>) => {
+    const result = await idempotency.run(
+      { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body },
+      async (trx) => ({ statusCode: 201, body: await work(trx) }),
+    );
+    if (result.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.code(result.statusCode).send(result.body);
+  };
+
+  app.get(
+    '/admin/balances',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: "Every account with a non-zero balance (the operator's own included), newest account first",
+        querystring: BalancesQuery,
+        response: { 200: BalancePage, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => settlements.balances(request.query),
+  );
+
+  app.post(
+    '/admin/settlements',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: "Record cash a driver handed in (at most what the driver owes; honours Idempotency-Key)",
+        body: SettlementBody,
+        response: { 201: SettlementResponse, ...errors(400, 401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      createOnce(request, reply, 'POST /admin/settlements', async (trx) => {
+        const { partyId, ...receipt } = await settlements.recordSettlement(trx, request.auth.userId, request.body);
+        return { driverId: partyId, ...receipt };
+      }),
+  );
+
+  app.post(
+    '/admin/business-payments',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'Record a business paying its invoice (honours Idempotency-Key)',
+        body: BusinessPaymentBody,
+        response: { 201: BusinessPaymentResponse, ...errors(400, 401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      createOnce(request, reply, 'POST /admin/business-payments', async (trx) => {
+        const { partyId, ...receipt } = await settlements.recordBusinessPayment(trx, request.auth.userId, request.body);
+        return { businessId: partyId, ...receipt };
+      }),
+  );
+
+  app.post(
+    '/admin/payouts',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (honours Idempotency-Key)',
+        body: CreatePayoutBody,
+        response: { 201: PayoutBatchResponse, ...errors(400, 401, 403, 409, 422) },
+      },
+    },
+    async (request, reply) => createOnce(request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body)),
+  );
+
+  app.get(
+    '/admin/payouts',
+    {
+      onRequest: onlyAdmin,
+      schema: { tags, security, summary: 'Payout batches, newest first', querystring: PayoutListQuery, response: { 200: PayoutBatchPage, ...errors(400, 401, 403) } },
+    },
+    async (request) => payouts.listBatches(request.query),
+  );
+
+  app.get(
+    '/admin/payouts/:id',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: "A payout batch; with Accept: text/csv (or format=csv), its OPEN lines as a bank's or mobile-money provider's bulk-upload file",
+        params: IdParams,
+        querystring: PayoutQuery,
+        response: {
+          200: {
+            description: 'The batch',
+            content: {
+              'application/json': { schema: PayoutBatchResponse },
+              'text/csv': { schema: { type: 'string', description: 'RFC 4180, CRLF, a header row: name, phone (E.164), amount (major units, the currency\'s decimals), currency, reference' } },
+            },
+          },
+          ...errors(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+      if (!csv) return payouts.getBatch(request.params.id);
+      const file = await payouts.csv(request.params.id);
+      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${file.filename}"`).send(file.csv);
+    },
+  );
+
+  app.get(
+    '/admin/payouts/:id/lines',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: "A payout batch's lines, in line order (filter by status)",
+        params: IdParams,
+        querystring: PayoutLinesQuery,
+        response: { 200: PayoutLinePage, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => payouts.lines(request.params.id, request.query),
+  );
+
+  app.post(
+    '/admin/payouts/:id/paid',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change",
+        params: IdParams,
+        response: { 200: PayoutBatchResponse, ...errors(400, 401, 403, 404) },
+      },
+    },
+    async (request) => payouts.markPaid(request.params.id),
+  );
+
+  app.post(
+    '/admin/payouts/:id/lines/:lineId/failed',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409",
+        params: BatchLineParams,
+        body: FailLineBody,
+        response: { 200: PayoutLineResponse, ...errors(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => payouts.markLineFailed(request.params.id, request.params.lineId, request.body?.reason),
+  );
+};

@@ -1,0 +1,196 @@
+// SQL of settlements, business payments and payout batches (migration 0017). The ledger's own
+// tables are written by LedgerService only.
+import { sql } from 'kysely';
+import type { PayoutBatchStatus, PayoutLineStatus } from '../../db/tables/ledger.js';
+import { beforeCursor, type Cursor } from '../../shared/pagination.js';
+import type { Executor } from './ledger.repository.js';
+
+export interface PartyRow {
+  id: string;
+  role: string;
+  /** The currency of the party's country; null for a party without a country. */
+  currency: string | null;
+}
+
+export interface BatchRow {
+  id: string;
+  number: number;
+  currency: string;
+  minimum: number;
+  status: PayoutBatchStatus;
+  line_count: number;
+  total: number;
+  created_by: string;
+  created_at: Date;
+  closed_at: Date | null;
+}
+
+export interface LineRow {
+  id: string;
+  batch_id: string;
+  seq: number;
+  party_kind: 'DRIVER' | 'BUSINESS';
+  party_id: string;
+  name: string;
+  phone: string;
+  amount: number;
+  status: PayoutLineStatus;
+  failure_reason: string | null;
+  created_at: Date;
+  closed_at: Date | null;
+}
+
+export type ReceiptTable = 'settlements' | 'business_payments';
+
+const BATCH_COLUMNS = ['id', 'number', 'currency', 'minimum', 'status', 'line_count', 'total', 'created_by', 'created_at', 'closed_at'] as const;
+const LINE_COLUMNS = ['id', 'batch_id', 'seq', 'party_kind', 'party_id', 'name', 'phone', 'amount', 'status', 'failure_reason', 'created_at', 'closed_at'] as const;
+
+// Number() on bigint columns: node-postgres and PGlite hand them over as strings (or BigInt).
+const toBatch = (r: BatchRow): BatchRow => ({ ...r, number: Number(r.number), minimum: Number(r.minimum), total: Number(r.total), currency: r.currency.trim() });
+const toLine = (r: LineRow): LineRow => ({ ...r, amount: Number(r.amount) });
+
+/** The advisory-lock namespace of payout batch creation (pg_advisory_xact_lock(int, int)). */
+const PAYOUT_LOCK_SPACE = 21_017;
+
+export class PayoutsRepository {
+  async party(trx: Executor, userId: string): Promise<PartyRow | undefined> {
+    return trx
+      .selectFrom('users as u')
+      .leftJoin('countries as c', 'c.id', 'u.country_id')
+      .select(['u.id', 'u.role', 'c.currency'])
+      .where('u.id', '=', userId)
+      .executeTakeFirst()
+      .then((r) => r && { ...r, currency: r.currency?.trim() ?? null });
+  }
+
+  async isCountryCurrency(trx: Executor, currency: string): Promise<boolean> {
+    return (await trx.selectFrom('countries').select('id').where('currency', '=', currency).limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  /** A party account's balance, its row locked until the transaction ends; undefined when there is no account. */
+  async lockPartyBalance(trx: Executor, partyId: string, currency: string): Promise<number | undefined> {
+    const row = await trx.selectFrom('ledger_accounts').select('balance').where('party_id', '=', partyId).where('currency', '=', currency).forUpdate().executeTakeFirst();
+    return row ? Number(row.balance) : undefined;
+  }
+
+  async insertReceipt(
+    trx: Executor,
+    table: ReceiptTable,
+    row: { id: string; partyId: string; amount: number; currency: string; reference: string; recordedBy: string; transactionId: string; now: Date },
+  ): Promise<void> {
+    const common = { id: row.id, amount: row.amount, currency: row.currency, reference: row.reference, recorded_by: row.recordedBy, transaction_id: row.transactionId, created_at: row.now };
+    if (table === 'settlements') await trx.insertInto('settlements').values({ ...common, driver_id: row.partyId }).execute();
+    else await trx.insertInto('business_payments').values({ ...common, business_id: row.partyId }).execute();
+  }
+
+  /** Batch creators of one currency take turns (until commit): a second batch sees the first's lines. */
+  async lockPayoutCurrency(trx: Executor, currency: string): Promise<void> {
+    await sql`select pg_advisory_xact_lock(${PAYOUT_LOCK_SPACE}, hashtext(${currency}))`.execute(trx);
+  }
+
+  async insertBatch(trx: Executor, row: { id: string; currency: string; minimum: number; createdBy: string; now: Date }): Promise<number> {
+    const inserted = await trx
+      .insertInto('payout_batches')
+      .values({ id: row.id, currency: row.currency, minimum: row.minimum, status: 'OPEN', line_count: 0, total: 0, created_by: row.createdBy, created_at: row.now })
+      .returning('number')
+      .executeTakeFirstOrThrow();
+    return Number(inserted.number);
+  }
+
+  /**
+   * A line for every DRIVER and BUSINESS account of the currency with a balance at or above the
+   * minimum and no OPEN line, for its whole balance. The accounts are locked in id order (as
+   * LedgerRepository.addToBalances locks them, so a posting and a batch never deadlock); an
+   * account a posting changed meanwhile is re-read after its commit and re-checked against the
+   * minimum, so a line's amount is the balance at the moment it is locked.
+   */
+  async insertLines(trx: Executor, input: { batchId: string; currency: string; minimum: number; now: Date }): Promise<void> {
+    const { batchId, currency, minimum, now } = input;
+    await sql`
+      insert into payout_lines (id, batch_id, seq, account_id, party_kind, party_id, name, phone, amount, status, transaction_id, created_at)
+      select gen_random_uuid(), ${batchId}::uuid, row_number() over (order by p.id), p.id, p.kind, p.party_id,
+        coalesce(bp.business_name, u.first_name || ' ' || u.last_name), u.phone, p.balance, 'OPEN', gen_random_uuid(), ${now}::timestamptz
+      from (
+        select a.id, a.kind, a.party_id, a.balance from ledger_accounts a
+        where a.currency = ${currency} and a.kind in ('DRIVER', 'BUSINESS') and a.balance >= ${minimum}
+          and not exists (select 1 from payout_lines l where l.account_id = a.id and l.status = 'OPEN')
+        order by a.id
+        for update of a
+      ) p
+      join users u on u.id = p.party_id
+      left join business_profiles bp on bp.user_id = p.party_id and p.kind = 'BUSINESS'`.execute(trx);
+  }
+
+  async setBatchTotals(trx: Executor, batchId: string, totals: { lines: number; total: number }): Promise<void> {
+    await trx.updateTable('payout_batches').set({ line_count: totals.lines, total: totals.total }).where('id', '=', batchId).execute();
+  }
+
+  async batch(trx: Executor, batchId: string, options: { lock?: boolean } = {}): Promise<BatchRow | undefined> {
+    let query = trx.selectFrom('payout_batches').select(BATCH_COLUMNS).where('id', '=', batchId);
+    if (options.lock) query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return row && toBatch(row as BatchRow);
+  }
+
+  async batches(trx: Executor, filter: { currency?: string; before?: Cursor; limit: number }): Promise<BatchRow[]> {
+    let query = trx.selectFrom('payout_batches').select(BATCH_COLUMNS);
+    if (filter.currency) query = query.where('currency', '=', filter.currency);
+    if (filter.before) query = query.where(beforeCursor(filter.before, 'created_at', 'id'));
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+    return rows.map((r) => toBatch(r as BatchRow));
+  }
+
+  /** Lines and amounts per status of these batches. */
+  async statusTotals(trx: Executor, batchIds: string[]): Promise<{ batch_id: string; status: PayoutLineStatus; lines: number; amount: number }[]> {
+    if (!batchIds.length) return [];
+    const rows = await trx
+      .selectFrom('payout_lines')
+      .select(['batch_id', 'status', sql<number>`count(*)::int`.as('lines'), sql<number>`sum(amount)::bigint`.as('amount')])
+      .where('batch_id', 'in', batchIds)
+      .groupBy(['batch_id', 'status'])
+      .execute();
+    return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
+  }
+
+  async lines(trx: Executor, batchId: string, filter: { afterSeq?: number; status?: PayoutLineStatus; limit?: number }): Promise<LineRow[]> {
+    let query = trx.selectFrom('payout_lines').select(LINE_COLUMNS).where('batch_id', '=', batchId);
+    if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    query = query.orderBy('seq');
+    if (filter.limit !== undefined) query = query.limit(filter.limit);
+    return (await query.execute()).map(toLine);
+  }
+
+  async line(trx: Executor, batchId: string, lineId: string): Promise<LineRow | undefined> {
+    const row = await trx.selectFrom('payout_lines').select(LINE_COLUMNS).where('batch_id', '=', batchId).where('id', '=', lineId).executeTakeFirst();
+    return row && toLine(row);
+  }
+
+  /** OPEN → FAILED, only if still OPEN (the row lock makes a concurrent paid or failed wait and re-check). */
+  async failLine(trx: Executor, batchId: string, lineId: string, reason: string | null, now: Date): Promise<LineRow | undefined> {
+    const row = await trx
+      .updateTable('payout_lines')
+      .set({ status: 'FAILED', failure_reason: reason, closed_at: now })
+      .where('batch_id', '=', batchId)
+      .where('id', '=', lineId)
+      .where('status', '=', 'OPEN')
+      .returning(LINE_COLUMNS)
+      .executeTakeFirst();
+    return row && toLine(row);
+  }
+
+  async setClosingTransaction(trx: Executor, lineId: string, transactionId: string): Promise<void> {
+    await trx.updateTable('payout_lines').set({ closing_transaction_id: transactionId }).where('id', '=', lineId).execute();
+  }
+
+  /** CLOSED once no line is OPEN. */
+  async closeBatchIfSettled(trx: Executor, batchId: string, now: Date): Promise<void> {
+    await trx
+      .updateTable('payout_batches')
+      .set({ status: 'CLOSED', closed_at: now })
+      .where('id', '=', batchId)
+      .where('status', '=', 'OPEN')
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('payout_lines').select('id').where('batch_id', '=', batchId).where('status', '=', 'OPEN'))))
+      .execute();
+  }
+}
