@@ -30,7 +30,7 @@ describe('prices on jobs', () => {
 
   before(async () => {
     // The clock runs hours ahead here (expiries, rides, statement periods): tokens outlive it.
-    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast', ACCESS_TOKEN_TTL: '7d' } });
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast', ACCESS_TOKEN_TTL: '1d' } });
     business = await createUser(t, { role: 'BUSINESS' });
     otherBusiness = await createUser(t, { role: 'BUSINESS' });
     customer = await createUser(t, { role: 'CUSTOMER' });
