@@ -16,6 +16,8 @@ export const SWEEP_INTERVAL_MS = 10_000;
 /** How often dispatch looks for lapsed offers and jobs due another try (cheap: two indexed statements). */
 export const DISPATCH_SWEEP_INTERVAL_MS = 1000;
 const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
+/** Unused quotes kept in PostgreSQL are deleted QUOTE_TTL after they expired, by this loop. */
+const QUOTE_PURGE_INTERVAL_MS = 60_000;
 
 /** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
 export function periodic(deps: Pick<Deps, 'logger'>, name: string, everyMs: number, run: () => Promise<unknown>, atStart = false): Loop {
@@ -46,6 +48,7 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () => Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()])),
     // At start too, so that processes restarted more often than the interval still purge.
     periodic(deps, 'purging expired codes', CODE_PURGE_INTERVAL_MS, () => services.auth.purgeExpired(), true),
+    periodic(deps, 'purging expired quotes', QUOTE_PURGE_INTERVAL_MS, () => services.pricing.deleteExpiredQuotes(), true),
     // Packages written without a tracking token hash (before migration 0012, or by an older version).
     periodic(deps, 'tracking token backfill', CODE_PURGE_INTERVAL_MS, () => services.tracking.backfillTokens(), true),
   ];
