@@ -156,6 +156,13 @@ describe('quotes kept in Redis (two instances)', { skip: redisSkipReason }, () =
     assert.equal(await unusedRows(a, q.id), 0);
   });
 
+  test('quotes given together (written in one pipeline) are each kept and usable', async () => {
+    const quotes = await Promise.all(Array.from({ length: 20 }, () => quote(a, business)));
+    assert.equal(new Set(quotes.map((q) => q.id)).size, 20);
+    assert.equal(await redis.exists(...quotes.map((q) => `${prefix}quote:${q.id}`)), 20);
+    for (const q of quotes) assert.equal((await createPackage(b, business, q.id)).json().price.amount, q.amount);
+  });
+
   quoteLifecycle(() => ({ a, b, business, other }));
 });
 
@@ -196,8 +203,8 @@ describe('quotes while Redis is down (a redis-server of its own, two instances)'
     assert.equal(await unusedRows(a, before.id), 0, 'in Redis while it is up');
 
     await server.kill();
-    // Not waiting for the heartbeat: the first write finds Redis away by itself.
-    const during = await quote(a, business);
+    // Not waiting for the heartbeat: the first writes find Redis away by themselves.
+    const [during] = await Promise.all([quote(a, business), quote(a, business)]);
     await until('both instances to see Redis down', () => !redisUp(a) && !redisUp(b));
     const during2 = await quote(b, business);
     assert.equal(await unusedRows(a, during.id), 1);
@@ -208,6 +215,15 @@ describe('quotes while Redis is down (a redis-server of its own, two instances)'
 
     await server.start();
     await until('both instances to see Redis again', () => redisUp(a) && redisUp(b));
+    // Frozen (the sockets stay open, nothing answers): quotes given together go to PostgreSQL once
+    // their writes time out.
+    server.freeze();
+    const frozen = await Promise.all([quote(b, business), quote(b, business), quote(b, business)]);
+    for (const q of frozen) assert.equal(await unusedRows(a, q.id), 1);
+    server.thaw();
+    await until('both instances to see Redis again', () => redisUp(a) && redisUp(b));
+    assert.equal((await createPackage(a, business, frozen[0]!.id)).statusCode, 201);
+
     const res = await createPackage(b, business, during.id);
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json().price, { amount: during.amount, currency: 'KES' });

@@ -91,6 +91,7 @@ export class DatabaseQuoteStore implements QuoteStore {
  */
 export class RedisQuoteStore implements QuoteStore {
   readonly kind = 'redis';
+  private pending: { quote: StoredQuote; resolve: () => void; reject: (err: unknown) => void }[] = [];
 
   constructor(
     private readonly o: {
@@ -108,16 +109,45 @@ export class RedisQuoteStore implements QuoteStore {
   }
 
   async put(quote: StoredQuote): Promise<void> {
-    const { redis, health, clock, keepMs } = this.o;
+    const { health } = this.o;
     if (health?.up !== false) {
       try {
-        await redis.set(this.key(quote.id), encodeQuote(quote), 'PX', Math.max(1, quote.expiresAt + keepMs - clock.nowMs()));
+        await new Promise<void>((resolve, reject) => {
+          if (this.pending.push({ quote, resolve, reject }) === 1) setImmediate(() => this.flush());
+        });
         return;
       } catch (err) {
         health?.failure('quotes', err);
       }
     }
     await this.o.fallback.put(quote);
+  }
+
+  /**
+   * The SETs of one event-loop turn in one pipeline: one socket write for all of them. A write per
+   * SET was 18 % of the server's busy CPU at 5,000 quotes/s (B10 profile). On a cluster each goes
+   * alone (a pipeline must keep to one node), each still bounded by the command timeout.
+   */
+  private flush(): void {
+    const { redis, clock, keepMs } = this.o;
+    const batch = this.pending;
+    this.pending = [];
+    const px = (q: StoredQuote) => Math.max(1, q.expiresAt + keepMs - clock.nowMs());
+    if (batch.length === 1 || redis.isCluster) {
+      for (const w of batch) redis.set(this.key(w.quote.id), encodeQuote(w.quote), 'PX', px(w.quote)).then(() => w.resolve(), w.reject);
+      return;
+    }
+    const pipeline = redis.pipeline();
+    for (const { quote } of batch) pipeline.set(this.key(quote.id), encodeQuote(quote), 'PX', px(quote));
+    pipeline.exec().then(
+      (results) =>
+        batch.forEach((w, i) => {
+          const err = results ? results[i]?.[0] : new Error('no reply to the pipeline');
+          if (err) w.reject(err);
+          else w.resolve();
+        }),
+      (err: unknown) => batch.forEach((w) => w.reject(err)),
+    );
   }
 
   async get(id: string, db?: Db): Promise<StoredQuote | undefined> {
