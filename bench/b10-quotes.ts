@@ -1,7 +1,9 @@
 // B10: POST /quotes with 100k online drivers: maximum throughput, then p99 at a fixed rate.
-// Usage: npx tsx bench/b10-quotes.ts   (BENCH_DURATION=10, BENCH_RATE=5000, BENCH_DATABASE_URL=...)
+// Usage: npx tsx bench/b10-quotes.ts   (BENCH_DURATION=10, BENCH_RATE=5000, BENCH_DATABASE_URL=...,
+// REDIS_URL and a REDIS_KEY_PREFIX of the run's own for the target's PostgreSQL + Redis)
 // Each quote is priced from the tariff (cached), the routing function, the surge state and the live
-// index (pickup ETA); its id is the quote sealed: nothing is written to the database.
+// index (pickup ETA), and kept under its UUID where every instance finds it: a key in Redis with
+// REDIS_URL, else a row in PostgreSQL (memory on the embedded database).
 import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
 
 const duration = durationArg();
@@ -56,6 +58,7 @@ console.log(
     bench: 'B10 POST /quotes',
     onlineDrivers: stats.online,
     database: server.info.database,
+    redis: Boolean(process.env.REDIS_URL),
     max,
     [`at${rate}PerSec`]: atRate,
     baseline: base,

@@ -18,6 +18,8 @@ export const DISPATCH_SWEEP_INTERVAL_MS = 1000;
 const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
 /** How often the operator accounts' pending balance deltas are folded in (reads are exact either way). */
 export const LEDGER_ROLL_UP_INTERVAL_MS = 60_000;
+/** Unused quotes kept in PostgreSQL are deleted QUOTE_TTL after they expired, by this loop. */
+const QUOTE_PURGE_INTERVAL_MS = 60_000;
 
 /** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
 export function periodic(deps: Pick<Deps, 'logger'>, name: string, everyMs: number, run: () => Promise<unknown>, atStart = false): Loop {
@@ -48,6 +50,7 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () => Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()])),
     // At start too, so that processes restarted more often than the interval still purge.
     periodic(deps, 'purging expired codes', CODE_PURGE_INTERVAL_MS, () => services.auth.purgeExpired(), true),
+    periodic(deps, 'purging expired quotes', QUOTE_PURGE_INTERVAL_MS, () => services.pricing.deleteExpiredQuotes(), true),
     // Packages written without a tracking token hash (before migration 0012, or by an older version).
     periodic(deps, 'tracking token backfill', CODE_PURGE_INTERVAL_MS, () => services.tracking.backfillTokens(), true),
     periodic(deps, 'ledger roll-up', LEDGER_ROLL_UP_INTERVAL_MS, () => services.ledger.rollUp()),

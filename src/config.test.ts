@@ -148,10 +148,11 @@ test('pricing: defaults of section 18, distances in m or km, the surge cap with 
     surgeCellMeters: 2000,
     surgeIntervalMs: 60_000,
     surgeMaxTenths: 20,
+    surgeAccountCap: 3,
     maxTripDistanceMeters: 300_000,
   });
   const c = loadConfig({ QUOTE_TTL: '5m', SURGE_CELL: '1500m', SURGE_INTERVAL: '30s', SURGE_MAX: '3.5', MAX_TRIP_DISTANCE: '50km' });
-  assert.deepEqual(c.pricing, { quoteTtlMs: 300_000, surgeCellMeters: 1500, surgeIntervalMs: 30_000, surgeMaxTenths: 35, maxTripDistanceMeters: 50_000 });
+  assert.deepEqual(c.pricing, { quoteTtlMs: 300_000, surgeCellMeters: 1500, surgeIntervalMs: 30_000, surgeMaxTenths: 35, surgeAccountCap: 3, maxTripDistanceMeters: 50_000 });
   assert.equal(loadConfig({ SURGE_CELL: '2.5km' }).pricing.surgeCellMeters, 2500);
   assert.throws(
     () => loadConfig({ QUOTE_TTL: 'soon', SURGE_CELL: '2 miles', SURGE_INTERVAL: '0s', SURGE_MAX: '1.25', MAX_TRIP_DISTANCE: '10m' }),

@@ -68,7 +68,7 @@ export interface Config {
   /** Where `npm run worker` serves /health, /health/ready and /metrics. */
   workerPort: number;
   /** Pricing (contract section 18): distances in metres, the surge cap in tenths (20 is ×2.0). */
-  pricing: { quoteTtlMs: number; surgeCellMeters: number; surgeIntervalMs: number; surgeMaxTenths: number; maxTripDistanceMeters: number };
+  pricing: { quoteTtlMs: number; surgeCellMeters: number; surgeIntervalMs: number; surgeMaxTenths: number; surgeAccountCap: number; maxTripDistanceMeters: number };
   logLevel: string;
   dispatch: {
     /** offer: each job offered to one driver at a time; broadcast: nearby pushes only; off: neither. */
@@ -332,6 +332,7 @@ function readPricing(r: EnvReader): Config['pricing'] {
     surgeCellMeters: r.distance('SURGE_CELL', '2km', 100, 50_000),
     surgeIntervalMs: r.duration('SURGE_INTERVAL', '1m', '1h'),
     surgeMaxTenths,
+    surgeAccountCap: r.int('SURGE_ACCOUNT_CAP', 3, 1, 1_000_000),
     maxTripDistanceMeters: r.distance('MAX_TRIP_DISTANCE', '300km', 1000, 5_000_000),
   };
 }

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DriverIndex } from '../src/modules/matching/driver-index.js';
 import { stepSurge, SurgeGrid, targetTenths, type IdleCounter, type OpenJob } from '../src/modules/pricing/surge.js';
-import { buildTestApp, deleteRedisKeys, redisSkipReason, type TestApp } from './helpers/app.js';
+import { loadConfig } from '../src/config.js';
+import { buildTestApp, deleteRedisKeys, redisSkipReason, TEST_ENV, type TestApp } from './helpers/app.js';
 import { countryId, createUser, type TestUser } from './helpers/factories.js';
 import { packageBody, post, setDriverPosition, stop } from './packages-helpers.js';
 
@@ -43,7 +44,7 @@ describe('surge arithmetic', () => {
   test('rises one step per interval while drivers are missing, falls back one step per interval', () => {
     const grid = new SurgeGrid(2000);
     const index = new DriverIndex();
-    const jobs: OpenJob[] = Array.from({ length: 4 }, (_, i) => ({ vehicleType: 'CAR', lat: NAIROBI.lat + i * 0.001, lng: NAIROBI.lng }));
+    const jobs: OpenJob[] = Array.from({ length: 4 }, (_, i) => ({ vehicleType: 'CAR', accountId: `a${i}`, lat: NAIROBI.lat + i * 0.001, lng: NAIROBI.lng }));
     for (let i = 0; i < 4; i++) {
       index.upsert(
         { id: `d${i}`, firstName: 'D', vehicleType: 'CAR', vehiclePlate: 'P', rating: null, countryId: null, serviceTypes: ['RIDE'], active: true, online: true, busy: false },
@@ -53,12 +54,12 @@ describe('surge arithmetic', () => {
     const count: IdleCounter = (type, s, w, n, e) => index.countIdle(type, s, w, n, e, 0);
     const [row, col] = grid.cellOf(NAIROBI.lat, NAIROBI.lng);
     const key = `CAR:${row}:${col}`;
-    let state = stepSurge(new Map(), grid, jobs, count, 20);
+    let state = stepSurge(new Map(), grid, jobs, count, 20, 3);
     assert.equal(state.size, 0, 'as many idle drivers as jobs: 1.0');
     for (let i = 0; i < 4; i++) index.setOnline(`d${i}`, false);
     const seen: number[] = [];
     for (let i = 0; i < 10; i++) {
-      state = stepSurge(state, grid, jobs, count, 20);
+      state = stepSurge(state, grid, jobs, count, 20, 3);
       seen.push(state.get(key) ?? 10);
     }
     assert.deepEqual(seen, [11, 12, 13, 14, 15, 16, 17, 18, 18, 18]);
@@ -67,11 +68,36 @@ describe('surge arithmetic', () => {
     for (let i = 0; i < 4; i++) index.setOnline(`d${i}`, true);
     const falling: number[] = [];
     for (let i = 0; i < 9; i++) {
-      state = stepSurge(state, grid, jobs, count, 20);
+      state = stepSurge(state, grid, jobs, count, 20, 3);
       falling.push(state.get(key) ?? 10);
     }
     assert.deepEqual(falling, [17, 16, 15, 14, 13, 12, 11, 10, 10]);
     assert.equal(state.size, 0);
+  });
+
+  test("one account counts at most the cap in a block's demand, its jobs spread over the 9 cells or not", () => {
+    const grid = new SurgeGrid(2000);
+    const noDriver: IdleCounter = () => 0;
+    const [row, col] = grid.cellOf(NAIROBI.lat, NAIROBI.lng);
+    const key = `CAR:${row}:${col}`;
+    // 90 jobs of one account, 10 in each cell of the block around Nairobi's cell.
+    const jobs: OpenJob[] = [];
+    for (const [r, lo, hi] of grid.block(row, col)) {
+      for (let c = lo; c <= hi; c++) {
+        const [south, west, north, east] = grid.box(r, c, c);
+        for (let i = 0; i < 10; i++) jobs.push({ vehicleType: 'CAR', accountId: 'flooder', lat: (south + north) / 2, lng: (west + east) / 2 });
+      }
+    }
+    const steps = (cap: number, extra: OpenJob[] = []) => {
+      let state = new Map<string, number>();
+      for (let i = 0; i < 12; i++) state = stepSurge(state, grid, [...jobs, ...extra], noDriver, 20, cap);
+      return state.get(key) ?? 10;
+    };
+    assert.equal(steps(3), 15, 'demand 3: 1 + 0.25 × 2');
+    assert.equal(steps(1), 10, 'demand 1: no surge');
+    assert.equal(steps(1000), 20, 'uncapped: SURGE_MAX');
+    // Two more accounts with one job each in the cell: 3 + 1 + 1.
+    assert.equal(steps(3, [{ vehicleType: 'CAR', accountId: 'b', ...NAIROBI }, { vehicleType: 'CAR', accountId: 'c', ...NAIROBI }]), 20);
   });
 
   test('countIdle counts only idle, fresh, eligible drivers of the type inside the box', () => {
@@ -171,6 +197,76 @@ describe('surge through quotes', () => {
   });
 });
 
+describe('surge demand: at most SURGE_ACCOUNT_CAP jobs per account, none in its first 60 s', () => {
+  // Mombasa, away from the other blocks' cells; no idle driver here, so the target is 1 + 0.25 × (demand − 1).
+  const MOMBASA = { lat: -4.0435, lng: 39.6682 };
+  let t: TestApp;
+  let ke: string;
+
+  before(async () => {
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
+    ke = await countryId(t, 'KE');
+  });
+  after(async () => t.close());
+
+  const createPackage = async (by: TestUser, vehicleType: string, i: number) => {
+    const res = await post(t, '/api/packages', by.headers, packageBody(ke, { vehicleType, pickup: stop(MOMBASA.lat + (i % 10) * 0.0005, MOMBASA.lng), dropoff: stop(-4.06, 39.67) }));
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as { id: string };
+  };
+  const surgeAt = (vehicleType: 'CAR' | 'VAN' | 'TRUCK') => t.services.pricing.surge.tenthsAt(vehicleType, MOMBASA.lat, MOMBASA.lng);
+  const tick = async () => {
+    t.clock.advance(MINUTE);
+    await t.services.pricing.surge.tick();
+  };
+
+  test('one account with 300 pending packages in a cell raises its demand by 3 at most; another account adds its own', async () => {
+    const flooder = await createUser(t, { role: 'BUSINESS' });
+    for (let i = 0; i < 300; i++) await createPackage(flooder, 'TRUCK', i);
+    const seen: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      await tick();
+      seen.push(surgeAt('TRUCK'));
+    }
+    // Demand 3, no idle driver: target 1 + 0.25 × 2 = 1.5 (uncapped, 300 jobs would reach SURGE_MAX, 2.0).
+    assert.deepEqual(seen, [11, 12, 13, 14, 15, 15, 15, 15]);
+
+    const other = await createUser(t, { role: 'CUSTOMER' });
+    await createPackage(other, 'TRUCK', 0);
+    for (let i = 0; i < 4; i++) await tick();
+    // Demand 4: target 1.75, rounded half up to 1.8.
+    assert.equal(surgeAt('TRUCK'), 18);
+  });
+
+  test('a job cancelled within 60 s of its creation never counts; the others count from 60 s on', async () => {
+    const accounts = [await createUser(t, { role: 'BUSINESS' }), await createUser(t, { role: 'CUSTOMER' })];
+    const jobs: { id: string; by: TestUser }[] = [];
+    // A step is due from now on (the last one is a minute old).
+    t.clock.advance(MINUTE);
+    for (const by of accounts) for (let i = 0; i < 2; i++) jobs.push({ ...(await createPackage(by, 'VAN', i)), by });
+    // A step 30 s after the creations: none of the four counts yet.
+    t.clock.advance(30_000);
+    assert.equal(await t.services.pricing.surge.tick(), true);
+    assert.equal(surgeAt('VAN'), 10);
+    // Two of them are cancelled at 40 s: they never count.
+    t.clock.advance(10_000);
+    for (const { id, by } of jobs.slice(0, 2)) assert.equal((await post(t, `/api/packages/${id}/cancel`, by.headers, {})).statusCode, 200);
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      seen.push(surgeAt('VAN'));
+    }
+    // The two left: target 1 + 0.25 × 1 = 1.25 → 1.3.
+    assert.deepEqual(seen, [11, 12, 13, 13, 13]);
+  });
+
+  test('SURGE_ACCOUNT_CAP is read from the environment (default 3)', () => {
+    assert.equal(loadConfig({ ...TEST_ENV }).pricing.surgeAccountCap, 3);
+    assert.equal(loadConfig({ ...TEST_ENV, SURGE_ACCOUNT_CAP: '1' }).pricing.surgeAccountCap, 1);
+    assert.throws(() => loadConfig({ ...TEST_ENV, SURGE_ACCOUNT_CAP: '0' }), /SURGE_ACCOUNT_CAP/);
+  });
+});
+
 describe('surge shared through Redis', { skip: redisSkipReason }, () => {
   let a: TestApp;
   let b: TestApp;
@@ -215,6 +311,53 @@ describe('surge shared through Redis', { skip: redisSkipReason }, () => {
     await surgeA.refresh();
     assert.equal((await quote(a)).breakdown.surge, 1.2);
     assert.equal((await quote(b)).breakdown.surge, 1.2);
+  });
+});
+
+
+describe('surge demand through Redis: the same caps whichever instance computes the step', { skip: redisSkipReason }, () => {
+  let a: TestApp;
+  let b: TestApp;
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  const KISUMU = { lat: -0.0917, lng: 34.768 };
+
+  before(async () => {
+    a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env: { DISPATCH_MODE: 'off' } });
+    b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock, env: { DISPATCH_MODE: 'off' } });
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+    await deleteRedisKeys(prefix);
+  });
+
+  test("one account's 20 packages count as 3; one cancelled within 60 s never counts", async () => {
+    const ke = await countryId(a, 'KE');
+    const flooder = await createUser(a, { role: 'BUSINESS' });
+    const other = await createUser(a, { role: 'CUSTOMER' });
+    const create = async (t: TestApp, by: TestUser, i: number) => {
+      const res = await post(t, '/api/packages', by.headers, packageBody(ke, { vehicleType: 'TRUCK', pickup: stop(KISUMU.lat + i * 0.0005, KISUMU.lng), dropoff: stop(-0.1, 34.75) }));
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json() as { id: string };
+    };
+    for (let i = 0; i < 20; i++) await create(i % 2 ? a : b, flooder, i % 10);
+    const cancelled = await create(b, other, 0);
+    // A step 30 s later, computed by B: nothing counts yet.
+    a.clock.advance(MINUTE / 2);
+    assert.equal(await b.services.pricing.surge.tick(), true);
+    assert.equal(b.services.pricing.surge.tenthsAt('TRUCK', KISUMU.lat, KISUMU.lng), 10);
+    assert.equal((await post(a, `/api/packages/${cancelled.id}/cancel`, other.headers, {})).statusCode, 200);
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      a.clock.advance(MINUTE);
+      await deleteLock(prefix);
+      const [computing, other] = i % 2 ? [a, b] : [b, a];
+      assert.equal(await computing.services.pricing.surge.tick(), true);
+      await other.services.pricing.surge.refresh();
+      seen.push(other.services.pricing.surge.tenthsAt('TRUCK', KISUMU.lat, KISUMU.lng));
+    }
+    // Demand 3 (the flooder's cap; the cancelled package never counted): target 1.5.
+    assert.deepEqual(seen, [11, 12, 13, 14, 15, 15]);
   });
 });
 

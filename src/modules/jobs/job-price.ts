@@ -2,7 +2,8 @@
 // creation in the creation's transaction, stored with what it came from, shown as { amount, currency }.
 import type { Transaction } from 'kysely';
 import type { Database, VehicleType } from '../../db/schema.js';
-import type { JobPrice, PriceInputs, PricingService } from '../pricing/pricing.service.js';
+import type { JobPrice, PriceInputs } from '../pricing/price.js';
+import type { PricingService } from '../pricing/pricing.service.js';
 import type { Point } from '../pricing/routing.js';
 import type { CancelledBy } from '../pricing/tariff.js';
 import { json } from './driver-claims.js';

@@ -2,19 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { MAX_MONEY } from './tariff.js';
-import { QUOTE_ID_MAX_LENGTH, QUOTE_ID_PREFIX } from './quote-token.js';
 
-const SEALED = `${QUOTE_ID_PREFIX}[A-Za-z0-9_-]+`;
-/** A quote id of a version before 2026-11-26 (UUID_PATTERN, which JSON Schema cannot take with its `i` flag). */
-const LEGACY = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
-
-/** A quote id: opaque (the quote itself, sealed), `q1_` and about 400–600 URL-safe characters. */
-export const QuoteId = (description: string) =>
-  Type.String({ minLength: QUOTE_ID_PREFIX.length + 1, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^${SEALED}$`, description });
-
-/** What POST /packages and POST /rides take as `quoteId`: a quote id, or one of an earlier version (409 QUOTE_EXPIRED). */
-export const QuoteIdInput = (description: string) =>
-  Type.String({ minLength: 36, maxLength: QUOTE_ID_MAX_LENGTH, pattern: `^(${SEALED}|${LEGACY})$`, description });
+/** What POST /packages and POST /rides take as `quoteId`: the `id` POST /quotes answered (contract section 1: a UUID). */
+export const QuoteIdInput = (description: string) => Type.String({ format: 'uuid', description });
 
 const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_MONEY, description: `${description}, in the minor unit of the country's currency` });
 const Point = Body({ location: Location });
@@ -42,7 +32,7 @@ export const BreakdownSchema = Type.Object(
 );
 
 export const QuoteResponse = Type.Object({
-  id: QuoteId('opaque: pass it as quoteId to POST /packages or POST /rides; do not parse it (its format may change)'),
+  id: Type.String({ format: 'uuid', description: 'pass it as quoteId to POST /packages or POST /rides before expiresAt' }),
   amount: Type.Integer({ minimum: 0, description: "the price in the minor unit of the currency (cents, kobo; UGX and RWF have none)" }),
   currency: Type.String({ description: 'ISO 4217, from the country' }),
   breakdown: BreakdownSchema,

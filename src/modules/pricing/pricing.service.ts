@@ -2,17 +2,19 @@
 // final ride fare and the cancellation fee, and tariff administration. One service per app
 // (`pricingService(deps)`), so the packages and rides modules price with the same surge state.
 import { randomUUID } from 'node:crypto';
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { badRequest, conflict, notFound, UUID_PATTERN } from '../../shared/errors.js';
+import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
 import { openJobsFromDatabase } from './open-jobs.js';
-import type { QuoteKind, QuotesTable, TariffsTable } from '../../db/tables/pricing.js';
-import { QuoteSealer, type SealedQuote } from './quote-token.js';
+import type { TariffsTable } from '../../db/tables/pricing.js';
+import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from './price.js';
+import { createQuoteStore, type QuoteStore } from './quote-store.js';
+import { QuotesRepository } from './quotes.repository.js';
 import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
 import { Surge } from './surge.js';
 import {
@@ -30,50 +32,13 @@ export const VEHICLE_TYPES: readonly VehicleType[] = ['BIKE', 'CAR', 'VAN', 'TRU
 export const QUOTE_POINT_TOLERANCE_METERS = 25;
 /** Pickup ETA: the nearest eligible driver within this distance, else null. */
 export const PICKUP_ETA_RADIUS_METERS = 10_000;
-/**
- * Versions before 2026-11-26 stored every quote when it was given: their unused rows are deleted this
- * long after they expired (support could still see what was quoted), as those versions did.
- */
-const EXPIRED_QUOTE_RETENTION_MS = 86_400_000;
+/** Unused quote rows deleted per statement by the purge. */
+const QUOTE_PURGE_BATCH = 10_000;
 const COUNTRY_CACHE_MS = 60_000;
 /** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
 const TARIFF_CACHE_MS = 10_000;
 
-export interface PriceRequest {
-  kind: QuoteKind;
-  pickup: Point;
-  dropoff: Point;
-  vehicleType: VehicleType;
-  countryId: string;
-}
-
-/** Everything a price came from: with these, the price is recomputed by arithmetic alone. */
-export interface PriceInputs {
-  kind: QuoteKind;
-  pickup: Point;
-  dropoff: Point;
-  vehicleType: VehicleType;
-  countryId: string;
-  currency: string;
-  tariff: TariffValues & { version: number };
-  routing: string;
-  distanceMeters: number;
-  durationSeconds: number;
-  surge: number;
-  pricedAt: string;
-}
-
-/** A job's price: what the job stores (amount and currency shown; the rest kept to recompute it). */
-export interface JobPrice {
-  amount: number;
-  currency: string;
-  breakdown: Breakdown;
-  tariffVersion: number;
-  surge: number;
-  /** The quote it was locked from; null when computed at creation. */
-  quoteId: string | null;
-  inputs: PriceInputs;
-}
+export type { JobPrice, PriceInputs, PriceRequest } from './price.js';
 
 export interface QuoteResult {
   id: string;
@@ -121,12 +86,13 @@ const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'p
 export class PricingService {
   readonly surge: Surge;
   private readonly db: Db;
-  readonly sealer: QuoteSealer;
+  private readonly quotes: QuotesRepository;
+  /** Where quotes are kept until they expire (Redis, PostgreSQL or memory: quote-store.ts). */
+  readonly quoteStore: QuoteStore;
   private readonly quotesGiven: Counter<'kind' | 'vehicle_type'>;
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
   private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; until: number }>();
   private unsubscribe: (() => void) | undefined;
-  private cleanupTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: Deps,
@@ -134,7 +100,8 @@ export class PricingService {
     private readonly router: Router = defaultRoute,
   ) {
     this.db = deps.database.db;
-    this.sealer = new QuoteSealer(deps.config.jwtSecret);
+    this.quotes = new QuotesRepository(this.db);
+    this.quoteStore = createQuoteStore(deps, this.quotes);
     this.quotesGiven = new Counter({
       name: 'quotes_total',
       help: 'Quotes given (POST /quotes), by kind and vehicle type: with the jobs created from quotes, the conversion',
@@ -147,9 +114,10 @@ export class PricingService {
       cellMeters: pricing.surgeCellMeters,
       intervalMs: pricing.surgeIntervalMs,
       maxTenths: pricing.surgeMaxTenths,
+      accountCap: pricing.surgeAccountCap,
       clock: deps.clock,
       logger: deps.logger,
-      openJobs: () => openJobsFromDatabase(this.db),
+      openJobs: (createdBefore) => openJobsFromDatabase(this.db, createdBefore),
       countIdle: (type, south, west, north, east) => index.countIdle(type, south, west, north, east, deps.clock.nowMs() - driverLocationTtlMs),
       redis: deps.redis,
       redisKeyPrefix: deps.config.redisKeyPrefix,
@@ -163,38 +131,32 @@ export class PricingService {
       else void this.surge.refresh();
     });
     await this.surge.start();
-    this.cleanupTimer = setInterval(() => void this.deleteExpiredQuotes(), 10 * 60_000);
-    this.cleanupTimer.unref();
   }
 
   async stop(): Promise<void> {
     this.unsubscribe?.();
-    clearInterval(this.cleanupTimer);
     await this.surge.stop();
   }
 
-  /**
-   * POST /quotes: prices the trip; the id is the quote sealed (quote-token.ts), valid for QUOTE_TTL.
-   * Nothing is stored: a quote gets its row in `quotes` when a job uses it (lockQuote).
-   */
+  /** POST /quotes: prices the trip and keeps the quote (quote-store.ts) under a new UUID, valid for QUOTE_TTL. */
   async quote(accountId: string, request: PriceRequest): Promise<QuoteResult> {
     const price = await this.price(request, null);
     const now = this.deps.clock.nowMs();
     // The surge is the breakdown's, and the time is createdAt: the rest of the inputs go in as they are.
     const { surge: _surge, pricedAt: _pricedAt, ...inputs } = price.inputs;
-    const quote: SealedQuote = {
+    const quote: StoredQuote = {
       ...inputs,
-      ref: randomUUID(),
+      id: randomUUID(),
       accountId,
       amount: price.amount,
       breakdown: price.breakdown,
       createdAt: now,
       expiresAt: now + this.deps.config.pricing.quoteTtlMs,
     };
-    const id = this.sealer.seal(quote);
+    await this.quoteStore.put(quote);
     this.quotesGiven.inc({ kind: request.kind, vehicle_type: request.vehicleType });
     return {
-      id,
+      id: quote.id,
       amount: price.amount,
       currency: price.currency,
       breakdown: price.breakdown,
@@ -207,35 +169,28 @@ export class PricingService {
 
   /**
    * The price of a job created with `quoteId`: the quote's, if it is the caller's, for the same kind,
-   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used by writing its
-   * row in `quotes` (a quote used before has one): pass the job's transaction as `db`, so a job that is
-   * not created leaves the quote usable.
-   * Errors: 404 QUOTE_NOT_FOUND (not a quote id of this service), 400 QUOTE_MISMATCH, 409 QUOTE_EXPIRED,
-   * 409 QUOTE_ALREADY_USED.
+   * points (within 25 m), vehicle type and country, unexpired and unused. Marks it used in its row of
+   * `quotes` (written if it has none): pass the job's transaction as `db`, so a job that is not
+   * created leaves the quote usable.
+   * Errors: 404 QUOTE_NOT_FOUND (no quote kept under this id: never given, or forgotten at least
+   * QUOTE_TTL after it expired), 400 QUOTE_MISMATCH, 409 QUOTE_EXPIRED, 409 QUOTE_ALREADY_USED.
    */
   async lockQuote(input: LockQuoteInput, db: Db = this.db): Promise<JobPrice> {
-    // A quote of a version before 2026-11-26 (an upgrade in between): the client quotes again, as for an expired one.
-    if (UUID_PATTERN.test(input.quoteId)) throw conflict('The quote is no longer valid: ask for a new one', 'QUOTE_EXPIRED');
-    const quote = this.sealer.open(input.quoteId);
+    // Ids are given in lower case; a UUID in upper case is the same one (Redis keys are case-sensitive).
+    const quote = await this.quoteStore.get(input.quoteId.toLowerCase(), db);
     if (!quote) throw notFound('Quote not found', 'QUOTE_NOT_FOUND');
     const mismatch = quoteMismatch(quote, input);
     if (mismatch) throw badRequest(`The quote is for ${mismatch}`, 'QUOTE_MISMATCH');
     const now = this.deps.clock.now();
     if (quote.expiresAt <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
-    const used = await db
-      .insertInto('quotes')
-      .values(quoteRow(quote, now))
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (!used) throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
+    if (!(await this.quotes.markUsed(quote, now, db))) throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
     return {
       amount: quote.amount,
       currency: quote.currency,
       breakdown: quote.breakdown,
       tariffVersion: quote.tariff.version,
       surge: quote.breakdown.surge,
-      quoteId: quote.ref,
+      quoteId: quote.id,
       inputs: quoteInputs(quote),
     };
   }
@@ -415,23 +370,22 @@ export class PricingService {
     return country;
   }
 
-  /** Deletes the unused quote rows left by versions before 2026-11-26, a day after they expired. */
+  /**
+   * Deletes the unused quote rows (kept in PostgreSQL) that expired more than QUOTE_TTL ago, in
+   * batches; used ones stay (the record of the price a job was created with). Returns how many.
+   */
   async deleteExpiredQuotes(): Promise<number> {
-    try {
-      const before = new Date(this.deps.clock.nowMs() - EXPIRED_QUOTE_RETENTION_MS);
-      const result = await this.db
-        .deleteFrom('quotes')
-        .where('id', 'in', (eb) => eb.selectFrom('quotes').select('id').where('consumed_at', 'is', null).where('expires_at', '<', before).limit(10_000))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    } catch (err) {
-      this.deps.logger.warn({ err: (err as Error).message }, 'deleting expired quotes failed');
-      return 0;
+    const before = new Date(this.deps.clock.nowMs() - this.deps.config.pricing.quoteTtlMs);
+    let deleted = 0;
+    for (;;) {
+      const n = await this.quotes.deleteUnusedExpiredBefore(before, QUOTE_PURGE_BATCH);
+      deleted += n;
+      if (n < QUOTE_PURGE_BATCH) return deleted;
     }
   }
 }
 
-function quoteMismatch(quote: SealedQuote, input: LockQuoteInput): string | undefined {
+function quoteMismatch(quote: StoredQuote, input: LockQuoteInput): string | undefined {
   if (quote.accountId !== input.accountId) return 'another account';
   if (quote.kind !== input.kind) return `a ${quote.kind === 'RIDE' ? 'ride' : 'package'}`;
   if (quote.vehicleType !== input.vehicleType) return `another vehicle type (${quote.vehicleType})`;
@@ -440,37 +394,6 @@ function quoteMismatch(quote: SealedQuote, input: LockQuoteInput): string | unde
   if (far(quote.pickup, input.pickup)) return 'another pickup point';
   if (far(quote.dropoff, input.dropoff)) return 'another dropoff point';
   return undefined;
-}
-
-/** What a job priced from this quote keeps: with these, its price is recomputed by arithmetic alone. */
-function quoteInputs(quote: SealedQuote): PriceInputs {
-  // The inverse of quote(): what it sealed beside the inputs comes off, the surge and the time go back.
-  const { ref: _ref, accountId: _accountId, amount: _amount, breakdown, createdAt, expiresAt: _expiresAt, ...inputs } = quote;
-  return { ...inputs, surge: breakdown.surge, pricedAt: new Date(createdAt).toISOString() };
-}
-
-/** The row a used quote leaves in `quotes`: what it was, and when it was used. */
-function quoteRow(quote: SealedQuote, consumedAt: Date): Insertable<QuotesTable> {
-  return {
-    id: quote.ref,
-    account_id: quote.accountId,
-    kind: quote.kind,
-    pickup_lat: quote.pickup.lat,
-    pickup_lng: quote.pickup.lng,
-    dropoff_lat: quote.dropoff.lat,
-    dropoff_lng: quote.dropoff.lng,
-    vehicle_type: quote.vehicleType,
-    country_id: quote.countryId,
-    amount: quote.amount,
-    currency: quote.currency,
-    breakdown: JSON.stringify(quote.breakdown),
-    tariff_version: quote.tariff.version,
-    surge: quote.breakdown.surge,
-    inputs: JSON.stringify(quoteInputs(quote)),
-    created_at: new Date(quote.createdAt),
-    expires_at: new Date(quote.expiresAt),
-    consumed_at: consumedAt,
-  };
 }
 
 function toTariffResult(row: Selectable<TariffsTable>, country: CountryInfo): TariffResult {

@@ -2,7 +2,8 @@
 // from 1.0 to SURGE_MAX in steps of 0.1, kept in tenths (12 is ×1.2). Every SURGE_INTERVAL each
 // cell moves one step toward its target, clamp(1 + 0.25 × (open jobs ÷ max(1, idle drivers) − 1)),
 // both counted over the cell and its 8 neighbours. Idle drivers come from the live index in memory;
-// open jobs from one query per interval. With Redis, one instance computes each step under a short
+// open jobs from one query per interval, each account's counting at most SURGE_ACCOUNT_CAP in a block
+// and none before it is JOB_GRACE_MS old. With Redis, one instance computes each step under a short
 // lock and every instance quotes from the state it wrote; without Redis, the process computes alone.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -13,8 +14,17 @@ import { EARTH_RADIUS_M } from '../matching/driver-index.js';
 
 const METRES_PER_DEGREE = (EARTH_RADIUS_M * Math.PI) / 180;
 
+/**
+ * An open job counts toward demand only once it is this old (contract section 18: a job cancelled
+ * within 60 s of its creation never counts). Cancelling a PENDING package is free, so without it
+ * jobs created and cancelled between two steps could push the multiplier up for nothing.
+ */
+export const JOB_GRACE_MS = 60_000;
+
 export interface OpenJob {
   vehicleType: VehicleType;
+  /** The account that created it: one account's jobs count at most the cap toward a block's demand. */
+  accountId: string;
   lat: number;
   lng: number;
 }
@@ -76,7 +86,9 @@ export function targetTenths(jobs: number, idleDrivers: number, maxTenths: numbe
 
 /**
  * One step: every cell that has a multiplier above 1.0 or an open job in its block moves one tenth
- * toward its target. Returns the cells above 1.0 (the others are 1.0 and not kept).
+ * toward its target. A block's demand is the sum over accounts of min(accountCap, the account's jobs
+ * in the block): one account flooding a cell with cheap PENDING packages moves it no further than
+ * `accountCap` jobs would. Returns the cells above 1.0 (the others are 1.0 and not kept).
  */
 export function stepSurge(
   previous: ReadonlyMap<string, number>,
@@ -84,13 +96,17 @@ export function stepSurge(
   jobs: readonly OpenJob[],
   countIdle: IdleCounter,
   maxTenths: number,
+  accountCap: number,
 ): Map<string, number> {
-  const jobsPerCell = new Map<string, number>();
+  // Per cell, the jobs of each account in it.
+  const jobsPerCell = new Map<string, Map<string, number>>();
   const candidates = new Map<string, [VehicleType, number, number]>();
   for (const job of jobs) {
     const [row, col] = grid.cellOf(job.lat, job.lng);
     const key = cellKey(job.vehicleType, row, col);
-    jobsPerCell.set(key, (jobsPerCell.get(key) ?? 0) + 1);
+    let accounts = jobsPerCell.get(key);
+    if (!accounts) jobsPerCell.set(key, (accounts = new Map()));
+    accounts.set(job.accountId, (accounts.get(job.accountId) ?? 0) + 1);
     for (const [r, lo, hi] of grid.block(row, col)) {
       for (let c = lo; c <= hi; c++) candidates.set(cellKey(job.vehicleType, r, c), [job.vehicleType, r, c]);
     }
@@ -102,13 +118,18 @@ export function stepSurge(
   }
 
   const next = new Map<string, number>();
+  const perAccount = new Map<string, number>();
   for (const [key, [vehicleType, row, col]] of candidates) {
-    let open = 0;
     let idle = 0;
+    perAccount.clear();
     for (const [r, lo, hi] of grid.block(row, col)) {
-      for (let c = lo; c <= hi; c++) open += jobsPerCell.get(cellKey(vehicleType, r, c)) ?? 0;
+      for (let c = lo; c <= hi; c++) {
+        for (const [account, n] of jobsPerCell.get(cellKey(vehicleType, r, c)) ?? []) perAccount.set(account, (perAccount.get(account) ?? 0) + n);
+      }
       idle += countIdle(vehicleType, ...grid.box(r, lo, hi));
     }
+    let open = 0;
+    for (const n of perAccount.values()) open += Math.min(accountCap, n);
     const current = Math.min(maxTenths, previous.get(key) ?? 10);
     const target = targetTenths(open, idle, maxTenths);
     const moved = current + Math.sign(target - current);
@@ -126,9 +147,12 @@ export interface SurgeOptions {
   cellMeters: number;
   intervalMs: number;
   maxTenths: number;
+  /** SURGE_ACCOUNT_CAP: the most jobs one account counts for in a block's demand. */
+  accountCap: number;
   clock: Clock;
   logger: Logger;
-  openJobs: () => Promise<OpenJob[]>;
+  /** The open jobs created at or before the instant given. */
+  openJobs: (createdBefore: Date) => Promise<OpenJob[]>;
   countIdle: IdleCounter;
   redis?: Redis;
   redisKeyPrefix?: string;
@@ -214,9 +238,9 @@ export class Surge {
   }
 
   private async compute(): Promise<void> {
-    const { openJobs, countIdle, maxTenths, clock } = this.options;
-    const jobs = await openJobs();
-    this.cells = stepSurge(this.cells, this.grid, jobs, countIdle, maxTenths);
+    const { openJobs, countIdle, maxTenths, accountCap, clock } = this.options;
+    const jobs = await openJobs(new Date(clock.nowMs() - JOB_GRACE_MS));
+    this.cells = stepSurge(this.cells, this.grid, jobs, countIdle, maxTenths, accountCap);
     this.computedAt = clock.nowMs();
   }
 

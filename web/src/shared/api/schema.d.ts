@@ -5142,7 +5142,10 @@ export interface operations {
                     };
                     reference?: string;
                     requireDeliveryCode?: boolean;
-                    /** @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation */
+                    /**
+                     * Format: uuid
+                     * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
+                     */
                     quoteId?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
@@ -7419,7 +7422,10 @@ export interface operations {
                     vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                     /** Format: uuid */
                     countryId: string;
-                    /** @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation */
+                    /**
+                     * Format: uuid
+                     * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
+                     */
                     quoteId?: string;
                 };
             };
@@ -11053,7 +11059,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description opaque: pass it as quoteId to POST /packages or POST /rides; do not parse it (its format may change) */
+                        /**
+                         * Format: uuid
+                         * @description pass it as quoteId to POST /packages or POST /rides before expiresAt
+                         */
                         id: string;
                         /** @description the price in the minor unit of the currency (cents, kobo; UGX and RWF have none) */
                         amount: number;
