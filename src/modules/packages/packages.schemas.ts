@@ -1,5 +1,5 @@
 // Request and response schemas of the packages module.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import { DispatchInfo, DriverSummary, NullableMoney, ParcelSize, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
@@ -43,6 +43,20 @@ export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
 export const PackageStatus = Type.Union(PACKAGE_STATUSES.map((status) => Type.Literal(status)));
 
+/** What a company may not see of a PENDING package none of its drivers holds (contract section 9). */
+const HIDDEN_FROM_COMPANIES = "absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs)";
+
+const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
+
+/** A stop as responses show it: the contacts and notes are left out where the caller may not see them. */
+export const StopView = Type.Object({
+  location: Location,
+  address: Type.String(),
+  contactName: Type.Optional(Type.String({ description: `The contact at this stop; ${HIDDEN_FROM_COMPANIES}` })),
+  contactPhone: Type.Optional(Type.String({ description: `E.164; ${HIDDEN_FROM_COMPANIES}` })),
+  notes: Type.Optional(Type.String({ description: `When given; ${HIDDEN_FROM_COMPANIES}` })),
+});
+
 const packageProperties = {
   id: Type.String(),
   status: PackageStatus,
@@ -50,10 +64,10 @@ const packageProperties = {
   vehicleType: VehicleType,
   countryId: Type.String(),
   businessId: Nullable(Type.String()),
-  customerId: Nullable(Type.String()),
-  reference: Nullable(Type.String()),
-  pickup: Stop,
-  dropoff: Stop,
+  customerId: Type.Optional(described(Nullable(Type.String()), `The customer it names (null: none); ${HIDDEN_FROM_COMPANIES}`)),
+  reference: Type.Optional(described(Nullable(Type.String()), `The creator's own reference (null: none); ${HIDDEN_FROM_COMPANIES}`)),
+  pickup: StopView,
+  dropoff: StopView,
   parcel: Parcel,
   driver: Nullable(DriverSummary),
   statusHistory: Type.Array(StatusHistoryItem),
@@ -62,15 +76,38 @@ const packageProperties = {
   dispatch: DispatchInfo,
   price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
-  trackingUrl: Type.String({ description: 'Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate' }),
+  trackingUrl: Type.Optional(
+    Type.String({
+      description:
+        "Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track)",
+    }),
+  ),
 };
 
-export const PackageResponse = Type.Object(packageProperties);
+export const PackageResponse = Type.Object(packageProperties, {
+  description:
+    "A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons",
+});
 export type PackageResponse = Static<typeof PackageResponse>;
+/** The package as its creator, the customer it names, its driver and admins see it: every field. */
+export type FullPackage = PackageResponse & {
+  trackingUrl: string;
+  customerId: string | null;
+  reference: string | null;
+  pickup: Static<typeof Stop>;
+  dropoff: Static<typeof Stop>;
+};
 
-/** The creator's 201: the package plus, when asked for, its delivery code (shown only here). */
+const trackingUrl = Type.String({ description: 'Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate' });
+
+/** The creator's 201: the whole package plus, when asked for, its delivery code (shown only here). */
 export const CreatedPackageResponse = Type.Object({
   ...packageProperties,
+  customerId: Nullable(Type.String()),
+  reference: Nullable(Type.String()),
+  pickup: Stop,
+  dropoff: Stop,
+  trackingUrl,
   deliveryCode: Type.Optional(Type.String({ pattern: '^[0-9]{4}$' })),
 });
 

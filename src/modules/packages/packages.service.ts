@@ -19,7 +19,7 @@ import { countryExists, customerExists, findDriver } from '../jobs/references.js
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';
-import type { CreatePackageBody, PackageListQuery, PackageResponse } from './packages.schemas.js';
+import type { CreatePackageBody, FullPackage, PackageListQuery, PackageResponse } from './packages.schemas.js';
 import { buildStatement } from './statement.js';
 import type { StatementQuery } from './statement.schemas.js';
 
@@ -69,9 +69,20 @@ type MoveOptions = {
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
+/**
+ * How much of a package the caller sees (contract section 9): everything (its creator, the customer
+ * it names, its driver, admins); everything but the tracking link (the company of its driver: it
+ * follows the job through GET /packages/:id/track); or, for a company listing a PENDING package of its
+ * country, only what deciding to take it needs.
+ */
+export type PackageView = 'FULL' | 'NO_LINK' | 'OPEN';
+
+/** A package's JSON text with its tracking link added, and where the link starts (to leave it out). */
+type ShownJsonRow = PackageJsonRow & { linkAt: number };
+
 export class PackageService {
   private readonly codeKey: Buffer;
-  private readonly readCache = new LRUCache<string, { row: PackageJsonRow; readAt: number }>({ max: READ_CACHE_MAX, ttl: READ_CACHE_TTL_NO_DRIVER_MS });
+  private readonly readCache = new LRUCache<string, { row: ShownJsonRow; readAt: number }>({ max: READ_CACHE_MAX, ttl: READ_CACHE_TTL_NO_DRIVER_MS });
   /** Bumped by every invalidation: a read that overlapped a change is not cached. */
   private cacheEpoch = 0;
   private readonly unsubscribe: () => void;
@@ -133,7 +144,38 @@ export class PackageService {
     return 'DRIVER';
   }
 
-  static toResponse(row: PackageRow, trackingUrl: string): PackageResponse {
+  static viewFor(row: Pick<PackageRow, 'driver_id' | 'driver_company_id'>, auth: AuthContext): PackageView {
+    if (auth.role !== 'COMPANY') return 'FULL';
+    return isDriverSide(row, auth) ? 'NO_LINK' : 'OPEN';
+  }
+
+  /** The package as `view` shows it; the open view is built from an allow-list, so a new field stays hidden. */
+  static shown(body: FullPackage, view: PackageView): PackageResponse {
+    if (view === 'FULL') return body;
+    const { trackingUrl: _link, ...noLink } = body;
+    if (view === 'NO_LINK') return noLink;
+    const point = (stop: FullPackage['pickup']) => ({ location: stop.location, address: stop.address });
+    return {
+      id: body.id,
+      status: body.status,
+      orderType: body.orderType,
+      vehicleType: body.vehicleType,
+      countryId: body.countryId,
+      businessId: body.businessId,
+      pickup: point(body.pickup),
+      dropoff: point(body.dropoff),
+      parcel: body.parcel,
+      driver: body.driver,
+      statusHistory: body.statusHistory.map((h) => ({ status: h.status, at: h.at })),
+      createdAt: body.createdAt,
+      updatedAt: body.updatedAt,
+      dispatch: body.dispatch,
+      price: body.price,
+      cancellationFee: body.cancellationFee,
+    };
+  }
+
+  static toResponse(row: PackageRow, trackingUrl: string): FullPackage {
     return {
       ...jobFields(row, 'PENDING'),
       orderType: 'PACKAGE_DELIVERY',
@@ -149,24 +191,33 @@ export class PackageService {
     };
   }
 
-  respond(row: PackageRow): PackageResponse {
+  respond(row: PackageRow): FullPackage {
     return PackageService.toResponse(row, this.deps.links.url(row.id, row.tracking_nonce));
   }
 
+  /** The package as this caller may see it. */
+  respondTo(row: PackageRow, auth: AuthContext): PackageResponse {
+    return PackageService.shown(this.respond(row), PackageService.viewFor(row, auth));
+  }
+
   /** The JSON text built by PostgreSQL, with the tracking link (derived from a secret) added here. */
-  private withTrackingUrl(row: PackageJsonRow): PackageJsonRow {
+  private withTrackingUrl(row: PackageJsonRow): ShownJsonRow {
     const url = JSON.stringify(this.deps.links.url(row.id, row.tracking_nonce));
-    return { ...row, body: `${row.body.slice(0, -1)},"trackingUrl":${url}}` };
+    const linkAt = row.body.length - 1;
+    return { ...row, body: `${row.body.slice(0, linkAt)},"trackingUrl":${url}}`, linkAt };
+  }
+
+  /** The cached text as this caller may read it (a company reading by id is always its driver's company). */
+  private static jsonFor(row: ShownJsonRow, auth: AuthContext): string {
+    if (!PackageService.canSee(row, auth)) throw packageNotFound();
+    return PackageService.viewFor(row, auth) === 'FULL' ? row.body : `${row.body.slice(0, row.linkAt)}}`;
   }
 
   /** GET /packages/:id: the package as JSON text (see PACKAGE_JSON_BY_IDS), from the read cache when it can. */
   async getJson(id: string, auth: AuthContext): Promise<string> {
     const cached = this.readCache.get(id);
     // While changes elsewhere may go unannounced (Redis away), only an entry read within the last second serves.
-    if (cached && (this.deps.bus.reliable || performance.now() - cached.readAt <= READ_CACHE_TTL_MS)) {
-      if (!PackageService.canSee(cached.row, auth)) throw packageNotFound();
-      return cached.row.body;
-    }
+    if (cached && (this.deps.bus.reliable || performance.now() - cached.readAt <= READ_CACHE_TTL_MS)) return PackageService.jsonFor(cached.row, auth);
     const epoch = this.cacheEpoch;
     const readAt = performance.now();
     const stored = await this.repo.loadJson(id);
@@ -174,19 +225,14 @@ export class PackageService {
     const row = this.withTrackingUrl(stored);
     // (The cache's lifetimes run on a monotonic clock; business time is deps.clock.)
     if (epoch === this.cacheEpoch) this.readCache.set(id, { row, readAt }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
-    if (!PackageService.canSee(row, auth)) throw packageNotFound();
-    return row.body;
+    return PackageService.jsonFor(row, auth);
   }
 
   async list(auth: AuthContext, query: PackageListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    return toRowPage(rows, limit, (r) => {
-      const body = this.respond(r);
-      if (PackageService.canSee(r, auth)) return body;
-      // A company sees the PENDING packages of its country to assign them, without the contacts' phones.
-      return { ...body, pickup: { ...body.pickup, contactPhone: '' }, dropoff: { ...body.dropoff, contactPhone: '' } };
-    });
+    // The query returns only what the caller may list (a company: its drivers' packages, and the PENDING ones of its country).
+    return toRowPage(rows, limit, (r) => this.respondTo(r, auth));
   }
 
   /** GET /businesses/me/statement: the caller's own packages only. */
@@ -255,7 +301,7 @@ export class PackageService {
     return { ...this.respond(row!), ...(deliveryCode ? { deliveryCode } : {}) };
   }
 
-  announce(pkg: PackageResponse): number {
+  announce(pkg: FullPackage): number {
     // Here, not in create: after commit, and not again for an idempotent replay.
     if (this.notifyOnAnnounce.delete(pkg.id)) this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
     const { lat, lng } = pkg.pickup.location;
@@ -281,7 +327,8 @@ export class PackageService {
   private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, actorId: string): Promise<PackageResponse> {
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
     // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
-    return this.respond(await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN' }));
+    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN' });
+    return actor === 'COMPANY' ? PackageService.shown(this.respond(assigned), 'NO_LINK') : this.respond(assigned);
   }
 
   pickup(id: string, auth: AuthContext) {

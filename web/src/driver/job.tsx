@@ -21,7 +21,7 @@ function nextPoint(job: Job): { label: string; location: { lat: number; lng: num
   if (job.jobType === 'PACKAGE') {
     const p = job.job;
     const stop = p.status === 'ASSIGNED' ? p.pickup : p.dropoff;
-    return { label: p.status === 'ASSIGNED' ? 'Pickup' : 'Drop-off', location: stop.location, address: stop.address, contact: { name: stop.contactName, phone: stop.contactPhone }, notes: stop.notes };
+    return { label: p.status === 'ASSIGNED' ? 'Pickup' : 'Drop-off', location: stop.location, address: stop.address, contact: stop.contactName !== undefined && stop.contactPhone !== undefined ? { name: stop.contactName, phone: stop.contactPhone } : undefined, notes: stop.notes };
   }
   const r = job.job;
   return r.status === 'ACCEPTED' ? { label: 'Pickup', location: r.pickupLocation } : { label: 'Destination', location: r.destinationLocation };

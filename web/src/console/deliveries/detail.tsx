@@ -140,6 +140,8 @@ export function DeliveryPage({ id }: { id: string }) {
               <dd>{formatTime(p.createdAt)}</dd>
             </dl>
           </section>
+          {/* A company never gets the link (contract section 9): it follows the job on this page. */}
+          {trackingUrl !== undefined && (
           <section aria-labelledby="tracking-heading">
             <h2 id="tracking-heading">Tracking link</h2>
             <div className="row">
@@ -154,6 +156,7 @@ export function DeliveryPage({ id }: { id: string }) {
               {copied && <span role="status">Copied</span>}
             </div>
           </section>
+          )}
           {(canCancel || cancel.isSuccess) && (
             <section aria-labelledby="cancel-heading">
               <h2 id="cancel-heading">Cancel</h2>

@@ -4954,17 +4954,21 @@ export interface operations {
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             countryId: string;
                             businessId: string | null;
-                            customerId: string | null;
-                            reference: string | null;
+                            /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            customerId?: string | null;
+                            /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            reference?: string | null;
                             pickup: {
                                 location: {
                                     lat: number;
                                     lng: number;
                                 };
                                 address: string;
-                                contactName: string;
-                                /** @description E.164: + and 7 to 15 digits */
-                                contactPhone: string;
+                                /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactName?: string;
+                                /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactPhone?: string;
+                                /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                                 notes?: string;
                             };
                             dropoff: {
@@ -4973,9 +4977,11 @@ export interface operations {
                                     lng: number;
                                 };
                                 address: string;
-                                contactName: string;
-                                /** @description E.164: + and 7 to 15 digits */
-                                contactPhone: string;
+                                /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactName?: string;
+                                /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactPhone?: string;
+                                /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                                 notes?: string;
                             };
                             parcel: {
@@ -5028,8 +5034,8 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
-                            /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                            trackingUrl: string;
+                            /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                            trackingUrl?: string;
                         }[];
                         nextCursor: string | null;
                     };
@@ -5486,7 +5492,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested resource */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5503,17 +5509,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -5522,9 +5532,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -5577,8 +5589,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -5668,7 +5680,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5685,17 +5697,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -5704,9 +5720,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -5759,8 +5777,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -5862,7 +5880,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5879,17 +5897,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -5898,9 +5920,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -5953,8 +5977,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -6056,7 +6080,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6073,17 +6097,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -6092,9 +6120,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -6147,8 +6177,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -6258,7 +6288,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6275,17 +6305,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -6294,9 +6328,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -6349,8 +6385,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -6458,7 +6494,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6475,17 +6511,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -6494,9 +6534,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -6549,8 +6591,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -6658,7 +6700,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6675,17 +6717,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -6694,9 +6740,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -6749,8 +6797,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -6859,7 +6907,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6876,17 +6924,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -6895,9 +6947,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -6950,8 +7004,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -7059,7 +7113,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Done: the resource as it is now */
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7076,17 +7130,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -7095,9 +7153,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -7150,8 +7210,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     };
                 };
             };
@@ -10259,17 +10319,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -10278,9 +10342,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -10333,8 +10399,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     } | {
                         id: string;
                         status: "REQUESTED" | "ACCEPTED" | "ARRIVED" | "IN_PROGRESS" | "COMPLETED" | "CANCELLED" | "EXPIRED";
@@ -10781,17 +10847,21 @@ export interface operations {
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         countryId: string;
                         businessId: string | null;
-                        customerId: string | null;
-                        reference: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
                         pickup: {
                             location: {
                                 lat: number;
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         dropoff: {
@@ -10800,9 +10870,11 @@ export interface operations {
                                 lng: number;
                             };
                             address: string;
-                            contactName: string;
-                            /** @description E.164: + and 7 to 15 digits */
-                            contactPhone: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
                         };
                         parcel: {
@@ -10855,8 +10927,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
-                        trackingUrl: string;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
                     } | {
                         id: string;
                         status: "REQUESTED" | "ACCEPTED" | "ARRIVED" | "IN_PROGRESS" | "COMPLETED" | "CANCELLED" | "EXPIRED";
