@@ -272,6 +272,9 @@ describe('live tracking', () => {
     const listed = (await get(t, box, admin.headers)).json();
     assert.equal(listed.truncated, false);
     assert.deepEqual(listed.drivers.map((d: { driverId: string }) => d.driverId).sort(), [fleetDriver.id, freelance.id].sort());
+    // The same box as a browser computes and sends it (floating-point digits, an exponent, a `+` encoded).
+    const computed = (await get(t, url(`${0.1 * 3 + 19.6},9.999999999999998,2.1E+1,1.1e1`), admin.headers)).json();
+    assert.deepEqual(computed.drivers.map((d: { driverId: string }) => d.driverId).sort(), [fleetDriver.id, freelance.id].sort());
     const fleet = (await get(t, '/api/companies/me/drivers/live', company.headers)).json();
     assert.deepEqual(fleet.drivers.map((d: { driverId: string; availability: string; onJob: boolean }) => [d.driverId, d.availability, d.onJob]), [[fleetDriver.id, 'ONLINE', false]]);
 

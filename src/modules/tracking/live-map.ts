@@ -33,15 +33,19 @@ export interface LiveDriver {
   updatedAt: string;
 }
 
-const NUMBER = /^-?\d{1,3}(\.\d{1,12})?$/;
+// Any decimal number as a program prints one: String(0.1 + 0.2), Leaflet's toBBoxString() (17
+// significant digits), exponents (String(1e-7) is "1e-7"). Not what Number() also reads: hex, binary,
+// Infinity, NaN, "" (0).
+const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /** `minLng,minLat,maxLng,maxLat`; a box across the antimeridian is two requests. */
 export function parseBbox(raw: string): Bbox {
-  const parts = raw.split(',');
-  if (parts.length !== 4 || !parts.every((p) => NUMBER.test(p.trim()))) {
+  const parts = raw.split(',').map((p) => p.trim());
+  const values = parts.map(Number);
+  if (parts.length !== 4 || !parts.every((p) => NUMBER.test(p)) || !values.every(Number.isFinite)) {
     throw badRequest('bbox must be minLng,minLat,maxLng,maxLat (four decimal numbers)', 'INVALID_BBOX');
   }
-  const [minLng, minLat, maxLng, maxLat] = parts.map(Number) as [number, number, number, number];
+  const [minLng, minLat, maxLng, maxLat] = values as [number, number, number, number];
   if ([minLng, maxLng].some((v) => v < -180 || v > 180) || [minLat, maxLat].some((v) => v < -90 || v > 90)) {
     throw badRequest('bbox longitudes must be within -180..180 and latitudes within -90..90', 'INVALID_BBOX');
   }

@@ -37,7 +37,7 @@ test('bbox: four numbers in range, minimums first, at most 30 degrees each way',
     ['', 'INVALID_BBOX'],
     ['1,2,3', 'INVALID_BBOX'],
     ['1,2,3,4,5', 'INVALID_BBOX'],
-    ['1e1,2,3,4', 'INVALID_BBOX'],
+    ['0x1,2,3,4', 'INVALID_BBOX'],
     ['NaN,2,3,4', 'INVALID_BBOX'],
     ['181,0,182,1', 'INVALID_BBOX'],
     ['0,-91,1,0', 'INVALID_BBOX'],
@@ -47,6 +47,29 @@ test('bbox: four numbers in range, minimums first, at most 30 degrees each way',
     ['0,0,1,30.5', 'BBOX_TOO_LARGE'],
   ]) {
     assert.throws(() => parseBbox(bad!), (err: { statusCode: number; code: string }) => err.statusCode === 400 && err.code === code, bad);
+  }
+});
+
+test('bbox: any finite decimal number, as JavaScript and map libraries print them', () => {
+  // What a client computes (String(0.1 + 0.2) is "0.30000000000000004") and Leaflet's
+  // getBounds().toBBoxString() sends: String() of each number, up to 17 significant digits.
+  const lng = 36.7719 + 0.2;
+  assert.equal(String(lng), '36.971900000000005');
+  assert.deepEqual(parseBbox(`36.8219,${0.1 + 0.2},${lng},1.0000000000000002`), { minLng: 36.8219, minLat: 0.30000000000000004, maxLng: lng, maxLat: 1.0000000000000002 });
+  assert.deepEqual(parseBbox('36.8219,-1.3,36.97190000000001,-1.2').maxLng, 36.97190000000001);
+  const leaflet = [36.69277191162109, -1.3797220929689937, 36.95232391357422, -1.180498599456482].join(',');
+  assert.deepEqual(Object.values(parseBbox(leaflet)), [36.69277191162109, -1.3797220929689937, 36.95232391357422, -1.180498599456482]);
+  // Exponent forms (String(1e-7) is "1e-7"), either case, signed exponents, a leading sign or point.
+  assert.deepEqual(parseBbox('1e-7,-3.5E+1,2.5e0,-3.4e1'), { minLng: 1e-7, minLat: -35, maxLng: 2.5, maxLat: -34 });
+  assert.deepEqual(parseBbox('+1,.5,2.,5E-0'), { minLng: 1, minLat: 0.5, maxLng: 2, maxLat: 5 });
+  assert.deepEqual(parseBbox(' 1 ,2,3,4\t'), { minLng: 1, minLat: 2, maxLng: 3, maxLat: 4 });
+  assert.deepEqual(parseBbox('-180.000000000000000001,-90,-179.99999999999997,-89.99999999999999').minLng, -180);
+  for (const bad of [
+    'NaN,0,1,1', '0,0,Infinity,1', '-Infinity,0,1,1', '0,0,1e400,1', '0x10,0,20,1', '0,0,0b1,1', '0,0,1_0,1',
+    ',0,1,1', '0,,1,1', '0,0,1,', '0,0,1,1,', '0,0,1,1,2', '.,0,1,1', '1e,0,2,1', 'e5,0,1,1', '1e5.5,0,1,1',
+    '1.2.3,0,4,1', '0,0,1 1,1', '0,0,- 1,1', '--1,0,1,1', '0,0,1e 2,1', '1e-7,0,1e-8,1', '180.00000000000003,0,181,1',
+  ]) {
+    assert.throws(() => parseBbox(bad), (err: { statusCode: number; code: string }) => err.statusCode === 400 && err.code === 'INVALID_BBOX', bad);
   }
 });
 
