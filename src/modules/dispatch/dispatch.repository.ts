@@ -1,14 +1,13 @@
 // SQL of dispatch: the job rows, the offers and the releases. Every write is a conditional statement
 // (or takes its rows with SKIP LOCKED), so that several instances may dispatch at once.
-import { sql, type Selectable, type Transaction } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DB } from '../../db/database.js';
-import type { Database, VehicleType } from '../../db/schema.js';
+import type { VehicleType } from '../../db/schema.js';
 import type { DispatchJobsTable, DispatchOffersTable, JobTypeName, OfferState } from '../../db/tables/dispatch.js';
-import { json } from '../jobs/driver-claims.js';
+import { json } from '../../db/json.js';
 import { money, type Money } from '../jobs/job-price.js';
 import { releaseCount } from '../jobs/job-releases.js';
-
-type Executor = DB | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 export interface DispatchJob {
   jobType: JobTypeName;

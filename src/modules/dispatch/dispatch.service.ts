@@ -15,7 +15,7 @@ import type { Clock } from '../../shared/clock.js';
 import { AppError, conflict, notFound } from '../../shared/errors.js';
 import { SERVICE_BITS, distanceMeters, type DriverIndex } from '../matching/driver-index.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
-import { json } from '../jobs/driver-claims.js';
+import { json } from '../../db/json.js';
 import type { DispatchRepository, DispatchJob, OfferRow } from './dispatch.repository.js';
 import { candidateIds, pickDriver, type Choice, type SkipReason } from './policy.js';
 

@@ -1,13 +1,13 @@
 // A driver's one active job (driver_profiles.active_job_*): claimed with a conditional update in the
 // same transaction as the job's status change, released when the job ends. Shared by packages and rides.
 import type { DriverIndex } from '../matching/driver-index.js';
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, OrderType, VehicleType } from '../../db/schema.js';
+import { sql } from 'kysely';
+import type { OrderType, VehicleType } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import { AppError, conflict } from '../../shared/errors.js';
+import type { Executor } from '../../db/executor.js';
 
 export type JobType = 'PACKAGE' | 'RIDE';
-type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface ClaimRequest {
   driverId: string;
@@ -156,7 +156,3 @@ export function pushNearbyJob(
   return drivers.length;
 }
 
-/** A json column: PGlite hands back text where the pg driver parses it. */
-export function json<T>(value: T | string): T {
-  return typeof value === 'string' ? (JSON.parse(value) as T) : value;
-}

@@ -4,7 +4,8 @@ import type { DB } from '../../db/database.js';
 import type { VehicleType } from '../../db/schema.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters, newerPosition, type DriverIndex } from '../matching/driver-index.js';
-import { boundingBox, roundArea, json } from './driver-claims.js';
+import { json } from '../../db/json.js';
+import { boundingBox, roundArea } from './driver-claims.js';
 import type { ParcelJson, StopJson } from '../../db/tables/jobs.js';
 
 const RECENT_JOBS = 20;

@@ -6,7 +6,7 @@ import type { JobPrice, PriceInputs } from '../pricing/price.js';
 import type { PricingService } from '../pricing/pricing.service.js';
 import type { Point } from '../pricing/routing.js';
 import type { CancelledBy } from '../pricing/tariff.js';
-import { json } from './driver-claims.js';
+import { json } from '../../db/json.js';
 
 export type JobPricing = Pick<PricingService, 'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee'>;
 

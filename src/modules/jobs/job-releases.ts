@@ -1,11 +1,9 @@
 // Releases (contract section 13): who handed a job back, written in the release's transaction and read
 // in every assignment's, so that "never that driver's again" holds across instances and races; and how
 // many times a job was released, counted from its history (exact for jobs released before the rule too).
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { sql } from 'kysely';
 import type { JobType } from './driver-claims.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 export async function recordRelease(trx: Executor, r: { jobId: string; driverId: string; reason: string | null; actorId: string; at: Date }): Promise<void> {
   await trx

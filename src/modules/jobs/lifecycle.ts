@@ -9,7 +9,8 @@ import type { Clock } from '../../shared/clock.js';
 import { AppError, conflict, forbidden } from '../../shared/errors.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
-import { claimDriver, explainClaimFailure, json, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
+import { json } from '../../db/json.js';
+import { claimDriver, explainClaimFailure, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
 import { recordRelease, releaseCount, releasedBy } from './job-releases.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
 

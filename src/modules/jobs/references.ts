@@ -1,9 +1,5 @@
 // Lookups of the rows a job refers to (its country, its customer, the driver it is given to).
-import type { Transaction } from 'kysely';
-import type { DB } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
-
-type Executor = DB | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 export async function countryExists(db: Executor, id: string): Promise<boolean> {
   return Boolean(await db.selectFrom('countries').select('id').where('id', '=', id).executeTakeFirst());

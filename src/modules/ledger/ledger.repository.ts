@@ -1,11 +1,11 @@
 // SQL of the ledger. Rows in bulk go as one JSON parameter (jsonb_to_recordset), so that one
 // posting and a payout batch of 100,000 take the same few statements and no parameter limit.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import { sql } from 'kysely';
 import type { LedgerAccountKind } from '../../db/tables/ledger.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
+import type { Executor } from '../../db/executor.js';
 
-export type Executor = Kysely<Database> | Transaction<Database>;
+export type { Executor };
 
 export interface AccountRow {
   id: string;

@@ -11,8 +11,7 @@ import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
 import type { JobStore, StatusSet } from '../jobs/lifecycle.js';
 import { FINAL_PACKAGE_STATUSES } from './package-status.js';
-
-type Executor = DB | Transaction<Database>;
+import type { Executor } from '../../db/executor.js';
 
 /** An instant as JavaScript's toISOString writes it (UTC, milliseconds, Z). */
 const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

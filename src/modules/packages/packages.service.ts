@@ -12,7 +12,7 @@ import type { Clock } from '../../shared/clock.js';
 import { badRequest, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
-import { json } from '../jobs/driver-claims.js';
+import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
 import { countryExists, customerExists, findDriver } from '../jobs/references.js';

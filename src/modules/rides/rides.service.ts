@@ -9,7 +9,7 @@ import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
-import { json } from '../jobs/driver-claims.js';
+import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type StatusSet } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
