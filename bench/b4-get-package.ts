@@ -16,6 +16,7 @@ import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { createServerDatabase } from '../test/helpers/database.js';
 import { durationArg, withServerCpu } from './lib/harness.js';
+import { createServices } from '../src/services.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const JWT_SECRET = 'bench-secret-that-is-long-enough-for-hs256-0123456789';
@@ -44,7 +45,8 @@ if (mode === '--serve-baseline') {
     WEBHOOK_WORKER_IN_PROCESS: 'false',
   });
   const deps = await createDeps(config);
-  const app = await buildApp({ deps });
+  const services = createServices(deps);
+  const app = await buildApp({ deps, services });
   // A clean exit on SIGTERM, so `node --cpu-prof` can write its profile.
   process.on('SIGTERM', () => process.exit(0));
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -14,6 +14,7 @@ import { createDeps } from '../src/deps.js';
 import { openDatabase } from '../src/db/database.js';
 import { setPasswordHashConcurrency } from '../src/modules/auth/passwords.js';
 import { TokenService } from '../src/modules/auth/tokens.js';
+import { createServices } from '../src/services.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ME_RATE = Number(process.env.BENCH_ME_RATE ?? 200);
@@ -40,7 +41,8 @@ const config = loadConfig({
 });
 const database = await openDatabase({ url: config.databaseUrl });
 const deps = await createDeps(config, { database });
-const app = await buildApp({ deps });
+const services = createServices(deps);
+const app = await buildApp({ deps, services });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;

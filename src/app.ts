@@ -28,7 +28,7 @@ import { packagesModule } from './modules/packages/packages.routes.js';
 import { ridesModule } from './modules/rides/rides.routes.js';
 import { webhooksModule } from './modules/webhooks/webhooks.routes.js';
 import { dispatchModule } from './modules/dispatch/dispatch.routes.js';
-import { createServices, type Services } from './services.js';
+import type { Services } from './services.js';
 import { pricingModule } from './modules/pricing/pricing.routes.js';
 import { trackingModule } from './modules/tracking/tracking.routes.js';
 import { moneyModule } from './modules/ledger/money.routes.js';
@@ -59,7 +59,7 @@ const API_MODULES: FeatureModule[] = [
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Runs the per-process background work and, by default, the shared work (background.ts). */
-export async function buildApp({ deps, services: given }: { deps: Deps; services?: Services }): Promise<App> {
+export async function buildApp({ deps, services }: { deps: Deps; services: Services }): Promise<App> {
   const { config } = deps;
   const app = Fastify({
     // Fastify's request serializer, with the secrets clients put in URLs redacted (access_token, tracking links).
@@ -172,14 +172,12 @@ export async function buildApp({ deps, services: given }: { deps: Deps; services
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
-  const services = given ?? createServices(deps);
   const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, tokens: services.tokens });
   const ctx: ModuleContext = { deps, services, guard };
   const background = runLoops([...perProcessWork(services), ...sharedWork(deps, services, { webhookWorker: config.webhookWorkerInProcess })]);
   app.addHook('onReady', () => background.start());
   app.addHook('onClose', async () => {
     await background.stop();
-    if (!given) services.close();
   });
 
   await app.register(async (root) => {

@@ -4,7 +4,6 @@
 import { isDatabaseUnavailable } from './db/availability.js';
 import type { Deps } from './deps.js';
 import type { Services } from './services.js';
-import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 
 export interface Loop {
   name: string;
@@ -72,14 +71,7 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     });
   }
   if (options.webhookWorker) {
-    const worker = new WebhookWorker({
-      db: deps.database.db,
-      clock: deps.clock,
-      logger: deps.logger,
-      config: deps.config,
-      bus: deps.bus,
-      registry: deps.metrics.registry,
-    });
+    const worker = services.webhookWorker;
     loops.push({ name: `webhook worker ${worker.id}`, start: () => worker.start(), stop: () => worker.stop() });
   }
   return loops;

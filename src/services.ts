@@ -28,7 +28,7 @@ import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
 import { RideService } from './modules/rides/rides.service.js';
-import { deliveryCounter } from './modules/webhooks/webhook-worker.js';
+import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
 import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
@@ -66,6 +66,8 @@ export interface Services {
   /** This process's followers of jobs (tracking streams). */
   trackingHub: TrackingHub;
   liveMap: LiveMap;
+  /** Sends the webhook outbox (started by background.ts where this process runs the webhook worker). */
+  webhookWorker: WebhookWorker;
   ledger: LedgerService;
   settlements: SettlementService;
   payouts: PayoutService;
@@ -97,9 +99,14 @@ export function createServices(deps: Deps): Services {
   const sessions = new SessionsService({ repo: new SessionsRepository(db), clock, config, tokens, bus });
   const passwords = new PasswordService({ db, clock, users, codes, sessions });
   const auth = new AuthService({ db, users, accounts, codes, passwords, sessions });
-  const live = new LiveDrivers(deps);
+  // Dispatch, the tracking hub and the job services are built below; these hooks run only once
+  // positions and requests arrive, after createServices has returned.
+  const live = new LiveDrivers(deps, {
+    onAvailable: (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline),
+    onPosition: (driverId, position) => trackingHub.position(driverId, position),
+  });
   const driversRepo = new DriversRepository(db, clock);
-  const dispatch = new DispatchService({
+  const dispatch: DispatchService = new DispatchService({
     repo: new DispatchRepository(db),
     bus,
     clock,
@@ -107,8 +114,8 @@ export function createServices(deps: Deps): Services {
     config,
     index: live.index,
     registry: deps.metrics.registry,
+    acceptors: { PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) },
   });
-  live.onAvailable = (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline);
   const pricing = new PricingService(deps, live);
   const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing };
   const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
@@ -126,8 +133,8 @@ export function createServices(deps: Deps): Services {
     driverIndex: live.index,
     driverLocationTtlMs: config.driverLocationTtlMs,
   });
-  const packages = new PackageService({ ...jobs, db, repo: packagesRepo, secret: config.jwtSecret, links, notifier: tracking });
-  const rides = new RideService({ ...jobs, db, repo: ridesRepo, flushPositions: () => live.flush() });
+  const packages: PackageService = new PackageService({ ...jobs, db, repo: packagesRepo, secret: config.jwtSecret, links, notifier: tracking });
+  const rides: RideService = new RideService({ ...jobs, db, repo: ridesRepo, flushPositions: () => live.flush() });
   const trackingHub = new TrackingHub({
     bus,
     logger: deps.logger,
@@ -136,15 +143,12 @@ export function createServices(deps: Deps): Services {
     positionTtlMs: config.driverLocationTtlMs,
     nowMs: () => clock.nowMs(),
   });
-  live.onPosition = (driverId, position) => trackingHub.position(driverId, position);
   const liveMap = new LiveMap({ db, bus, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
-  dispatch.setAcceptors({ PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) });
   const stopFollowingJobs = followJobChanges(bus);
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
-  deliveryCounter(deps.metrics.registry);
   const ledger = new LedgerService({ db, clock });
   const payoutsRepo = new PayoutsRepository();
   return {
@@ -169,6 +173,8 @@ export function createServices(deps: Deps): Services {
     tracking,
     trackingHub,
     liveMap,
+    // Built here in every process so that the delivery counter is on /metrics even where another process sends.
+    webhookWorker: new WebhookWorker({ db, clock, logger: deps.logger, config, bus, registry: deps.metrics.registry }),
     ledger,
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),

@@ -52,13 +52,14 @@ export interface DispatchDeps {
   config: Pick<Config, 'dispatch' | 'driverLocationTtlMs'>;
   index: DriverIndex;
   registry: Registry;
+  /** How each kind of job is accepted (the packages' and rides' services, built after this one: called only once requests run). */
+  acceptors: Record<JobTypeName, Acceptor>;
 }
 
 export const offerNotFound = () => notFound('Offer not found', 'OFFER_NOT_FOUND');
 
 export class DispatchService implements DispatchHooks {
   readonly mode: DispatchHooks['mode'];
-  private acceptors: Partial<Record<JobTypeName, Acceptor>> = {};
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly outcomes: Counter<'outcome'>;
   private readonly assignment: Histogram;
@@ -99,9 +100,6 @@ export class DispatchService implements DispatchHooks {
   }
 
   /** The job services that accept a job (set once both exist: they take dispatch as a hook). */
-  setAcceptors(acceptors: Record<JobTypeName, Acceptor>): void {
-    this.acceptors = acceptors;
-  }
 
   /** Resolves when the dispatch work started so far has finished (tests and shutdown). */
   async idle(): Promise<void> {
@@ -344,8 +342,7 @@ export class DispatchService implements DispatchHooks {
       this.track(this.sweep());
       throw this.closedError('LAPSED');
     }
-    const acceptor = this.acceptors[offer.job_type];
-    if (!acceptor) throw new Error('dispatch acceptors are not set');
+    const acceptor = this.deps.acceptors[offer.job_type];
     return acceptor(offer.job_id, auth);
   }
 

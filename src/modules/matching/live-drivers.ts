@@ -35,6 +35,14 @@ export interface FlushStats {
 }
 
 
+/** Who hears of drivers here; given at construction (the composition root wires them). */
+export interface LiveDriversHooks {
+  /** A driver reported a position or came online here (dispatch offers it what waits nearby). */
+  onAvailable?: (driverId: string, cameOnline: boolean) => void;
+  /** Every position applied here, reported to this instance or received from another (tracking streams). */
+  onPosition?: (driverId: string, position: Position) => void;
+}
+
 export class LiveDrivers {
   readonly index = new DriverIndex();
   private readonly instanceId = randomUUID();
@@ -53,16 +61,19 @@ export class LiveDrivers {
   private started: Promise<void> | undefined;
   /** Called after each write-behind batch (benchmarks read the lag from it). */
   onFlush: ((stats: FlushStats) => void) | undefined;
-  /** Called when a driver reports a position or comes online here (dispatch offers it what waits nearby). */
-  onAvailable: ((driverId: string, cameOnline: boolean) => void) | undefined;
-  /** Called with every position applied here, reported to this instance or received from another (tracking streams). */
-  onPosition: ((driverId: string, position: Position) => void) | undefined;
+  private readonly onAvailable: LiveDriversHooks['onAvailable'];
+  private readonly onPosition: LiveDriversHooks['onPosition'];
   /** Positions applied to the index since start (HTTP and WebSocket; not those from other instances). */
   positionsApplied = 0;
 
   private readonly repo: DriverLocationsRepository;
 
-  constructor(private readonly deps: Deps) {
+  constructor(
+    private readonly deps: Deps,
+    hooks: LiveDriversHooks = {},
+  ) {
+    this.onAvailable = hooks.onAvailable;
+    this.onPosition = hooks.onPosition;
     this.repo = new DriverLocationsRepository(deps.database.db);
     const index = this.index;
     new Gauge({
