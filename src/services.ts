@@ -15,6 +15,7 @@ import { UsersRepository } from './modules/auth/users.repository.js';
 import { CountriesRepository } from './modules/countries/countries.repository.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
+import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
@@ -143,7 +144,7 @@ export function createServices(deps: Deps): Services {
     positionTtlMs: config.driverLocationTtlMs,
     nowMs: () => clock.nowMs(),
   });
-  const liveMap = new LiveMap({ db, bus, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
+  const liveMap = new LiveMap({ driverIdsOfCompany: (companyId) => driversRepo.driverIdsOfCompany(companyId), bus, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
   const stopFollowingJobs = followJobChanges(bus);
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
@@ -165,7 +166,7 @@ export function createServices(deps: Deps): Services {
     matching: new MatchingService({ index: live.index, clock, driverLocationTtlMs: config.driverLocationTtlMs, users, countries }),
     driversRepo,
     drivers: new DriversService({ repo: driversRepo, live, bus }),
-    driverJobs: new DriverJobsService({ db, driverIndex: live.index }),
+    driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,
     rides,
     dispatch,

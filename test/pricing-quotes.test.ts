@@ -17,7 +17,7 @@ const PICKUP = { lat: -1.2864, lng: 36.8172 };
 const DROPOFF = { lat: -1.2421, lng: 36.8737 };
 const TTL = 10 * 60_000;
 // The clock runs ahead here (expiries): tokens outlive it. No dispatch: nothing but the quotes is under test.
-const ENV = { ACCESS_TOKEN_TTL: '7d', DISPATCH_MODE: 'off' };
+const ENV = { ACCESS_TOKEN_TTL: '1d', DISPATCH_MODE: 'off' };
 
 const quoteBody = (by: TestUser) => ({ kind: 'PACKAGE', pickup: { location: PICKUP }, dropoff: { location: DROPOFF }, vehicleType: 'BIKE', countryId: by.countryId });
 const jobBody = (by: TestUser, quoteId: string) =>

@@ -6,7 +6,7 @@ import type { VehicleType } from '../../db/schema.js';
 import type { DispatchJobsTable, DispatchOffersTable, JobTypeName, OfferState } from '../../db/tables/dispatch.js';
 import { json } from '../../db/json.js';
 import { money, type Money } from '../jobs/job-price.js';
-import { releaseCount } from '../jobs/job-releases.js';
+import { releaseCount } from '../jobs/job-releases.repository.js';
 import type { Executor } from '../../db/executor.js';
 
 export interface DispatchJob {

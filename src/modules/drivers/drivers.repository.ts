@@ -34,6 +34,12 @@ export class DriversRepository {
     return this.db.selectFrom('driver_profiles as dp').innerJoin('users as u', 'u.id', 'dp.user_id').select(DRIVER_COLUMNS);
   }
 
+  /** The ids of every driver of a company (the live map's filter). */
+  async driverIdsOfCompany(companyId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('driver_profiles').select('user_id').where('company_id', '=', companyId).execute();
+    return rows.map((r) => r.user_id);
+  }
+
   getDriver(id: string) {
     return this.drivers().where('dp.user_id', '=', id).executeTakeFirst();
   }

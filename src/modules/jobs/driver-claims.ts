@@ -1,11 +1,13 @@
 // A driver's one active job (driver_profiles.active_job_*): claimed with a conditional update in the
 // same transaction as the job's status change, released when the job ends. Shared by packages and rides.
 import type { DriverIndex } from '../matching/driver-index.js';
-import { sql } from 'kysely';
 import type { OrderType, VehicleType } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import { AppError, conflict } from '../../shared/errors.js';
 import type { Executor } from '../../db/executor.js';
+import { loadClaimState } from './driver-claims.repository.js';
+
+export { claimDriver, releaseDriver } from './driver-claims.repository.js';
 
 export type JobType = 'PACKAGE' | 'RIDE';
 
@@ -17,31 +19,9 @@ export interface ClaimRequest {
   orderType: OrderType;
 }
 
-/** Marks the driver busy with this job when it is ACTIVE, ONLINE, free and fits the job; false otherwise. */
-export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date): Promise<boolean> {
-  const result = await trx
-    .updateTable('driver_profiles')
-    .set({ active_job_type: claim.jobType, active_job_id: claim.jobId, updated_at: now })
-    .where('user_id', '=', claim.driverId)
-    .where('active_job_id', 'is', null)
-    .where('availability', '=', 'ONLINE')
-    .where('vehicle_type', '=', claim.vehicleType)
-    .where(sql<boolean>`${claim.orderType} = any(service_types)`)
-    .where((eb) =>
-      eb.exists(eb.selectFrom('users').select(sql`1`.as('one')).where('users.id', '=', claim.driverId).where('users.status', '=', 'ACTIVE')),
-    )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
 /** Why claimDriver refused: a 409 (or 404 for a missing driver) the caller can act on. */
 export async function explainClaimFailure(db: Executor, claim: ClaimRequest): Promise<AppError> {
-  const row = await db
-    .selectFrom('driver_profiles as d')
-    .innerJoin('users as u', 'u.id', 'd.user_id')
-    .select(['d.availability', 'd.vehicle_type', 'd.service_types', 'd.active_job_id', 'u.status'])
-    .where('d.user_id', '=', claim.driverId)
-    .executeTakeFirst();
+  const row = await loadClaimState(db, claim.driverId);
   if (!row) return new AppError(404, 'DRIVER_NOT_FOUND', 'Driver not found');
   if (row.status !== 'ACTIVE') return conflict('Driver account is not active', 'DRIVER_NOT_ACTIVE');
   if (row.active_job_id !== null) return conflict('Driver already has an active job', 'DRIVER_BUSY');
@@ -49,15 +29,6 @@ export async function explainClaimFailure(db: Executor, claim: ClaimRequest): Pr
   if (row.vehicle_type !== claim.vehicleType) return conflict(`This job needs a ${claim.vehicleType}`, 'VEHICLE_TYPE_MISMATCH');
   if (!row.service_types.includes(claim.orderType)) return conflict(`Driver does not serve ${claim.orderType}`, 'SERVICE_TYPE_MISMATCH');
   return conflict('Driver cannot take this job now', 'DRIVER_NOT_ELIGIBLE');
-}
-
-export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {
-  await trx
-    .updateTable('driver_profiles')
-    .set({ active_job_type: null, active_job_id: null, updated_at: now })
-    .where('user_id', '=', driverId)
-    .where('active_job_id', '=', jobId)
-    .execute();
 }
 
 export interface DriverSummaryRow {

@@ -1,12 +1,11 @@
 // The driver's view of work: its active and recent jobs, and open jobs near its last position.
-import { sql } from 'kysely';
-import type { DB } from '../../db/database.js';
 import type { VehicleType } from '../../db/schema.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters, newerPosition, type DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
 import { boundingBox, roundArea } from './driver-claims.js';
 import type { ParcelJson, StopJson } from '../../db/tables/jobs.js';
+import type { DriverJobsRepository } from './driver-jobs.repository.js';
 
 const RECENT_JOBS = 20;
 
@@ -23,28 +22,13 @@ interface Job {
 }
 
 export class DriverJobsService {
-  constructor(private readonly deps: { db: DB; driverIndex: DriverIndex }) {}
+  constructor(private readonly deps: { repo: DriverJobsRepository; driverIndex: DriverIndex }) {}
 
   async myJobs(driverId: string) {
-    const { db } = this.deps;
-    const profile = await db.selectFrom('driver_profiles').select(['active_job_id']).where('user_id', '=', driverId).executeTakeFirst();
+    const { repo } = this.deps;
+    const profile = await repo.activeJob(driverId);
     if (!profile) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
-    const [packages, rides] = await Promise.all([
-      db
-        .selectFrom('packages')
-        .select(['id', 'status', 'vehicle_type', 'pickup', 'dropoff', 'created_at', 'updated_at'])
-        .where('driver_id', '=', driverId)
-        .orderBy('updated_at', 'desc')
-        .limit(RECENT_JOBS)
-        .execute(),
-      db
-        .selectFrom('rides')
-        .select(['id', 'status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'created_at', 'updated_at'])
-        .where('driver_id', '=', driverId)
-        .orderBy('updated_at', 'desc')
-        .limit(RECENT_JOBS)
-        .execute(),
-    ]);
+    const [packages, rides] = await Promise.all([repo.recentPackages(driverId, RECENT_JOBS), repo.recentRides(driverId, RECENT_JOBS)]);
     const jobs: Job[] = [
       ...packages.map((p) => {
         const pickup = json<StopJson>(p.pickup);
@@ -79,12 +63,8 @@ export class DriverJobsService {
 
   /** PENDING packages and REQUESTED rides within the radius that fit the driver's vehicle and services. */
   async nearby(driverId: string, radiusMeters: number, limit: number) {
-    const { db } = this.deps;
-    const driver = await db
-      .selectFrom('driver_profiles')
-      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng', 'last_heading', 'last_speed', 'last_location_at'])
-      .where('user_id', '=', driverId)
-      .executeTakeFirst();
+    const { repo } = this.deps;
+    const driver = await repo.matchProfile(driverId);
     if (!driver) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
     // The stored copy is written behind (about a second late): a position just reported is in the index.
     const position = newerPosition(this.deps.driverIndex.get(driverId)?.position, driver);
@@ -93,19 +73,10 @@ export class DriverJobsService {
     const box = boundingBox(lat, lng, radiusMeters);
     // The bounding box narrows on the partial indexes; the exact distance is checked below.
     const candidates = Math.min(limit * 5, 500);
-    const inBox = sql<boolean>`pickup_lat between ${box.minLat} and ${box.maxLat} and pickup_lng between ${box.minLng} and ${box.maxLng}`;
-    const byDistance = sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`;
-    const columns = ['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'created_at'] as const;
-    // A job this driver released can never be its again (section 13): not shown.
-    const notReleased = (table: 'packages' | 'rides') =>
-      sql<boolean>`not exists (select 1 from dispatch_releases r where r.job_id = ${sql.ref(`${table}.id`)} and r.driver_id = ${driverId})`;
+    const search = { driverId, vehicleType: driver.vehicle_type, lat, lng, box, limit: candidates };
     const [packages, rides] = await Promise.all([
-      driver.service_types.includes('PACKAGE_DELIVERY')
-        ? db.selectFrom('packages').select([...columns, 'parcel']).where('status', '=', 'PENDING').where('vehicle_type', '=', driver.vehicle_type).where(inBox).where(notReleased('packages')).orderBy(byDistance).limit(candidates).execute()
-        : [],
-      driver.service_types.includes('RIDE')
-        ? db.selectFrom('rides').select(columns).where('status', '=', 'REQUESTED').where('vehicle_type', '=', driver.vehicle_type).where(inBox).where(notReleased('rides')).orderBy(byDistance).limit(candidates).execute()
-        : [],
+      driver.service_types.includes('PACKAGE_DELIVERY') ? repo.openPackagesNear(search) : [],
+      driver.service_types.includes('RIDE') ? repo.openRidesNear(search) : [],
     ]);
     const offered = (jobType: 'PACKAGE' | 'RIDE', row: (typeof rides)[number], parcelSize: NonNullable<ParcelJson['size']> | null) => ({
       jobType,

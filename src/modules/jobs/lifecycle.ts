@@ -11,7 +11,7 @@ import type { DriverIndex } from '../matching/driver-index.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { json } from '../../db/json.js';
 import { claimDriver, explainClaimFailure, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
-import { recordRelease, releaseCount, releasedBy } from './job-releases.js';
+import { recordRelease, releaseCount, releasedBy } from './job-releases.repository.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
 
 type Trx = Transaction<Database>;

@@ -15,7 +15,7 @@ import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
-import { countryExists, customerExists, findDriver } from '../jobs/references.js';
+import { countryExists, customerExists, findDriver } from '../jobs/references.repository.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';

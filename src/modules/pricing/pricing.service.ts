@@ -10,10 +10,11 @@ import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
-import { openJobsFromDatabase } from './open-jobs.js';
+import { openJobsFromDatabase } from './open-jobs.repository.js';
 import type { TariffsTable } from '../../db/tables/pricing.js';
 import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from './price.js';
 import { createQuoteStore, type QuoteStore } from './quote-store.js';
+import { TariffsRepository } from './tariffs.repository.js';
 import { QuotesRepository } from './quotes.repository.js';
 import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
 import { Surge } from './surge.js';
@@ -86,6 +87,7 @@ const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'p
 export class PricingService {
   readonly surge: Surge;
   private readonly db: Db;
+  private readonly tariffsRepo: TariffsRepository;
   private readonly quotes: QuotesRepository;
   /** Where quotes are kept until they expire (Redis, PostgreSQL or memory: quote-store.ts). */
   readonly quoteStore: QuoteStore;
@@ -101,6 +103,7 @@ export class PricingService {
   ) {
     this.db = deps.database.db;
     this.quotes = new QuotesRepository(this.db);
+    this.tariffsRepo = new TariffsRepository(this.db);
     this.quoteStore = createQuoteStore(deps, this.quotes);
     this.quotesGiven = new Counter({
       name: 'quotes_total',
@@ -298,7 +301,7 @@ export class PricingService {
     const now = this.deps.clock.nowMs();
     const cached = this.countries.get(id);
     if (cached && cached.until > now) return cached.info;
-    const row = await db.selectFrom('countries').select(['id', 'code', 'currency']).where('id', '=', id).executeTakeFirst();
+    const row = await this.tariffsRepo.country(id, db);
     if (!row) return undefined;
     const info = { id: row.id, code: row.code.trim(), currency: row.currency.trim() };
     this.countries.set(id, { info, until: now + COUNTRY_CACHE_MS });
@@ -310,7 +313,7 @@ export class PricingService {
     const now = this.deps.clock.nowMs();
     const cached = this.tariffs.get(key);
     if (cached && cached.until > now) return cached.values;
-    const row = await db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
+    const row = await this.tariffsRepo.get(countryId, vehicleType, db);
     if (!row) return undefined;
     const values = { ...tariffValues(row), version: row.version };
     this.tariffs.set(key, { values, until: now + TARIFF_CACHE_MS });
@@ -321,7 +324,7 @@ export class PricingService {
 
   async getTariff(countryId: string, vehicleType: VehicleType): Promise<TariffResult> {
     const country = await this.requireCountry(countryId);
-    const row = await this.db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
+    const row = await this.tariffsRepo.get(countryId, vehicleType);
     if (!row) throw notFound(`No tariff for ${vehicleType} in ${country.code}`, 'TARIFF_NOT_FOUND');
     return toTariffResult(row, country);
   }
@@ -339,28 +342,14 @@ export class PricingService {
       updated_by: adminId,
       updated_at: this.deps.clock.now(),
     };
-    const row = await this.db
-      .insertInto('tariffs')
-      .values({ country_id: countryId, vehicle_type: vehicleType, ...columns })
-      .onConflict((oc) => oc.columns(['country_id', 'vehicle_type']).doUpdateSet((eb) => ({ ...columns, version: eb('tariffs.version', '+', 1) })))
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.tariffsRepo.upsert(countryId, vehicleType, columns);
     this.tariffs.clear();
     this.deps.bus.publishToOthers('pricing.changed', { what: 'tariff' });
     return toTariffResult(row, country);
   }
 
   async listTariffs(filter: { countryId?: string; vehicleType?: VehicleType }): Promise<TariffResult[]> {
-    let query = this.db
-      .selectFrom('tariffs as t')
-      .innerJoin('countries as c', 'c.id', 't.country_id')
-      .selectAll('t')
-      .select(['c.code', 'c.currency'])
-      .orderBy('c.code')
-      .orderBy('t.vehicle_type');
-    if (filter.countryId) query = query.where('t.country_id', '=', filter.countryId);
-    if (filter.vehicleType) query = query.where('t.vehicle_type', '=', filter.vehicleType);
-    const rows = await query.execute();
+    const rows = await this.tariffsRepo.list(filter);
     return rows.map((row) => toTariffResult(row, { id: row.country_id, code: row.code.trim(), currency: row.currency.trim() }));
   }
 

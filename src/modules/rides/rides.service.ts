@@ -13,7 +13,7 @@ import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type StatusSet } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
-import { countryExists } from '../jobs/references.js';
+import { countryExists } from '../jobs/references.repository.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
 import type { RideRow, RidesRepository } from './rides.repository.js';

@@ -1,6 +1,5 @@
 // The operators' live map (contract section 14): drivers in a box (admins) or of one company, read
 // from this process's live index, and their streams (a snapshot, then what changed each interval).
-import type { DB } from '../../db/database.js';
 import type { SseConnection } from '../../http/sse.js';
 import { sseFrame } from '../../http/sse.js';
 import type { AuthContext } from '../../shared/auth-context.js';
@@ -71,7 +70,7 @@ export class LiveMap {
   private readonly unsubscribe: (() => void)[];
 
   constructor(
-    private readonly deps: { db: DB; bus: Bus; index: DriverIndex; intervalMs: number; positionTtlMs: number; nowMs(): number },
+    private readonly deps: { driverIdsOfCompany(companyId: string): Promise<string[]>; bus: Bus; index: DriverIndex; intervalMs: number; positionTtlMs: number; nowMs(): number },
   ) {
     const endWhere = (test: (auth: AuthContext) => boolean) => {
       for (const f of [...this.followers]) if (test(f.auth)) f.sink.end();
@@ -169,8 +168,7 @@ export class LiveMap {
     this.companyDrivers.set(companyId, entry);
     const e = entry;
     e.reading = (async () => {
-      const rows = await this.deps.db.selectFrom('driver_profiles').select('user_id').where('company_id', '=', companyId).execute();
-      e.ids = new Set(rows.map((r) => r.user_id));
+      e.ids = new Set(await this.deps.driverIdsOfCompany(companyId));
       e.readAt = performance.now();
     })().finally(() => (e.reading = undefined));
     await e.reading;

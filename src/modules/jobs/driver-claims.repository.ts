@@ -1,0 +1,41 @@
+// The driver's one active job in SQL (driver_profiles.active_job_*): the conditional claim written in
+// the job's status transaction, its release, and what explains a refused claim (driver-claims.ts).
+import { sql } from 'kysely';
+import type { Executor } from '../../db/executor.js';
+import type { ClaimRequest } from './driver-claims.js';
+
+/** Marks the driver busy with this job when it is ACTIVE, ONLINE, free and fits the job; false otherwise. */
+export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('driver_profiles')
+    .set({ active_job_type: claim.jobType, active_job_id: claim.jobId, updated_at: now })
+    .where('user_id', '=', claim.driverId)
+    .where('active_job_id', 'is', null)
+    .where('availability', '=', 'ONLINE')
+    .where('vehicle_type', '=', claim.vehicleType)
+    .where(sql<boolean>`${claim.orderType} = any(service_types)`)
+    .where((eb) =>
+      eb.exists(eb.selectFrom('users').select(sql`1`.as('one')).where('users.id', '=', claim.driverId).where('users.status', '=', 'ACTIVE')),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** What decides whether a driver may take a job: status, availability, vehicle, services, current job. */
+export function loadClaimState(db: Executor, driverId: string) {
+  return db
+    .selectFrom('driver_profiles as d')
+    .innerJoin('users as u', 'u.id', 'd.user_id')
+    .select(['d.availability', 'd.vehicle_type', 'd.service_types', 'd.active_job_id', 'u.status'])
+    .where('d.user_id', '=', driverId)
+    .executeTakeFirst();
+}
+
+export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('driver_profiles')
+    .set({ active_job_type: null, active_job_id: null, updated_at: now })
+    .where('user_id', '=', driverId)
+    .where('active_job_id', '=', jobId)
+    .execute();
+}
