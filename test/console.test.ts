@@ -647,7 +647,7 @@ describe('web console in Chromium', { skip }, () => {
       dropoff: { ...stop, location: { lat: -1.3, lng: 36.78 }, address: 'Ngong Road 10', contactName: 'Achieng Otieno', contactPhone: '+254722333444' },
       vehicleType: 'BIKE',
       countryId: kenya,
-      parcel: { description: 'Documents' },
+      parcel: { description: 'Documents 1002' },
       reference: 'ORDER-1002',
     });
 
@@ -663,16 +663,18 @@ describe('web console in Chromium', { skip }, () => {
     await axe(page, 'company drivers');
     await shot(page, 'company-drivers');
     await navTo(page, 'Deliveries');
-    const row = page.getByRole('row', { name: /ORDER-1002/ });
-    const choice = row.getByLabel('Driver for ORDER-1002');
+    // A PENDING delivery shows the company no reference (contract section 9): its row goes by the
+    // parcel until the company's driver holds it, then by the reference.
+    const row = page.getByRole('row', { name: /Documents 1002|ORDER-1002/ });
+    const choice = row.getByLabel('Driver for Documents 1002');
     await choice.locator('option', { hasText: 'Njeri Rider' }).waitFor({ state: 'attached' });
-    await tabTo(page, 'Driver for ORDER-1002');
+    await tabTo(page, 'Driver for Documents 1002');
     await page.keyboard.type('Njeri');
     assert.equal(await choice.evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent), 'Njeri Rider — BIKE KMEB 456B (online)');
     assert.equal(await row.getByText('+254722333444').count(), 0, 'no contact phone for the company');
     await axe(page, 'deliveries (company)');
     await shot(page, 'company-deliveries');
-    await tabTo(page, 'Assign ORDER-1002');
+    await tabTo(page, 'Assign Documents 1002');
     await page.keyboard.press('Enter');
     await row.getByText('ASSIGNED', { exact: true }).waitFor();
     // The row's form went with the PENDING status: its outcome has the focus, in the row.
