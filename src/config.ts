@@ -93,6 +93,19 @@ export interface Config {
   metricsToken: string | undefined;
   /** Live tracking (contract section 14): links are publicBaseUrl + /t/ + token. */
   tracking: { publicBaseUrl: string; intervalMs: number };
+  /**
+   * Web Push (contract section 19). vapid: the keys from the environment; undefined means "generate
+   * and keep them in DATA_DIR" on the embedded default, and push off anywhere else.
+   */
+  push: {
+    vapid: { publicKey: string; privateKey: string; subject: string } | undefined;
+    /** Used with generated keys (and by default): who the push services may contact. */
+    subject: string;
+    timeoutMs: number;
+    concurrency: number;
+    allowHttp: boolean;
+    allowPrivateTargets: boolean;
+  };
 }
 
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
@@ -149,6 +162,7 @@ function readConfig(r: EnvReader): Config {
     pricing: readPricing(r),
     dispatch: readDispatch(r),
     tracking: readTracking(r, server),
+    push: readPush(r, server),
   };
 }
 
@@ -350,6 +364,41 @@ function readDispatch(r: EnvReader): Config['dispatch'] {
     retryIntervalMs: r.duration('DISPATCH_RETRY_INTERVAL', '30s', '1h'),
     maxReleases: r.int('DISPATCH_MAX_RELEASES', 3, 0, 1000),
   };
+}
+
+/** Web Push (contract section 19): VAPID keys are base64url, the public one an uncompressed P-256 point. */
+function readPush(r: EnvReader, { isProduction }: Server): Config['push'] {
+  const publicKey = r.get('VAPID_PUBLIC_KEY');
+  const privateKey = r.get('VAPID_PRIVATE_KEY');
+  const subject = r.str('VAPID_SUBJECT', 'mailto:admin@localhost');
+  if (!/^(mailto:[^\s@]+@[^\s@]+|https:\/\/[^\s]+)$/.test(subject)) r.problem(`VAPID_SUBJECT must be a mailto: address or an https: URL (got "${subject}")`);
+  let vapid: Config['push']['vapid'];
+  if ((publicKey === undefined) !== (privateKey === undefined)) {
+    r.problem('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together');
+  } else if (publicKey !== undefined && privateKey !== undefined) {
+    const publicOk = base64urlBytes(publicKey) === 65 && Buffer.from(publicKey, 'base64url')[0] === 4;
+    if (!publicOk) r.problem('VAPID_PUBLIC_KEY must be an uncompressed P-256 public key, base64url (65 bytes, 87 characters)');
+    if (base64urlBytes(privateKey) !== 32) r.problem('VAPID_PRIVATE_KEY must be a P-256 private key, base64url (32 bytes, 43 characters)');
+    vapid = { publicKey, privateKey, subject };
+  }
+  const allowHttp = r.bool('PUSH_ALLOW_HTTP', false);
+  const allowPrivateTargets = r.bool('PUSH_ALLOW_PRIVATE_TARGETS', false);
+  // Real push services are public https endpoints: these exist for tests and development only.
+  if (isProduction && allowHttp) r.problem('PUSH_ALLOW_HTTP=true is refused in production');
+  if (isProduction && allowPrivateTargets) r.problem('PUSH_ALLOW_PRIVATE_TARGETS=true is refused in production');
+  return {
+    vapid,
+    subject,
+    timeoutMs: r.duration('PUSH_TIMEOUT', '10s', '1m'),
+    concurrency: r.int('PUSH_CONCURRENCY', 50, 1, 1000),
+    allowHttp,
+    allowPrivateTargets,
+  };
+}
+
+/** The length in bytes of a base64url string without padding, or -1 when it is not one. */
+function base64urlBytes(value: string): number {
+  return /^[A-Za-z0-9_-]+$/.test(value) ? Buffer.from(value, 'base64url').length : -1;
 }
 
 function readTracking(r: EnvReader, { port }: Server): Config['tracking'] {

@@ -39,6 +39,9 @@ import { TrackingHub } from './modules/tracking/tracking-hub.js';
 import { TrackingRepository } from './modules/tracking/tracking.repository.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
+import { PushRepository } from './modules/push/push.repository.js';
+import { PushSender } from './modules/push/push-sender.js';
+import { PushService } from './modules/push/push.service.js';
 
 export interface Services {
   tokens: TokenService;
@@ -72,6 +75,8 @@ export interface Services {
   ledger: LedgerService;
   settlements: SettlementService;
   payouts: PayoutService;
+  /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
+  push: PushService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -107,6 +112,27 @@ export function createServices(deps: Deps): Services {
     onPosition: (driverId, position) => trackingHub.position(driverId, position),
   });
   const driversRepo = new DriversRepository(db, clock);
+  const pushRepo = new PushRepository(db);
+  const vapid = config.push.vapid;
+  const push = new PushService({
+    db,
+    repo: pushRepo,
+    clock,
+    publicKey: vapid?.publicKey,
+    urlRules: { allowHttp: config.push.allowHttp, allowPrivateTargets: config.push.allowPrivateTargets },
+    sender: vapid
+      ? new PushSender({
+          repo: pushRepo,
+          clock,
+          logger: deps.logger,
+          registry: deps.metrics.registry,
+          vapid,
+          timeoutMs: config.push.timeoutMs,
+          concurrency: config.push.concurrency,
+          allowPrivateTargets: config.push.allowPrivateTargets,
+        })
+      : undefined,
+  });
   const dispatch: DispatchService = new DispatchService({
     repo: new DispatchRepository(db),
     bus,
@@ -116,9 +142,10 @@ export function createServices(deps: Deps): Services {
     index: live.index,
     registry: deps.metrics.registry,
     acceptors: { PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) },
+    offerMade: (driverId, offer) => push.offerMade(driverId, offer),
   });
   const pricing = new PricingService(deps, live);
-  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing };
+  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing, watcher: push };
   const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   const ridesRepo = new RidesRepository(db);
@@ -179,6 +206,7 @@ export function createServices(deps: Deps): Services {
     ledger,
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
+    push,
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
@@ -192,6 +220,7 @@ export function createServices(deps: Deps): Services {
       packages.close();
       trackingHub.close();
       liveMap.close();
+      void push.close();
     },
   };
 }

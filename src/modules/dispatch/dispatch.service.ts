@@ -54,6 +54,8 @@ export interface DispatchDeps {
   registry: Registry;
   /** How each kind of job is accepted (the packages' and rides' services, built after this one: called only once requests run). */
   acceptors: Record<JobTypeName, Acceptor>;
+  /** Told of each offer this instance makes (Web Push to the driver's phones, modules/push); must not block. */
+  offerMade?: (driverId: string, offer: Offer) => void;
 }
 
 export const offerNotFound = () => notFound('Offer not found', 'OFFER_NOT_FOUND');
@@ -234,6 +236,7 @@ export class DispatchService implements DispatchHooks {
       this.touched(jobType, jobId);
       this.outcomes.inc({ outcome: 'SENT' });
       this.deps.bus.publish('driver.push', { driverId: picked.choice.driverId, message: { type: 'offer', offer } });
+      this.deps.offerMade?.(picked.choice.driverId, offer);
       return offer;
     }
     const nowDate = clock.now();

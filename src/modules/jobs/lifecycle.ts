@@ -77,6 +77,14 @@ export interface DispatchHooks {
   released(trx: Trx, release: { jobType: JobType; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date; releases: number }): Promise<() => void>;
 }
 
+/**
+ * Told of each status change after commit, on the instance that made it, so that it happens once
+ * across instances (a customer's push notification, modules/push).
+ */
+export interface JobChangeWatcher {
+  jobChanged(change: { jobType: JobType; jobId: string; status: string; driverId: string | null }): void;
+}
+
 export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
 
 /** The job's `dispatch` field: its dispatch row's state while it waits, DONE once it left dispatch, OFF without one. */
@@ -118,7 +126,7 @@ export function isDriverSide(row: { driver_id: string | null; driver_company_id:
 
 export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
   constructor(
-    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number; dispatch?: DispatchHooks },
+    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number; dispatch?: DispatchHooks; watcher?: JobChangeWatcher },
     private readonly kind: JobKind<S, A, E, Row>,
   ) {}
 
@@ -257,5 +265,6 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
   private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }): void {
     this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who });
     this.kind.afterCommit?.(change);
+    this.deps.watcher?.jobChanged({ jobType: this.kind.jobType, jobId: change.jobId, status: change.status, driverId: who.driverId });
   }
 }

@@ -14,7 +14,7 @@ import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
-import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
+import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher } from '../jobs/lifecycle.js';
 import { countryExists, customerExists, findDriver } from '../jobs/references.repository.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
@@ -45,6 +45,8 @@ export interface PackageServiceDeps {
   driverIndex: DriverIndex;
   dispatch?: DispatchHooks;
   pricing: JobPricing;
+  /** Told of each status change after commit (push notifications). */
+  watcher?: JobChangeWatcher;
   /** Tracking links (modules/tracking): shown on every read, only their hash stored. */
   links: TrackingLinks;
   /** Sends the drop-off contact its tracking link (notifyRecipient). */

@@ -11,7 +11,7 @@ import { notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
-import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type StatusSet } from '../jobs/lifecycle.js';
+import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher, type StatusSet } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryExists } from '../jobs/references.repository.js';
 import type { DriverIndex } from '../matching/driver-index.js';
@@ -33,6 +33,8 @@ export interface RideServiceDeps {
   driverIndex: DriverIndex;
   dispatch?: DispatchHooks;
   pricing: JobPricing;
+  /** Told of each status change after commit (push notifications). */
+  watcher?: JobChangeWatcher;
   /** Writes the positions reported to this process now, so a completing ride's trip has them all. */
   flushPositions?: () => Promise<void>;
 }

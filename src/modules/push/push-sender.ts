@@ -1,0 +1,192 @@
+// Sends Web Push messages (RFC 8030, payload encryption RFC 8291 aes128gcm, VAPID RFC 8292) to a
+// user's subscriptions: fire-and-forget, at most PUSH_CONCURRENCY requests at once, each within
+// PUSH_TIMEOUT, never to a private address unless allowed (checked again at connect time: a name
+// may resolve elsewhere later). `web-push` (encryption and the VAPID JWT) is loaded on the first send.
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { Agent, request } from 'undici';
+import type { Clock } from '../../shared/clock.js';
+import { guardedLookup } from '../webhooks/webhook-sender.js';
+import { isPublicAddress } from '../webhooks/url-safety.js';
+import type { PushRepository } from './push.repository.js';
+
+export interface VapidKeys {
+  publicKey: string;
+  privateKey: string;
+  subject: string;
+}
+
+export interface PushOptions {
+  /** Seconds the push service keeps the message for an unreachable browser. */
+  ttlSeconds: number;
+  urgency: 'very-low' | 'low' | 'normal' | 'high';
+  /** For the metric: what kind of message this is. */
+  kind: 'offer' | 'job';
+}
+
+/** Pending sends beyond this are dropped (and counted): a push is worth little late. */
+const MAX_QUEUED = 10_000;
+
+/** The part of `web-push` used here (it ships no types). */
+interface WebPushLib {
+  generateRequestDetails(
+    subscription: { endpoint: string; keys: { p256dh: string; auth: string } },
+    payload: string,
+    options: { vapidDetails: VapidKeys; TTL: number; urgency: string; contentEncoding: 'aes128gcm' },
+  ): { method: string; headers: Record<string, string | number>; body: Buffer; endpoint: string };
+}
+
+export interface PushSenderDeps {
+  repo: PushRepository;
+  clock: Clock;
+  logger: Logger;
+  registry: Registry;
+  vapid: VapidKeys;
+  timeoutMs: number;
+  concurrency: number;
+  allowPrivateTargets: boolean;
+}
+
+type Subscription = { id: string; endpoint: string; p256dh: string; auth: string };
+
+export class PushSender {
+  private lib: Promise<WebPushLib> | undefined;
+  private agent: Agent | undefined;
+  private running = 0;
+  private readonly queue: (() => Promise<void>)[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly sends: Counter<'kind' | 'outcome'>;
+
+  constructor(private readonly deps: PushSenderDeps) {
+    this.sends = new Counter({
+      name: 'push_sends_total',
+      help: 'Web Push messages by kind (offer, job) and outcome (sent; gone: 404/410, the subscription deleted; failed; dropped: the queue was full)',
+      labelNames: ['kind', 'outcome'],
+      registers: [deps.registry],
+    });
+  }
+
+  /** Queues one message to every subscription of the user; returns at once. */
+  toUser(userId: string, message: Record<string, unknown>, options: PushOptions): void {
+    this.enqueue(options.kind, async () => {
+      const subscriptions = await this.deps.repo.ofUser(userId);
+      const payload = JSON.stringify(message);
+      for (const s of subscriptions) this.enqueue(options.kind, () => this.send(s, payload, options));
+    });
+  }
+
+  /** Queues work that first finds whom to send to (a job's customer). */
+  later(kind: PushOptions['kind'], work: () => Promise<void>): void {
+    this.enqueue(kind, work);
+  }
+
+  /** Resolves once nothing is queued or running (tests, shutdown). */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.queue.length = 0;
+    await this.idle();
+    await this.agent?.close().catch(() => undefined);
+  }
+
+  private enqueue(kind: PushOptions['kind'], task: () => Promise<void>): void {
+    if (this.queue.length >= MAX_QUEUED) {
+      this.sends.inc({ kind, outcome: 'dropped' });
+      return;
+    }
+    this.queue.push(task);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.deps.concurrency && this.queue.length > 0) {
+      const task = this.queue.shift()!;
+      this.running += 1;
+      task()
+        .catch((err) => this.deps.logger.warn({ err: { message: String((err as Error)?.message ?? err).slice(0, 200) } }, 'push failed'))
+        .finally(() => {
+          this.running -= 1;
+          this.pump();
+          if (this.running === 0 && this.queue.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+        });
+    }
+  }
+
+  private webPush(): Promise<WebPushLib> {
+    // A variable specifier: loaded on first use only, and typed by WebPushLib above.
+    const name = 'web-push';
+    this.lib ??= import(name).then((m: { default?: WebPushLib } & WebPushLib) => m.default ?? m);
+    return this.lib;
+  }
+
+  private dispatcher(): Agent {
+    this.agent ??= new Agent({
+      connections: 16,
+      headersTimeout: this.deps.timeoutMs,
+      bodyTimeout: this.deps.timeoutMs,
+      connect: { timeout: this.deps.timeoutMs, ...(this.deps.allowPrivateTargets ? {} : { lookup: guardedLookup as never }) },
+    });
+    return this.agent;
+  }
+
+  private async send(subscription: Subscription, payload: string, options: PushOptions): Promise<void> {
+    const { logger, repo, clock } = this.deps;
+    const url = new URL(subscription.endpoint);
+    // The endpoint's path is the subscription's capability: logs name only its host.
+    const where = { subscriptionId: subscription.id, host: url.host };
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!this.deps.allowPrivateTargets && isIP(host) && !isPublicAddress(host)) {
+      this.sends.inc({ kind: options.kind, outcome: 'failed' });
+      logger.warn(where, 'push refused: the endpoint is a private address');
+      return;
+    }
+    const lib = await this.webPush();
+    let status: number;
+    try {
+      const details = lib.generateRequestDetails({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
+        vapidDetails: this.deps.vapid,
+        TTL: Math.max(0, Math.floor(options.ttlSeconds)),
+        urgency: options.urgency,
+        contentEncoding: 'aes128gcm',
+      });
+      const response = await request(subscription.endpoint, {
+        method: 'POST',
+        headers: Object.fromEntries(Object.entries(details.headers).map(([k, v]) => [k, String(v)])),
+        body: details.body,
+        dispatcher: this.dispatcher(),
+        maxRedirections: 0,
+        signal: AbortSignal.timeout(this.deps.timeoutMs),
+      });
+      status = response.statusCode;
+      await response.body.dump().catch(() => undefined);
+    } catch (err) {
+      this.sends.inc({ kind: options.kind, outcome: 'failed' });
+      logger.warn({ ...where, error: describe(err, subscription.endpoint) }, 'push failed');
+      return;
+    }
+    if (status >= 200 && status < 300) {
+      this.sends.inc({ kind: options.kind, outcome: 'sent' });
+      await repo.markSuccess(subscription.id, clock.now());
+    } else if (status === 404 || status === 410) {
+      // RFC 8030 section 7.3: the subscription has expired or been removed.
+      this.sends.inc({ kind: options.kind, outcome: 'gone' });
+      await repo.deleteById(subscription.id);
+    } else {
+      this.sends.inc({ kind: options.kind, outcome: 'failed' });
+      logger.warn({ ...where, status }, 'push refused by the push service');
+    }
+  }
+}
+
+/** A network error's code and message, with the endpoint (whose path is a secret) taken out. */
+function describe(err: unknown, endpoint: string): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timed out';
+  const code = e.code ?? e.cause?.code;
+  const message = (e.message ?? String(err)).split(endpoint).join('<endpoint>').slice(0, 200);
+  return code ? `${code}: ${message}` : message;
+}
