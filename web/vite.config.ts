@@ -53,7 +53,7 @@ const driverFiles = reachableFrom('driver');
  * app opens offline; a navigation under /driver/ is answered with the cached page. The API is never
  * cached here: the app keeps the last job it saw itself. The manifest is a static file
  * (web/public/driver/), and the page registers the worker itself (nothing is injected into the
- * console's page).
+ * console's page). Push notifications come from web/public/driver/push-sw.js, imported by the worker.
  */
 const driverServiceWorker = VitePWA({
   strategies: 'generateSW',
@@ -80,6 +80,8 @@ const driverServiceWorker = VitePWA({
     clientsClaim: true,
     skipWaiting: true,
     sourcemap: false,
+    // Web Push (section 19): the hand-written push and notificationclick handlers (web/public/driver/).
+    importScripts: ['/driver/push-sw.js'],
   },
 });
 

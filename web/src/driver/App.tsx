@@ -11,6 +11,7 @@ import { PublicShell, Register, SignIn } from './auth';
 import { isActive, JobView } from './job';
 import { forgetJob, loadJob, saveJob } from './last-job';
 import { useDriverLink, type LinkState } from './link';
+import { NotificationsSwitch, unsubscribePush } from './notifications';
 import { OfferCard, unlockSound } from './offer';
 import type { Job, Offer, Package, Ride } from './types';
 import { formatPoint, Title } from './ui';
@@ -181,6 +182,7 @@ function Home({ user }: { user: User }) {
   const leave = async () => {
     if (online) await availability.mutateAsync('OFFLINE').catch(() => undefined);
     forgetJob();
+    await unsubscribePush().catch(() => undefined);
     await signOut();
     qc.clear();
   };
@@ -248,6 +250,7 @@ function Home({ user }: { user: User }) {
               )}
               <ErrorBox error={availability.error ?? me.error} />
               {online && <LinkStatus link={link} />}
+              <NotificationsSwitch />
             </section>
             {!shown && jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>}
           </>

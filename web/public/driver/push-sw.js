@@ -1,0 +1,93 @@
+// Web Push in the driver app's service worker (contract section 19): imported by the Workbox worker
+// (web/vite.config.ts, importScripts), which keeps the app shell. A push is JSON from the server
+// (src/modules/push/push.service.ts): an offer is shown as a notification whose tap opens the app at
+// the offer; a job's moment (customers' apps) as a short status line. Text only: a notification
+// shows no HTML.
+/* eslint-env serviceworker */
+'use strict';
+
+(function () {
+  const scope = self.registration.scope; // https://host/driver/
+
+  function money(price) {
+    if (!price || typeof price.amount !== 'number' || typeof price.currency !== 'string') return '';
+    try {
+      const format = new Intl.NumberFormat(undefined, { style: 'currency', currency: price.currency });
+      const digits = format.resolvedOptions().maximumFractionDigits;
+      return format.format(price.amount / Math.pow(10, digits));
+    } catch (e) {
+      return price.amount + ' ' + price.currency;
+    }
+  }
+
+  const JOB_TEXT = {
+    ACCEPTED: 'A driver accepted your ride',
+    ASSIGNED: 'A driver is on the way to pick up your package',
+    ARRIVED: 'Your driver has arrived',
+    COMPLETED: 'Your ride is complete',
+    DELIVERED: 'Your package was delivered',
+  };
+
+  /** The notification for a push message: { title, options } or null for what this app does not show. */
+  function notificationFor(message) {
+    if (message && message.type === 'offer' && typeof message.offerId === 'string') {
+      const parts = [String(message.pickupArea || ''), money(message.price)].filter(Boolean);
+      return {
+        title: 'New offer',
+        options: {
+          body: parts.join(' · '),
+          tag: 'offer-' + message.offerId,
+          renotify: true,
+          requireInteraction: true,
+          timestamp: Date.now(),
+          icon: scope + 'icon-192.png',
+          badge: scope + 'icon-192.png',
+          vibrate: [200, 100, 200],
+          data: { url: scope + '?offer=' + encodeURIComponent(message.offerId), deadline: message.deadline, offerId: message.offerId },
+        },
+      };
+    }
+    if (message && message.type === 'job' && typeof message.jobId === 'string') {
+      return {
+        title: JOB_TEXT[message.status] || 'Your ' + (message.jobType === 'RIDE' ? 'ride' : 'package') + ' changed',
+        options: {
+          tag: 'job-' + message.jobId,
+          icon: scope + 'icon-192.png',
+          data: { url: scope + '?' + (message.jobType === 'RIDE' ? 'ride' : 'package') + '=' + encodeURIComponent(message.jobId) },
+        },
+      };
+    }
+    return null;
+  }
+
+  self.addEventListener('push', function (event) {
+    let message = null;
+    try {
+      message = event.data ? event.data.json() : null;
+    } catch (e) {
+      message = null;
+    }
+    const shown = notificationFor(message);
+    if (!shown) return;
+    // An offer past its deadline (the push service held it while the phone was away) is not shown.
+    if (message.type === 'offer' && Date.parse(message.deadline) <= Date.now()) return;
+    event.waitUntil(self.registration.showNotification(shown.title, shown.options));
+  });
+
+  self.addEventListener('notificationclick', function (event) {
+    event.notification.close();
+    const url = (event.notification.data && event.notification.data.url) || scope;
+    event.waitUntil(
+      self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then(function (windows) {
+        for (const client of windows) {
+          if (client.url.indexOf(scope) === 0 && 'focus' in client) {
+            // The app open already: it reads its open offers when it comes to the front.
+            client.postMessage({ type: 'notification.click', url: url, offerId: event.notification.data && event.notification.data.offerId });
+            return client.focus();
+          }
+        }
+        return self.clients.openWindow(url);
+      }),
+    );
+  });
+})();
