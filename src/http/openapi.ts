@@ -21,6 +21,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'dispatch', description: 'Offers of jobs to drivers' },
   { name: 'pricing', description: 'Quotes and fares' },
   { name: 'tracking', description: 'Live tracking: public tracking links and event streams' },
+  { name: 'push', description: 'Web Push: the VAPID key and the browsers\' push subscriptions' },
 ];
 
 const RATE_LIMIT_HEADERS = {
