@@ -66,6 +66,13 @@ async function real() {
     select gen_random_uuid(), id, md5(random()::text || id::text), false, now() + interval '1 day'
     from (select id from users where email like 'bench-%' order by id limit ${sessions}::int) u
     returning id, user_id`.execute(db);
+  // B15: one push subscription per driver, at the benchmark's push receiver (one key pair for all).
+  if (process.env.BENCH_PUSH_ORIGIN) {
+    await sql`
+      insert into push_subscriptions (id, user_id, endpoint, p256dh, auth, created_at)
+      select gen_random_uuid(), id, ${process.env.BENCH_PUSH_ORIGIN} || '/push/' || id, ${process.env.BENCH_PUSH_P256DH}, ${process.env.BENCH_PUSH_AUTH}, now()
+      from users where email like 'bench-%' and role = 'DRIVER'`.execute(db);
+  }
   // A business account to create jobs with (B8).
   const business = await sql<{ id: string; user_id: string }>`
     with u as (

@@ -15,6 +15,8 @@ export interface ReceivedPush {
   payload: Record<string, any>;
   /** performance.now() when the request arrived. */
   receivedAt: number;
+  /** Date.now() then (to compare with the server's timestamps, the benchmark). */
+  receivedWallMs: number;
 }
 
 export interface TestSubscription {
@@ -40,12 +42,14 @@ export interface PushReceiver {
   rejected: string[];
   /** The next push for this subscription (or any, without an id), within `ms`. */
   next(subscriptionId?: string, ms?: number): Promise<ReceivedPush>;
-  /** Called with each push as it arrives (the benchmark). */
+  /** Called with each push as it arrives (the benchmark); such pushes are not kept in `received`. */
   onPush?: (push: ReceivedPush) => void;
+  /** With `anyId`: the keys every unknown /push/<uuid> endpoint decrypts with (many subscriptions, one key pair). */
+  sharedKeys: { p256dh: string; auth: string };
   close(): Promise<void>;
 }
 
-export async function startPushReceiver(vapidPublicKey: string): Promise<PushReceiver> {
+export async function startPushReceiver(vapidPublicKey: string, options: { anyId?: boolean } = {}): Promise<PushReceiver> {
   const held = new Map<string, Held>();
   const received: ReceivedPush[] = [];
   const rejected: string[] = [];
@@ -53,20 +57,20 @@ export async function startPushReceiver(vapidPublicKey: string): Promise<PushRec
   const raw = Buffer.from(vapidPublicKey, 'base64url');
   const key = await importJWK({ kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33, 65).toString('base64url') }, 'ES256');
   let origin = '';
+  const shared = newHeld();
 
   const receiver: PushReceiver = {
     origin: '',
     received,
     rejected,
+    sharedKeys: { p256dh: shared.ecdh.getPublicKey().toString('base64url'), auth: shared.auth.toString('base64url') },
     subscription() {
       const id = randomUUID();
-      const ecdh = createECDH('prime256v1');
-      ecdh.generateKeys();
-      const auth = randomBytes(16);
-      held.set(id, { ecdh, auth, status: 201 });
+      const h = newHeld();
+      held.set(id, h);
       return {
         id,
-        json: { endpoint: `${origin}/push/${id}`, expirationTime: null, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } },
+        json: { endpoint: `${origin}/push/${id}`, expirationTime: null, keys: { p256dh: h.ecdh.getPublicKey().toString('base64url'), auth: h.auth.toString('base64url') } },
       };
     },
     answer(subscriptionId, status) {
@@ -104,8 +108,9 @@ export async function startPushReceiver(vapidPublicKey: string): Promise<PushRec
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const receivedAt = performance.now();
+      const receivedWallMs = Date.now();
       const id = /^\/push\/([0-9a-f-]{36})$/.exec(req.url ?? '')?.[1];
-      const sub = id ? held.get(id) : undefined;
+      const sub = id ? (held.get(id) ?? (options.anyId ? shared : undefined)) : undefined;
       if (!id || !sub) {
         res.writeHead(404).end();
         return;
@@ -125,6 +130,7 @@ export async function startPushReceiver(vapidPublicKey: string): Promise<PushRec
             contentEncoding: req.headers['content-encoding'],
             payload,
             receivedAt,
+            receivedWallMs,
           };
           res.writeHead(201).end();
           receiver.onPush?.(push);
@@ -141,6 +147,12 @@ export async function startPushReceiver(vapidPublicKey: string): Promise<PushRec
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   receiver.origin = origin;
   return receiver;
+}
+
+function newHeld(): Held {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return { ecdh, auth: randomBytes(16), status: 201 };
 }
 
 /** `Authorization: vapid t=<JWT>, k=<public key>` (RFC 8292 section 3). */
