@@ -299,3 +299,36 @@ test('every duration variable has a maximum: accepted at it, refused above it (3
     assert.ok(row?.includes(`at most \`${max}\``), `docs/configuration.md gives ${name}'s maximum (at most \`${max}\`)`);
   }
 });
+
+test('Web Push: VAPID keys are validated and set together; the test-only switches are refused in production', () => {
+  const c = loadConfig({});
+  assert.deepEqual(c.push, { vapid: undefined, subject: 'mailto:admin@localhost', timeoutMs: 10_000, concurrency: 50, allowHttp: false, allowPrivateTargets: false });
+  // A real pair: 65-byte uncompressed point, 32-byte scalar.
+  const publicKey = `BA${'A'.repeat(85)}`;
+  const privateKey = 'A'.repeat(43);
+  const given = loadConfig({ VAPID_PUBLIC_KEY: publicKey, VAPID_PRIVATE_KEY: privateKey, VAPID_SUBJECT: 'https://ops.example.com/contact', PUSH_TIMEOUT: '3s', PUSH_CONCURRENCY: '8' });
+  assert.deepEqual(given.push.vapid, { publicKey, privateKey, subject: 'https://ops.example.com/contact' });
+  assert.equal(given.push.timeoutMs, 3000);
+  assert.equal(given.push.concurrency, 8);
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (err) {
+      return (err as ConfigError).problems;
+    }
+  };
+  assert.deepEqual(problems({ VAPID_PUBLIC_KEY: publicKey }), ['VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together']);
+  assert.deepEqual(problems({ VAPID_PUBLIC_KEY: 'short', VAPID_PRIVATE_KEY: 'x+y' }), [
+    'VAPID_PUBLIC_KEY must be an uncompressed P-256 public key, base64url (65 bytes, 87 characters)',
+    'VAPID_PRIVATE_KEY must be a P-256 private key, base64url (32 bytes, 43 characters)',
+  ]);
+  assert.deepEqual(problems({ VAPID_SUBJECT: 'admin@example.com' }), ['VAPID_SUBJECT must be a mailto: address or an https: URL (got "admin@example.com")']);
+  assert.deepEqual(problems({ PUSH_TIMEOUT: '2m', PUSH_CONCURRENCY: '0' }), ['PUSH_TIMEOUT must be at most 1m (got "2m")', 'PUSH_CONCURRENCY must be a whole number from 1 to 1000 (got "0")']);
+  const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', JWT_SECRET: 'Zq8#vT2!kLm9@pW4$rX7^nB3&cY6*dF1(gH5)', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example.com' };
+  assert.deepEqual(problems({ ...production, PUSH_ALLOW_HTTP: 'true', PUSH_ALLOW_PRIVATE_TARGETS: 'true' }), [
+    'PUSH_ALLOW_HTTP=true is refused in production',
+    'PUSH_ALLOW_PRIVATE_TARGETS=true is refused in production',
+  ]);
+  assert.equal(loadConfig(production).push.vapid, undefined, 'production without keys: push off (deps generates none with DATABASE_URL)');
+});
