@@ -2,7 +2,8 @@
 // pushed to a local push service that checks the VAPID JWT and decrypts the payload.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildTestApp, type TestApp } from './helpers/app.js';
+import { randomBytes } from 'node:crypto';
+import { buildTestApp, deleteRedisKeys, redisSkipReason, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { startPushReceiver, type PushReceiver } from './helpers/push-receiver.js';
 import { get, packageBody, post, rideBody, setDriverPosition, stop } from './packages-helpers.js';
@@ -253,3 +254,41 @@ async function startPushReceiverKeys() {
   ecdh.generateKeys();
   return { keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } };
 }
+
+describe('web push across two instances (PostgreSQL and Redis)', { skip: redisSkipReason }, () => {
+  test('an offer made on one instance and a ride accepted on the other are each pushed once', async () => {
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    const env = { ...VAPID_ENV, PUSH_ALLOW_HTTP: 'true', PUSH_ALLOW_PRIVATE_TARGETS: 'true' };
+    const a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env });
+    const b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env, database: a.database, clock: a.clock });
+    const receiver = await startPushReceiver(vapid.publicKey);
+    try {
+      const at = { lat: 0.9, lng: 37.2 };
+      const customer = await createUser(a, { role: 'CUSTOMER' });
+      const driver = await createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } });
+      await setDriverPosition(a, driver.id, at.lat + 0.002, at.lng);
+      await b.services.live.reload(driver.id);
+      const driverSub = receiver.subscription();
+      const customerSub = receiver.subscription();
+      assert.equal((await post(a, '/api/push/subscriptions', driver.headers, driverSub.json)).statusCode, 201);
+      assert.equal((await post(b, '/api/push/subscriptions', customer.headers, customerSub.json)).statusCode, 201);
+      const ride = (await post(a, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: at, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }))).json();
+      const offerPush = await receiver.next(driverSub.id);
+      assert.equal(offerPush.payload.jobId, ride.id);
+      assert.equal((await post(b, `/api/offers/${offerPush.payload.offerId}/accept`, driver.headers)).statusCode, 200);
+      assert.equal((await receiver.next(customerSub.id)).payload.status, 'ACCEPTED');
+      // Both instances heard of both (the bus): neither sends a second copy.
+      await new Promise((r) => setTimeout(r, 500));
+      for (const t of [a, b]) {
+        await t.services.dispatch.idle();
+        await t.services.push.idle();
+      }
+      assert.deepEqual(receiver.received.map((p) => p.payload.type), []);
+    } finally {
+      await receiver.close();
+      await b.close();
+      await a.close();
+      await deleteRedisKeys(prefix);
+    }
+  });
+});
