@@ -6,7 +6,7 @@ import { api, ok } from '../../shared/api/client';
 import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, PageTitle, formatMoney, formatTime } from '../../shared/ui';
-import { saveBlob } from '../money/money';
+import { saveBlob } from '../../shared/download';
 import { Link } from '../router';
 
 type Invoice = Schemas['/api/businesses/me/invoices/{id}']['get']['responses'][200]['content']['application/json'];

@@ -1,5 +1,5 @@
 // Money in the admin's forms: amounts are typed in major units ("70.00 KES") and sent in minor units,
-// moved digit by digit (no floating point), and files saved from a blob (the token is not in a link).
+// moved digit by digit (no floating point).
 
 /** The currency's ISO 4217 decimals as the browser's Intl knows them (KES 2, UGX 0). */
 export function currencyDigits(currency: string): number {
@@ -21,18 +21,6 @@ export function toMinorUnits(text: string, currency: string): number | undefined
 
 /** A fresh Idempotency-Key: one per click, so a double click or a retried request records once. */
 export const newIdempotencyKey = () => crypto.randomUUID();
-
-/** Saves a blob under `filename` (the access token lives in memory, so a plain link could not authenticate). */
-export function saveBlob(blob: Blob, filename: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 /** 7050 KES → "70.50": exact, for a form's field. */
 export function toMajorText(minor: number, currency: string): string {

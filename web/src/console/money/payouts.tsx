@@ -7,7 +7,8 @@ import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, StatusBadge, formatMoney, formatTime } from '../../shared/ui';
 import { Link, navigate } from '../router';
-import { newIdempotencyKey, saveBlob, toMinorUnits } from './money';
+import { saveBlob } from '../../shared/download';
+import { newIdempotencyKey, toMinorUnits } from './money';
 
 type Batch = Schemas['/api/admin/payouts/{id}']['get']['responses'][200]['content']['application/json'];
 
