@@ -4,7 +4,7 @@ import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import { Body, DateTime, Nullable, Uuid } from '../../shared/schemas.js';
 import { MONTH_PATTERN } from './invoice-month.js';
 
-const Month = Type.String({ pattern: MONTH_PATTERN, description: 'A month in UTC, YYYY-MM' });
+const Month = Type.String({ pattern: MONTH_PATTERN, maxLength: 7, description: 'A month in UTC, YYYY-MM' });
 const Signed = (description: string) => Type.Integer({ description: `${description}, in minor units, signed as the ledger: negative charges the business, positive credits it` });
 
 export const RunInvoicesBody = Body({ month: Month });
