@@ -17,6 +17,11 @@ export const DISPATCH_SWEEP_INTERVAL_MS = 1000;
 const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
 /** How often the operator accounts' pending balance deltas are folded in (reads are exact either way). */
 export const LEDGER_ROLL_UP_INTERVAL_MS = 60_000;
+/**
+ * How often last month's invoices are looked for: they are issued on the 1st (after a grace of a few
+ * minutes); later turns find them done and create nothing (the run is idempotent and safe on several instances).
+ */
+export const INVOICE_RUN_INTERVAL_MS = 60 * 60_000;
 /** Unused quotes kept in PostgreSQL are deleted QUOTE_TTL after they expired, by this loop. */
 const QUOTE_PURGE_INTERVAL_MS = 60_000;
 
@@ -53,6 +58,7 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     // Packages written without a tracking token hash (before migration 0012, or by an older version).
     periodic(deps, 'tracking token backfill', CODE_PURGE_INTERVAL_MS, () => services.tracking.backfillTokens(), true),
     periodic(deps, 'ledger roll-up', LEDGER_ROLL_UP_INTERVAL_MS, () => services.ledger.rollUp()),
+    periodic(deps, 'monthly invoices', INVOICE_RUN_INTERVAL_MS, () => services.invoices.runDue(), true),
   ];
   if (deps.config.dispatch.mode === 'offer') {
     const sweep = periodic(deps, 'dispatch sweep', DISPATCH_SWEEP_INTERVAL_MS, () => services.dispatch.sweep(), true);

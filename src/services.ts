@@ -18,6 +18,8 @@ import { DriversService } from './modules/drivers/drivers.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
+import { InvoicesRepository } from './modules/ledger/invoices.repository.js';
+import { InvoiceService } from './modules/ledger/invoices.service.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
 import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
 import { PayoutService } from './modules/ledger/payouts.service.js';
@@ -77,6 +79,7 @@ export interface Services {
   payouts: PayoutService;
   /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
   push: PushService;
+  invoices: InvoiceService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -207,6 +210,7 @@ export function createServices(deps: Deps): Services {
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     push,
+    invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

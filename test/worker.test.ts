@@ -19,10 +19,10 @@ describe('worker', () => {
 
   test('background work is listed in two groups: shared (webhook worker, sweeps, the tracking token backfill) and per process (write-behind)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
-    assert.deepEqual(shared.slice(0, 6), ['ride expiry sweep', 'purging expired codes', 'purging expired quotes', 'tracking token backfill', 'ledger roll-up', 'dispatch sweep']);
-    assert.match(shared[6]!, /^webhook worker /);
-    assert.equal(shared.length, 7);
-    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 6);
+    assert.deepEqual(shared.slice(0, 7), ['ride expiry sweep', 'purging expired codes', 'purging expired quotes', 'tracking token backfill', 'ledger roll-up', 'monthly invoices', 'dispatch sweep']);
+    assert.match(shared[7]!, /^webhook worker /);
+    assert.equal(shared.length, 8);
+    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 7);
     assert.deepEqual(perProcessWork(t.services).map((l) => l.name), ['driver index and position write-behind', 'surge']);
   });
 

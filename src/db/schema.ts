@@ -3,6 +3,7 @@ import type { AuthTables } from './tables/auth.js';
 import type { DispatchTables } from './tables/dispatch.js';
 import type { FoundationTables } from './tables/foundation.js';
 import type { IdempotencyTables } from './tables/idempotency.js';
+import type { InvoiceTables } from './tables/invoices.js';
 import type { JobTables } from './tables/jobs.js';
 import type { LedgerTables } from './tables/ledger.js';
 import type { PricingTables } from './tables/pricing.js';
@@ -11,4 +12,4 @@ import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
 
-export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables {}
+export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables, InvoiceTables {}

@@ -11,6 +11,9 @@ import { LiveMapPage } from './admin/live-map';
 import { ForgotPasswordPage, RegisterPage, SignInPage } from './auth/auth';
 import { CompanyDriversPage } from './company/drivers';
 import { DeliveryPage } from './deliveries/detail';
+import { InvoicePage, InvoicesPage } from './invoices/invoices';
+import { BalancesPage } from './money/balances';
+import { PayoutPage, PayoutsPage } from './money/payouts';
 import { DeliveriesPage } from './deliveries/list';
 import { NewDeliveryPage } from './deliveries/new';
 import { StatementPage } from './statement/statement';
@@ -24,11 +27,14 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
     { to: '/users', label: 'Users' },
     { to: '/deliveries', label: 'Deliveries' },
     { to: '/map', label: 'Live map' },
+    { to: '/balances', label: 'Balances' },
+    { to: '/payouts', label: 'Payouts' },
   ],
   BUSINESS: [
     { to: '/deliveries', label: 'Deliveries' },
     { to: '/deliveries/new', label: 'New delivery' },
     { to: '/statement', label: 'Statement' },
+    { to: '/invoices', label: 'Invoices' },
     { to: '/webhooks', label: 'Webhooks' },
   ],
   COMPANY: [
@@ -111,6 +117,11 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/deliveries/new' && (role === 'BUSINESS' || role === 'CUSTOMER')) return <NewDeliveryPage />;
   if ((p = match('/deliveries/:id', path)) && role !== 'DRIVER') return <DeliveryPage key={p.id} id={p.id} />;
   if (path === '/statement' && role === 'BUSINESS') return <StatementPage />;
+  if (path === '/invoices' && role === 'BUSINESS') return <InvoicesPage />;
+  if ((p = match('/invoices/:id', path)) && role === 'BUSINESS') return <InvoicePage key={p.id} id={p.id} />;
+  if (path === '/balances' && role === 'ADMIN') return <BalancesPage />;
+  if (path === '/payouts' && role === 'ADMIN') return <PayoutsPage />;
+  if ((p = match('/payouts/:id', path)) && role === 'ADMIN') return <PayoutPage key={p.id} id={p.id} />;
   if (path === '/webhooks' && role === 'BUSINESS') return <WebhooksPage />;
   if ((p = match('/webhooks/:id', path)) && role === 'BUSINESS') return <WebhookPage key={p.id} id={p.id} />;
   if (path === '/approvals' && role === 'ADMIN') return <ApprovalsPage />;

@@ -7,6 +7,10 @@ const packages = ['packages'] as const;
 const anyPackage = ['package'] as const;
 const users = ['users'] as const;
 const webhookLog = (id: string) => ['webhook-log', id] as const;
+const balances = ['balances'] as const;
+const payouts = ['payouts'] as const;
+const payoutLines = (id: string) => ['payout-lines', id] as const;
+const invoices = ['invoices'] as const;
 
 export const queryKeys = {
   countries: ['countries'] as const,
@@ -28,4 +32,18 @@ export const queryKeys = {
   /** Every page of an endpoint's delivery log. */
   webhookLog,
   webhookLogPage: (id: string, cursor: string | undefined) => [...webhookLog(id), cursor] as const,
+  /** Every page of the admin's balances (a settlement, payment or payout batch changes them). */
+  balances,
+  balancesPage: (currency: string, cursor: string | undefined) => [...balances, currency, cursor] as const,
+  /** Every page of the payout batches. */
+  payouts,
+  payoutsPage: (cursor: string | undefined) => [...payouts, cursor] as const,
+  payout: (id: string) => ['payout', id] as const,
+  /** Every page of a batch's lines. */
+  payoutLines,
+  payoutLinesPage: (id: string, cursor: string | undefined) => [...payoutLines(id), cursor] as const,
+  /** Every page of the business's invoices. */
+  invoices,
+  invoicesPage: (cursor: string | undefined) => [...invoices, cursor] as const,
+  invoice: (id: string) => ['invoice', id] as const,
 };

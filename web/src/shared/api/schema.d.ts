@@ -1473,6 +1473,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/invoices/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue a past month's invoices (UTC): one per business with activity in it. Idempotent: a month run again creates nothing new */
+        post: operations["postAdminInvoicesRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invoices, newest first (filter by business and month) */
+        get: operations["getAdminInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Any invoice: JSON, or PDF with Accept: application/pdf */
+        get: operations["getAdminInvoicesId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/businesses/me/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The business's invoices, newest first */
+        get: operations["getBusinessesMeInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/businesses/me/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the business's invoices: JSON, or PDF with Accept: application/pdf (another business's: 404) */
+        get: operations["getBusinessesMeInvoicesId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -14017,6 +14102,728 @@ export interface operations {
             };
             /** @description Missing, invalid or expired credentials */
             401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminInvoicesRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A month in UTC, YYYY-MM */
+                    month: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        month: string;
+                        /** @description Invoices this run created (0 when the month was done before) */
+                        created: number;
+                        invoices: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description INV-000042: sequential for the operator, without gaps */
+                            number: string;
+                            /** @description YYYY-MM (UTC) */
+                            month: string;
+                            currency: string;
+                            /** @description As it was when issued */
+                            business: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                address: string | null;
+                            };
+                            /** @description The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes) */
+                            openingBalance: number;
+                            /** @description The balance at the end of the month */
+                            closingBalance: number;
+                            /** @description What the business owes at the end of the month: −closingBalance when negative, else 0 */
+                            amountDue: number;
+                            totals: {
+                                /** @description Deliveries charged (JOB_CHARGE), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                deliveries: number;
+                                deliveryCount: number;
+                                /** @description Cancellation fees, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                cancellationFees: number;
+                                /** @description Tips on account, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                tips: number;
+                                /** @description Cash on delivery collected for the business, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                cashOnDelivery: number;
+                                /** @description Payments received, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                payments: number;
+                                /** @description Payouts to the business (and failed ones returned), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                payouts: number;
+                                /** @description Any other entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                other: number;
+                                /** @description The month: closingBalance − openingBalance, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                net: number;
+                            };
+                            lineCount: number;
+                            /** Format: date-time */
+                            issuedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminInvoices: {
+        parameters: {
+            query?: {
+                businessId?: string;
+                /** @description A month in UTC, YYYY-MM */
+                month?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description INV-000042: sequential for the operator, without gaps */
+                            number: string;
+                            /** @description YYYY-MM (UTC) */
+                            month: string;
+                            currency: string;
+                            /** @description As it was when issued */
+                            business: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                address: string | null;
+                            };
+                            /** @description The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes) */
+                            openingBalance: number;
+                            /** @description The balance at the end of the month */
+                            closingBalance: number;
+                            /** @description What the business owes at the end of the month: −closingBalance when negative, else 0 */
+                            amountDue: number;
+                            totals: {
+                                /** @description Deliveries charged (JOB_CHARGE), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                deliveries: number;
+                                deliveryCount: number;
+                                /** @description Cancellation fees, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                cancellationFees: number;
+                                /** @description Tips on account, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                tips: number;
+                                /** @description Cash on delivery collected for the business, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                cashOnDelivery: number;
+                                /** @description Payments received, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                payments: number;
+                                /** @description Payouts to the business (and failed ones returned), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                payouts: number;
+                                /** @description Any other entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                other: number;
+                                /** @description The month: closingBalance − openingBalance, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                net: number;
+                            };
+                            lineCount: number;
+                            /** Format: date-time */
+                            issuedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminInvoicesId: {
+        parameters: {
+            query?: {
+                /** @description Instead of the Accept header (application/pdf for PDF), e.g. for a download link */
+                format?: "json" | "pdf";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description INV-000042: sequential for the operator, without gaps */
+                        number: string;
+                        /** @description YYYY-MM (UTC) */
+                        month: string;
+                        currency: string;
+                        /** @description As it was when issued */
+                        business: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            address: string | null;
+                        };
+                        /** @description The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes) */
+                        openingBalance: number;
+                        /** @description The balance at the end of the month */
+                        closingBalance: number;
+                        /** @description What the business owes at the end of the month: −closingBalance when negative, else 0 */
+                        amountDue: number;
+                        totals: {
+                            /** @description Deliveries charged (JOB_CHARGE), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            deliveries: number;
+                            deliveryCount: number;
+                            /** @description Cancellation fees, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            cancellationFees: number;
+                            /** @description Tips on account, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            tips: number;
+                            /** @description Cash on delivery collected for the business, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            cashOnDelivery: number;
+                            /** @description Payments received, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            payments: number;
+                            /** @description Payouts to the business (and failed ones returned), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            payouts: number;
+                            /** @description Any other entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            other: number;
+                            /** @description The month: closingBalance − openingBalance, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            net: number;
+                        };
+                        lineCount: number;
+                        /** Format: date-time */
+                        issuedAt: string;
+                        lines: {
+                            /** Format: date-time */
+                            date: string;
+                            kind: "DELIVERY" | "CANCELLATION_FEE" | "TIP" | "CASH_ON_DELIVERY" | "PAYMENT" | "PAYOUT" | "OTHER";
+                            description: string;
+                            jobType: ("PACKAGE" | "RIDE") | null;
+                            jobId: string | null;
+                            reference: string | null;
+                            /** @description The entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            amount: number;
+                        }[];
+                    };
+                    "application/pdf": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getBusinessesMeInvoices: {
+        parameters: {
+            query?: {
+                /** @description A month in UTC, YYYY-MM */
+                month?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description INV-000042: sequential for the operator, without gaps */
+                            number: string;
+                            /** @description YYYY-MM (UTC) */
+                            month: string;
+                            currency: string;
+                            /** @description As it was when issued */
+                            business: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                address: string | null;
+                            };
+                            /** @description The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes) */
+                            openingBalance: number;
+                            /** @description The balance at the end of the month */
+                            closingBalance: number;
+                            /** @description What the business owes at the end of the month: −closingBalance when negative, else 0 */
+                            amountDue: number;
+                            totals: {
+                                /** @description Deliveries charged (JOB_CHARGE), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                deliveries: number;
+                                deliveryCount: number;
+                                /** @description Cancellation fees, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                cancellationFees: number;
+                                /** @description Tips on account, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                tips: number;
+                                /** @description Cash on delivery collected for the business, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                cashOnDelivery: number;
+                                /** @description Payments received, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                payments: number;
+                                /** @description Payouts to the business (and failed ones returned), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                payouts: number;
+                                /** @description Any other entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                other: number;
+                                /** @description The month: closingBalance − openingBalance, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                                net: number;
+                            };
+                            lineCount: number;
+                            /** Format: date-time */
+                            issuedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getBusinessesMeInvoicesId: {
+        parameters: {
+            query?: {
+                /** @description Instead of the Accept header (application/pdf for PDF), e.g. for a download link */
+                format?: "json" | "pdf";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description INV-000042: sequential for the operator, without gaps */
+                        number: string;
+                        /** @description YYYY-MM (UTC) */
+                        month: string;
+                        currency: string;
+                        /** @description As it was when issued */
+                        business: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            address: string | null;
+                        };
+                        /** @description The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes) */
+                        openingBalance: number;
+                        /** @description The balance at the end of the month */
+                        closingBalance: number;
+                        /** @description What the business owes at the end of the month: −closingBalance when negative, else 0 */
+                        amountDue: number;
+                        totals: {
+                            /** @description Deliveries charged (JOB_CHARGE), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            deliveries: number;
+                            deliveryCount: number;
+                            /** @description Cancellation fees, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            cancellationFees: number;
+                            /** @description Tips on account, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            tips: number;
+                            /** @description Cash on delivery collected for the business, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            cashOnDelivery: number;
+                            /** @description Payments received, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            payments: number;
+                            /** @description Payouts to the business (and failed ones returned), in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            payouts: number;
+                            /** @description Any other entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            other: number;
+                            /** @description The month: closingBalance − openingBalance, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            net: number;
+                        };
+                        lineCount: number;
+                        /** Format: date-time */
+                        issuedAt: string;
+                        lines: {
+                            /** Format: date-time */
+                            date: string;
+                            kind: "DELIVERY" | "CANCELLATION_FEE" | "TIP" | "CASH_ON_DELIVERY" | "PAYMENT" | "PAYOUT" | "OTHER";
+                            description: string;
+                            jobType: ("PACKAGE" | "RIDE") | null;
+                            jobId: string | null;
+                            reference: string | null;
+                            /** @description The entry, in minor units, signed as the ledger: negative charges the business, positive credits it */
+                            amount: number;
+                        }[];
+                    };
+                    "application/pdf": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

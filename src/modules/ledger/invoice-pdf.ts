@@ -1,0 +1,128 @@
+// An invoice as a PDF (contract section 21): pdfkit, loaded on first use (it is heavy and most
+// processes never draw an invoice). Text only, from the invoice's data: a name such as "=1+1" or
+// "<b>" is drawn as those characters, nothing interprets it.
+import { minorUnits } from './payout-file.js';
+import type { InvoiceLine, InvoiceTotals } from './invoice-lines.js';
+
+export interface InvoiceDocument {
+  number: string;
+  month: string;
+  issuedAt: string;
+  currency: string;
+  business: { id: string; name: string; address: string | null };
+  openingBalance: number;
+  closingBalance: number;
+  amountDue: number;
+  totals: InvoiceTotals;
+  lines: InvoiceLine[];
+}
+
+type PdfKit = typeof import('pdfkit');
+let pdfkit: Promise<PdfKit> | undefined;
+const loadPdfKit = () => (pdfkit ??= import('pdfkit').then((m) => ((m as unknown as { default?: PdfKit }).default ?? m) as PdfKit));
+
+/** Major units with the currency's ISO 4217 decimals and thousands separators: -1234567 KES → "-12,345.67". */
+export function formatAmount(amount: number, currency: string): string {
+  const digits = minorUnits(currency);
+  const text = String(Math.abs(amount)).padStart(digits + 1, '0');
+  const whole = digits ? text.slice(0, -digits) : text;
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return `${amount < 0 ? '-' : ''}${grouped}${digits ? `.${text.slice(-digits)}` : ''}`;
+}
+
+/**
+ * The standard PDF fonts encode WinAnsi only: characters outside it would come out as other glyphs,
+ * so they are replaced by "?" (a name in another script still reads as a name of that length).
+ */
+const WIN_ANSI_EXTRA = '€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ';
+const printable = (text: string) =>
+  [...text]
+    .map((c) => {
+      const code = c.charCodeAt(0);
+      if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return ' ';
+      return code <= 0xff || WIN_ANSI_EXTRA.includes(c) ? c : '?';
+    })
+    .join('');
+
+const dateOnly = (iso: string) => iso.slice(0, 10);
+
+export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
+  const PDFDocument = await loadPdfKit();
+  const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Invoice ${invoice.number}`, Author: 'Operator', CreationDate: new Date(invoice.issuedAt) } });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<Buffer>((resolve, reject) => {
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+  });
+  const money = (amount: number) => formatAmount(amount, invoice.currency);
+  const left = doc.page.margins.left;
+  const width = doc.page.width - left - doc.page.margins.right;
+  // Columns: date, description, reference, charge, credit.
+  const cols = [
+    { x: left, w: 70 },
+    { x: left + 75, w: 140 },
+    { x: left + 220, w: 125 },
+    { x: left + 350, w: 70 },
+    { x: left + 425, w: width - 425 },
+  ];
+  const row = (cells: string[], options: { bold?: boolean } = {}) => {
+    if (doc.y > doc.page.height - doc.page.margins.bottom - 30) doc.addPage();
+    const y = doc.y;
+    doc.font(options.bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9);
+    let bottom = y;
+    cells.forEach((cell, i) => {
+      const col = cols[i]!;
+      doc.text(printable(cell), col.x, y, { width: col.w, align: i >= 3 ? 'right' : 'left' });
+      bottom = Math.max(bottom, doc.y);
+    });
+    doc.x = left;
+    doc.y = bottom + 3;
+  };
+  const pair = (label: string, value: string, bold = false) => {
+    const y = doc.y;
+    doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(10);
+    doc.text(label, left + 220, y, { width: 200 });
+    doc.text(value, left + 350, y, { width: width - 350, align: 'right' });
+    doc.x = left;
+  };
+
+  doc.font('Helvetica-Bold').fontSize(18).text(`Invoice ${invoice.number}`);
+  doc.moveDown(0.5);
+  doc.font('Helvetica').fontSize(10);
+  doc.text(`Period: ${invoice.month} (UTC)`);
+  doc.text(`Issued: ${dateOnly(invoice.issuedAt)}`);
+  doc.text(`Currency: ${invoice.currency}`);
+  doc.moveDown(0.5);
+  doc.font('Helvetica-Bold').text('Billed to');
+  doc.font('Helvetica').text(printable(invoice.business.name));
+  if (invoice.business.address) doc.text(printable(invoice.business.address));
+  doc.moveDown(1);
+
+  row(['Date', 'Description', 'Reference', 'Charge', 'Credit'], { bold: true });
+  for (const line of invoice.lines) {
+    row([dateOnly(line.date), line.description, line.reference ?? '', line.amount < 0 ? money(-line.amount) : '', line.amount > 0 ? money(line.amount) : '']);
+  }
+  if (!invoice.lines.length) row(['', 'No activity', '', '', '']);
+  doc.moveDown(1);
+
+  const t = invoice.totals;
+  pair('Opening balance', money(invoice.openingBalance));
+  pair(`Deliveries (${t.deliveryCount})`, money(t.deliveries));
+  if (t.cancellationFees) pair('Cancellation fees', money(t.cancellationFees));
+  if (t.tips) pair('Tips', money(t.tips));
+  if (t.cashOnDelivery) pair('Cash on delivery collected', money(t.cashOnDelivery));
+  if (t.payments) pair('Payments received', money(t.payments));
+  if (t.payouts) pair('Payouts', money(t.payouts));
+  if (t.other) pair('Other', money(t.other));
+  pair('Net for the month', money(t.net), true);
+  pair('Closing balance', money(invoice.closingBalance), true);
+  pair('Amount due', money(invoice.amountDue), true);
+  doc.moveDown(1);
+  doc
+    .font('Helvetica')
+    .fontSize(8)
+    .text('Balances: positive is owed to you, negative is what you owe. Charges lower the balance, credits raise it.', left, doc.y, { width });
+  doc.end();
+  return done;
+}

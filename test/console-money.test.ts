@@ -1,0 +1,197 @@
+// The console's money pages in Chromium (contract sections 15 and 21): an admin records a
+// settlement (and sees an API error's message), creates a payout batch, downloads its CSV, marks a
+// line failed and the batch paid; a business downloads its invoice's PDF. The app runs in this
+// process (buildTestApp, listening) so that the ledger can be given last month's entries directly.
+// CONSOLE_SCREENSHOTS=docs/screenshots saves the pages.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { jobCompletedEntries } from '../src/modules/ledger/postings.js';
+import { ManualClock } from '../src/shared/clock.js';
+import { buildSmsTestApp, type SmsTestApp } from './auth-support.js';
+import { TEST_PASSWORD, createUser, type TestUser } from './helpers/factories.js';
+import { projectRoot } from './helpers/processes.js';
+
+function onPath(names: string[]): string | undefined {
+  for (const name of names) {
+    try {
+      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
+const skip = chromiumPath ? false : 'no Chromium on PATH (apt-get install chromium): the console money pages test is skipped';
+const screenshots = process.env.CONSOLE_SCREENSHOTS ? path.resolve(projectRoot, process.env.CONSOLE_SCREENSHOTS) : undefined;
+
+describe('console money pages in Chromium', { skip }, () => {
+  let t: SmsTestApp;
+  let base: string;
+  let browser: Browser;
+  let admin: TestUser;
+  let business: TestUser;
+  let driver: TestUser;
+  let earner: TestUser;
+  let lastMonth: string;
+  const pageErrors: string[] = [];
+
+  const post = (sourceKey: string, entries: ReturnType<typeof jobCompletedEntries>) => t.services.ledger.post(t.db, { sourceKey, currency: 'KES', entries });
+
+  before(async () => {
+    const { buildWeb, staleReason } = await import('../scripts/build-web.mjs');
+    if (staleReason()) assert.ok(buildWeb().ok, 'the console builds');
+    const now = new Date();
+    t = await buildSmsTestApp({ clock: new ManualClock(now) });
+    admin = await createUser(t, { role: 'ADMIN', firstName: 'Ada', lastName: 'Admin' });
+    business = await createUser(t, { role: 'BUSINESS', businessName: '=1+1 <b>Duka</b>' });
+    driver = await createUser(t, { role: 'DRIVER', firstName: 'Amina', lastName: 'Wanjiru' });
+    earner = await createUser(t, { role: 'DRIVER', firstName: 'Otieno', lastName: 'Ouma' });
+    // Last month: the business is charged two deliveries; the drivers earn; Amina collects a cash ride.
+    const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 10, 9));
+    lastMonth = start.toISOString().slice(0, 7);
+    t.clock.set(start);
+    const account = (driverId: string, amount: number) =>
+      jobCompletedEntries({ driverId, payer: { kind: 'BUSINESS', partyId: business.id }, paymentMethod: 'ACCOUNT', amount, bookingFee: 0, commissionRate: 2000 });
+    await post(`job:PACKAGE:${randomUUID()}:completed`, account(driver.id, 10_000));
+    await post(`job:PACKAGE:${randomUUID()}:completed`, account(earner.id, 25_000));
+    await post(
+      `job:RIDE:${randomUUID()}:completed`,
+      jobCompletedEntries({ driverId: driver.id, payer: { kind: 'DRIVER', partyId: driver.id }, paymentMethod: 'CASH', amount: 60_000, bookingFee: 0, commissionRate: 2000 }),
+    );
+    t.clock.set(now);
+    const run = await t.app.inject({ method: 'POST', url: '/api/admin/invoices/run', headers: admin.headers, payload: { month: lastMonth } });
+    assert.equal(run.json().created, 1, run.body);
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    if (screenshots) mkdirSync(screenshots, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    assert.deepEqual(pageErrors, [], 'no uncaught page error');
+  });
+
+  async function signedIn(user: TestUser): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (err) => pageErrors.push(`${page.url()}: ${err.message}`));
+    await page.goto(`${base}/login`);
+    await page.getByLabel('Email or phone').fill(user.email);
+    await page.getByLabel('Password').fill(TEST_PASSWORD);
+    const sent = t.messages().length;
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForFunction(() => document.querySelector('input[autocomplete="one-time-code"], input[inputmode="numeric"]') !== null || true);
+    for (let i = 0; i < 100 && t.messages().length <= sent; i++) await new Promise((r) => setTimeout(r, 100));
+    await page.getByLabel('Verification code').fill(t.lastCode(user.phone));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    return page;
+  }
+
+  async function axe(page: Page, what: string) {
+    const result = await new AxeBuilder({ page }).analyze();
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(bad.map((v) => `${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `axe on ${what}`);
+  }
+
+  const shot = async (page: Page, name: string) => {
+    if (screenshots) await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
+  };
+
+  test('an admin records a settlement, creates a payout batch, downloads its CSV, marks a line failed and the batch paid', async () => {
+    const page = await signedIn(admin);
+    await page.getByRole('link', { name: 'Balances' }).click();
+    await page.getByRole('heading', { name: 'Balances', level: 1 }).waitFor();
+    // Amina: earned 8,000 on account, owes 12,000 commission on the cash ride: −4,000.
+    const amina = page.getByRole('row').filter({ hasText: 'Amina Wanjiru' });
+    await assert.doesNotReject(amina.getByText('-KES 40.00').waitFor());
+    await axe(page, 'balances');
+    await shot(page, 'balances');
+
+    // Too much: the API's message is shown.
+    await page.getByRole('button', { name: 'Settle Amina Wanjiru' }).click();
+    const settlement = page.getByRole('form', { name: 'Settlement: cash a driver handed in' });
+    assert.equal(await settlement.getByLabel('Amount').inputValue(), '40.00');
+    assert.equal(await settlement.getByLabel('Driver ID').inputValue(), driver.id);
+    await settlement.getByLabel('Amount').fill('50');
+    await settlement.getByLabel('Reference').fill('RCPT-1');
+    await settlement.getByRole('button', { name: 'Record settlement' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The driver owes 4000 KES (minor units): a settlement of 5000 is more than that' }).waitFor();
+    await settlement.getByLabel('Amount').fill('40.00');
+    await settlement.getByRole('button', { name: 'Record settlement' }).click();
+    await page.getByRole('status').filter({ hasText: 'Recorded KES 40.00 (RCPT-1). The balance is now KES 0.00.' }).waitFor();
+    assert.equal(await t.services.ledger.balance('KES', { kind: 'DRIVER', partyId: driver.id }), 0);
+    await amina.waitFor({ state: 'detached' });
+
+    // A business payment from the row's button.
+    await page.getByRole('button', { name: 'Record a payment by =1+1 <b>Duka</b>' }).click();
+    const payment = page.getByRole('form', { name: 'Business payment' });
+    assert.equal(await payment.getByLabel('Amount').inputValue(), '350.00');
+    await payment.getByLabel('Amount').fill('100');
+    await payment.getByLabel('Reference').fill('BANK-9');
+    await payment.getByRole('button', { name: 'Record business payment' }).click();
+    await page.getByRole('status').filter({ hasText: 'Recorded KES 100.00 (BANK-9). The balance is now -KES 250.00.' }).waitFor();
+
+    // Payouts: Otieno is owed 20,000.
+    await page.getByRole('link', { name: 'Payouts' }).click();
+    await page.getByRole('heading', { name: 'Payouts', level: 1 }).waitFor();
+    await page.getByLabel('Currency').fill('KES');
+    await page.getByRole('button', { name: 'Create batch' }).click();
+    await page.getByRole('heading', { name: /^Payout batch \d+$/, level: 1 }).waitFor();
+    const line = page.getByRole('row').filter({ hasText: 'Otieno Ouma' });
+    await line.getByText('KES 200.00').waitFor();
+    await axe(page, 'payout batch');
+    await shot(page, 'payout-batch');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    assert.match(download.suggestedFilename(), /^payout-\d+-KES\.csv$/);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    assert.match(csv, /^name,phone,amount,currency,reference\r\nOtieno Ouma,\+\d+,200\.00,KES,PO-\d+-00001\r\n$/);
+
+    await line.getByRole('button', { name: "Mark Otieno Ouma's line failed" }).click();
+    await page.getByLabel('Reason').fill('number not registered');
+    await page.getByRole('button', { name: 'Confirm failed' }).click();
+    await page.getByRole('status').filter({ hasText: /marked failed: KES 200\.00 is back on Otieno Ouma's balance/ }).waitFor();
+    assert.equal(await t.services.ledger.balance('KES', { kind: 'DRIVER', partyId: earner.id }), 20_000);
+    // Nothing open any more: the batch closed itself; a second batch pays Otieno again and is marked paid.
+    await page.getByRole('link', { name: 'All batches' }).click();
+    await page.getByRole('button', { name: 'Create batch' }).click();
+    await page.getByRole('button', { name: 'Mark paid' }).click();
+    await page.getByRole('status').filter({ hasText: /^Batch \d+ is paid and closed\.$/ }).waitFor();
+    assert.equal(await t.services.ledger.balance('KES', { kind: 'DRIVER', partyId: earner.id }), 0);
+    await page.getByRole('link', { name: 'All batches' }).click();
+    await page.getByRole('row').nth(2).waitFor();
+    await shot(page, 'payouts');
+    await page.context().close();
+  });
+
+  test('a business reads its invoice and downloads the PDF', async () => {
+    const page = await signedIn(business);
+    await page.getByRole('link', { name: 'Invoices' }).click();
+    await page.getByRole('heading', { name: 'Invoices', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'INV-000001' }).click();
+    await page.getByRole('heading', { name: 'Invoice INV-000001', level: 1 }).waitFor();
+    await page.getByText('=1+1 <b>Duka</b>').waitFor();
+    assert.equal(await page.getByTestId('amount-due').textContent(), 'KES 350.00');
+    assert.equal(await page.locator('b').count(), 0, 'the name is text, not markup');
+    await axe(page, 'invoice');
+    await shot(page, 'invoice');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download PDF' }).click()]);
+    assert.equal(download.suggestedFilename(), 'invoice-INV-000001.pdf');
+    const pdf = readFileSync((await download.path())!);
+    assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
+    await page.context().close();
+  });
+});
