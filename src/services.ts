@@ -18,6 +18,8 @@ import { DriversService } from './modules/drivers/drivers.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
+import { EarningsService } from './modules/ledger/earnings.service.js';
+import { JobMoney } from './modules/ledger/job-money.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
 import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
 import { PayoutService } from './modules/ledger/payouts.service.js';
@@ -70,6 +72,7 @@ export interface Services {
   /** Sends the webhook outbox (started by background.ts where this process runs the webhook worker). */
   webhookWorker: WebhookWorker;
   ledger: LedgerService;
+  earnings: EarningsService;
   settlements: SettlementService;
   payouts: PayoutService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
@@ -118,7 +121,10 @@ export function createServices(deps: Deps): Services {
     acceptors: { PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) },
   });
   const pricing = new PricingService(deps, live);
-  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing };
+  const ledger = new LedgerService({ db, clock });
+  // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
+  const money = new JobMoney({ ledger, db });
+  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing, money };
   const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   const ridesRepo = new RidesRepository(db);
@@ -150,7 +156,6 @@ export function createServices(deps: Deps): Services {
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
-  const ledger = new LedgerService({ db, clock });
   const payoutsRepo = new PayoutsRepository();
   return {
     tokens,
@@ -177,6 +182,7 @@ export function createServices(deps: Deps): Services {
     // Built here in every process so that the delivery counter is on /metrics even where another process sends.
     webhookWorker: new WebhookWorker({ db, clock, logger: deps.logger, config, bus, registry: deps.metrics.registry }),
     ledger,
+    earnings: new EarningsService({ db, clock }),
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
