@@ -31,7 +31,8 @@ export class EarningsService {
   range(query: Pick<EarningsQuery, 'from' | 'to'>): { from: Date; to: Date } {
     const now = this.deps.clock.now();
     const from = query.from !== undefined ? parseBound('from', query.from) : new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
-    const to = query.to !== undefined ? parseBound('to', query.to) : now;
+    // Until now, now included (the bound is exclusive).
+    const to = query.to !== undefined ? parseBound('to', query.to) : new Date(now.getTime() + 1);
     if (to.getTime() <= from.getTime()) throw badRequest('querystring.to must be after querystring.from', 'VALIDATION_FAILED');
     if (to.getTime() - from.getTime() > MAX_EARNINGS_DAYS * DAY_MS) throw badRequest(`An earnings report covers at most ${MAX_EARNINGS_DAYS} days`, 'EARNINGS_PERIOD_TOO_LONG');
     return { from, to };
