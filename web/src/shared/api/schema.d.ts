@@ -1438,6 +1438,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/drivers/me/earnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The driver's jobs booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv) */
+        get: operations["getDriversMeEarnings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies/me/earnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The company's drivers, each with the totals booked in [from, to) (default today UTC until now, at most 92 days) and the current balance */
+        get: operations["getCompaniesMeEarnings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1572,6 +1606,8 @@ export interface operations {
                             name: string;
                             currency: string;
                             dialCode: string;
+                            /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
+                            codMax: number;
                         }[];
                     };
                 };
@@ -3539,6 +3575,11 @@ export interface operations {
                     /** @description ISO 4217 */
                     currency: string;
                     dialCode: string;
+                    /**
+                     * Format: int32
+                     * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
+                     */
+                    codMax?: number;
                 };
             };
         };
@@ -3559,6 +3600,8 @@ export interface operations {
                         name: string;
                         currency: string;
                         dialCode: string;
+                        /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
+                        codMax: number;
                     };
                 };
             };
@@ -3655,6 +3698,11 @@ export interface operations {
                     /** @description ISO 4217 */
                     currency?: string;
                     dialCode?: string;
+                    /**
+                     * Format: int32
+                     * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
+                     */
+                    codMax?: number;
                 };
             };
         };
@@ -3675,6 +3723,8 @@ export interface operations {
                         name: string;
                         currency: string;
                         dialCode: string;
+                        /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
+                        codMax: number;
                     };
                 };
             };
@@ -5034,6 +5084,34 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                            cashOnDelivery?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                            cashCollected?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                            earnings?: {
+                                /** @description the driver's earnings: (amount − bookingFee) − commission */
+                                driver: number;
+                                /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                                commission: number;
+                                /** @description the booking fee, all the operator's */
+                                bookingFee: number;
+                                /** @description tips booked to the driver for this job (0 when none) */
+                                tip: number;
+                                currency: string;
+                            };
                             /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                             trackingUrl?: string;
                         }[];
@@ -5155,6 +5233,16 @@ export interface operations {
                     quoteId?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT";
+                    /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                    cashOnDelivery?: {
+                        /**
+                         * Format: int64
+                         * @description in the minor unit of the country's currency, at most the country's codMax
+                         */
+                        amount: number;
+                    };
                 };
             };
         };
@@ -5250,6 +5338,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
                         trackingUrl: string;
                         deliveryCode?: string;
@@ -5589,6 +5705,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -5777,6 +5921,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -5977,6 +6149,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6177,6 +6377,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6284,6 +6512,11 @@ export interface operations {
                     /** @description 4 digits */
                     deliveryCode?: string;
                     recipientName?: string;
+                    /**
+                     * Format: int32
+                     * @description Required for a package with cash on delivery: the cash collected, in minor units; must equal cashOnDelivery.amount (409 COD_MISMATCH)
+                     */
+                    cashCollected?: number;
                 };
             };
         };
@@ -6385,6 +6618,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6591,6 +6852,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6797,6 +7086,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7004,6 +7321,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7210,6 +7555,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7393,6 +7766,20 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod: "CASH" | "ACCOUNT";
+                            /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                            earnings?: {
+                                /** @description the driver's earnings: (amount − bookingFee) − commission */
+                                driver: number;
+                                /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                                commission: number;
+                                /** @description the booking fee, all the operator's */
+                                bookingFee: number;
+                                /** @description tips booked to the driver for this job (0 when none) */
+                                tip: number;
+                                currency: string;
+                            };
                         }[];
                         nextCursor: string | null;
                     };
@@ -7487,6 +7874,8 @@ export interface operations {
                      * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
                      */
                     quoteId?: string;
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT";
                 };
             };
         };
@@ -7568,6 +7957,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -7758,6 +8161,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -7924,6 +8341,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8108,6 +8539,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8286,6 +8731,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8464,6 +8923,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8642,6 +9115,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8826,6 +9313,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -10234,6 +10735,13 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description What the driver would earn from the price: price − booking fee − the operator's commission (section 21) */
+                            earnings?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                             /** Format: date-time */
                             expiresAt: string;
                         }[];
@@ -10399,6 +10907,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -10469,6 +11005,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -10927,6 +11477,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -10997,6 +11575,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -11280,6 +11872,8 @@ export interface operations {
                             minimum: number;
                             bookingFee: number;
                             cancellationFee: number;
+                            /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
+                            commissionRate: number;
                             /** @description goes up by one on every change; each job keeps the version it was priced with */
                             version: number;
                             /** Format: date-time */
@@ -11385,6 +11979,8 @@ export interface operations {
                         minimum: number;
                         bookingFee: number;
                         cancellationFee: number;
+                        /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
+                        commissionRate: number;
                         /** @description goes up by one on every change; each job keeps the version it was priced with */
                         version: number;
                         /** Format: date-time */
@@ -11510,6 +12106,11 @@ export interface operations {
                      * @description charged when the creator cancels after a driver was assigned, in the minor unit of the country's currency
                      */
                     cancellationFee: number;
+                    /**
+                     * Format: int32
+                     * @description the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with
+                     */
+                    commissionRate?: number;
                 };
             };
         };
@@ -11536,6 +12137,8 @@ export interface operations {
                         minimum: number;
                         bookingFee: number;
                         cancellationFee: number;
+                        /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
+                        commissionRate: number;
                         /** @description goes up by one on every change; each job keeps the version it was priced with */
                         version: number;
                         /** Format: date-time */
@@ -13740,6 +14343,261 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getDriversMeEarnings: {
+        parameters: {
+            query?: {
+                /** @description Start, inclusive (default: today 00:00 UTC): a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from?: string;
+                /** @description End, exclusive (default: now); at most 92 days after from: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to?: string;
+                /** @description Instead of the Accept header (text/csv for CSV) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The earnings report */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        driverId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description Oldest first, by when the job was booked */
+                        jobs: {
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description COMPLETED: delivered or completed; CANCELLATION_FEE: cancelled by its creator after assignment */
+                            kind: "COMPLETED" | "CANCELLATION_FEE";
+                            /** Format: date-time */
+                            completedAt: string;
+                            currency: string;
+                            /** @description What the job came to: a ride's fare, a package's price, or the cancellation fee, in the minor unit of the currency */
+                            amount: number;
+                            /** @description The driver's share, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked to the driver for this job (any time), 0 when none, in the minor unit of the currency */
+                            tip: number;
+                            /** @description Cash the driver collected for it: the amount of a CASH job plus any cash on delivery, in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description One per currency */
+                        totals: {
+                            currency: string;
+                            jobs: number;
+                            /** @description Sum of the jobs' amounts, in the minor unit of the currency */
+                            amount: number;
+                            /** @description Sum of the earnings, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked in the period, in the minor unit of the currency */
+                            tips: number;
+                            /** @description Cash collected in the period (job amounts and cash on delivery), in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description The driver's current balance per currency (none before the first booking) */
+                        balances: {
+                            currency: string;
+                            /** @description What the operator owes the driver now (negative: the driver owes the operator, e.g. cash collected), in the minor unit of the currency */
+                            balance: number;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCompaniesMeEarnings: {
+        parameters: {
+            query?: {
+                /** @description Start, inclusive (default: today 00:00 UTC): a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from?: string;
+                /** @description End, exclusive (default: now); at most 92 days after from: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to?: string;
+                /** @description Instead of the Accept header (text/csv for CSV) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        companyId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description The company's drivers by name, each with the period's totals and its current balance (a company's drivers are paid individually) */
+                        drivers: {
+                            driverId: string;
+                            firstName: string;
+                            lastName: string;
+                            totals: {
+                                currency: string;
+                                jobs: number;
+                                /** @description Sum of the jobs' amounts, in the minor unit of the currency */
+                                amount: number;
+                                /** @description Sum of the earnings, in the minor unit of the currency */
+                                earnings: number;
+                                /** @description Tips booked in the period, in the minor unit of the currency */
+                                tips: number;
+                                /** @description Cash collected in the period (job amounts and cash on delivery), in the minor unit of the currency */
+                                cashCollected: number;
+                            }[];
+                            balances: {
+                                currency: string;
+                                /** @description What the operator owes the driver now (negative: the driver owes the operator, e.g. cash collected), in the minor unit of the currency */
+                                balance: number;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
