@@ -48,6 +48,7 @@ try {
   async function phase(jobs: { id: string; driver: TestUser }[]) {
     const latencies: number[] = [];
     let errors = 0;
+    const errorSamples = new Map<string, number>();
     const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(
@@ -57,7 +58,11 @@ try {
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         const res = await t.app.inject({ method: 'POST', url: `/api/packages/${job.id}/deliver`, headers: job.driver.headers, payload: {} });
         latencies.push(performance.now() - due);
-        if (res.statusCode !== 200) errors++;
+        if (res.statusCode !== 200) {
+          errors++;
+          const key = `${res.statusCode} ${res.json().code ?? ''}`;
+          errorSamples.set(key, (errorSamples.get(key) ?? 0) + 1);
+        }
       }),
     );
     const elapsed = (performance.now() - start) / 1000;
@@ -67,6 +72,7 @@ try {
     return {
       requests: jobs.length,
       errors,
+      errorsByStatus: Object.fromEntries(errorSamples),
       achievedPerSecond: Math.round(jobs.length / elapsed),
       p50Ms: pct(50),
       p99Ms: pct(99),
