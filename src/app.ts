@@ -34,6 +34,7 @@ import { trackingModule } from './modules/tracking/tracking.routes.js';
 import { moneyModule } from './modules/ledger/money.routes.js';
 import { pushModule } from './modules/push/push.routes.js';
 import { invoicesModule } from './modules/ledger/invoices.routes.js';
+import { earningsModule } from './modules/ledger/earnings.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -58,6 +59,7 @@ const API_MODULES: FeatureModule[] = [
   moneyModule,
   pushModule,
   invoicesModule,
+  earningsModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

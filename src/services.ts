@@ -20,6 +20,8 @@ import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
 import { InvoicesRepository } from './modules/ledger/invoices.repository.js';
 import { InvoiceService } from './modules/ledger/invoices.service.js';
+import { EarningsService } from './modules/ledger/earnings.service.js';
+import { JobMoney } from './modules/ledger/job-money.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
 import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
 import { PayoutService } from './modules/ledger/payouts.service.js';
@@ -75,6 +77,7 @@ export interface Services {
   /** Sends the webhook outbox (started by background.ts where this process runs the webhook worker). */
   webhookWorker: WebhookWorker;
   ledger: LedgerService;
+  earnings: EarningsService;
   settlements: SettlementService;
   payouts: PayoutService;
   /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
@@ -148,7 +151,10 @@ export function createServices(deps: Deps): Services {
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
   });
   const pricing = new PricingService(deps, live);
-  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing, watcher: push };
+  const ledger = new LedgerService({ db, clock });
+  // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
+  const money = new JobMoney({ ledger, db });
+  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing, watcher: push, money };
   const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   const ridesRepo = new RidesRepository(db);
@@ -180,7 +186,6 @@ export function createServices(deps: Deps): Services {
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
-  const ledger = new LedgerService({ db, clock });
   const payoutsRepo = new PayoutsRepository();
   return {
     tokens,
@@ -207,6 +212,7 @@ export function createServices(deps: Deps): Services {
     // Built here in every process so that the delivery counter is on /metrics even where another process sends.
     webhookWorker: new WebhookWorker({ db, clock, logger: deps.logger, config, bus, registry: deps.metrics.registry }),
     ledger,
+    earnings: new EarningsService({ db, clock }),
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     push,

@@ -161,7 +161,7 @@ describe('administration', () => {
     assert.equal(created.statusCode, 201, created.body);
     const country = created.json() as Record<string, string>;
     assert.match(country.id, /^[0-9a-f-]{36}$/);
-    assert.deepEqual({ ...country, id: 'x' }, { id: 'x', code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260' });
+    assert.deepEqual({ ...country, id: 'x' }, { id: 'x', code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260', codMax: 100_000 });
     const dup = await call('POST', '/admin/countries', { code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260' });
     assert.deepEqual(dup.json(), { statusCode: 409, message: 'Country ZM already exists', error: 'Conflict', code: 'COUNTRY_EXISTS' });
     assert.equal((await call('POST', '/admin/countries', { code: 'zm', name: 'Z', currency: 'ZMW', dialCode: '+260' })).statusCode, 400);

@@ -88,7 +88,10 @@ describe('a company\'s view of packages', () => {
     const assigned = await post(t, `/api/packages/${pkg.id}/assign`, company.headers, { driverId: driver.id });
     assert.equal(assigned.statusCode, 200);
     // The creator's copy read first, so that the company's read comes from the read cache too.
-    const { trackingUrl, ...withoutLink } = await byCreator(pkg.id);
+    const { trackingUrl, ...creatorsCopy } = await byCreator(pkg.id);
+    // ... plus its driver's earnings, which the company sees and the creator does not (section 21).
+    const withoutLink = { ...creatorsCopy, earnings: (await get(t, `/api/packages/${pkg.id}`, driver.headers)).json().earnings };
+    assert.equal(withoutLink.earnings.currency, 'KES');
     assert.match(trackingUrl, /\/t\//);
     assert.equal(withoutLink.pickup.contactName, 'Wanjiru');
     assert.equal(withoutLink.dropoff.notes, 'Gate B');
@@ -111,7 +114,8 @@ describe('a company\'s view of packages', () => {
     assert.deepEqual((await post(t, `/api/packages/${pkg.id}/assign`, company.headers, { driverId: driver.id })).json(), notFoundBody('Package'));
     // The other company sees it whole, but for the link.
     const { trackingUrl: _link, ...withoutLink } = await byCreator(pkg.id);
-    assert.deepEqual((await get(t, `/api/packages/${pkg.id}`, otherCompany.headers)).json(), withoutLink);
+    const earnings = (await get(t, `/api/packages/${pkg.id}`, otherDriver.headers)).json().earnings;
+    assert.deepEqual((await get(t, `/api/packages/${pkg.id}`, otherCompany.headers)).json(), { ...withoutLink, earnings });
     await post(t, `/api/packages/${pkg.id}/cancel`, business.headers);
   });
 

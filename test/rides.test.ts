@@ -39,7 +39,7 @@ describe('rides', () => {
     assert.equal(created.statusCode, 201);
     const ride = created.json();
     assert.deepEqual(Object.keys(ride).sort(), [
-      'cancellationFee', 'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'fare', 'id', 'orderType', 'pickupLocation', 'price', 'status', 'statusHistory',
+      'cancellationFee', 'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'fare', 'id', 'orderType', 'paymentMethod', 'pickupLocation', 'price', 'status', 'statusHistory',
       'updatedAt', 'vehicleType',
     ]);
     assert.equal(ride.status, 'REQUESTED');

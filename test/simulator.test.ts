@@ -48,18 +48,20 @@ describe('simulator', () => {
   test('at --speed 30 for 30 s, a fleet of 12 takes jobs and walks at least three to the end, with no server error', async () => {
     const sim = spawnTs(
       'src/cli/simulate.ts',
-      ['--url', url, '--drivers', '12', '--orders-per-minute', '30', '--duration', '30s', '--speed', '30', '--seed', '7', '--area=-1.2864,36.8172,1.5', '--json'],
+      ['--url', url, '--drivers', '12', '--orders-per-minute', '30', '--duration', '30s', '--speed', '30', '--seed', '7', '--area=-1.2864,36.8172,1.5', '--cod-share', '1', '--json'],
       { ...ADMIN, SMS_FILE: path.join(dataDir, 'sms.log') },
     );
     const code = await sim.exited;
     assert.equal(code, 0, sim.stderr());
     const summary = JSON.parse(sim.stdout().trim().split('\n').pop()!) as {
       drivers: { online: number };
-      jobs: { created: number; assigned: number; completed: number };
+      jobs: { created: number; assigned: number; completed: number; packages: number };
       requests: { serverErrors: number };
       assignSeconds: { p50: number | null };
       offers: { received: number; accepted: number; declined: number; lapsed: number };
       prices: { quoted: number; byCurrency: { currency: string; orders: number; priceSum: number; priceAverage: number; rideFares: number; rideFareSum: number }[] };
+      cashOnDelivery: { packages: number; delivered: number; collected: number };
+      errors: string[];
     };
     assert.equal(summary.drivers.online, 12);
     assert.ok(summary.jobs.created >= 10, `created ${summary.jobs.created}`);
@@ -75,6 +77,10 @@ describe('simulator', () => {
     const kes = summary.prices.byCurrency[0]!;
     assert.ok(kes.priceAverage > 0 && Math.abs(kes.priceAverage * kes.orders - kes.priceSum) <= kes.orders, JSON.stringify(kes));
     assert.ok(kes.rideFares === 0 || kes.rideFareSum > 0, JSON.stringify(kes));
+    // --cod-share 1: every package carries cash on delivery, and the drivers' confirmations are accepted.
+    assert.equal(summary.cashOnDelivery.packages, summary.jobs.packages);
+    assert.ok(!summary.errors.some((e) => /COD_MISMATCH|CASH_COLLECTED/.test(e)), summary.errors.join('\n'));
+    assert.ok(summary.cashOnDelivery.delivered === 0 || summary.cashOnDelivery.collected > 0, JSON.stringify(summary.cashOnDelivery));
 
   });
 

@@ -263,7 +263,11 @@ export class SimDriver {
       this.finish('FAILED');
       return;
     }
-    if (job.type === 'PACKAGE') await this.call('POST', `${base}/deliver`, job.deliveryCode ? { deliveryCode: job.deliveryCode, recipientName: 'Recipient' } : { recipientName: 'Recipient' });
+    if (job.type === 'PACKAGE') {
+      // The driver confirms the cash on delivery it collected (section 21).
+      const cash = job.cashOnDelivery !== undefined ? { cashCollected: job.cashOnDelivery } : {};
+      await this.call('POST', `${base}/deliver`, { ...(job.deliveryCode ? { deliveryCode: job.deliveryCode } : {}), recipientName: 'Recipient', ...cash });
+    }
     else job.fare = (await this.call<{ fare: Money | null }>('POST', `${base}/complete`)).fare ?? undefined;
     this.finish('COMPLETED');
   }

@@ -18,6 +18,8 @@ export interface JobRecord {
   createdAt: number;
   assignedAt?: number;
   deliveryCode?: string;
+  /** Cash on delivery to collect (minor units): sent as cashCollected with the delivery. */
+  cashOnDelivery?: number;
   pickup: LatLng;
   dropoff: LatLng;
   vehicleType: VehicleType;

@@ -12,6 +12,8 @@ export const HELP = `npm run simulate -- [options]
   --speed N                 simulated time runs N times faster (default 1)
   --seed N                  repeatable runs (default 1)
   --decline F               share of offers a driver declines (default 0.1)
+  --cod-share F             share of business packages with cash on delivery, 0..1 (default 0): 1 to 5 times the
+                            price, confirmed by the driver as cashCollected at delivery
   --no-nearby               drivers take only offers and pushes, never look at the nearby jobs list
   --webhook URL             make sure the simulated business has a webhook endpoint at URL (all events)
   --sms-file PATH           where the instance writes SMS (file transport; env SMS_FILE, default ./data/sms.log)
@@ -35,6 +37,7 @@ export interface SimOptions {
   speed: number;
   seed: number;
   decline: number;
+  codShare: number;
   smsFile: string;
   json: boolean;
   lookNearby: boolean;
@@ -56,6 +59,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
       speed: { type: 'string' },
       seed: { type: 'string' },
       decline: { type: 'string' },
+      'cod-share': { type: 'string' },
       'sms-file': { type: 'string' },
       json: { type: 'boolean' },
       'no-nearby': { type: 'boolean' },
@@ -91,6 +95,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
     speed: num('speed', values.speed, 1, 0.1, 1000),
     seed: Math.round(num('seed', values.seed, 1, 0, 2 ** 31)),
     decline: num('decline', values.decline, 0.1, 0, 1),
+    codShare: num('cod-share', values['cod-share'], 0, 0, 1),
     smsFile: values['sms-file'] ?? env.SMS_FILE ?? './data/sms.log',
     json: Boolean(values.json),
     lookNearby: !values['no-nearby'],

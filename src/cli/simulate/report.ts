@@ -20,6 +20,8 @@ export interface Summary {
   nearbyAccepts: { tried: number; won: number };
   assignSeconds: { p50: number | null; p95: number | null; p99: number | null };
   prices: { quoted: number; byCurrency: CurrencyTotals[] };
+  /** Packages with cash on delivery (--cod-share), those delivered, and the cash confirmed for them (minor units). */
+  cashOnDelivery: { packages: number; delivered: number; collected: number };
   requests: { total: number; rateLimited: number; serverErrors: number; networkErrors: number; byStatus: Record<string, number> };
   errors: string[];
 }
@@ -60,6 +62,12 @@ function prices(jobs: JobRecord[], quoted: number): Summary['prices'] {
   return { quoted, byCurrency: [...byCurrency.values()] };
 }
 
+function cashOnDelivery(jobs: JobRecord[]): Summary['cashOnDelivery'] {
+  const cod = jobs.filter((j) => j.cashOnDelivery !== undefined);
+  const delivered = cod.filter((j) => j.outcome === 'COMPLETED');
+  return { packages: cod.length, delivered: delivered.length, collected: delivered.reduce((s, j) => s + j.cashOnDelivery!, 0) };
+}
+
 export interface RunTally {
   startedMs: number;
   jobs: JobRecord[];
@@ -82,6 +90,7 @@ export function summarize(run: RunTally): Summary {
     nearbyAccepts: { ...run.nearby },
     assignSeconds: { p50: percentile(waits, 50), p95: percentile(waits, 95), p99: percentile(waits, 99) },
     prices: prices(run.jobs, run.quoted),
+    cashOnDelivery: cashOnDelivery(run.jobs),
     requests: { total: s.requests, rateLimited: s.rateLimited, serverErrors: s.serverErrors, networkErrors: s.networkErrors, byStatus: Object.fromEntries(s.byStatus) },
     errors: run.errors,
   };
@@ -102,6 +111,7 @@ export function printSummary(summary: Summary, json: boolean): void {
       `creation → assignment: p50 ${fmt(s.assignSeconds.p50)}, p95 ${fmt(s.assignSeconds.p95)}, p99 ${fmt(s.assignSeconds.p99)}`,
       `prices (minor units): ${s.prices.quoted} quoted` +
         s.prices.byCurrency.map((c) => `; ${c.currency} ${c.orders} orders, sum ${c.priceSum}, average ${c.priceAverage}, ${c.rideFares} ride fares, sum ${c.rideFareSum}`).join(''),
+      `cash on delivery: ${s.cashOnDelivery.packages} packages, ${s.cashOnDelivery.delivered} delivered, ${s.cashOnDelivery.collected} collected (minor units)`,
       `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors`,
       ...(s.errors.length ? ['errors:', ...s.errors.slice(0, 10).map((e) => `  ${e}`)] : []),
     ].join('\n'),

@@ -125,7 +125,7 @@ export class Simulation {
     const dropoff = pointIn(this.random, opts.centre, opts.radiusKm);
     const vehicleType = isRide ? (this.chance(0.8) ? 'CAR' : 'BIKE') : VEHICLES[Math.floor(this.random() * VEHICLES.length)];
     // As the apps do: the price first, then the order with the quote that locks it.
-    const quote = await this.api.call<{ id: string }>(
+    const quote = await this.api.call<{ id: string; amount: number }>(
       'POST',
       '/quotes',
       { kind: isRide ? 'RIDE' : 'PACKAGE', pickup: { location: pickup }, dropoff: { location: dropoff }, vehicleType, countryId: this.countryId },
@@ -144,6 +144,8 @@ export class Simulation {
       return;
     }
     const withCode = this.chance(0.3);
+    // Cash on delivery (--cod-share): 1 to 5 times the price, in the country's currency (well below its codMax).
+    const cod = opts.codShare > 0 && this.chance(opts.codShare) ? Math.max(1, Math.round(quote.amount * (1 + 4 * this.random()))) : undefined;
     const contact = (name: string) => ({ address: `${name} street`, contactName: name, contactPhone: '+254722000111' });
     const pkg = await this.api.call<{ id: string; deliveryCode?: string; price: Money | null }>(
       'POST',
@@ -157,10 +159,11 @@ export class Simulation {
         reference: `sim-${Date.now().toString(36)}`,
         requireDeliveryCode: withCode,
         quoteId: quote.id,
+        ...(cod !== undefined ? { cashOnDelivery: { amount: cod } } : {}),
       },
       business.accessToken,
     );
-    const job: JobRecord = { type: 'PACKAGE', id: pkg.id, createdAt, pickup, dropoff, vehicleType, deliveryCode: pkg.deliveryCode, price: pkg.price ?? undefined };
+    const job: JobRecord = { type: 'PACKAGE', id: pkg.id, createdAt, pickup, dropoff, vehicleType, deliveryCode: pkg.deliveryCode, cashOnDelivery: cod, price: pkg.price ?? undefined };
     this.jobs.set(pkg.id, job);
     // A few senders change their mind while the package waits for a driver.
     if (this.chance(0.03)) {

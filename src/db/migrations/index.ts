@@ -15,6 +15,7 @@ import * as m0016 from './0016_ledger.js';
 import * as m0017 from './0017_payouts.js';
 import * as m0020 from './0020_push.js';
 import * as m0023 from './0023_invoices.js';
+import * as m0018 from './0018_earnings.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0017_payouts': m0017,
   '0020_push': m0020,
   '0023_invoices': m0023,
+  '0018_earnings': m0018,
 };

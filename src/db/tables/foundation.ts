@@ -15,6 +15,8 @@ export interface CountriesTable {
   name: string;
   currency: string;
   dial_code: string;
+  /** The most a package's cash on delivery may be, in the currency's minor unit (migration 0018). */
+  cod_max: ColumnType<number, number | undefined, number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -47,6 +47,8 @@ export interface PackagesTable extends JobPriceColumns {
   tracking_nonce: ColumnType<string, string | undefined, string>;
   tracking_token_hash: string | null;
   notify_recipient: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Cash on delivery the driver collects for the business (migration 0018). */
+  cod_amount: Nullish<number>;
 }
 
 /** The price columns both kinds of job have (migration 0011); null on jobs created before prices existed. */
@@ -60,7 +62,15 @@ export interface JobPriceColumns {
   price_breakdown: Nullish<unknown, string>;
   price_inputs: Nullish<unknown, string>;
   cancellation_fee: Nullish<number>;
+  /** CASH (the driver collects) or ACCOUNT (the business is invoiced), migration 0018. */
+  payment_method: ColumnType<PaymentMethod, PaymentMethod | undefined, PaymentMethod>;
+  /** The tariff's commission rate (basis points) when the job was created. */
+  commission_rate: ColumnType<number, number | undefined, number>;
+  /** What the driver confirmed collecting at delivery (cash on delivery) or completion. */
+  cash_collected: Nullish<number>;
 }
+
+export type PaymentMethod = 'CASH' | 'ACCOUNT';
 
 export interface StatusHistoryItemJson {
   status: string;

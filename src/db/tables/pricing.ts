@@ -13,6 +13,8 @@ export interface TariffsTable {
   minimum: number;
   booking_fee: number;
   cancellation_fee: number;
+  /** Basis points of (amount − booking fee) that are the operator's commission (migration 0018). */
+  commission_rate: Generated<number>;
   version: Generated<number>;
   updated_by: Nullish<string>;
   updated_at: Generated<Date>;

@@ -21,6 +21,8 @@ export interface CountryInput {
   name: string;
   currency: string;
   dialCode: string;
+  /** Cash on delivery maximum, minor units (section 21); the column's default when absent. */
+  codMax?: number;
 }
 
 export interface AdminServiceDeps {
@@ -128,6 +130,7 @@ export class AdminService {
       name: input.name,
       currency: input.currency,
       dial_code: input.dialCode,
+      ...(input.codMax !== undefined ? { cod_max: input.codMax } : {}),
       created_at: now,
       updated_at: now,
     });
@@ -135,13 +138,14 @@ export class AdminService {
   }
 
   async updateCountry(id: string, changes: Partial<CountryInput>) {
-    const { code, name, currency, dialCode } = changes;
+    const { code, name, currency, dialCode, codMax } = changes;
     if (code && (await this.deps.countries.getIdByCode(code, id))) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
     const row = await this.deps.countries.update(id, {
       ...(code ? { code } : {}),
       ...(name ? { name } : {}),
       ...(currency ? { currency } : {}),
       ...(dialCode ? { dial_code: dialCode } : {}),
+      ...(codMax !== undefined ? { cod_max: codMax } : {}),
       updated_at: this.deps.clock.now(),
     });
     if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');

@@ -8,8 +8,9 @@ export const CountryResponse = Type.Object({
   name: Type.String(),
   currency: Type.String(),
   dialCode: Type.String(),
+  codMax: Type.Integer({ description: "the most a package's cash on delivery may be, in the currency's minor unit (section 21)" }),
 });
 
 export function toCountryResponse(row: Selectable<CountriesTable>) {
-  return { id: row.id, code: row.code, name: row.name, currency: row.currency, dialCode: row.dial_code };
+  return { id: row.id, code: row.code, name: row.name, currency: row.currency, dialCode: row.dial_code, codMax: row.cod_max };
 }

@@ -6,6 +6,7 @@ import type { VehicleType } from '../../db/schema.js';
 import type { DispatchJobsTable, DispatchOffersTable, JobTypeName, OfferState } from '../../db/tables/dispatch.js';
 import { json } from '../../db/json.js';
 import { money, type Money } from '../jobs/job-price.js';
+import { jobEarnings } from '../jobs/job-money.js';
 import { releaseCount } from '../jobs/job-releases.repository.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -18,7 +19,15 @@ export interface DispatchJob {
   dropoff: { location: { lat: number; lng: number } };
   /** What the job pays (null for a job created before prices existed). */
   price: Money | null;
+  /** What the driver would earn from the price (section 21): null without a price. */
+  earnings: Money | null;
 }
+
+/** The driver's share of a price: (price − booking fee) less the commission (jobs/job-money.ts). */
+const expectedEarnings = (row: { status: string; price_amount: number | null; price_currency: string | null; commission_rate: number; price_breakdown: unknown; payment_method: 'CASH' | 'ACCOUNT' }): Money | null => {
+  const e = jobEarnings({ ...row, status: 'PENDING', driver_id: null, cancellation_fee: null }, row.price_amount, 0);
+  return e ? { amount: e.driver, currency: e.currency } : null;
+};
 
 export type OfferRow = Selectable<DispatchOffersTable>;
 
@@ -36,7 +45,7 @@ export class DispatchRepository {
   /** The job as an offer shows it, and whether it still waits. */
   async loadJob(jobType: JobTypeName, jobId: string): Promise<DispatchJob | undefined> {
     if (jobType === 'PACKAGE') {
-      const row = await this.db.selectFrom('packages').select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency']).where('id', '=', jobId).executeTakeFirst();
+      const row = await this.db.selectFrom('packages').select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method']).where('id', '=', jobId).executeTakeFirst();
       if (!row) return undefined;
       const pickup = json<{ location: { lat: number; lng: number }; address: string }>(row.pickup as never);
       const dropoff = json<{ location: { lat: number; lng: number } }>(row.dropoff as never);
@@ -48,11 +57,12 @@ export class DispatchRepository {
         pickup: { location: pickup.location, address: pickup.address },
         dropoff: { location: dropoff.location },
         price: money(row.price_amount, row.price_currency),
+        earnings: expectedEarnings(row),
       };
     }
     const row = await this.db
       .selectFrom('rides')
-      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency'])
+      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method'])
       .where('id', '=', jobId)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -64,6 +74,7 @@ export class DispatchRepository {
       pickup: { location: { lat: row.pickup_lat, lng: row.pickup_lng } },
       dropoff: { location: { lat: row.destination_lat, lng: row.destination_lng } },
       price: money(row.price_amount, row.price_currency),
+      earnings: expectedEarnings(row),
     };
   }
 

@@ -39,6 +39,8 @@ export interface Offer {
   etaSeconds: number;
   /** What the job pays (section 18). */
   price: DispatchJob['price'];
+  /** What the driver would earn from the price (section 21). */
+  earnings: DispatchJob['earnings'];
   expiresAt: string;
 }
 
@@ -264,6 +266,7 @@ export class DispatchService implements DispatchHooks {
       distanceMeters: choice.distanceMeters,
       etaSeconds: choice.etaSeconds,
       price: job.price,
+      earnings: job.earnings,
       expiresAt,
     };
   }
@@ -323,7 +326,7 @@ export class DispatchService implements DispatchHooks {
     // Offers made before prices existed have none stored.
     return rows.map((r) => {
       const offer = json<Offer>(r.offer as never);
-      return { ...offer, price: offer.price ?? null };
+      return { ...offer, price: offer.price ?? null, earnings: offer.earnings ?? null };
     });
   }
 

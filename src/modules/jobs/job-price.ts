@@ -8,7 +8,7 @@ import type { Point } from '../pricing/routing.js';
 import type { CancelledBy } from '../pricing/tariff.js';
 import { json } from '../../db/json.js';
 
-export type JobPricing = Pick<PricingService, 'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee'>;
+export type JobPricing = Pick<PricingService, 'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate'>;
 
 export interface Money {
   amount: number;

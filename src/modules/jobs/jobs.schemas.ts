@@ -80,3 +80,25 @@ export const DispatchInfo = Type.Object({
 });
 
 export const ReleaseBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });
+
+/** How a job is paid (section 21). */
+export const PaymentMethod = Type.Union([Type.Literal('CASH'), Type.Literal('ACCOUNT')], {
+  description: "CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only",
+});
+
+/** `earnings` on a job: shown only to its driver, the driver's company and admins (section 21). */
+export const EarningsField = Type.Optional(
+  Type.Object(
+    {
+      driver: Type.Integer({ description: "the driver's earnings: (amount − bookingFee) − commission" }),
+      commission: Type.Integer({ description: "the operator's commission: (amount − bookingFee) × commissionRate, rounded half up" }),
+      bookingFee: Type.Integer({ description: "the booking fee, all the operator's" }),
+      tip: Type.Integer({ description: 'tips booked to the driver for this job (0 when none)' }),
+      currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+    },
+    {
+      description:
+        "Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros",
+    },
+  ),
+);

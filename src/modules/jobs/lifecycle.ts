@@ -11,6 +11,7 @@ import type { DriverIndex } from '../matching/driver-index.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { json } from '../../db/json.js';
 import { claimDriver, explainClaimFailure, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
+import type { JobMoneyFacts, JobMoneyHook } from './job-money.js';
 import { recordRelease, releaseCount, releasedBy } from './job-releases.repository.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
 
@@ -32,6 +33,8 @@ export interface StatusSet<S extends string> {
   cancellation_fee?: number | null;
   fare_amount?: number | null;
   fare_detail?: string | null;
+  /** Cash the driver confirmed collecting (cash on delivery; a CASH ride's fare). */
+  cash_collected?: number | null;
 }
 
 export interface JobStore<S extends string, Row> {
@@ -59,6 +62,8 @@ export interface JobKind<S extends string, A extends string, E extends string, R
   /** Runs in the status change's transaction (packages: the webhook outbox). */
   inTransaction?(trx: Trx, change: StatusChange<S, E>): Promise<void>;
   afterCommit?(change: StatusChange<S, E>): void;
+  /** What the ledger books from, read from the row as the status change left it (section 21). */
+  moneyFacts?(row: Row): JobMoneyFacts;
 }
 
 /**
@@ -126,7 +131,7 @@ export function isDriverSide(row: { driver_id: string | null; driver_company_id:
 
 export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
   constructor(
-    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number; dispatch?: DispatchHooks; watcher?: JobChangeWatcher },
+    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number; dispatch?: DispatchHooks; watcher?: JobChangeWatcher; money?: JobMoneyHook },
     private readonly kind: JobKind<S, A, E, Row>,
   ) {}
 
@@ -218,7 +223,11 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       if (final && moved.driver_id) await releaseDriver(trx, moved.driver_id, row.id, now);
       businessId = moved.business_id ?? null;
       after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, options.reason ?? null, actorId, { driverId: moved.driver_id, assigned: false });
-      return (await store.load(row.id, trx))!;
+      const loaded = (await store.load(row.id, trx))!;
+      // The money the change moves (earnings, a cancellation fee, cash on delivery) is booked in the same
+      // transaction, once per source key: it commits exactly when the status does.
+      if (final && this.deps.money && this.kind.moneyFacts) await this.deps.money.settle(trx, this.kind.moneyFacts(loaded));
+      return loaded;
     });
     this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final });
     after?.();

@@ -5,6 +5,11 @@ export async function countryExists(db: Executor, id: string): Promise<boolean> 
   return Boolean(await db.selectFrom('countries').select('id').where('id', '=', id).executeTakeFirst());
 }
 
+/** A country's currency and cash-on-delivery maximum (section 21), or undefined when there is no such country. */
+export function countryMoney(db: Executor, id: string) {
+  return db.selectFrom('countries').select(['currency', 'cod_max']).where('id', '=', id).executeTakeFirst();
+}
+
 export async function customerExists(db: Executor, id: string): Promise<boolean> {
   return Boolean(await db.selectFrom('users').select('id').where('id', '=', id).where('role', '=', 'CUSTOMER').executeTakeFirst());
 }

@@ -5,7 +5,7 @@ import { CompiledQuery, sql, type Insertable, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { PackagesTable, PackageStatus } from '../../db/tables/jobs.js';
+import type { PackagesTable, PackageStatus, PaymentMethod } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
@@ -22,7 +22,9 @@ const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-
  * serialization of some twenty columns.
  */
 const PACKAGE_JSON_BY_IDS = `
-  select p.id, p.created_by, p.customer_id, p.driver_id, dp.company_id as driver_company_id, p.tracking_nonce,
+  select p.id, p.created_by, p.customer_id, p.business_id, p.driver_id, dp.company_id as driver_company_id, p.tracking_nonce,
+    p.status, p.payment_method, p.commission_rate, p.price_amount, p.price_currency, p.price_breakdown, p.cancellation_fee,
+    p.cod_amount, p.cash_collected,
     json_build_object(
       'id', p.id, 'status', p.status, 'orderType', 'PACKAGE_DELIVERY', 'vehicleType', p.vehicle_type,
       'countryId', p.country_id, 'businessId', p.business_id, 'customerId', p.customer_id, 'reference', p.reference,
@@ -35,6 +37,7 @@ const PACKAGE_JSON_BY_IDS = `
                                  'updatedAt', ${isoSql('dp.last_location_at')}) end) end,
       'statusHistory', p.status_history,
       'price', case when p.price_amount is not null then json_build_object('amount', p.price_amount, 'currency', p.price_currency) end,
+      'paymentMethod', p.payment_method,
       'cancellationFee', case when p.cancellation_fee is not null then json_build_object('amount', p.cancellation_fee, 'currency', p.price_currency) end,
       'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')},
       'dispatch', json_build_object(
@@ -52,6 +55,16 @@ export interface PackageJsonRow {
   id: string;
   created_by: string;
   customer_id: string | null;
+  business_id: string | null;
+  status: PackageStatus;
+  payment_method: PaymentMethod;
+  commission_rate: number;
+  price_amount: number | null;
+  price_currency: string | null;
+  price_breakdown: unknown;
+  cancellation_fee: number | null;
+  cod_amount: number | null;
+  cash_collected: number | null;
   driver_id: string | null;
   driver_company_id: string | null;
   tracking_nonce: string;
@@ -76,8 +89,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
       .compile();
     const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
-    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v3', this.byIds.sql, ids), batching);
-    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v3', PACKAGE_JSON_BY_IDS, ids), batching);
+    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v4', this.byIds.sql, ids), batching);
+    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v4', PACKAGE_JSON_BY_IDS, ids), batching);
   }
 
   selectPackages(db: Executor = this.db) {
@@ -91,7 +104,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
       .select(['p.tracking_nonce', 'p.notify_recipient'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history'])
-      .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee']);
+      .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee'])
+      .select(['p.payment_method', 'p.commission_rate', 'p.price_breakdown', 'p.cod_amount', 'p.cash_collected']);
   }
 
   async load(id: string, trx?: Transaction<Database>): Promise<PackageRow | undefined> {

@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, NullableMoney, ParcelSize, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, EarningsField, Money, NullableMoney, ParcelSize, PaymentMethod, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -38,6 +38,13 @@ export const CreatePackageBody = Body({
   requireDeliveryCode: Type.Optional(Type.Boolean()),
   quoteId: QuoteIdField,
   notifyRecipient: Type.Optional(Type.Boolean({ description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT' })),
+  paymentMethod: Type.Optional(PaymentMethod),
+  cashOnDelivery: Type.Optional(
+    Body(
+      { amount: Type.Integer({ minimum: 1, description: "in the minor unit of the country's currency, at most the country's codMax" }) },
+      { description: 'Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver' },
+    ),
+  ),
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
@@ -76,6 +83,14 @@ const packageProperties = {
   dispatch: DispatchInfo,
   price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
+  paymentMethod: Type.Optional(PaymentMethod),
+  cashOnDelivery: Type.Optional(
+    Nullable(Type.Object(Money.properties, { additionalProperties: false, description: 'Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins' })),
+  ),
+  cashCollected: Type.Optional(
+    Nullable(Type.Object(Money.properties, { additionalProperties: false, description: 'The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery' })),
+  ),
+  earnings: EarningsField,
   trackingUrl: Type.Optional(
     Type.String({
       description:
@@ -118,6 +133,7 @@ export const PackagePage = pageSchema(PackageResponse);
 export const DeliverBody = Body({
   deliveryCode: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: '4 digits' })),
   recipientName: Type.Optional(Text(200)),
+  cashCollected: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_000_000_000, description: "Required for a package with cash on delivery: the cash collected, in minor units; must equal cashOnDelivery.amount (409 COD_MISMATCH)" })),
 });
 export const FailBody = Body({ reason: Text(500) });
 export const CancelBody = Body({ reason: Type.Optional(Text(500)) });

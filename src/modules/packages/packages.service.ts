@@ -9,13 +9,14 @@ import type { PackageStatus, ParcelJson, StopJson } from '../../db/tables/jobs.j
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
-import { badRequest, forbidden, notFound } from '../../shared/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher } from '../jobs/lifecycle.js';
-import { countryExists, customerExists, findDriver } from '../jobs/references.repository.js';
+import { countryMoney, customerExists, findDriver } from '../jobs/references.repository.js';
+import { jobEarnings, moneyFacts, seesEarnings, type JobMoneyHook } from '../jobs/job-money.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';
@@ -51,6 +52,8 @@ export interface PackageServiceDeps {
   links: TrackingLinks;
   /** Sends the drop-off contact its tracking link (notifyRecipient). */
   notifier?: RecipientNotifier;
+  /** Books the money of a package's end in its transaction and reads its tips (modules/ledger/job-money.ts). */
+  money?: JobMoneyHook;
 }
 
 export interface TrackingLinks {
@@ -66,8 +69,14 @@ type MoveOptions = {
   reason?: string;
   recipientName?: string;
   before?: (row: PackageRow) => Promise<void>;
-  set?: (row: PackageRow) => { cancellation_fee: number | null };
+  set?: (row: PackageRow) => { cancellation_fee?: number | null; cash_collected?: number | null };
 };
+
+/** The columns the viewer-dependent fields (cash on delivery, earnings) are computed from: both reads have them. */
+type MoneyRow = Pick<
+  PackageRow,
+  'id' | 'status' | 'driver_id' | 'driver_company_id' | 'payment_method' | 'commission_rate' | 'price_amount' | 'price_currency' | 'price_breakdown' | 'cancellation_fee' | 'cod_amount' | 'cash_collected'
+>;
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
@@ -106,6 +115,12 @@ export class PackageService {
       // The outbox row commits exactly when the change does.
       inTransaction: (trx, c) => recordDeliveryEvent(trx, { packageId: c.jobId, businessId: c.businessId, event: c.event, status: c.status, occurredAt: c.at }),
       afterCommit: () => deps.bus.publish('webhooks.wake', {}),
+      moneyFacts: (row) =>
+        moneyFacts('PACKAGE', row, {
+          payer: row.business_id ? { kind: 'BUSINESS', partyId: row.business_id } : { kind: 'CUSTOMER', partyId: row.created_by },
+          amount: row.price_amount,
+          cashOnDelivery: row.cod_amount !== null && row.business_id ? { amount: row.cod_amount, businessId: row.business_id } : null,
+        }),
     });
     const offChanged = deps.bus.subscribe('job.changed', ({ jobType, jobId }) => {
       if (jobType !== 'PACKAGE') return;
@@ -189,8 +204,36 @@ export class PackageService {
       parcel: json<ParcelJson>(row.parcel),
       price: money(row.price_amount, row.price_currency),
       cancellationFee: money(row.cancellation_fee, row.price_currency),
+      paymentMethod: row.payment_method,
       trackingUrl,
     };
+  }
+
+  /**
+   * The fields that depend on who reads (section 21): cash on delivery and what was collected (not to a
+   * customer: the business, its driver's side and admins), earnings (the driver's side and admins only).
+   * `tips` holds the package's tip when the caller sees earnings.
+   */
+  static moneyFields(row: MoneyRow, auth: AuthContext, tips: Map<string, number>) {
+    const cod =
+      auth.role === 'CUSTOMER'
+        ? {}
+        : { cashOnDelivery: money(row.cod_amount, row.price_currency), cashCollected: money(row.cash_collected, row.price_currency) };
+    const earnings = seesEarnings(row, auth) ? jobEarnings(row, row.price_amount, tips.get(row.id) ?? 0) : null;
+    return { ...cod, ...(earnings ? { earnings } : {}) };
+  }
+
+  /** The tips of the packages whose earnings this caller sees (one query; none when it sees none). */
+  private async tipsFor(rows: MoneyRow[], auth: AuthContext): Promise<Map<string, number>> {
+    const jobs = rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => ({ id: r.id, driverId: r.driver_id! }));
+    return jobs.length && this.deps.money ? this.deps.money.tips('PACKAGE', jobs) : new Map();
+  }
+
+  /** The package as this caller sees it after an action of its own, with the viewer-dependent fields. */
+  private async present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
+    const body = PackageService.shown(this.respond(row), view);
+    if (view === 'OPEN') return body;
+    return { ...body, ...PackageService.moneyFields(row, auth, await this.tipsFor([row], auth)) };
   }
 
   respond(row: PackageRow): FullPackage {
@@ -210,16 +253,21 @@ export class PackageService {
   }
 
   /** The cached text as this caller may read it (a company reading by id is always its driver's company). */
-  private static jsonFor(row: ShownJsonRow, auth: AuthContext): string {
+  private async jsonFor(row: ShownJsonRow, auth: AuthContext): Promise<string> {
     if (!PackageService.canSee(row, auth)) throw packageNotFound();
-    return PackageService.viewFor(row, auth) === 'FULL' ? row.body : `${row.body.slice(0, row.linkAt)}}`;
+    const tips = await this.tipsFor([row], auth);
+    const extra = Object.entries(PackageService.moneyFields(row, auth, tips))
+      .map(([key, value]) => `,"${key}":${JSON.stringify(value)}`)
+      .join('');
+    const head = row.body.slice(0, row.linkAt);
+    return PackageService.viewFor(row, auth) === 'FULL' ? `${head}${extra}${row.body.slice(row.linkAt)}` : `${head}${extra}}`;
   }
 
   /** GET /packages/:id: the package as JSON text (see PACKAGE_JSON_BY_IDS), from the read cache when it can. */
   async getJson(id: string, auth: AuthContext): Promise<string> {
     const cached = this.readCache.get(id);
     // While changes elsewhere may go unannounced (Redis away), only an entry read within the last second serves.
-    if (cached && (this.deps.bus.reliable || performance.now() - cached.readAt <= READ_CACHE_TTL_MS)) return PackageService.jsonFor(cached.row, auth);
+    if (cached && (this.deps.bus.reliable || performance.now() - cached.readAt <= READ_CACHE_TTL_MS)) return this.jsonFor(cached.row, auth);
     const epoch = this.cacheEpoch;
     const readAt = performance.now();
     const stored = await this.repo.loadJson(id);
@@ -227,14 +275,19 @@ export class PackageService {
     const row = this.withTrackingUrl(stored);
     // (The cache's lifetimes run on a monotonic clock; business time is deps.clock.)
     if (epoch === this.cacheEpoch) this.readCache.set(id, { row, readAt }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
-    return PackageService.jsonFor(row, auth);
+    return this.jsonFor(row, auth);
   }
 
   async list(auth: AuthContext, query: PackageListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
+    const tips = await this.tipsFor(rows.slice(0, limit), auth);
     // The query returns only what the caller may list (a company: its drivers' packages, and the PENDING ones of its country).
-    return toRowPage(rows, limit, (r) => this.respondTo(r, auth));
+    return toRowPage(rows, limit, (r) => {
+      const view = PackageService.viewFor(r, auth);
+      const body = PackageService.shown(this.respond(r), view);
+      return view === 'OPEN' ? body : { ...body, ...PackageService.moneyFields(r, auth, tips) };
+    });
   }
 
   /** GET /businesses/me/statement: the caller's own packages only. */
@@ -253,7 +306,9 @@ export class PackageService {
       }
       customerId = auth.userId;
     }
-    if (!(await countryExists(trx, body.countryId))) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    const country = await countryMoney(trx, body.countryId);
+    if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    const { paymentMethod, codAmount } = PackageService.payment(auth, body, country.cod_max);
     if (customerId !== null && auth.role !== 'CUSTOMER' && !(await customerExists(trx, customerId))) {
       throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
     }
@@ -268,6 +323,7 @@ export class PackageService {
       countryId: body.countryId,
     });
 
+    const commissionRate = await this.deps.pricing.commissionRate(body.countryId, body.vehicleType, trx);
     const id = randomUUID();
     const now = this.deps.clock.now();
     const trackingNonce = randomBytes(16).toString('base64url');
@@ -293,14 +349,37 @@ export class PackageService {
         tracking_nonce: trackingNonce,
         tracking_token_hash: this.deps.links.hashFor(id, trackingNonce),
         notify_recipient: body.notifyRecipient ?? false,
+        payment_method: paymentMethod,
+        commission_rate: commissionRate,
+        cod_amount: codAmount,
         created_at: now,
       updated_at: now,
     });
     if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
     await this.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, { jobType: 'PACKAGE', jobId: id, vehicleType: body.vehicleType, ...body.pickup.location, at: now });
-    const row = await this.repo.load(id, trx);
-    return { ...this.respond(row!), ...(deliveryCode ? { deliveryCode } : {}) };
+    const row = (await this.repo.load(id, trx))!;
+    return { ...this.respond(row), ...PackageService.moneyFields(row, auth, new Map()), ...(deliveryCode ? { deliveryCode } : {}) };
+  }
+
+  /**
+   * How a new package is paid (section 21): a customer's is CASH only (no payment provider yet), a
+   * business's ACCOUNT unless it asks for CASH; cash on delivery for a business only, 1 to the
+   * country's codMax in its currency's minor unit.
+   */
+  static payment(auth: AuthContext, body: Pick<CreatePackageBody, 'paymentMethod' | 'cashOnDelivery'>, codMax: number) {
+    if (auth.role === 'CUSTOMER') {
+      if (body.paymentMethod !== undefined && body.paymentMethod !== 'CASH') {
+        throw badRequest("A customer's job is paid in cash: paymentMethod must be CASH", 'PAYMENT_METHOD_NOT_ALLOWED');
+      }
+      if (body.cashOnDelivery !== undefined) throw badRequest('Cash on delivery is for business packages only', 'CASH_ON_DELIVERY_NOT_ALLOWED');
+      return { paymentMethod: 'CASH' as const, codAmount: null };
+    }
+    const amount = body.cashOnDelivery?.amount;
+    if (amount !== undefined && amount > codMax) {
+      throw badRequest(`body.cashOnDelivery.amount must be at most ${codMax} (the country's codMax, in minor units)`, 'CASH_ON_DELIVERY_TOO_LARGE');
+    }
+    return { paymentMethod: body.paymentMethod ?? 'ACCOUNT', codAmount: amount ?? null };
   }
 
   announce(pkg: FullPackage): number {
@@ -314,7 +393,7 @@ export class PackageService {
     const row = await this.repo.load(id);
     // A PENDING package is offered to every eligible driver, so losing the race is a 409, not a 404.
     if (!row) throw packageNotFound();
-    return this.assignTo(row, auth.userId, 'DRIVER', auth.userId);
+    return this.assignTo(row, auth.userId, 'DRIVER', auth);
   }
 
   async assign(id: string, auth: AuthContext, driverId: string): Promise<PackageResponse> {
@@ -323,14 +402,15 @@ export class PackageService {
     if (auth.role === 'COMPANY' && row.status !== 'PENDING' && !PackageService.canSee(row, auth)) throw packageNotFound();
     const driver = await findDriver(this.deps.db, driverId);
     if (!driver || (auth.role === 'COMPANY' && driver.company_id !== auth.userId)) throw notFound('Driver not found', 'DRIVER_NOT_FOUND');
-    return this.assignTo(row, driverId, auth.role === 'ADMIN' ? 'ADMIN' : 'COMPANY', auth.userId);
+    return this.assignTo(row, driverId, auth.role === 'ADMIN' ? 'ADMIN' : 'COMPANY', auth);
   }
 
-  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, actorId: string): Promise<PackageResponse> {
+  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, auth: AuthContext): Promise<PackageResponse> {
+    const actorId = auth.userId;
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
     // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
     const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN' });
-    return actor === 'COMPANY' ? PackageService.shown(this.respond(assigned), 'NO_LINK') : this.respond(assigned);
+    return this.present(assigned, auth, actor === 'COMPANY' ? 'NO_LINK' : 'FULL');
   }
 
   pickup(id: string, auth: AuthContext) {
@@ -341,7 +421,7 @@ export class PackageService {
     const row = await this.moveRow(id, auth, 'IN_TRANSIT');
     const started = this.respond(row);
     if (row.notify_recipient) this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
-    return started;
+    return this.present(row, auth);
   }
 
   fail(id: string, auth: AuthContext, reason: string) {
@@ -360,10 +440,20 @@ export class PackageService {
     });
   }
 
-  deliver(id: string, auth: AuthContext, body: { deliveryCode?: string; recipientName?: string }) {
+  deliver(id: string, auth: AuthContext, body: { deliveryCode?: string; recipientName?: string; cashCollected?: number }) {
     return this.move(id, auth, 'DELIVERED', {
       recipientName: body.recipientName,
+      // What the driver confirmed is kept; the ledger books the cash on delivery itself (section 21).
+      set: (row) => (row.cod_amount !== null ? { cash_collected: body.cashCollected ?? null } : {}),
       before: async (row) => {
+        if (row.cod_amount !== null) {
+          if (body.cashCollected === undefined) {
+            throw badRequest(`This package has cash on delivery: send cashCollected (${row.cod_amount} ${row.price_currency ?? ''} in minor units)`.replace(' )', ')'), 'CASH_COLLECTED_REQUIRED');
+          }
+          if (body.cashCollected !== row.cod_amount) {
+            throw conflict(`cashCollected (${body.cashCollected}) is not the cash on delivery (${row.cod_amount}): collect the whole amount`, 'COD_MISMATCH');
+          }
+        }
         if (row.delivery_code_hash === null) return;
         if (body.deliveryCode === undefined) throw badRequest('This package needs its deliveryCode to be delivered', 'DELIVERY_CODE_REQUIRED');
         // Reserve the attempt before comparing, in one conditional statement, so that parallel guesses
@@ -382,11 +472,11 @@ export class PackageService {
   async release(id: string, auth: AuthContext, reason: string | null): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
-    return this.respond(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason));
+    return this.present(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason), auth);
   }
 
   private async move(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageResponse> {
-    return this.respond(await this.moveRow(id, auth, to, options));
+    return this.present(await this.moveRow(id, auth, to, options), auth);
   }
 
   private async moveRow(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageRow> {

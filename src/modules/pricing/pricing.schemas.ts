@@ -49,6 +49,9 @@ export const TariffBody = Body({
   minimum: Money('the least a trip costs before the booking fee'),
   bookingFee: Money('added to every trip'),
   cancellationFee: Money('charged when the creator cancels after a driver was assigned'),
+  commissionRate: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 10_000, description: "the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with" }),
+  ),
 });
 export type TariffBody = Static<typeof TariffBody>;
 
@@ -63,6 +66,7 @@ export const TariffResponse = Type.Object({
   minimum: Type.Integer(),
   bookingFee: Type.Integer(),
   cancellationFee: Type.Integer(),
+  commissionRate: Type.Integer({ description: "basis points of (amount − booking fee) that are the operator's commission (section 21)" }),
   version: Type.Integer({ description: 'goes up by one on every change; each job keeps the version it was priced with' }),
   updatedAt: DateTime,
 });

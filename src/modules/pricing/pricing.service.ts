@@ -36,6 +36,8 @@ export const PICKUP_ETA_RADIUS_METERS = 10_000;
 /** Unused quote rows deleted per statement by the purge. */
 const QUOTE_PURGE_BATCH = 10_000;
 const COUNTRY_CACHE_MS = 60_000;
+/** A tariff's commission rate when none was set (section 21: 20 %). */
+const DEFAULT_COMMISSION_RATE = 2000;
 /** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
 const TARIFF_CACHE_MS = 10_000;
 
@@ -59,6 +61,8 @@ export interface LockQuoteInput extends PriceRequest {
 }
 
 export interface TariffResult extends TariffValues {
+  /** Basis points of (amount − booking fee) that are the operator's (section 21). */
+  commissionRate: number;
   countryId: string;
   countryCode: string;
   currency: string;
@@ -93,7 +97,7 @@ export class PricingService {
   readonly quoteStore: QuoteStore;
   private readonly quotesGiven: Counter<'kind' | 'vehicle_type'>;
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
-  private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; until: number }>();
+  private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; commissionRate: number; until: number }>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -309,15 +313,27 @@ export class PricingService {
   }
 
   private async tariff(countryId: string, vehicleType: VehicleType, db: Db = this.db): Promise<(TariffValues & { version: number }) | undefined> {
+    return (await this.cachedTariff(countryId, vehicleType, db))?.values;
+  }
+
+  private async cachedTariff(countryId: string, vehicleType: VehicleType, db: Db = this.db) {
     const key = `${countryId}:${vehicleType}`;
     const now = this.deps.clock.nowMs();
     const cached = this.tariffs.get(key);
-    if (cached && cached.until > now) return cached.values;
+    if (cached && cached.until > now) return cached;
     const row = await this.tariffsRepo.get(countryId, vehicleType, db);
     if (!row) return undefined;
-    const values = { ...tariffValues(row), version: row.version };
-    this.tariffs.set(key, { values, until: now + TARIFF_CACHE_MS });
-    return values;
+    const entry = { values: { ...tariffValues(row), version: row.version }, commissionRate: row.commission_rate, until: now + TARIFF_CACHE_MS };
+    this.tariffs.set(key, entry);
+    return entry;
+  }
+
+  /**
+   * The commission rate a job created now keeps (section 21): its tariff's, in basis points; the
+   * default (2000) where the country has no tariff for the vehicle type. Pass the job's transaction.
+   */
+  async commissionRate(countryId: string, vehicleType: VehicleType, db: Db = this.db): Promise<number> {
+    return (await this.cachedTariff(countryId, vehicleType, db))?.commissionRate ?? DEFAULT_COMMISSION_RATE;
   }
 
   // Tariff administration (ADMIN routes).
@@ -330,9 +346,11 @@ export class PricingService {
   }
 
   /** Creates or replaces the tariff; its version goes up by one. Quotes already given keep their price. */
-  async putTariff(countryId: string, vehicleType: VehicleType, values: TariffValues, adminId: string): Promise<TariffResult> {
+  async putTariff(countryId: string, vehicleType: VehicleType, values: TariffValues & { commissionRate?: number }, adminId: string): Promise<TariffResult> {
     const country = await this.requireCountry(countryId);
     const columns = {
+      // Absent: the tariff keeps its rate (a new one gets the default, 2000).
+      ...(values.commissionRate !== undefined ? { commission_rate: values.commissionRate } : {}),
       base: values.base,
       per_km: values.perKm,
       per_minute: values.perMinute,
@@ -392,6 +410,7 @@ function toTariffResult(row: Selectable<TariffsTable>, country: CountryInfo): Ta
     currency: country.currency,
     vehicleType: row.vehicle_type,
     ...tariffValues(row),
+    commissionRate: row.commission_rate,
     version: row.version,
     updatedAt: new Date(row.updated_at).toISOString(),
   };

@@ -23,7 +23,8 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .select(['r.id', 'r.status', 'r.customer_id', 'r.driver_id', 'r.vehicle_type', 'r.country_id', 'r.created_at', 'r.updated_at'])
       .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history'])
-      .select(['r.price_amount', 'r.price_currency', 'r.price_inputs', 'r.cancellation_fee', 'r.fare_amount']);
+      .select(['r.price_amount', 'r.price_currency', 'r.price_inputs', 'r.cancellation_fee', 'r.fare_amount'])
+      .select(['r.payment_method', 'r.commission_rate', 'r.price_breakdown', 'r.cash_collected']);
   }
 
   load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {

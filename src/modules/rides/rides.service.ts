@@ -7,13 +7,14 @@ import type { RideStatus } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
-import { notFound } from '../../shared/errors.js';
+import { badRequest, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import { json } from '../../db/json.js';
 import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher, type StatusSet } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryExists } from '../jobs/references.repository.js';
+import { jobEarnings, moneyFacts, seesEarnings, type JobMoneyHook } from '../jobs/job-money.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
 import type { RideRow, RidesRepository } from './rides.repository.js';
@@ -37,6 +38,8 @@ export interface RideServiceDeps {
   watcher?: JobChangeWatcher;
   /** Writes the positions reported to this process now, so a completing ride's trip has them all. */
   flushPositions?: () => Promise<void>;
+  /** Books the money of a ride's end in its transaction and reads its tips (modules/ledger/job-money.ts). */
+  money?: JobMoneyHook;
 }
 
 export class RideService {
@@ -45,7 +48,16 @@ export class RideService {
 
   constructor(private readonly deps: RideServiceDeps) {
     this.repo = deps.repo;
-    this.lifecycle = new JobLifecycle(deps, { jobType: 'RIDE', orderType: 'RIDE', noun: 'ride', transitions: RIDE_TRANSITIONS, finals: FINAL_RIDE_STATUSES, store: deps.repo });
+    this.lifecycle = new JobLifecycle(deps, {
+      jobType: 'RIDE',
+      orderType: 'RIDE',
+      noun: 'ride',
+      transitions: RIDE_TRANSITIONS,
+      finals: FINAL_RIDE_STATUSES,
+      store: deps.repo,
+      // A ride is the customer's, paid in cash (section 21); its amount is the final fare when there is one.
+      moneyFacts: (row) => moneyFacts('RIDE', row, { payer: { kind: 'CUSTOMER', partyId: row.customer_id }, amount: row.fare_amount ?? row.price_amount, cashOnDelivery: null }),
+    });
   }
 
   static canSee(row: Pick<RideRow, 'customer_id' | 'driver_id' | 'driver_company_id'>, auth: AuthContext): boolean {
@@ -69,23 +81,45 @@ export class RideService {
       price: money(row.price_amount, row.price_currency),
       fare: money(row.fare_amount, row.price_currency),
       cancellationFee: money(row.cancellation_fee, row.price_currency),
+      paymentMethod: row.payment_method,
     };
+  }
+
+  /** The ride as this caller sees it: `earnings` for its driver's side and admins only (section 21). */
+  static toResponseFor(row: RideRow, auth: AuthContext, tips: Map<string, number>): RideResponse {
+    const body = RideService.toResponse(row);
+    const earnings = seesEarnings(row, auth) ? jobEarnings(row, row.fare_amount ?? row.price_amount, tips.get(row.id) ?? 0) : null;
+    return earnings ? { ...body, earnings } : body;
+  }
+
+  private async tipsFor(rows: RideRow[], auth: AuthContext): Promise<Map<string, number>> {
+    const jobs = rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => ({ id: r.id, driverId: r.driver_id! }));
+    return jobs.length && this.deps.money ? this.deps.money.tips('RIDE', jobs) : new Map();
+  }
+
+  private async present(row: RideRow, auth: AuthContext): Promise<RideResponse> {
+    return RideService.toResponseFor(row, auth, await this.tipsFor([row], auth));
   }
 
   async get(id: string, auth: AuthContext): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
-    return RideService.toResponse(row);
+    return this.present(row, auth);
   }
 
   async list(auth: AuthContext, query: RideListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    return toRowPage(rows, limit, (r) => RideService.toResponse(r));
+    const tips = await this.tipsFor(rows.slice(0, limit), auth);
+    return toRowPage(rows, limit, (r) => RideService.toResponseFor(r, auth, tips));
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
     if (!(await countryExists(trx, body.countryId))) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    // A ride is a customer's: cash, the only method until a payment provider exists (section 21).
+    if (body.paymentMethod !== undefined && body.paymentMethod !== 'CASH') {
+      throw badRequest("A customer's job is paid in cash: paymentMethod must be CASH", 'PAYMENT_METHOD_NOT_ALLOWED');
+    }
     const price = await priceNewJob(this.deps.pricing, trx, {
       kind: 'RIDE',
       accountId: auth.userId,
@@ -95,10 +129,13 @@ export class RideService {
       vehicleType: body.vehicleType,
       countryId: body.countryId,
     });
+    const commissionRate = await this.deps.pricing.commissionRate(body.countryId, body.vehicleType, trx);
     const id = randomUUID();
     const now = this.deps.clock.now();
     await this.repo.insert(trx, {
       ...priceColumns(price),
+      payment_method: 'CASH',
+      commission_rate: commissionRate,
       id,
       status: 'REQUESTED',
       customer_id: auth.userId,
@@ -132,7 +169,7 @@ export class RideService {
       createdAfter: cutoff,
       missed: (current) => (current === 'REQUESTED' ? 'EXPIRED' : current),
     });
-    return RideService.toResponse(updated);
+    return this.present(updated, auth);
   }
 
   arrive(id: string, auth: AuthContext) {
@@ -144,7 +181,12 @@ export class RideService {
   }
 
   complete(id: string, auth: AuthContext) {
-    return this.move(id, auth, 'COMPLETED', undefined, (row) => this.finalFare(row));
+    return this.move(id, auth, 'COMPLETED', undefined, async (row) => {
+      const fare = await this.finalFare(row);
+      // A CASH ride: the driver collected the fare (the ledger books it as CASH_COLLECTED).
+      const amount = fare.fare_amount ?? row.price_amount;
+      return { ...fare, ...(row.payment_method === 'CASH' && amount != null ? { cash_collected: amount } : {}) };
+    });
   }
 
   cancel(id: string, auth: AuthContext, reason: string | undefined) {
@@ -179,7 +221,7 @@ export class RideService {
   async release(id: string, auth: AuthContext, reason: string | null): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw rideNotFound();
-    return RideService.toResponse(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason));
+    return this.present(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason), auth);
   }
 
   private async move(
@@ -192,7 +234,7 @@ export class RideService {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
     const event = this.lifecycle.check(row.status, to, RideService.actorFor(row, auth));
-    return RideService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row) }));
+    return this.present(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row) }), auth);
   }
 
   /** Expires REQUESTED rides older than 5 minutes (safe to run on several instances at once). */

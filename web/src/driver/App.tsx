@@ -8,6 +8,7 @@ import type { User } from '../shared/api/types';
 import { BusyButton, ErrorBox, FocusNotice, Notice, StatusBadge, formatTime } from '../shared/ui';
 import { useUser } from '../shared/use-session';
 import { PublicShell, Register, SignIn } from './auth';
+import { EarningsScreen } from './earnings';
 import { isActive, JobView } from './job';
 import { forgetJob, loadJob, saveJob } from './last-job';
 import { useDriverLink, type LinkState } from './link';
@@ -111,7 +112,7 @@ const asJob = (job: Package | Ride): Job => (job.orderType === 'RIDE' ? { jobTyp
 
 function Home({ user }: { user: User }) {
   const qc = useQueryClient();
-  const [tab, setTab] = useState<'home' | 'past'>('home');
+  const [tab, setTab] = useState<'home' | 'past' | 'earnings'>('home');
   const [offers, setOffers] = useState<Offer[]>([]);
   const [outcome, setOutcome] = useState<{ key: number; text: string }>();
   const browserOnline = useBrowserOnline();
@@ -203,6 +204,11 @@ function Home({ user }: { user: User }) {
                 Past jobs
               </button>
             </li>
+            <li>
+              <button type="button" className="tab" aria-current={tab === 'earnings' ? 'page' : undefined} onClick={() => setTab('earnings')}>
+                Earnings
+              </button>
+            </li>
           </ul>
         </nav>
         <button type="button" className="secondary signout" onClick={() => void leave()}>
@@ -211,7 +217,9 @@ function Home({ user }: { user: User }) {
       </header>
       <main id="main">
         {!browserOnline && <p className="offline-banner" role="status">Offline: showing what was last seen. Steps wait until the phone is back online.</p>}
-        {tab === 'past' ? (
+        {tab === 'earnings' ? (
+          <EarningsScreen />
+        ) : tab === 'past' ? (
           <PastJobs jobs={jobs.data?.recent} error={jobs.error} />
         ) : (
           <>

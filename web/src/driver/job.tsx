@@ -6,6 +6,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from '../shared/api/client';
 import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
+import { CashToCollect, cashCollectedBody } from './cash';
 import type { Job, Package, Ride } from './types';
 import { formatPoint, mapLinks } from './ui';
 
@@ -88,6 +89,7 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
   const [reason, setReason] = useState('');
   const [deliveryCode, setDeliveryCode] = useState('');
   const [recipientName, setRecipientName] = useState('');
+  const [cashCollected, setCashCollected] = useState('');
   const path = { params: { path: { id: pkg.id } } };
   const step = useMutation({
     mutationFn: (action: 'pickup' | 'start' | 'deliver' | 'fail'): Promise<Package> => {
@@ -100,7 +102,11 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
           return ok(
             api.POST('/api/packages/{id}/deliver', {
               ...path,
-              body: { ...(deliveryCode ? { deliveryCode } : {}), ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}) },
+              body: {
+                ...(deliveryCode ? { deliveryCode } : {}),
+                ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}),
+                ...cashCollectedBody(pkg, cashCollected),
+              },
             }),
           );
         case 'fail':
@@ -160,6 +166,7 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
             hint="The recipient’s 4 digits, when the sender set one"
           />
           <Field label="Recipient name" maxLength={200} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional" />
+          <CashToCollect pkg={pkg} value={cashCollected} onChange={setCashCollected} />
           <BusyButton type="submit" className="big" busy={step.isPending}>
             Delivered
           </BusyButton>

@@ -1558,6 +1558,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/drivers/me/earnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The driver's jobs booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv) */
+        get: operations["getDriversMeEarnings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies/me/earnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The company's drivers, each with the totals booked in [from, to) (default today UTC until now, at most 92 days) and the current balance */
+        get: operations["getCompaniesMeEarnings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1692,6 +1726,8 @@ export interface operations {
                             name: string;
                             currency: string;
                             dialCode: string;
+                            /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
+                            codMax: number;
                         }[];
                     };
                 };
@@ -3659,6 +3695,11 @@ export interface operations {
                     /** @description ISO 4217 */
                     currency: string;
                     dialCode: string;
+                    /**
+                     * Format: int32
+                     * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
+                     */
+                    codMax?: number;
                 };
             };
         };
@@ -3679,6 +3720,8 @@ export interface operations {
                         name: string;
                         currency: string;
                         dialCode: string;
+                        /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
+                        codMax: number;
                     };
                 };
             };
@@ -3775,6 +3818,11 @@ export interface operations {
                     /** @description ISO 4217 */
                     currency?: string;
                     dialCode?: string;
+                    /**
+                     * Format: int32
+                     * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
+                     */
+                    codMax?: number;
                 };
             };
         };
@@ -3795,6 +3843,8 @@ export interface operations {
                         name: string;
                         currency: string;
                         dialCode: string;
+                        /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
+                        codMax: number;
                     };
                 };
             };
@@ -5154,6 +5204,34 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                            cashOnDelivery?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                            cashCollected?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                            earnings?: {
+                                /** @description the driver's earnings: (amount − bookingFee) − commission */
+                                driver: number;
+                                /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                                commission: number;
+                                /** @description the booking fee, all the operator's */
+                                bookingFee: number;
+                                /** @description tips booked to the driver for this job (0 when none) */
+                                tip: number;
+                                currency: string;
+                            };
                             /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                             trackingUrl?: string;
                         }[];
@@ -5275,6 +5353,16 @@ export interface operations {
                     quoteId?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT";
+                    /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                    cashOnDelivery?: {
+                        /**
+                         * Format: int64
+                         * @description in the minor unit of the country's currency, at most the country's codMax
+                         */
+                        amount: number;
+                    };
                 };
             };
         };
@@ -5370,6 +5458,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
                         trackingUrl: string;
                         deliveryCode?: string;
@@ -5709,6 +5825,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -5897,6 +6041,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6097,6 +6269,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6297,6 +6497,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6404,6 +6632,11 @@ export interface operations {
                     /** @description 4 digits */
                     deliveryCode?: string;
                     recipientName?: string;
+                    /**
+                     * Format: int32
+                     * @description Required for a package with cash on delivery: the cash collected, in minor units; must equal cashOnDelivery.amount (409 COD_MISMATCH)
+                     */
+                    cashCollected?: number;
                 };
             };
         };
@@ -6505,6 +6738,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6711,6 +6972,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6917,6 +7206,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7124,6 +7441,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7330,6 +7675,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7513,6 +7886,20 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod: "CASH" | "ACCOUNT";
+                            /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                            earnings?: {
+                                /** @description the driver's earnings: (amount − bookingFee) − commission */
+                                driver: number;
+                                /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                                commission: number;
+                                /** @description the booking fee, all the operator's */
+                                bookingFee: number;
+                                /** @description tips booked to the driver for this job (0 when none) */
+                                tip: number;
+                                currency: string;
+                            };
                         }[];
                         nextCursor: string | null;
                     };
@@ -7607,6 +7994,8 @@ export interface operations {
                      * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
                      */
                     quoteId?: string;
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT";
                 };
             };
         };
@@ -7688,6 +8077,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -7878,6 +8281,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8044,6 +8461,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8228,6 +8659,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8406,6 +8851,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8584,6 +9043,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8762,6 +9235,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -8946,6 +9433,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -10354,6 +10855,13 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description What the driver would earn from the price: price − booking fee − the operator's commission (section 21) */
+                            earnings?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                             /** Format: date-time */
                             expiresAt: string;
                         }[];
@@ -10519,6 +11027,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -10589,6 +11125,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -11047,6 +11597,34 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -11117,6 +11695,20 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
                     };
                 };
             };
@@ -11400,6 +11992,8 @@ export interface operations {
                             minimum: number;
                             bookingFee: number;
                             cancellationFee: number;
+                            /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
+                            commissionRate: number;
                             /** @description goes up by one on every change; each job keeps the version it was priced with */
                             version: number;
                             /** Format: date-time */
@@ -11505,6 +12099,8 @@ export interface operations {
                         minimum: number;
                         bookingFee: number;
                         cancellationFee: number;
+                        /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
+                        commissionRate: number;
                         /** @description goes up by one on every change; each job keeps the version it was priced with */
                         version: number;
                         /** Format: date-time */
@@ -11630,6 +12226,11 @@ export interface operations {
                      * @description charged when the creator cancels after a driver was assigned, in the minor unit of the country's currency
                      */
                     cancellationFee: number;
+                    /**
+                     * Format: int32
+                     * @description the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with
+                     */
+                    commissionRate?: number;
                 };
             };
         };
@@ -11656,6 +12257,8 @@ export interface operations {
                         minimum: number;
                         bookingFee: number;
                         cancellationFee: number;
+                        /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
+                        commissionRate: number;
                         /** @description goes up by one on every change; each job keeps the version it was priced with */
                         version: number;
                         /** Format: date-time */
@@ -14836,6 +15439,261 @@ export interface operations {
             };
             /** @description Not found (or not yours) */
             404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getDriversMeEarnings: {
+        parameters: {
+            query?: {
+                /** @description Start, inclusive (default: today 00:00 UTC): a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from?: string;
+                /** @description End, exclusive (default: now); at most 92 days after from: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to?: string;
+                /** @description Instead of the Accept header (text/csv for CSV) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The earnings report */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        driverId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description Oldest first, by when the job was booked */
+                        jobs: {
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description COMPLETED: delivered or completed; CANCELLATION_FEE: cancelled by its creator after assignment */
+                            kind: "COMPLETED" | "CANCELLATION_FEE";
+                            /** Format: date-time */
+                            completedAt: string;
+                            currency: string;
+                            /** @description What the job came to: a ride's fare, a package's price, or the cancellation fee, in the minor unit of the currency */
+                            amount: number;
+                            /** @description The driver's share, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked to the driver for this job (any time), 0 when none, in the minor unit of the currency */
+                            tip: number;
+                            /** @description Cash the driver collected for it: the amount of a CASH job plus any cash on delivery, in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description One per currency */
+                        totals: {
+                            currency: string;
+                            jobs: number;
+                            /** @description Sum of the jobs' amounts, in the minor unit of the currency */
+                            amount: number;
+                            /** @description Sum of the earnings, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked in the period, in the minor unit of the currency */
+                            tips: number;
+                            /** @description Cash collected in the period (job amounts and cash on delivery), in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description The driver's current balance per currency (none before the first booking) */
+                        balances: {
+                            currency: string;
+                            /** @description What the operator owes the driver now (negative: the driver owes the operator, e.g. cash collected), in the minor unit of the currency */
+                            balance: number;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCompaniesMeEarnings: {
+        parameters: {
+            query?: {
+                /** @description Start, inclusive (default: today 00:00 UTC): a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from?: string;
+                /** @description End, exclusive (default: now); at most 92 days after from: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to?: string;
+                /** @description Instead of the Accept header (text/csv for CSV) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        companyId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description The company's drivers by name, each with the period's totals and its current balance (a company's drivers are paid individually) */
+                        drivers: {
+                            driverId: string;
+                            firstName: string;
+                            lastName: string;
+                            totals: {
+                                currency: string;
+                                jobs: number;
+                                /** @description Sum of the jobs' amounts, in the minor unit of the currency */
+                                amount: number;
+                                /** @description Sum of the earnings, in the minor unit of the currency */
+                                earnings: number;
+                                /** @description Tips booked in the period, in the minor unit of the currency */
+                                tips: number;
+                                /** @description Cash collected in the period (job amounts and cash on delivery), in the minor unit of the currency */
+                                cashCollected: number;
+                            }[];
+                            balances: {
+                                currency: string;
+                                /** @description What the operator owes the driver now (negative: the driver owes the operator, e.g. cash collected), in the minor unit of the currency */
+                                balance: number;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

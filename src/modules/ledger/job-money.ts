@@ -1,0 +1,62 @@
+// The money a job's end books (contract section 21), in the lifecycle's transaction: a job DELIVERED
+// or COMPLETED books its amount's split (jobCompletedEntries) and, for a package with cash on
+// delivery, the cash the driver now holds for the business (cashOnDeliveryEntries); a cancellation
+// with a fee books the fee's split (cancellationFeeEntries). Each under its source key, so a retry or
+// a replay books nothing twice.
+import type { Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { JobType } from '../jobs/driver-claims.js';
+import type { JobMoneyFacts, JobMoneyHook } from '../jobs/job-money.js';
+import { EarningsRepository } from './earnings.repository.js';
+import type { LedgerService } from './ledger.service.js';
+import { cancellationFeeEntries, cashOnDeliveryEntries, jobCompletedEntries, sourceKeys, type TransactionInput } from './postings.js';
+
+/** The transactions a job's status change books (none for most changes). Pure. */
+export function jobTransactions(facts: JobMoneyFacts): TransactionInput[] {
+  const { jobType, jobId, driverId, currency } = facts;
+  if (!driverId || !currency) return [];
+  const inputs: TransactionInput[] = [];
+  if (facts.outcome === 'DONE' && facts.amount !== null) {
+    const entries = jobCompletedEntries({
+      driverId,
+      payer: facts.payer,
+      paymentMethod: facts.paymentMethod,
+      amount: facts.amount,
+      bookingFee: Math.min(facts.bookingFee, facts.amount),
+      commissionRate: facts.commissionRate,
+    });
+    if (entries.length) inputs.push({ sourceKey: sourceKeys.jobCompleted(jobType, jobId), currency, entries });
+    if (facts.cashOnDelivery) {
+      inputs.push({ sourceKey: sourceKeys.cashOnDelivery(jobId), currency, entries: cashOnDeliveryEntries({ driverId, ...facts.cashOnDelivery }) });
+    }
+  }
+  if (facts.outcome === 'CANCELLED' && facts.cancellationFee) {
+    const entries = cancellationFeeEntries({ driverId, payer: facts.payer, fee: facts.cancellationFee, commissionRate: facts.commissionRate });
+    inputs.push({ sourceKey: sourceKeys.cancellationFee(jobType, jobId), currency, entries });
+  }
+  return inputs;
+}
+
+export class JobMoney implements JobMoneyHook {
+  private readonly repo = new EarningsRepository();
+
+  constructor(private readonly deps: { ledger: LedgerService; db: import('kysely').Kysely<Database> }) {}
+
+  async settle(trx: Transaction<Database>, facts: JobMoneyFacts): Promise<void> {
+    const inputs = jobTransactions(facts);
+    // One postMany per database transaction: the accounts are locked in one order (docs/money.md).
+    if (inputs.length) await this.deps.ledger.postMany(trx, inputs);
+  }
+
+  async tips(jobType: JobType, jobs: { id: string; driverId: string }[]): Promise<Map<string, number>> {
+    if (!jobs.length) return new Map();
+    const byKey = new Map(jobs.map((j) => [sourceKeys.tip(jobType, j.id), j]));
+    const rows = await this.repo.driverTips(this.deps.db, jobs.map((j) => ({ sourceKey: sourceKeys.tip(jobType, j.id), driverId: j.driverId })));
+    const tips = new Map<string, number>();
+    for (const row of rows) {
+      const job = byKey.get(row.source_key);
+      if (job && job.driverId === row.party_id) tips.set(job.id, (tips.get(job.id) ?? 0) + Number(row.amount));
+    }
+    return tips;
+  }
+}
