@@ -14,7 +14,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { RedisHealth } from '../../shared/redis.js';
 import { isDataException } from '../../shared/errors.js';
 import { DriverIndex, serviceTypesOf, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
-import { DriverLocationsRepository, type LiveRow } from './driver-locations.repository.js';
+import type { DriverLocationsRepository, LiveRow } from './driver-locations.repository.js';
 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
 export const DB_FLUSH_INTERVAL_MS = 1000;
