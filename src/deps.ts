@@ -72,7 +72,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const applied = await migrateToLatest(database.db);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
 
-    const redis = createRedisClient(config);
+    const redis = await createRedisClient(config);
     let redisHealth: RedisHealth | undefined;
     let bus: Bus;
     if (redis) {

@@ -26,9 +26,13 @@ import { LedgerService } from './modules/ledger/ledger.service.js';
 import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
 import { PayoutService } from './modules/ledger/payouts.service.js';
 import { SettlementService } from './modules/ledger/settlements.service.js';
+import { DriverLocationsRepository } from './modules/matching/driver-locations.repository.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
 import { PricingService } from './modules/pricing/pricing.service.js';
+import { createQuoteStore } from './modules/pricing/quote-store.js';
+import { QuotesRepository } from './modules/pricing/quotes.repository.js';
+import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
 import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
@@ -113,10 +117,22 @@ export function createServices(deps: Deps): Services {
   const auth = new AuthService({ db, users, accounts, codes, passwords, sessions });
   // Dispatch, the tracking hub and the job services are built below; these hooks run only once
   // positions and requests arrive, after createServices has returned.
-  const live = new LiveDrivers(deps, {
+  const live = new LiveDrivers(
+    {
+      repo: new DriverLocationsRepository(db),
+      bus,
+      clock,
+      logger: deps.logger,
+      registry: deps.metrics.registry,
+      redis: deps.redis,
+      redisHealth: deps.redisHealth,
+      config,
+    },
+    {
     onAvailable: (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline),
-    onPosition: (driverId, position) => trackingHub.position(driverId, position),
-  });
+      onPosition: (driverId, position) => trackingHub.position(driverId, position),
+    },
+  );
   const driversRepo = new DriversRepository(db, clock);
   const pushRepo = new PushRepository(db);
   const vapid = config.push.vapid;
@@ -150,7 +166,22 @@ export function createServices(deps: Deps): Services {
     acceptors: { PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
   });
-  const pricing = new PricingService(deps, live);
+  const quotesRepo = new QuotesRepository(db);
+  const pricing = new PricingService(
+    {
+      db,
+      quotes: quotesRepo,
+      tariffs: new TariffsRepository(db),
+      quoteStore: createQuoteStore(deps, quotesRepo),
+      bus,
+      clock,
+      logger: deps.logger,
+      registry: deps.metrics.registry,
+      redis: deps.redis,
+      config,
+    },
+    live,
+  );
   const ledger = new LedgerService({ db, clock });
   // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
   const money = new JobMoney({ ledger, db });

@@ -64,6 +64,42 @@ describe('compiled build', () => {
     assert.equal(await proc.exited, 0);
   });
 
+  test('the heavy libraries and ioredis are not in the start-up graph of the server or the worker (imported with import() on first use)', async () => {
+    const esbuild = await import('esbuild');
+    const { metafile } = await esbuild.build({
+      entryPoints: ['src/server.ts', 'src/worker.ts'].map((file) => path.join(root, file)),
+      absWorkingDir: root,
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      format: 'esm',
+      outdir: path.join(root, 'dist-test-graph'),
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    // From each entry, the static imports only (a dynamic import() is loaded when it runs).
+    const heavy = /^(sharp|pdfkit|@aws-sdk\/|web-push|qrcode|ioredis)(\/|$)/;
+    for (const entry of ['src/server.ts', 'src/worker.ts']) {
+      const seen = new Set<string>([entry]);
+      const packages = new Set<string>();
+      const dynamic = new Set<string>();
+      for (const file of seen) {
+        for (const i of metafile.inputs[file]?.imports ?? []) {
+          if (i.kind !== 'import-statement') {
+            if (i.external) dynamic.add(i.path);
+            continue;
+          }
+          if (i.external) packages.add(i.path);
+          else seen.add(i.path);
+        }
+      }
+      assert.ok(seen.size > 50 && packages.has('fastify'), `${entry}: the graph was walked (${seen.size} modules)`);
+      assert.deepEqual([...packages].filter((p) => heavy.test(p)), [], `${entry} imports no heavy library at start`);
+      assert.ok(dynamic.has('ioredis'), `${entry} imports ioredis on first use`);
+    }
+  });
+
   test('production refuses to start without a strong JWT_SECRET, naming the variable', async () => {
     const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example/send' };
     for (const env of [base, { ...base, JWT_SECRET: 'change-me-change-me-change-me-change-me' }]) {

@@ -1,7 +1,9 @@
 // Redis connection settings (a single server or a Redis Cluster), pub/sub that works on both, and
 // this instance's view of Redis: up or down, decided by a heartbeat on every connection it watches and
 // by failed commands. It logs one line per change of state.
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+// ioredis is loaded on first use (`await import`), only when Redis is configured: an instance without
+// Redis does not carry it (about 5 MB of the idle RSS, bench/RESULTS.md).
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 
@@ -53,7 +55,9 @@ export const REDIS_CLUSTER_OPTIONS: ClusterOptions = {
  * command once: ioredis gives both the same command methods. What differs (pub/sub, the heartbeat) is
  * handled here; modules keep to single-slot commands (keys used together share a hash tag).
  */
-export function createRedisClient(config: Pick<Config, 'redisUrl' | 'redisCluster'>): Redis | undefined {
+export async function createRedisClient(config: Pick<Config, 'redisUrl' | 'redisCluster'>): Promise<Redis | undefined> {
+  if (!config.redisCluster && !config.redisUrl) return undefined;
+  const { Cluster, Redis } = await import('ioredis');
   if (config.redisCluster) {
     const { nodes, username, password } = config.redisCluster;
     const options: ClusterOptions = { ...REDIS_CLUSTER_OPTIONS, redisOptions: { ...REDIS_CLUSTER_OPTIONS.redisOptions, username, password } };
@@ -131,6 +135,7 @@ class ShardSubscription implements Subscription {
     if (!nodeKey) throw new Error(`no primary known for the slot of ${this.channel}`);
     const separator = nodeKey.lastIndexOf(':');
     const { redisOptions } = this.cluster.options;
+    const { Redis } = await import('ioredis');
     const connection = new Redis({
       ...redisOptions,
       host: nodeKey.slice(0, separator),

@@ -5,10 +5,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Counter, Gauge } from 'prom-client';
 import { subscribe, type Subscription } from '../../shared/redis.js';
 import { isDatabaseUnavailable } from '../../db/availability.js';
-import type { Deps } from '../../deps.js';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import type { RedisHealth } from '../../shared/redis.js';
 import { isDataException } from '../../shared/errors.js';
 import { DriverIndex, serviceTypesOf, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
-import { DriverLocationsRepository, type LiveRow } from './driver-locations.repository.js';
+import type { DriverLocationsRepository, LiveRow } from './driver-locations.repository.js';
 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
 export const DB_FLUSH_INTERVAL_MS = 1000;
@@ -43,6 +49,19 @@ export interface LiveDriversHooks {
   onPosition?: (driverId: string, position: Position) => void;
 }
 
+/** What the live index needs (built in src/services.ts). */
+export interface LiveDriversDeps {
+  repo: DriverLocationsRepository;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  registry: Registry;
+  /** Shares positions between instances when set. */
+  redis: Redis | undefined;
+  redisHealth: RedisHealth | undefined;
+  config: Pick<Config, 'redisKeyPrefix' | 'driverLocationTtlMs'>;
+}
+
 export class LiveDrivers {
   readonly index = new DriverIndex();
   private readonly instanceId = randomUUID();
@@ -69,17 +88,17 @@ export class LiveDrivers {
   private readonly repo: DriverLocationsRepository;
 
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: LiveDriversDeps,
     hooks: LiveDriversHooks = {},
   ) {
     this.onAvailable = hooks.onAvailable;
     this.onPosition = hooks.onPosition;
-    this.repo = new DriverLocationsRepository(deps.database.db);
+    this.repo = deps.repo;
     const index = this.index;
     new Gauge({
       name: 'drivers_online',
       help: 'ACTIVE drivers that are ONLINE, as this instance sees them',
-      registers: [deps.metrics.registry],
+      registers: [deps.registry],
       collect() {
         this.set(index.onlineCount);
       },
@@ -90,7 +109,7 @@ export class LiveDrivers {
     new Counter({
       name: 'driver_positions_total',
       help: 'Driver positions reported to this instance and applied (older ones are ignored)',
-      registers: [deps.metrics.registry],
+      registers: [deps.registry],
       collect() {
         this.inc(applied() - counted);
         counted = applied();

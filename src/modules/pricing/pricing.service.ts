@@ -5,7 +5,12 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Database, VehicleType } from '../../db/schema.js';
-import type { Deps } from '../../deps.js';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../config.js';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
@@ -13,9 +18,9 @@ import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
 import { openJobsFromDatabase } from './open-jobs.repository.js';
 import type { TariffsTable } from '../../db/tables/pricing.js';
 import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from './price.js';
-import { createQuoteStore, type QuoteStore } from './quote-store.js';
-import { TariffsRepository } from './tariffs.repository.js';
-import { QuotesRepository } from './quotes.repository.js';
+import type { QuoteStore } from './quote-store.js';
+import type { TariffsRepository } from './tariffs.repository.js';
+import type { QuotesRepository } from './quotes.repository.js';
 import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
 import { Surge } from './surge.js';
 import {
@@ -88,6 +93,22 @@ const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'p
   cancellationFee: row.cancellation_fee,
 });
 
+/** What pricing needs (built in src/services.ts). */
+export interface PricingDeps {
+  db: Db;
+  quotes: QuotesRepository;
+  tariffs: TariffsRepository;
+  /** Where quotes are kept until they expire (createQuoteStore). */
+  quoteStore: QuoteStore;
+  bus: Bus;
+  clock: Clock;
+  logger: Logger;
+  registry: Registry;
+  /** Shares the surge between instances when set. */
+  redis: Redis | undefined;
+  config: Pick<Config, 'pricing' | 'driverLocationTtlMs' | 'redisKeyPrefix'>;
+}
+
 export class PricingService {
   readonly surge: Surge;
   private readonly db: Db;
@@ -101,19 +122,19 @@ export class PricingService {
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: PricingDeps,
     private readonly live: LiveDrivers,
     private readonly router: Router = defaultRoute,
   ) {
-    this.db = deps.database.db;
-    this.quotes = new QuotesRepository(this.db);
-    this.tariffsRepo = new TariffsRepository(this.db);
-    this.quoteStore = createQuoteStore(deps, this.quotes);
+    this.db = deps.db;
+    this.quotes = deps.quotes;
+    this.tariffsRepo = deps.tariffs;
+    this.quoteStore = deps.quoteStore;
     this.quotesGiven = new Counter({
       name: 'quotes_total',
       help: 'Quotes given (POST /quotes), by kind and vehicle type: with the jobs created from quotes, the conversion',
       labelNames: ['kind', 'vehicle_type'],
-      registers: [deps.metrics.registry],
+      registers: [deps.registry],
     });
     const index = live.index;
     const { pricing, driverLocationTtlMs } = deps.config;
