@@ -505,7 +505,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     const sent = await fetch(`${base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=0&bearing=0&accuracy=5`, { method: 'POST' });
     assert.equal(sent.status, 200);
     await made.getByRole('button', { name: 'Done' }).click();
-    await page.getByText('My Android').waitFor();
+    await page.getByText('My Android', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Revoke My Android' }).click();
     await page.getByText('No device keys yet.').waitFor();
     const refused = await fetch(`${base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}`);
