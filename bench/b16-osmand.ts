@@ -18,7 +18,7 @@ const path = () => {
 };
 const requests = [{ method: 'GET' as const, path: '/api/positions/osmand', setupRequest: (req: any) => ({ ...req, path: path() }) }];
 const url = `http://127.0.0.1:${server.port}`;
-// Warm-up: every key once (its lookup is cached for 5 s, as in steady state where a phone sends every few seconds).
+// Warm-up: every key once (its lookup is cached for a minute, as in steady state where a phone sends every few seconds).
 let next = 0;
 await load({ url, amount: keys.length, requests: [{ method: 'GET' as const, path: '/', setupRequest: (req: any) => ({ ...req, path: path().replace(/id=[^&]+/, `id=${keys[next++ % keys.length]}`) }) }] });
 const max = await withServerCpu(server.child.pid!, () => load({ url, requests, duration }));

@@ -270,7 +270,7 @@ describe('Traccar Client positions across two instances (Redis)', { skip: redisS
     const { id, key } = await makeKey(a, driver);
     assert.equal((await osmand(b, `id=${key}&lat=1&lon=1`)).statusCode, 200);
     assert.equal((await a.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${id}`, headers: driver.headers })).statusCode, 204);
-    // The bus carries it in milliseconds; well within the lookup cache's few seconds.
+    // The bus carries it in milliseconds; long before the cached lookup (a minute) would expire.
     await waitFor(async () => (await osmand(b, `id=${key}&lat=1&lon=2`)).statusCode === 401, 1000);
   });
 

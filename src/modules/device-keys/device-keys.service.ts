@@ -1,6 +1,6 @@
 // Device keys (contract section 19): a driver makes a key for Traccar Client, which sends positions
 // with it in the OsmAnd protocol. The key is random (192 bits), shown once, stored as its SHA-256
-// hash. Lookups are cached for a few seconds at most, and a revocation drops the cached copy on every
+// hash. Lookups are cached for a minute at most, and a revocation drops the cached copy on every
 // instance through the bus (nothing is cached while the bus may miss events).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Bus } from '../../shared/bus.js';
@@ -11,7 +11,7 @@ import type { DeviceKeyRow, DeviceKeysRepository } from './device-keys.repositor
 
 export const MAX_DEVICE_KEYS = 3;
 /** How long a resolved key is trusted without asking the database again. */
-export const DEVICE_KEY_CACHE_MS = 5000;
+export const DEVICE_KEY_CACHE_MS = 60_000;
 const CACHE_MAX_ENTRIES = 50_000;
 const KEY_PREFIX = 'dk_';
 const KEY_FORMAT = /^dk_[A-Za-z0-9_-]{32}$/;
