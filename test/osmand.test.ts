@@ -179,6 +179,16 @@ describe('Traccar Client positions (OsmAnd)', () => {
     assert.equal((await osmand(t, `id=${b.key}&lat=1&lon=1`, { ip })).statusCode, 200);
     // The same key from another IP: still limited.
     assert.equal((await osmand(t, `id=${a.key}&lat=1&lon=1`, { ip: '198.51.100.7' })).statusCode, 429);
+    // Made-up keys count per IP against the global limit's numbers (2 here): beyond, refused before any
+    // lookup, while a key known here (b, cached) still works from that address.
+    const guesser = '203.0.113.50';
+    const made = (i: number) => `dk_${String(i).padStart(32, 'Z')}`;
+    assert.equal((await osmand(t, `id=${made(1)}&lat=1&lon=1`, { ip: guesser })).statusCode, 401);
+    assert.equal((await osmand(t, `id=nonsense&lat=1&lon=1`, { ip: guesser })).statusCode, 401);
+    const refused = await osmand(t, `id=${made(2)}&lat=1&lon=1`, { ip: guesser });
+    assert.equal(refused.statusCode, 429);
+    assert.match(refused.json().message, /^Too many unknown device keys from this address; retry in \d+ seconds$/);
+    assert.equal((await osmand(t, `id=${b.key}&lat=1&lon=1`, { ip: guesser })).statusCode, 200);
     // The global limit still holds everywhere else for that IP.
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: ip })).statusCode, 200);
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: ip })).statusCode, 200);

@@ -4,12 +4,12 @@ import { parse as parseQuery } from 'node:querystring';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { noContent, type App, type FeatureModule } from '../../http/context.js';
-import { createKeyedLimiter } from '../../http/rate-limit.js';
+import { clientKey, createKeyedLimiter } from '../../http/rate-limit.js';
 import { badRequest, tooManyRequests, unauthorized } from '../../shared/errors.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import { acceptPosition } from '../drivers/position-intake.js';
 import { CreateDeviceKeyBody, CreatedDeviceKeyResponse, DeviceKeyList, DeviceKeyParams, OsmAndQuery } from './device-keys.schemas.js';
-import { hashDeviceKey } from './device-keys.service.js';
+import { DeviceKeysService, hashDeviceKey } from './device-keys.service.js';
 import { decodeJson, decodeParams, deviceKeyOf } from './osmand-decode.js';
 
 /** Traccar Client's requests are small: a form or JSON body of a few hundred bytes. */
@@ -71,12 +71,38 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
       done(null, parseQuery(body as string)),
     );
     const perKey = deps.config.rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', deps.config.rateLimits.osmand) : undefined;
+    // Outside the global per-IP limit, a client could make the database look up one made-up key after
+    // another: unknown keys count per IP against the global limit's numbers, and an IP beyond them is
+    // refused before any lookup (a key already known here is still served from the cache).
+    const unknownKeys = deps.config.rateLimits.global ? createKeyedLimiter(deps, 'osmand-unknown', deps.config.rateLimits.global) : undefined;
+    const blocked = new Map<string, number>();
+    const refuseIfBlocked = (ip: string) => async () => {
+      const until = blocked.get(ip);
+      if (until === undefined) return;
+      const left = until - Date.now();
+      if (left > 0) throw tooManyRequests(`Too many unknown device keys from this address; retry in ${Math.ceil(left / 1000)} seconds`, left / 1000);
+      blocked.delete(ip);
+    };
+    const countUnknown = async (ip: string) => {
+      if (!unknownKeys) return;
+      const limit = await unknownKeys(ip);
+      // Its allowance used up: the next lookup from there is refused.
+      if (!limit.allowed || limit.remaining === 0) {
+        if (blocked.size >= 100_000) blocked.clear();
+        blocked.set(ip, Date.now() + Math.max(1, limit.resetSeconds) * 1000);
+      }
+    };
 
-    const handler = async (request: { query: unknown; body: unknown }, reply: FastifyReply) => {
+    const handler = async (request: { query: unknown; body: unknown; ip: string }, reply: FastifyReply) => {
       const query = (request.query ?? {}) as Record<string, unknown>;
       const body = request.body;
       const key = deviceKeyOf(body, query);
       if (key === undefined) throw unauthorized('Missing device key (id)', 'MISSING_DEVICE_KEY');
+      const ip = clientKey(request.ip);
+      if (!DeviceKeysService.wellFormed(key)) {
+        await countUnknown(ip);
+        throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
+      }
       // Counted per key, before the database is asked (the route is outside the global per-IP limit).
       if (perKey) {
         const limit = await perKey(hashDeviceKey(key));
@@ -85,7 +111,10 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
         reply.header('x-ratelimit-reset', String(limit.resetSeconds));
         if (!limit.allowed) throw tooManyRequests(`Too many positions for this device key; retry in ${Math.max(1, limit.resetSeconds)} seconds`, limit.resetSeconds);
       }
-      const owner = await deviceKeys.resolve(key);
+      const owner = await deviceKeys.resolve(key, refuseIfBlocked(ip)).catch(async (err: { statusCode?: number }) => {
+        if (err.statusCode === 401) await countUnknown(ip);
+        throw err;
+      });
       const isJson = !!body && typeof body === 'object' && !Array.isArray(body) && ('location' in body || 'device_id' in body);
       const decoded = isJson
         ? decodeJson(body as Record<string, unknown>, query)

@@ -71,8 +71,16 @@ export class DeviceKeysService {
     this.deps.bus.publish('device-key.revoked', { keyId: id });
   }
 
-  /** The driver a key belongs to: 401 for an unknown or revoked key, 403 for an account not ACTIVE. */
-  async resolve(key: string): Promise<DeviceKeyOwner> {
+  /** Whether the key has the shape of the keys this service makes (checked before any counting or lookup). */
+  static wellFormed(key: string): boolean {
+    return KEY_FORMAT.test(key);
+  }
+
+  /**
+   * The driver a key belongs to: 401 for an unknown or revoked key, 403 for an account not ACTIVE.
+   * `beforeLookup` runs only when the database is to be asked (not for a cached key): it may refuse.
+   */
+  async resolve(key: string, beforeLookup?: () => Promise<void>): Promise<DeviceKeyOwner> {
     // Not a key this service makes: refused without asking the database.
     if (!KEY_FORMAT.test(key)) throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
     const hash = hashDeviceKey(key);
@@ -80,6 +88,7 @@ export class DeviceKeysService {
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached;
     const generation = this.generation;
+    await beforeLookup?.();
     const owner = await this.deps.repo.getOwnerByHash(hash);
     if (!owner) {
       this.cache.delete(hash);
