@@ -35,6 +35,7 @@ import { moneyModule } from './modules/ledger/money.routes.js';
 import { pushModule } from './modules/push/push.routes.js';
 import { invoicesModule } from './modules/ledger/invoices.routes.js';
 import { earningsModule } from './modules/ledger/earnings.routes.js';
+import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -60,6 +61,7 @@ const API_MODULES: FeatureModule[] = [
   pushModule,
   invoicesModule,
   earningsModule,
+  deviceKeysModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

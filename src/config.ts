@@ -54,6 +54,8 @@ export interface Config {
     login: RateLimitSpec | null;
     loginSendOtp: RateLimitSpec | null;
     registerSendOtp: RateLimitSpec | null;
+    /** Per device key on the OsmAnd positions route (outside the global per-IP limit). */
+    osmand: RateLimitSpec | null;
   };
   /** false, a hop count, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
   trustProxy: boolean | number | string[];
@@ -317,6 +319,7 @@ function readRateLimits(r: EnvReader): Config['rateLimits'] {
     login: r.rateLimit('RATE_LIMIT_LOGIN', '5/15m', '7d'),
     loginSendOtp: r.rateLimit('RATE_LIMIT_LOGIN_SEND_OTP', '3/5m', '7d'),
     registerSendOtp: r.rateLimit('RATE_LIMIT_REGISTER_SEND_OTP', '3/5m', '7d'),
+    osmand: r.rateLimit('RATE_LIMIT_OSMAND', '120/1m', '7d'),
   };
 }
 

@@ -47,6 +47,9 @@ export const LOG_REDACT = [
   '*.accessToken',
   '*.secret',
   '*.token',
+  // A device key (Traccar Client's JSON body), should a body ever be logged.
+  '*.device_id',
+  'device_id',
 ];
 
 export function createLogger(config: Config): Logger {

@@ -15,6 +15,8 @@ import { UsersRepository } from './modules/auth/users.repository.js';
 import { CountriesRepository } from './modules/countries/countries.repository.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
+import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
+import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
@@ -67,6 +69,8 @@ export interface Services {
   matching: MatchingService;
   driversRepo: DriversRepository;
   drivers: DriversService;
+  /** Drivers' keys for Traccar Client (OsmAnd positions). */
+  deviceKeys: DeviceKeysService;
   driverJobs: DriverJobsService;
   packages: PackageService;
   rides: RideService;
@@ -217,6 +221,7 @@ export function createServices(deps: Deps): Services {
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
+  const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus });
   const payoutsRepo = new PayoutsRepository();
   return {
     tokens,
@@ -232,6 +237,7 @@ export function createServices(deps: Deps): Services {
     matching: new MatchingService({ index: live.index, clock, driverLocationTtlMs: config.driverLocationTtlMs, users, countries }),
     driversRepo,
     drivers: new DriversService({ repo: driversRepo, live, bus }),
+    deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,
     rides,
@@ -262,6 +268,7 @@ export function createServices(deps: Deps): Services {
       trackingHub.close();
       liveMap.close();
       void push.close();
+      deviceKeys.close();
     },
   };
 }

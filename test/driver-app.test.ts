@@ -423,6 +423,97 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByText('No job yet: offers appear here.').waitFor();
   });
 
+  async function acceptNew(reference: string): Promise<string> {
+    const id = await newPackage(reference);
+    const offer = page.getByRole('dialog', { name: 'Offer' });
+    await offer.getByText(`Kenyatta Avenue ${reference}`).waitFor();
+    await offer.getByRole('button', { name: 'Accept' }).click();
+    await offer.waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: /Delivery ASSIGNED/ }).waitFor();
+    return id;
+  }
+
+  test('offline taps are queued with an Idempotency-Key and replayed in order once back online: Picked up lands exactly once', async () => {
+    const id = await acceptNew('ORDER-7004');
+    const sent: string[] = [];
+    const onRequest = (r: { url(): string; headers(): Record<string, string> }) => {
+      if (r.url().endsWith(`/api/packages/${id}/pickup`)) sent.push(r.headers()['idempotency-key'] ?? '');
+    };
+    page.on('request', onRequest);
+    try {
+      await context.setOffline(true);
+      await page.getByRole('button', { name: 'Picked up' }).click();
+      const queued = page.getByRole('status').filter({ hasText: 'Queued' });
+      await queued.waitFor();
+      await queued.getByText('Picked up').waitFor();
+      // The next step is there at once (the job as it will be); the server has not heard of it yet.
+      await page.getByRole('button', { name: 'Start delivery' }).waitFor();
+      assert.equal((await call<{ status: string }>('GET', `/packages/${id}`, shopToken)).status, 'ASSIGNED');
+      // Kept on the phone (a reload would keep it), with its key.
+      const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('driver.queuedSteps') ?? '[]') as { action: string; key: string }[]);
+      assert.deepEqual(stored.map((s) => s.action), ['pickup']);
+      await new Promise((r) => setTimeout(r, 3000));
+      await phoneLayout('queued');
+      await shot('queued');
+      await context.setOffline(false);
+      await queued.waitFor({ state: 'detached', timeout: 30_000 });
+      const pkg = await call<{ status: string; statusHistory: { status: string }[] }>('GET', `/packages/${id}`, shopToken);
+      assert.equal(pkg.status, 'PICKED_UP');
+      assert.equal(pkg.statusHistory.filter((h) => h.status === 'PICKED_UP').length, 1, 'applied exactly once');
+      await page.getByRole('heading', { name: /Delivery PICKED UP/ }).waitFor();
+      assert.ok(sent.length >= 1 && sent.every((k) => k === stored[0]!.key), `every attempt carried the step's key: ${JSON.stringify(sent)}`);
+      assert.equal(await page.evaluate(() => localStorage.getItem('driver.queuedSteps')), null);
+    } finally {
+      page.off('request', onRequest);
+    }
+    // Ends the job (the next tests need a free driver).
+    await page.getByRole('button', { name: 'Failed' }).click();
+    await page.getByLabel('Reason').fill('Recipient away');
+    await page.getByRole('button', { name: 'Report failure' }).click();
+    await page.getByText('The job is failed.').waitFor();
+  });
+
+  test("offline taps: the server's answer wins (the job cancelled meanwhile is shown as such)", async () => {
+    const id = await acceptNew('ORDER-7005');
+    await context.setOffline(true);
+    await page.getByRole('button', { name: 'Picked up' }).click();
+    await page.getByRole('status').filter({ hasText: 'Queued' }).waitFor();
+    await call('POST', `/packages/${id}/cancel`, shopToken, { reason: 'Changed my mind' });
+    await context.setOffline(false);
+    await page.getByText(/“Picked up” was not applied: .*The job is cancelled\./).waitFor({ timeout: 30_000 });
+    assert.equal((await call<{ status: string }>('GET', `/packages/${id}`, shopToken)).status, 'CANCELLED');
+    await page.getByText('No job yet: offers appear here.').waitFor();
+    assert.equal(await page.evaluate(() => localStorage.getItem('driver.queuedSteps')), null);
+  });
+
+  test('Traccar Client set-up: a device key shown once with the server URL, as text and QR codes; listed, then revoked', async () => {
+    await page.getByRole('button', { name: 'Background positions (Traccar Client)' }).click();
+    await page.getByRole('heading', { name: 'Traccar Client' }).waitFor();
+    await page.getByLabel('Device name').fill('My Android');
+    await page.getByRole('button', { name: 'Make a device key' }).click();
+    const made = page.getByRole('region', { name: 'New device key' });
+    await made.getByText(`${base}/api/positions/osmand`).waitFor();
+    const key = (await made.locator('dd').nth(1).textContent()) ?? '';
+    assert.match(key, /^dk_[A-Za-z0-9_-]{32}$/);
+    await made.getByRole('img', { name: 'QR code of the device identifier' }).waitFor();
+    // Drawn by the lazily loaded library: the canvas is not blank.
+    const drawn = await made.locator('canvas').first().evaluate((c: HTMLCanvasElement) => c.toDataURL().length);
+    assert.ok(drawn > 1000, `a QR code is drawn (${drawn})`);
+    await phoneLayout('traccar');
+    await shot('traccar');
+    // Traccar Client's request, as it sends it, with that key.
+    const sent = await fetch(`${base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=0&bearing=0&accuracy=5`, { method: 'POST' });
+    assert.equal(sent.status, 200);
+    await made.getByRole('button', { name: 'Done' }).click();
+    await page.getByText('My Android', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Revoke My Android' }).click();
+    await page.getByText('No device keys yet.').waitFor();
+    const refused = await fetch(`${base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}`);
+    assert.equal(refused.status, 401);
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByRole('button', { name: 'Go offline' }).waitFor();
+  });
+
   test('a ride: the offer, Accept, Arrived, Start trip, Complete trip; the customer sees COMPLETED', async () => {
     const phone = '+254733500003';
     const before = smsCount(phone);

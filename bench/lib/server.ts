@@ -1,6 +1,6 @@
 // Benchmark server process: a bare Fastify constant route (the baseline) or the real app seeded with
 // BENCH_DRIVERS online drivers. Started by bench/lib/harness.ts; talks to it over IPC.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { createDeps } from '../../src/deps.js';
 import { sha256 } from '../../src/modules/auth/auth.service.js';
 import { TokenService } from '../../src/modules/auth/tokens.js';
+import { hashDeviceKey } from '../../src/modules/device-keys/device-keys.service.js';
 import type { FlushStats } from '../../src/modules/matching/live-drivers.js';
 import { createServices } from '../../src/services.js';
 import { CENTRE, SPREAD_DEG } from './area.js';
@@ -130,6 +131,21 @@ async function real() {
   const tokens = new TokenService({ secret: deps.config.jwtSecret, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3_600_000, clock: deps.clock });
   const auth: { driverId: string; token: string }[] = [];
   for (const r of rows.rows) auth.push({ driverId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'DRIVER', sessionId: r.id })).token });
+  // B16: a device key (Traccar Client) for each driver with a session, stored hashed as the service does.
+  const deviceKeys: string[] = [];
+  if (process.env.BENCH_DEVICE_KEYS) {
+    const ids: string[] = [];
+    const hashes: string[] = [];
+    for (const r of rows.rows) {
+      const key = `dk_${randomBytes(24).toString('base64url')}`;
+      deviceKeys.push(key);
+      ids.push(r.user_id);
+      hashes.push(hashDeviceKey(key));
+    }
+    await sql`
+      insert into device_keys (id, driver_id, name, key_hash, created_at)
+      select gen_random_uuid(), d, 'bench', h, now() from unnest(${ids}::uuid[], ${hashes}::text[]) as t(d, h)`.execute(db);
+  }
   const b = business.rows[0]!;
   const countryId = (await sql<{ id: string }>`select id from countries where code = 'KE'`.execute(db)).rows[0]!.id;
   const businessToken = (await tokens.signAccess({ userId: b.user_id, role: 'BUSINESS', sessionId: b.id })).token;
@@ -176,7 +192,7 @@ async function real() {
       process.exit(0);
     }
   });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, businessToken, countryId, customers, admin: adminAuth, kenyaId: countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, deviceKeys, businessToken, countryId, customers, admin: adminAuth, kenyaId: countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
 }
 
 await (process.env.BENCH_KIND === 'baseline' ? baseline() : real());

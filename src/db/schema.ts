@@ -1,5 +1,6 @@
 // The whole database as Kysely sees it: the table groups of src/db/tables joined.
 import type { AuthTables } from './tables/auth.js';
+import type { DeviceKeyTables } from './tables/device-keys.js';
 import type { DispatchTables } from './tables/dispatch.js';
 import type { FoundationTables } from './tables/foundation.js';
 import type { IdempotencyTables } from './tables/idempotency.js';
@@ -12,4 +13,4 @@ import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
 
-export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables, InvoiceTables {}
+export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables, InvoiceTables, DeviceKeyTables {}

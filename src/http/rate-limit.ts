@@ -27,41 +27,40 @@ function routeLimits(limits: ModuleContext['deps']['config']['rateLimits']): [st
   ];
 }
 
-export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<void> {
-  const { config, redis, redisHealth, logger } = ctx.deps;
-  const make = (name: string, spec: RateLimitSpec): Limiter => {
-    const duration = Math.max(1, Math.ceil(spec.windowMs / 1000));
-    const memory = new RateLimiterMemory({ keyPrefix: name, points: spec.max, duration });
-    const shared = redis
-      ? new RateLimiterRedis({
-          storeClient: redis,
-          keyPrefix: `${config.redisKeyPrefix}rl:${name}`,
-          points: spec.max,
-          duration,
-          rejectIfRedisNotReady: true,
-        })
-      : undefined;
-    return { name, spec, shared, memory };
-  };
+/** Routes outside the global per-IP limit, limited by a key of their own instead (the OsmAnd positions). */
+export const OUTSIDE_GLOBAL_LIMIT = new Set(['/api/positions/osmand']);
 
-  const global = config.rateLimits.global ? make('global', config.rateLimits.global) : undefined;
-  const byRoute = new Map<string, Limiter>();
-  for (const [route, name, spec] of routeLimits(config.rateLimits)) if (spec) byRoute.set(route, make(name, spec));
-  if (!global && byRoute.size === 0) return;
+type LimiterDeps = Pick<ModuleContext['deps'], 'config' | 'redis' | 'redisHealth' | 'logger'>;
 
+function makeLimiter({ config, redis }: LimiterDeps, name: string, spec: RateLimitSpec): Limiter {
+  const duration = Math.max(1, Math.ceil(spec.windowMs / 1000));
+  const memory = new RateLimiterMemory({ keyPrefix: name, points: spec.max, duration });
+  const shared = redis
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: `${config.redisKeyPrefix}rl:${name}`,
+        points: spec.max,
+        duration,
+        rejectIfRedisNotReady: true,
+      })
+    : undefined;
+  return { name, spec, shared, memory };
+}
+
+function consumer({ redisHealth, logger }: LimiterDeps) {
   let warned = false;
-  const consume = async (limit: Limiter, ip: string): Promise<{ res: RateLimiterRes; allowed: boolean }> => {
+  return async (limit: Limiter, key: string): Promise<{ res: RateLimiterRes; allowed: boolean }> => {
     // While Redis is known to be down the request does not wait for it: a failure marks it down.
     if (limit.shared && redisHealth?.up !== false) {
       try {
-        return { res: await limit.shared.consume(ip), allowed: true };
+        return { res: await limit.shared.consume(key), allowed: true };
       } catch (err) {
         if (err instanceof RateLimiterRes) return { res: err, allowed: false };
         redisHealth?.failure('rate limiter', err);
       }
     }
     try {
-      return { res: await limit.memory.consume(ip), allowed: true };
+      return { res: await limit.memory.consume(key), allowed: true };
     } catch (err) {
       if (err instanceof RateLimiterRes) return { res: err, allowed: false };
       // The memory store failed (should not happen). Refuse nothing,
@@ -71,6 +70,44 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
       return { res: new RateLimiterRes(limit.spec.max, 0, 0), allowed: true };
     }
   };
+}
+
+export interface KeyedLimit {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+/**
+ * A limiter counting by a key the caller chooses (not the client IP), shared by every instance
+ * through Redis when configured, with the same in-process fallback as the per-IP limits.
+ */
+export function createKeyedLimiter(deps: LimiterDeps, name: string, spec: RateLimitSpec): (key: string) => Promise<KeyedLimit> {
+  const limiter = makeLimiter(deps, name, spec);
+  const consume = consumer(deps);
+  return async (key) => {
+    const { res, allowed } = await consume(limiter, key);
+    return {
+      allowed,
+      limit: spec.max,
+      remaining: Math.max(0, res.remainingPoints),
+      resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
+    };
+  };
+}
+
+export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<void> {
+  const { config } = ctx.deps;
+  const make = (name: string, spec: RateLimitSpec): Limiter => makeLimiter(ctx.deps, name, spec);
+
+  const global = config.rateLimits.global ? make('global', config.rateLimits.global) : undefined;
+  const byRoute = new Map<string, Limiter>();
+  for (const [route, name, spec] of routeLimits(config.rateLimits)) if (spec) byRoute.set(route, make(name, spec));
+  if (!global && byRoute.size === 0) return;
+
+  const consume = consumer(ctx.deps);
 
   const setHeaders = (reply: FastifyReply, limit: Limiter, res: RateLimiterRes) => {
     reply.header('x-ratelimit-limit', String(limit.spec.max));
@@ -88,7 +125,7 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
 
   const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const ip = clientKey(request.ip);
-    if (global) {
+    if (global && !OUTSIDE_GLOBAL_LIMIT.has(request.routeOptions.url ?? '')) {
       const { res, allowed } = await consume(global, ip);
       setHeaders(reply, global, res);
       if (!allowed) return reject(reply, global, res);

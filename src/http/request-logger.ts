@@ -97,6 +97,8 @@ const SECRET_PARAMS = new Set(['token']);
 const SECRET_AFTER = new Set(['t', 'tracking']);
 /** A query pair mentioning this, in any encoding, is a secret (access_token of the streams and the driver WebSocket). */
 const SECRET_QUERY = /token/i;
+/** A query pair whose decoded name is one of these is a secret too: the device key of the OsmAnd positions route. */
+const SECRET_QUERY_NAME = /^\s*(?:id|device_?id)\s*$/i;
 
 /**
  * The URL as logged (contract sections 12, 14): secrets are found the way routing reads the URL, not
@@ -104,7 +106,8 @@ const SECRET_QUERY = /token/i;
  * authenticate like their plain forms) are redacted too. Path: the route's secret parameters, by
  * position in the matched pattern; with no route, any segment after `t` or `tracking` once decoded,
  * in any case (the console's router ignores case). Query (after the first `?` or `#`, as the router
- * splits it): every `&`-pair whose fully decoded text mentions a token keeps only a plain key.
+ * splits it): every `&`-pair whose fully decoded text mentions a token, or whose name is `id`,
+ * `deviceid` or `device_id` (the OsmAnd route's device key), keeps only a plain key.
  */
 export function loggedUrl(url: string, route?: string): string {
   const cut = url.search(/[?#]/);
@@ -136,7 +139,9 @@ function redactPath(path: string, route: string | undefined): string {
 }
 
 function redactPair(pair: string): string {
-  if (!SECRET_QUERY.test(decodeFully(pair))) return pair;
+  const decoded = decodeFully(pair);
+  const name = decoded.includes('=') ? decoded.slice(0, decoded.indexOf('=')) : decoded;
+  if (!SECRET_QUERY.test(decoded) && !SECRET_QUERY_NAME.test(name)) return pair;
   const eq = pair.indexOf('=');
   // The key stays only when it is a plain name: an encoded one could hold the secret itself.
   return eq >= 0 && /^\w*$/.test(decodeFully(pair.slice(0, eq))) ? `${pair.slice(0, eq)}=${REDACTED}` : REDACTED;

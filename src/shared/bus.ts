@@ -44,6 +44,8 @@ export interface BusEvents {
     /** The driver handed the job back (it waits again; the driver is free). */
     released?: boolean;
   };
+  /** A driver revoked a device key (Traccar Client): every instance drops its cached lookup. */
+  'device-key.revoked': { keyId: string };
   /** A package's tracking link was replaced: the old one's streams end, caches drop the package. */
   'tracking.rotated': { packageId: string };
   /**

@@ -16,6 +16,7 @@ import * as m0017 from './0017_payouts.js';
 import * as m0020 from './0020_push.js';
 import * as m0023 from './0023_invoices.js';
 import * as m0018 from './0018_earnings.js';
+import * as m0021 from './0021_device_keys.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0020_push': m0020,
   '0023_invoices': m0023,
   '0018_earnings': m0018,
+  '0021_device_keys': m0021,
 };

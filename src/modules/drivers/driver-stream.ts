@@ -1,14 +1,11 @@
 // The driver WebSocket (GET /drivers/me/stream): position messages in, pushed jobs and updates out.
 import websocket from '@fastify/websocket';
-import type { Static } from '@sinclair/typebox';
-import type { ValidateFunction } from 'ajv';
 import type { WebSocket } from 'ws';
 import { accessTokenOf } from '../../http/authenticate.js';
 import type { App, ModuleContext } from '../../http/context.js';
-import { compileBodySchema, describeValidationError } from '../../http/validation.js';
 import { forbidden, notFound, unauthorized } from '../../shared/errors.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
-import { LocationMessage } from './drivers.schemas.js';
+import { acceptPosition } from './position-intake.js';
 
 /** Per-connection cap: messages beyond it within one second are dropped with an error message. */
 export const MAX_MESSAGES_PER_SECOND = 10;
@@ -17,9 +14,6 @@ export const TOO_MANY_MESSAGES = `Too many messages: at most ${MAX_MESSAGES_PER_
 export const CLOSE_SESSION_REVOKED = 4001;
 export const CLOSE_ACCOUNT_INACTIVE = 4003;
 export const CLOSE_REPLACED = 4000;
-
-// Validated exactly like the HTTP route's body (same Ajv, same formats).
-const validateLocation = compileBodySchema(LocationMessage) as ValidateFunction<Static<typeof LocationMessage>>;
 
 interface Connection {
   socket: WebSocket;
@@ -125,10 +119,9 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
         const type = message && typeof message === 'object' ? (message as { type?: unknown }).type : undefined;
         if (type === 'ping') return send(socket, { type: 'pong' });
         if (type !== 'location') return send(socket, { type: 'error', message: 'message.type must be one of location, ping' });
-        if (!validateLocation(message)) {
-          return send(socket, { type: 'error', message: describeValidationError(validateLocation.errors ?? [], 'message') });
-        }
-        live.report(conn.driverId, message);
+        // Validated exactly like the HTTP route's body (same Ajv, same formats), then the live index.
+        const outcome = acceptPosition(live, conn.driverId, message);
+        if (!outcome.ok) return send(socket, { type: 'error', message: outcome.message });
       });
       // A socket is a hijacked request: it gets no "request completed" line, so it logs its own.
       request.log.info({ req: request, driverId: conn.driverId }, 'driver socket opened');

@@ -14,6 +14,8 @@ import { forgetJob, loadJob, saveJob } from './last-job';
 import { useDriverLink, type LinkState } from './link';
 import { NotificationsSwitch, unsubscribePush } from './notifications';
 import { OfferCard, unlockSound } from './offer';
+import { useStepReplay } from './offline-queue';
+import { TraccarSetup } from './traccar';
 import type { Job, Offer, Package, Ride } from './types';
 import { formatPoint, Title } from './ui';
 
@@ -112,7 +114,7 @@ const asJob = (job: Package | Ride): Job => (job.orderType === 'RIDE' ? { jobTyp
 
 function Home({ user }: { user: User }) {
   const qc = useQueryClient();
-  const [tab, setTab] = useState<'home' | 'past' | 'earnings'>('home');
+  const [tab, setTab] = useState<'home' | 'past' | 'earnings' | 'traccar'>('home');
   const [offers, setOffers] = useState<Offer[]>([]);
   const [outcome, setOutcome] = useState<{ key: number; text: string }>();
   const browserOnline = useBrowserOnline();
@@ -166,14 +168,26 @@ function Home({ user }: { user: User }) {
     },
   });
 
-  const jobChanged = (job: Job) => {
+  const jobChanged = (job: Job & { queued?: boolean }) => {
     qc.setQueryData(keys.job(job.jobType, job.job.id), job);
     if (!isActive(job)) {
       forgetJob();
-      setOutcome({ key: Date.now(), text: job.job.status === 'DELIVERED' ? 'Delivered. Well done.' : job.job.status === 'COMPLETED' ? 'Trip completed.' : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.` });
+      const done = job.job.status === 'DELIVERED' ? 'Delivered. Well done.' : job.job.status === 'COMPLETED' ? 'Trip completed.' : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.`;
+      setOutcome({ key: Date.now(), text: job.queued ? `${done} (Queued: it is sent when the phone is back online.)` : done });
     }
-    void qc.invalidateQueries({ queryKey: keys.jobs });
+    if (!job.queued) void qc.invalidateQueries({ queryKey: keys.jobs });
   };
+  // Steps tapped offline go out in order once the phone is back; the server's answer wins.
+  useStepReplay({
+    applied: jobChanged,
+    refused: (step, err, job) => {
+      if (job) qc.setQueryData(keys.job(job.jobType, job.job.id), job);
+      if (job && !isActive(job)) forgetJob();
+      const now = job ? ` The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.` : '';
+      setOutcome({ key: Date.now(), text: `“${step.label}” was not applied: ${err.message}.${now}`.replace('..', '.') });
+      refreshJobs();
+    },
+  });
 
   const dropOffer = useCallback((id: string) => setOffers((list) => list.filter((o) => o.id !== id)), []);
   const offer = offers.find((o) => Date.parse(o.expiresAt) > Date.now());
@@ -219,6 +233,13 @@ function Home({ user }: { user: User }) {
         {!browserOnline && <p className="offline-banner" role="status">Offline: showing what was last seen. Steps wait until the phone is back online.</p>}
         {tab === 'earnings' ? (
           <EarningsScreen />
+        ) : tab === 'traccar' ? (
+          <>
+            <TraccarSetup />
+            <button type="button" className="big secondary" onClick={() => setTab('home')}>
+              Back
+            </button>
+          </>
         ) : tab === 'past' ? (
           <PastJobs jobs={jobs.data?.recent} error={jobs.error} />
         ) : (
@@ -259,6 +280,9 @@ function Home({ user }: { user: User }) {
               <ErrorBox error={availability.error ?? me.error} />
               {online && <LinkStatus link={link} />}
               <NotificationsSwitch />
+              <button type="button" className="big secondary" onClick={() => setTab('traccar')}>
+                Background positions (Traccar Client)
+              </button>
             </section>
             {!shown && jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>}
           </>

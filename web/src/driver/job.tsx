@@ -4,9 +4,9 @@
 // or texted while the job is active. Every answer of the server replaces the job shown.
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, ok } from '../shared/api/client';
 import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
 import { CashToCollect, cashCollectedBody } from './cash';
+import { performStep, useQueuedSteps } from './offline-queue';
 import type { Job, Package, Ride } from './types';
 import { formatPoint, mapLinks } from './ui';
 
@@ -79,6 +79,7 @@ export function JobView({ job, readOnly, onChanged }: { job: Job; readOnly?: boo
         </p>
       )}
       {price && <p>Price: {formatMoney(price.amount, price.currency)}</p>}
+      <QueuedSteps jobId={job.job.id} />
       {active && !readOnly && (job.jobType === 'PACKAGE' ? <PackageSteps pkg={job.job} onChanged={onChanged} /> : <RideSteps ride={job.job} onChanged={onChanged} />)}
     </section>
   );
@@ -90,30 +91,32 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
   const [deliveryCode, setDeliveryCode] = useState('');
   const [recipientName, setRecipientName] = useState('');
   const [cashCollected, setCashCollected] = useState('');
-  const path = { params: { path: { id: pkg.id } } };
+  // Sent at once, or queued while the phone is offline (offline-queue.ts): the mutation runs offline too.
   const step = useMutation({
-    mutationFn: (action: 'pickup' | 'start' | 'deliver' | 'fail'): Promise<Package> => {
+    networkMode: 'always',
+    mutationFn: (action: 'pickup' | 'start' | 'deliver' | 'fail') => {
+      const job: Job = { jobType: 'PACKAGE', job: pkg };
       switch (action) {
         case 'pickup':
-          return ok(api.POST('/api/packages/{id}/pickup', path));
+          return performStep(job, { action, expect: 'PICKED_UP', label: 'Picked up' });
         case 'start':
-          return ok(api.POST('/api/packages/{id}/start', path));
+          return performStep(job, { action, expect: 'IN_TRANSIT', label: 'Start delivery' });
         case 'deliver':
-          return ok(
-            api.POST('/api/packages/{id}/deliver', {
-              ...path,
-              body: {
-                ...(deliveryCode ? { deliveryCode } : {}),
-                ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}),
-                ...cashCollectedBody(pkg, cashCollected),
-              },
-            }),
-          );
+          return performStep(job, {
+            action,
+            expect: 'DELIVERED',
+            label: 'Delivered',
+            body: {
+              ...(deliveryCode ? { deliveryCode } : {}),
+              ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}),
+              ...cashCollectedBody(pkg, cashCollected),
+            },
+          });
         case 'fail':
-          return ok(api.POST('/api/packages/{id}/fail', { ...path, body: { reason: reason.trim() } }));
+          return performStep(job, { action, expect: 'FAILED', label: 'Failed', body: { reason: reason.trim() } });
       }
     },
-    onSuccess: (job) => onChanged({ jobType: 'PACKAGE', job }),
+    onSuccess: (job) => onChanged(job),
   });
 
   if (failing) {
@@ -181,15 +184,11 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
 }
 
 function RideSteps({ ride, onChanged }: { ride: Ride; onChanged: (job: Job) => void }) {
-  const path = { params: { path: { id: ride.id } } };
   const step = useMutation({
-    mutationFn: (action: 'arrive' | 'start' | 'complete'): Promise<Ride> =>
-      action === 'arrive'
-        ? ok(api.POST('/api/rides/{id}/arrive', path))
-        : action === 'start'
-          ? ok(api.POST('/api/rides/{id}/start', path))
-          : ok(api.POST('/api/rides/{id}/complete', path)),
-    onSuccess: (job) => onChanged({ jobType: 'RIDE', job }),
+    networkMode: 'always',
+    mutationFn: (action: 'arrive' | 'start' | 'complete') =>
+      performStep({ jobType: 'RIDE', job: ride }, action === 'arrive' ? { action, expect: 'ARRIVED', label: 'Arrived' } : action === 'start' ? { action, expect: 'IN_PROGRESS', label: 'Start trip' } : { action, expect: 'COMPLETED', label: 'Complete trip' }),
+    onSuccess: (job) => onChanged(job),
   });
   const [action, label] = ride.status === 'ACCEPTED' ? (['arrive', 'Arrived'] as const) : ride.status === 'ARRIVED' ? (['start', 'Start trip'] as const) : (['complete', 'Complete trip'] as const);
   return (
@@ -198,6 +197,24 @@ function RideSteps({ ride, onChanged }: { ride: Ride; onChanged: (job: Job) => v
         {label}
       </BusyButton>
       <ErrorBox error={step.error} />
+    </div>
+  );
+}
+
+/** The steps tapped offline that wait for the network (offline-queue.ts). */
+function QueuedSteps({ jobId }: { jobId: string }) {
+  const steps = useQueuedSteps(jobId);
+  if (!steps.length) return null;
+  return (
+    <div className="queued" role="status">
+      <p>
+        <strong>Queued</strong>: sent in this order when the phone is back online.
+      </p>
+      <ul>
+        {steps.map((s) => (
+          <li key={s.key}>{s.label}</li>
+        ))}
+      </ul>
     </div>
   );
 }

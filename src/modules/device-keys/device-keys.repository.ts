@@ -1,0 +1,76 @@
+// Kysely queries of the drivers' device keys (Traccar Client's OsmAnd protocol).
+import { sql } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { Executor } from '../../db/executor.js';
+
+export interface DeviceKeyRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+export interface DeviceKeyOwner {
+  id: string;
+  driver_id: string;
+  /** The owner's account status (only an ACTIVE driver's positions count). */
+  status: string;
+}
+
+export class DeviceKeysRepository {
+  constructor(private readonly db: DB) {}
+
+  listByDriver(driverId: string, db: Executor = this.db): Promise<DeviceKeyRow[]> {
+    return db
+      .selectFrom('device_keys')
+      .select(['id', 'name', 'created_at', 'last_used_at'])
+      .where('driver_id', '=', driverId)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute();
+  }
+
+  /** Holds the driver's user row until the transaction ends: makes count-then-insert safe. */
+  async lockDriver(driverId: string, db: Executor): Promise<boolean> {
+    const row = await db.selectFrom('users').select(['id']).where('id', '=', driverId).forUpdate().executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async countByDriver(driverId: string, db: Executor = this.db): Promise<number> {
+    const row = await db
+      .selectFrom('device_keys')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('driver_id', '=', driverId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async insert(row: { id: string; driver_id: string; name: string; key_hash: string; created_at: Date }, db: Executor = this.db): Promise<void> {
+    await db.insertInto('device_keys').values(row).execute();
+  }
+
+  /** Deletes the driver's own key; whether there was one. */
+  async deleteOwn(driverId: string, id: string, db: Executor = this.db): Promise<boolean> {
+    const res = await db.deleteFrom('device_keys').where('id', '=', id).where('driver_id', '=', driverId).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  getOwnerByHash(keyHash: string, db: Executor = this.db): Promise<DeviceKeyOwner | undefined> {
+    return db
+      .selectFrom('device_keys as k')
+      .innerJoin('users as u', 'u.id', 'k.driver_id')
+      .select(['k.id', 'k.driver_id', 'u.status'])
+      .where('k.key_hash', '=', keyHash)
+      .executeTakeFirst();
+  }
+
+  /** Records use, at most once a minute per key (the row is not rewritten for every position). */
+  async touch(id: string, at: Date, db: Executor = this.db): Promise<void> {
+    await db
+      .updateTable('device_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`${at}::timestamptz - interval '1 minute'`)]))
+      .execute();
+  }
+}

@@ -1,0 +1,126 @@
+// Device keys (contract section 19): a driver makes a key for Traccar Client, which sends positions
+// with it in the OsmAnd protocol. The key is random (192 bits), shown once, stored as its SHA-256
+// hash. Lookups are cached for a minute at most, and a revocation drops the cached copy on every
+// instance through the bus (nothing is cached while the bus may miss events).
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Bus } from '../../shared/bus.js';
+import type { Clock } from '../../shared/clock.js';
+import { conflict, forbidden, notFound, unauthorized } from '../../shared/errors.js';
+import type { DB } from '../../db/database.js';
+import type { DeviceKeyRow, DeviceKeysRepository } from './device-keys.repository.js';
+
+export const MAX_DEVICE_KEYS = 3;
+/** How long a resolved key is trusted without asking the database again. */
+export const DEVICE_KEY_CACHE_MS = 60_000;
+const CACHE_MAX_ENTRIES = 50_000;
+const KEY_PREFIX = 'dk_';
+const KEY_FORMAT = /^dk_[A-Za-z0-9_-]{32}$/;
+
+export const hashDeviceKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+interface Cached {
+  keyId: string;
+  driverId: string;
+  until: number;
+}
+
+export interface DeviceKeyOwner {
+  keyId: string;
+  driverId: string;
+}
+
+export class DeviceKeysService {
+  private readonly cache = new Map<string, Cached>();
+  private readonly unsubscribe: (() => void)[];
+  /** Bumped by every invalidation: a lookup that raced one is not cached. */
+  private generation = 0;
+
+  constructor(private readonly deps: { db: DB; repo: DeviceKeysRepository; clock: Clock; bus: Bus }) {
+    const { bus } = deps;
+    this.unsubscribe = [
+      bus.subscribe('device-key.revoked', ({ keyId }) => this.forget((c) => c.keyId === keyId)),
+      // Suspended, deleted or approved: the account's status is read again on the next position.
+      bus.subscribe('user.changed', ({ userId }) => this.forget((c) => c.driverId === userId)),
+      bus.subscribe('bus.resync', () => {
+        this.generation += 1;
+        this.cache.clear();
+      }),
+    ];
+  }
+
+  async create(driverId: string, name: string | undefined) {
+    const key = KEY_PREFIX + randomBytes(24).toString('base64url');
+    const row = { id: randomUUID(), driver_id: driverId, name: name?.trim() || 'Traccar Client', key_hash: hashDeviceKey(key), created_at: this.deps.clock.now() };
+    await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await this.deps.repo.lockDriver(driverId, trx))) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+      if ((await this.deps.repo.countByDriver(driverId, trx)) >= MAX_DEVICE_KEYS) {
+        throw conflict(`At most ${MAX_DEVICE_KEYS} device keys per driver: revoke one first`, 'DEVICE_KEY_LIMIT');
+      }
+      await this.deps.repo.insert(row, trx);
+    });
+    return { id: row.id, name: row.name, key, createdAt: row.created_at.toISOString() };
+  }
+
+  async list(driverId: string) {
+    return { items: (await this.deps.repo.listByDriver(driverId)).map(toDeviceKeyResponse) };
+  }
+
+  async revoke(driverId: string, id: string): Promise<void> {
+    if (!(await this.deps.repo.deleteOwn(driverId, id))) throw notFound('Device key not found', 'DEVICE_KEY_NOT_FOUND');
+    // Here at once, on the other instances when the event reaches them.
+    this.deps.bus.publish('device-key.revoked', { keyId: id });
+  }
+
+  /** Whether the key has the shape of the keys this service makes (checked before any counting or lookup). */
+  static wellFormed(key: string): boolean {
+    return KEY_FORMAT.test(key);
+  }
+
+  /**
+   * The driver a key belongs to: 401 for an unknown or revoked key, 403 for an account not ACTIVE.
+   * `beforeLookup` runs only when the database is to be asked (not for a cached key): it may refuse.
+   */
+  async resolve(key: string, beforeLookup?: () => Promise<void>): Promise<DeviceKeyOwner> {
+    // Not a key this service makes: refused without asking the database.
+    if (!KEY_FORMAT.test(key)) throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
+    const hash = hashDeviceKey(key);
+    const now = this.deps.clock.nowMs();
+    const cached = this.cache.get(hash);
+    if (cached && cached.until > now) return cached;
+    const generation = this.generation;
+    await beforeLookup?.();
+    const owner = await this.deps.repo.getOwnerByHash(hash);
+    if (!owner) {
+      this.cache.delete(hash);
+      throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
+    }
+    if (owner.status !== 'ACTIVE') throw forbidden('The account of this device key is not active', `ACCOUNT_${owner.status}`);
+    // Touched once per cache period at most (and the row at most once a minute).
+    void this.deps.repo.touch(owner.id, this.deps.clock.now()).catch(() => undefined);
+    const entry = { keyId: owner.id, driverId: owner.driver_id, until: now + DEVICE_KEY_CACHE_MS };
+    if (this.deps.bus.reliable && generation === this.generation) {
+      if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
+      this.cache.set(hash, entry);
+    }
+    return entry;
+  }
+
+  close(): void {
+    this.unsubscribe.forEach((off) => off());
+    this.cache.clear();
+  }
+
+  private forget(match: (c: Cached) => boolean): void {
+    this.generation += 1;
+    for (const [hash, c] of this.cache) if (match(c)) this.cache.delete(hash);
+  }
+}
+
+export function toDeviceKeyResponse(row: DeviceKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: new Date(row.created_at).toISOString(),
+    lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
+  };
+}
