@@ -5,7 +5,7 @@ import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { ApiError, errorText } from '../../shared/api/errors';
 import type { Schemas } from '../../shared/api/types';
-import { useCountries } from '../../shared/countries';
+import { CountryField, useCountries } from '../../shared/countries';
 import { Map, type MapPoint } from '../../shared/map';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../../shared/ui';
@@ -239,14 +239,7 @@ export function NewDeliveryPage() {
                 </option>
               ))}
             </SelectField>
-            <SelectField label="Country" required value={countryId} onChange={(e) => setCountryId(e.target.value)}>
-              <option value="">Choose…</option>
-              {countries.data?.items.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name}
-                </option>
-              ))}
-            </SelectField>
+            <CountryField countries={countries.data?.items} value={countryId} onChange={setCountryId} />
           </div>
           <Field label="Reference" maxLength={100} value={reference} onChange={(e) => setReference(e.target.value)} hint="Your own order number (optional)" />
           <label className="inline">
