@@ -1,19 +1,13 @@
 // Sign in (password, then the SMS code) and registering as a driver (the phone's code, then the
 // details), which ends in "waiting for approval".
 import { useState, type ReactNode } from 'react';
+import { PublicShell as SharedShell } from '../shared/app-shell';
 import { RegisterForm, SignInForm } from '../shared/auth';
 import { Field, Notice, SelectField, VEHICLE_TYPES } from '../shared/ui';
 import { Title } from './ui';
 
 export function PublicShell({ children }: { children: ReactNode }) {
-  return (
-    <>
-      <header className="topbar">
-        <span className="brand">Driver</span>
-      </header>
-      <main id="main">{children}</main>
-    </>
-  );
+  return <SharedShell brand="Driver">{children}</SharedShell>;
 }
 
 export function SignIn({ onRegister }: { onRegister: () => void }) {
