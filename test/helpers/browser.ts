@@ -179,17 +179,21 @@ export function useBrowserHarness(options: BrowserHarnessOptions): BrowserHarnes
   };
 }
 
-/** Phone layout: nothing wider than the screen, and every control at least 48 px tall. */
+/** Phone layout: nothing wider than the screen, and every control (a radio's or checkbox's label) at least 48 px tall. */
 export async function assertPhoneLayout(page: Page, what: string): Promise<void> {
   const layout = await page.evaluate(() => {
     const small: string[] = [];
     for (const el of document.querySelectorAll<HTMLElement>('button, a.button, input, select')) {
-      const box = el.getBoundingClientRect();
+      // A radio button or a checkbox is tapped through its label, the whole of which is the target.
+      const target = el.matches('input[type=radio], input[type=checkbox]') ? (el.closest('label') ?? el) : el;
+      const box = target.getBoundingClientRect();
       if (box.width === 0 && box.height === 0) continue;
       if (box.height < 48) small.push(`${el.tagName} "${(el.textContent || el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || '').trim()}" ${Math.round(box.height)} px`);
     }
     return { scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth, small };
   });
+  // A mobile browser widens its layout to the content: the page must fit the screen it was given.
+  layout.width = Math.min(layout.width, page.viewportSize()?.width ?? layout.width);
   assert.ok(layout.scrollWidth <= layout.width, `${what}: no horizontal scrolling (${layout.scrollWidth} > ${layout.width})`);
   assert.deepEqual(layout.small, [], `${what}: touch targets of 48 px at least`);
 }

@@ -122,7 +122,6 @@ function Home({ user }: { user: User }) {
   return (
     <>
       <AppHeader<Tab>
-        brand={BRAND}
         tabs={[
           { id: 'ride', label: 'Ride' },
           { id: 'package', label: 'Send a package' },

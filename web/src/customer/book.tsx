@@ -111,7 +111,8 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   const [noSearch, setNoSearch] = useState(false);
   const [vehicle, setVehicle] = useState<VehicleType>();
   const [requoted, setRequoted] = useState(false);
-  const { trip, quotes } = useQuotes(pickup, destination, countryId);
+  const to = useMemo(() => destination && { lat: destination.lat, lng: destination.lng }, [destination]);
+  const { trip, quotes } = useQuotes(pickup, to, countryId);
 
   const locate = () => {
     if (!('geolocation' in navigator)) {
@@ -175,7 +176,7 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   return (
     <>
       <Title>Where to?</Title>
-      <Map points={points} onPick={onPick} center={pickup ? [pickup.lat, pickup.lng] : undefined} label="Map: tap to set the pickup or the destination" />
+      <Map points={points} onPick={onPick} center={pickup ? [pickup.lat, pickup.lng] : undefined} label="Map of the trip: a tap sets the chosen point" />
       <div className="tap-target" role="group" aria-label="A tap on the map sets">
         <button type="button" className="secondary" aria-pressed={tapSets === 'pickup'} onClick={() => setTapSets('pickup')}>
           Tap sets pickup
@@ -203,7 +204,7 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
           countryId={countryId}
           onUnavailable={() => setNoSearch(true)}
           onChoose={(p) => {
-            setDestination({ ...p.location, name: p.name });
+            setDestination({ lat: p.location.lat, lng: p.location.lng, name: p.name });
             setTapSets('destination');
           }}
         />
@@ -229,8 +230,8 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
                 return (
                   <label key={v} className="choice">
                     <input type="radio" name="vehicle" value={v} checked={vehicle === v} disabled={!q.data} onChange={() => setVehicle(v)} />
-                    <span className="choice-name">{vehicleName(v)}</span>
-                    <span className="choice-price">{q.data ? formatMoney(q.data.amount, q.data.currency) : q.error ? 'Not available' : 'Getting a price…'}</span>
+                    <span className="choice-name">{vehicleName(v)}</span>{' '}
+                    <span className="choice-price">{q.data ? formatMoney(q.data.amount, q.data.currency) : q.error ? 'Not available' : 'Getting a price…'}</span>{' '}
                     <span className="choice-eta">{q.data ? (q.data.pickupEtaSeconds === null ? 'no driver nearby yet' : `pickup in ${minutes(q.data.pickupEtaSeconds)}`) : q.error ? errorText(q.error) : ''}</span>
                   </label>
                 );

@@ -13,10 +13,11 @@ export function PublicShell({ brand, children }: { brand: string; children: Reac
   );
 }
 
-export function AppHeader<T extends string>({ brand, tabs, current, onTab, onSignOut }: { brand: string; tabs: { id: T; label: string }[]; current: T; onTab: (tab: T) => void; onSignOut: () => void }) {
+/** `brand` may be left out where the tabs need the whole width of a phone. */
+export function AppHeader<T extends string>({ brand, tabs, current, onTab, onSignOut }: { brand?: string; tabs: { id: T; label: string }[]; current: T; onTab: (tab: T) => void; onSignOut: () => void }) {
   return (
     <header className="topbar">
-      <span className="brand">{brand}</span>
+      {brand && <span className="brand">{brand}</span>}
       <nav aria-label="Main">
         <ul>
           {tabs.map((t) => (
