@@ -139,12 +139,7 @@ function Home({ user }: { user: User }) {
         )}
         {screen.tab === 'ride' &&
           (screen.rideId ? (
-            <>
-              <RideView id={screen.rideId} onAgain={(trip) => go({ tab: 'ride', trip })} />
-              <button type="button" className="big secondary" onClick={() => go({ tab: 'ride' })}>
-                Book another ride
-              </button>
-            </>
+            <RideView id={screen.rideId} onAgain={(trip) => go({ tab: 'ride', trip })} />
           ) : !countryId ? (
             <ErrorBox error={new Error('Your account has no country: booking needs one.')} />
           ) : (

@@ -24,7 +24,8 @@ const HEADLINE: Record<Ride['status'], string> = {
   EXPIRED: 'No driver accepted your ride',
 };
 
-export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup: Point; destination: Point }) => void }) {
+/** `onAgain` goes back to booking, with the trip to book again (an expired ride's) or none. */
+export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup?: Point; destination?: Point }) => void }) {
   const client = useQueryClient();
   const ride = useQuery({ queryKey: rideKey(id), queryFn: async () => (await ok(api.GET('/api/rides/{id}', { params: { path: { id } } }))) as Ride });
   const [driverAt, setDriverAt] = useState<{ location: Point; at: string }>();
@@ -167,6 +168,11 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
         </section>
       )}
       <Timeline history={r.statusHistory} />
+      {!active && (
+        <button type="button" className="big secondary" onClick={() => onAgain({})}>
+          Book another ride
+        </button>
+      )}
     </>
   );
 }
