@@ -32,6 +32,7 @@ import type { Services } from './services.js';
 import { pricingModule } from './modules/pricing/pricing.routes.js';
 import { trackingModule } from './modules/tracking/tracking.routes.js';
 import { moneyModule } from './modules/ledger/money.routes.js';
+import { ratingsModule } from './modules/ratings/ratings.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -54,6 +55,7 @@ const API_MODULES: FeatureModule[] = [
   pricingModule,
   trackingModule,
   moneyModule,
+  ratingsModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -29,6 +29,8 @@ import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
 import { RideService } from './modules/rides/rides.service.js';
+import { RatingsRepository } from './modules/ratings/ratings.repository.js';
+import { RatingsService } from './modules/ratings/ratings.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
@@ -72,6 +74,7 @@ export interface Services {
   ledger: LedgerService;
   settlements: SettlementService;
   payouts: PayoutService;
+  ratings: RatingsService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -179,6 +182,7 @@ export function createServices(deps: Deps): Services {
     ledger,
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
+    ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

@@ -6,8 +6,9 @@ import type { IdempotencyTables } from './tables/idempotency.js';
 import type { JobTables } from './tables/jobs.js';
 import type { LedgerTables } from './tables/ledger.js';
 import type { PricingTables } from './tables/pricing.js';
+import type { RatingTables } from './tables/ratings.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
 
-export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables {}
+export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, RatingTables {}

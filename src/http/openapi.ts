@@ -21,6 +21,8 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'dispatch', description: 'Offers of jobs to drivers' },
   { name: 'pricing', description: 'Quotes and fares' },
   { name: 'tracking', description: 'Live tracking: public tracking links and event streams' },
+  { name: 'ratings', description: 'Ratings and tips after a job ends' },
+  { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
 ];
 
 const RATE_LIMIT_HEADERS = {

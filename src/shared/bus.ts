@@ -44,6 +44,8 @@ export interface BusEvents {
     /** The driver handed the job back (it waits again; the driver is free). */
     released?: boolean;
   };
+  /** A job got a tip or a rating (contract section 20): caches drop their copy. */
+  'job.annotated': { jobType: 'PACKAGE' | 'RIDE'; jobId: string };
   /** A package's tracking link was replaced: the old one's streams end, caches drop the package. */
   'tracking.rotated': { packageId: string };
   /**

@@ -18,7 +18,12 @@ export interface DispatchJob {
   dropoff: { location: { lat: number; lng: number } };
   /** What the job pays (null for a job created before prices existed). */
   price: Money | null;
+  /** The rating of who ordered it (a ride's customer, a package's creator): one decimal, null before the first (section 20). */
+  customerRating: number | null;
 }
+
+/** The average_tenths of a party's rating summary as a number with one decimal. */
+const ratingOf = (tenths: number | null | undefined) => (tenths === null || tenths === undefined ? null : tenths / 10);
 
 export type OfferRow = Selectable<DispatchOffersTable>;
 
@@ -36,7 +41,12 @@ export class DispatchRepository {
   /** The job as an offer shows it, and whether it still waits. */
   async loadJob(jobType: JobTypeName, jobId: string): Promise<DispatchJob | undefined> {
     if (jobType === 'PACKAGE') {
-      const row = await this.db.selectFrom('packages').select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency']).where('id', '=', jobId).executeTakeFirst();
+      const row = await this.db
+        .selectFrom('packages')
+        .leftJoin('rating_summaries as rs', 'rs.user_id', 'packages.created_by')
+        .select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency', 'rs.average_tenths'])
+        .where('id', '=', jobId)
+        .executeTakeFirst();
       if (!row) return undefined;
       const pickup = json<{ location: { lat: number; lng: number }; address: string }>(row.pickup as never);
       const dropoff = json<{ location: { lat: number; lng: number } }>(row.dropoff as never);
@@ -48,11 +58,13 @@ export class DispatchRepository {
         pickup: { location: pickup.location, address: pickup.address },
         dropoff: { location: dropoff.location },
         price: money(row.price_amount, row.price_currency),
+        customerRating: ratingOf(row.average_tenths),
       };
     }
     const row = await this.db
       .selectFrom('rides')
-      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency'])
+      .leftJoin('rating_summaries as rs', 'rs.user_id', 'rides.customer_id')
+      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency', 'rs.average_tenths'])
       .where('id', '=', jobId)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -64,6 +76,7 @@ export class DispatchRepository {
       pickup: { location: { lat: row.pickup_lat, lng: row.pickup_lng } },
       dropoff: { location: { lat: row.destination_lat, lng: row.destination_lng } },
       price: money(row.price_amount, row.price_currency),
+      customerRating: ratingOf(row.average_tenths),
     };
   }
 

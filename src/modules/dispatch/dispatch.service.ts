@@ -39,6 +39,7 @@ export interface Offer {
   etaSeconds: number;
   /** What the job pays (section 18). */
   price: DispatchJob['price'];
+  customerRating: DispatchJob['customerRating'];
   expiresAt: string;
 }
 
@@ -261,6 +262,7 @@ export class DispatchService implements DispatchHooks {
       distanceMeters: choice.distanceMeters,
       etaSeconds: choice.etaSeconds,
       price: job.price,
+      customerRating: job.customerRating,
       expiresAt,
     };
   }
@@ -320,7 +322,7 @@ export class DispatchService implements DispatchHooks {
     // Offers made before prices existed have none stored.
     return rows.map((r) => {
       const offer = json<Offer>(r.offer as never);
-      return { ...offer, price: offer.price ?? null };
+      return { ...offer, price: offer.price ?? null, customerRating: offer.customerRating ?? null };
     });
   }
 

@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, NullableMoney, ParcelSize, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, NullableMoney, ParcelSize, QuoteIdField, StatusHistoryItem, ViewerMoneyFields } from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -76,6 +76,7 @@ const packageProperties = {
   dispatch: DispatchInfo,
   price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
+  ...ViewerMoneyFields,
   trackingUrl: Type.Optional(
     Type.String({
       description:

@@ -13,11 +13,11 @@ import { badRequest, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
+import { cancellationFeeFor, cancellationFeeNow, money, priceColumns, priceNewJob, viewerMoney, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks } from '../jobs/lifecycle.js';
 import { countryExists, customerExists, findDriver } from '../jobs/references.repository.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
-import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
+import { checkPackageTransition, FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, FullPackage, PackageListQuery, PackageResponse } from './packages.schemas.js';
 import { buildStatement } from './statement.js';
@@ -77,8 +77,16 @@ export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_
  */
 export type PackageView = 'FULL' | 'NO_LINK' | 'OPEN';
 
-/** A package's JSON text with its tracking link added, and where the link starts (to leave it out). */
-type ShownJsonRow = PackageJsonRow & { linkAt: number };
+/**
+ * A package's JSON text without its closing brace, and the per-viewer parts added to it: the
+ * tracking link, the tip and cancellationFeeNow (as JSON text).
+ */
+type ShownJsonRow = PackageJsonRow & { base: string; link: string; tip: string; feeNow: string };
+
+type MoneyRow = Pick<PackageRow, 'status' | 'created_by' | 'driver_id' | 'driver_company_id' | 'price_amount' | 'price_currency' | 'price_inputs'> & {
+  tip_amount: number | null;
+  tip_currency: string | null;
+};
 
 export class PackageService {
   private readonly codeKey: Buffer;
@@ -110,6 +118,11 @@ export class PackageService {
       this.cacheEpoch += 1;
       this.readCache.delete(jobId);
     });
+    const offAnnotated = deps.bus.subscribe('job.annotated', ({ jobType, jobId }) => {
+      if (jobType !== 'PACKAGE') return;
+      this.cacheEpoch += 1;
+      this.readCache.delete(jobId);
+    });
     const offRotated = deps.bus.subscribe('tracking.rotated', ({ packageId }) => {
       this.cacheEpoch += 1;
       this.readCache.delete(packageId);
@@ -120,6 +133,7 @@ export class PackageService {
     });
     this.unsubscribe = () => {
       offChanged();
+      offAnnotated();
       offRotated();
       offResync();
     };
@@ -197,20 +211,43 @@ export class PackageService {
 
   /** The package as this caller may see it. */
   respondTo(row: PackageRow, auth: AuthContext): PackageResponse {
-    return PackageService.shown(this.respond(row), PackageService.viewFor(row, auth));
+    return { ...PackageService.shown(this.respond(row), PackageService.viewFor(row, auth)), ...this.moneyFor(row, auth) };
   }
 
-  /** The JSON text built by PostgreSQL, with the tracking link (derived from a secret) added here. */
-  private withTrackingUrl(row: PackageJsonRow): ShownJsonRow {
-    const url = JSON.stringify(this.deps.links.url(row.id, row.tracking_nonce));
-    const linkAt = row.body.length - 1;
-    return { ...row, body: `${row.body.slice(0, linkAt)},"trackingUrl":${url}}`, linkAt };
+  /** The tip and cancellationFeeNow as this viewer may see them (contract section 20). */
+  private moneyFor(row: MoneyRow, auth: AuthContext) {
+    return viewerMoney({ creatorId: row.created_by, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, this.moneyValues(row));
+  }
+
+  private moneyValues(row: MoneyRow) {
+    return {
+      tip: money(row.tip_amount, row.tip_currency),
+      cancellationFeeNow: cancellationFeeNow(this.deps.pricing, row, {
+        creatorMayCancel: checkPackageTransition(row.status, 'CANCELLED', 'CREATOR').ok,
+        afterAssignment: row.status !== 'PENDING',
+      }),
+    };
+  }
+
+  /** The JSON text built by PostgreSQL, with what is added per viewer here (the link derives from a secret). */
+  private withViewerParts(row: PackageJsonRow): ShownJsonRow {
+    const values = this.moneyValues(row);
+    return {
+      ...row,
+      base: row.body.slice(0, row.body.length - 1),
+      link: `,"trackingUrl":${JSON.stringify(this.deps.links.url(row.id, row.tracking_nonce))}`,
+      tip: `,"tip":${JSON.stringify(values.tip)}`,
+      feeNow: `,"cancellationFeeNow":${JSON.stringify(values.cancellationFeeNow)}`,
+    };
   }
 
   /** The cached text as this caller may read it (a company reading by id is always its driver's company). */
   private static jsonFor(row: ShownJsonRow, auth: AuthContext): string {
     if (!PackageService.canSee(row, auth)) throw packageNotFound();
-    return PackageService.viewFor(row, auth) === 'FULL' ? row.body : `${row.body.slice(0, row.linkAt)}}`;
+    const shown = viewerMoney({ creatorId: row.created_by, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, { tip: null, cancellationFeeNow: null });
+    const tip = 'tip' in shown ? row.tip : '';
+    const feeNow = 'cancellationFeeNow' in shown ? row.feeNow : '';
+    return `${row.base}${tip}${feeNow}${PackageService.viewFor(row, auth) === 'FULL' ? row.link : ''}}`;
   }
 
   /** GET /packages/:id: the package as JSON text (see PACKAGE_JSON_BY_IDS), from the read cache when it can. */
@@ -222,7 +259,7 @@ export class PackageService {
     const readAt = performance.now();
     const stored = await this.repo.loadJson(id);
     if (!stored) throw packageNotFound();
-    const row = this.withTrackingUrl(stored);
+    const row = this.withViewerParts(stored);
     // (The cache's lifetimes run on a monotonic clock; business time is deps.clock.)
     if (epoch === this.cacheEpoch) this.readCache.set(id, { row, readAt }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
     return PackageService.jsonFor(row, auth);
@@ -297,8 +334,8 @@ export class PackageService {
     if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
     await this.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, { jobType: 'PACKAGE', jobId: id, vehicleType: body.vehicleType, ...body.pickup.location, at: now });
-    const row = await this.repo.load(id, trx);
-    return { ...this.respond(row!), ...(deliveryCode ? { deliveryCode } : {}) };
+    const row = (await this.repo.load(id, trx))!;
+    return { ...this.respond(row), ...this.moneyFor(row, auth), ...(deliveryCode ? { deliveryCode } : {}) };
   }
 
   announce(pkg: FullPackage): number {
@@ -312,7 +349,7 @@ export class PackageService {
     const row = await this.repo.load(id);
     // A PENDING package is offered to every eligible driver, so losing the race is a 409, not a 404.
     if (!row) throw packageNotFound();
-    return this.assignTo(row, auth.userId, 'DRIVER', auth.userId);
+    return this.assignTo(row, auth.userId, 'DRIVER', auth);
   }
 
   async assign(id: string, auth: AuthContext, driverId: string): Promise<PackageResponse> {
@@ -321,14 +358,15 @@ export class PackageService {
     if (auth.role === 'COMPANY' && row.status !== 'PENDING' && !PackageService.canSee(row, auth)) throw packageNotFound();
     const driver = await findDriver(this.deps.db, driverId);
     if (!driver || (auth.role === 'COMPANY' && driver.company_id !== auth.userId)) throw notFound('Driver not found', 'DRIVER_NOT_FOUND');
-    return this.assignTo(row, driverId, auth.role === 'ADMIN' ? 'ADMIN' : 'COMPANY', auth.userId);
+    return this.assignTo(row, driverId, auth.role === 'ADMIN' ? 'ADMIN' : 'COMPANY', auth);
   }
 
-  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, actorId: string): Promise<PackageResponse> {
+  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, auth: AuthContext): Promise<PackageResponse> {
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
     // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
-    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN' });
-    return actor === 'COMPANY' ? PackageService.shown(this.respond(assigned), 'NO_LINK') : this.respond(assigned);
+    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, auth.userId, { allowReleased: actor === 'ADMIN' });
+    // A company assigning is its driver's company now: it sees the package without the link.
+    return this.respondTo(assigned, auth);
   }
 
   pickup(id: string, auth: AuthContext) {
@@ -339,7 +377,7 @@ export class PackageService {
     const row = await this.moveRow(id, auth, 'IN_TRANSIT');
     const started = this.respond(row);
     if (row.notify_recipient) this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
-    return started;
+    return this.respondTo(row, auth);
   }
 
   fail(id: string, auth: AuthContext, reason: string) {
@@ -380,11 +418,11 @@ export class PackageService {
   async release(id: string, auth: AuthContext, reason: string | null): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
-    return this.respond(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason));
+    return this.respondTo(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason), auth);
   }
 
   private async move(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageResponse> {
-    return this.respond(await this.moveRow(id, auth, to, options));
+    return this.respondTo(await this.moveRow(id, auth, to, options), auth);
   }
 
   private async moveRow(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageRow> {

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, NullableMoney, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, NullableMoney, QuoteIdField, StatusHistoryItem, ViewerMoneyFields } from '../jobs/jobs.schemas.js';
 import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({
@@ -33,6 +33,7 @@ export const RideResponse = Type.Object({
   price: NullableMoney('Locked from the quote, or computed at creation; null only for rides requested before prices existed'),
   fare: NullableMoney('The final fare once COMPLETED: the price\'s tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null'),
   cancellationFee: NullableMoney('Charged when the customer cancels after a driver accepted; else null'),
+  ...ViewerMoneyFields,
 });
 export type RideResponse = Static<typeof RideResponse>;
 

@@ -10,12 +10,13 @@ import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
+import { cancellationFeeFor, cancellationFeeNow, money, priceColumns, priceNewJob, storedPrice, viewerMoney, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type StatusSet } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryExists } from '../jobs/references.repository.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
+import { checkTransition } from '../jobs/transitions.js';
 import type { RideRow, RidesRepository } from './rides.repository.js';
 import type { CreateRideBody, RideListQuery, RideResponse } from './rides.schemas.js';
 
@@ -57,6 +58,18 @@ export class RideService {
     return auth.role === 'COMPANY' ? 'COMPANY' : 'DRIVER';
   }
 
+  /** The ride as this viewer sees it: the tip and cancellationFeeNow only where contract section 20 shows them. */
+  respond(row: RideRow, auth: AuthContext): RideResponse {
+    const values = {
+      tip: money(row.tip_amount, row.tip_currency),
+      cancellationFeeNow: cancellationFeeNow(this.deps.pricing, row, {
+        creatorMayCancel: checkTransition(RIDE_TRANSITIONS, row.status, 'CANCELLED', 'CUSTOMER').ok,
+        afterAssignment: row.status !== 'REQUESTED',
+      }),
+    };
+    return { ...RideService.toResponse(row), ...viewerMoney({ creatorId: row.customer_id, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, values) };
+  }
+
   static toResponse(row: RideRow): RideResponse {
     return {
       ...jobFields(row, 'REQUESTED'),
@@ -73,13 +86,13 @@ export class RideService {
   async get(id: string, auth: AuthContext): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
-    return RideService.toResponse(row);
+    return this.respond(row, auth);
   }
 
   async list(auth: AuthContext, query: RideListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    return toRowPage(rows, limit, (r) => RideService.toResponse(r));
+    return toRowPage(rows, limit, (r) => this.respond(r, auth));
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
@@ -112,7 +125,7 @@ export class RideService {
     });
     await this.repo.addHistory(trx, id, { status: 'REQUESTED', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, { jobType: 'RIDE', jobId: id, vehicleType: body.vehicleType, ...body.pickupLocation, at: now });
-    return RideService.toResponse((await this.repo.load(id, trx))!);
+    return this.respond((await this.repo.load(id, trx))!, auth);
   }
 
   announce(ride: RideResponse): number {
@@ -130,7 +143,7 @@ export class RideService {
       createdAfter: cutoff,
       missed: (current) => (current === 'REQUESTED' ? 'EXPIRED' : current),
     });
-    return RideService.toResponse(updated);
+    return this.respond(updated, auth);
   }
 
   arrive(id: string, auth: AuthContext) {
@@ -177,7 +190,7 @@ export class RideService {
   async release(id: string, auth: AuthContext, reason: string | null): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw rideNotFound();
-    return RideService.toResponse(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason));
+    return this.respond(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason), auth);
   }
 
   private async move(
@@ -190,7 +203,7 @@ export class RideService {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
     const event = this.lifecycle.check(row.status, to, RideService.actorFor(row, auth));
-    return RideService.toResponse(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row) }));
+    return this.respond(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row) }), auth);
   }
 
   /** Expires REQUESTED rides older than 5 minutes (safe to run on several instances at once). */
