@@ -308,6 +308,9 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     const ride = await bookBike(page);
     await call('POST', `/rides/${ride.id}/accept`, driverToken);
     await page.getByRole('heading', { name: 'Your driver is on the way' }).waitFor();
+    // Rated once (five stars) when the ratings API is there: the card shows the average and the count.
+    const { driver: accepted } = await call<{ driver: { rating?: number | null } }>('GET', `/rides/${ride.id}`, customerToken);
+    if (accepted.rating != null) await page.getByTestId('rating').filter({ hasText: `★ ${accepted.rating.toFixed(1)} (1)` }).waitFor();
     await page.getByRole('button', { name: 'Cancel ride' }).click();
     const confirm = page.getByRole('group', { name: 'Cancel the ride?' });
     await confirm.waitFor();
@@ -432,6 +435,8 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await page.getByRole('heading', { name: 'History' }).waitFor();
     const list = page.getByRole('list', { name: 'Past rides and packages' });
     await list.getByRole('listitem').filter({ hasText: 'COMPLETED' }).getByText('Fare').waitFor();
+    const completed = await call<{ tip?: Money | null }>('GET', `/rides?status=COMPLETED`, customerToken);
+    if ((completed as unknown as { items: { tip?: Money | null }[] }).items[0]?.tip) await list.getByRole('listitem').filter({ hasText: 'COMPLETED' }).getByText('Tip', { exact: true }).waitFor();
     await list.getByRole('listitem').filter({ hasText: 'CANCELLED' }).getByText('Cancellation fee').waitFor();
     await list.getByRole('listitem').filter({ hasText: 'A birthday cake' }).getByText('Price').waitFor();
     await phoneLayout('history');

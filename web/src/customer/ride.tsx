@@ -6,9 +6,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { api, ok } from '../shared/api/client';
 import { Map, type MapPoint } from '../shared/map';
+import { RateAndTip } from '../shared/rate';
 import { LiveBadge, useStream } from '../shared/streams';
 import { BusyButton, ErrorBox, FocusNotice, Money, StatusBadge, Timeline, formatMoney } from '../shared/ui';
-import { RateAndTip } from './rate';
 import { ACTIVE_RIDE, vehicleName, type Point, type Ride } from './types';
 import { minutes, Title } from './ui';
 

@@ -6,6 +6,7 @@ import { api, ok } from '../api/client';
 import { session } from '../api/session';
 import { Map, type MapPoint } from '../map';
 import { queryKeys } from '../query-keys';
+import { RateAndTip } from '../rate';
 import { LiveBadge, useStream } from '../streams';
 import { BusyButton, ErrorBox, Field, FocusNotice, Money, PageTitle, StatusBadge, Timeline, formatTime } from '../ui';
 import { applyStatusEvent, type StatusEvent } from './stream';
@@ -172,6 +173,9 @@ export function DeliveryPage({ id }: { id: string }) {
                   }}
                 >
                   <Field label="Reason for cancelling" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+                  {p.cancellationFeeNow !== undefined && (
+                    <p data-testid="cancel-fee">{p.cancellationFeeNow ? <>Cancelling now costs <Money money={p.cancellationFeeNow} />.</> : 'Cancelling now is free.'}</p>
+                  )}
                   <ErrorBox error={cancel.error} />
                   <BusyButton type="submit" className="danger" busy={cancel.isPending}>
                     Cancel delivery
@@ -181,6 +185,9 @@ export function DeliveryPage({ id }: { id: string }) {
             </section>
           )}
         </div>
+          {p.status === 'DELIVERED' && (role === 'BUSINESS' || role === 'CUSTOMER') && (
+            <RateAndTip kind="packages" id={p.id} price={p.price} tip={p.tip} onChanged={() => void client.invalidateQueries({ queryKey: queryKeys.package(id) })} />
+          )}
         <Map points={points} label="Map of the pickup, the drop-off and the driver" />
       </div>
     </>

@@ -1,11 +1,13 @@
-// After a COMPLETED ride or a DELIVERED package: rate the driver (1 to 5 stars, a comment) and tip
+// After a COMPLETED ride or a DELIVERED package, its customer or business (the customer app's ride
+// and delivery pages, the console's delivery page): rate the driver (1 to 5 stars, a comment) and tip
 // (once, within 24 h, at most the API's share of the price). The API answers with its own message
 // when it is too late, already done, or too much.
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { apiJson } from '../shared/api/client';
-import { BusyButton, ErrorBox, Field, FocusNotice, formatMoney } from '../shared/ui';
-import type { Money } from './types';
+import { api, ok } from './api/client';
+import { BusyButton, ErrorBox, Field, FocusNotice, formatMoney } from './ui';
+
+type Money = { amount: number; currency: string };
 
 /** The currency's minor units for an amount typed in major units ("50.5" KES → 5050). */
 export function toMinor(value: string, currency: string): number {
@@ -19,12 +21,19 @@ export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' 
   const [stars, setStars] = useState<number>();
   const [comment, setComment] = useState('');
   const [amount, setAmount] = useState('');
+  const params = { path: { id } };
   const rate = useMutation({
-    mutationFn: () => apiJson('POST', `/api/${kind}/${id}/rating`, { stars, ...(comment.trim() ? { comment: comment.trim() } : {}) }),
+    mutationFn: () => {
+      const body = { stars: stars!, ...(comment.trim() ? { comment: comment.trim() } : {}) };
+      return ok(kind === 'rides' ? api.POST('/api/rides/{id}/rating', { params, body }) : api.POST('/api/packages/{id}/rating', { params, body }));
+    },
     onSuccess: onChanged,
   });
   const give = useMutation({
-    mutationFn: () => apiJson('POST', `/api/${kind}/${id}/tip`, { amount: toMinor(amount, price?.currency ?? 'KES') }),
+    mutationFn: () => {
+      const body = { amount: toMinor(amount, price?.currency ?? 'KES') };
+      return ok(kind === 'rides' ? api.POST('/api/rides/{id}/tip', { params, body }) : api.POST('/api/packages/{id}/tip', { params, body }));
+    },
     onSuccess: onChanged,
   });
 
