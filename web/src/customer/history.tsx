@@ -19,8 +19,9 @@ interface Row extends JobExtras {
 }
 
 export function History({ onRide, onPackage }: { onRide: (id: string) => void; onPackage: (id: string) => void }) {
-  const rides = useQuery({ queryKey: ['rides', 'history'], queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 50 } } })) });
-  const packages = useQuery({ queryKey: ['packages', 'history'], queryFn: () => ok(api.GET('/api/packages', { params: { query: { limit: 50 } } })) });
+  // Read again each time the screen opens: a ride may have ended meanwhile.
+  const rides = useQuery({ queryKey: ['rides', 'history'], staleTime: 0, queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 50 } } })) });
+  const packages = useQuery({ queryKey: ['packages', 'history'], staleTime: 0, queryFn: () => ok(api.GET('/api/packages', { params: { query: { limit: 50 } } })) });
   const rows: Row[] = [
     ...(rides.data?.items ?? []).map((r) => ({ ...(r as Omit<Row, 'kind'>), kind: 'Ride' as const })),
     ...(packages.data?.items ?? []).map((p) => ({ ...(p as unknown as Omit<Row, 'kind'>), kind: 'Package' as const, label: p.parcel.description })),
