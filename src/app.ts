@@ -36,6 +36,7 @@ import { pushModule } from './modules/push/push.routes.js';
 import { invoicesModule } from './modules/ledger/invoices.routes.js';
 import { earningsModule } from './modules/ledger/earnings.routes.js';
 import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
+import { ratingsModule } from './modules/ratings/ratings.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -62,6 +63,7 @@ const API_MODULES: FeatureModule[] = [
   invoicesModule,
   earningsModule,
   deviceKeysModule,
+  ratingsModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

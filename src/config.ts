@@ -108,6 +108,13 @@ export interface Config {
     allowHttp: boolean;
     allowPrivateTargets: boolean;
   };
+  /**
+   * Ratings and tips (contract section 20): drivers whose average is below alertBelowTenths (40 is 4.0)
+   * with at least 20 ratings are listed for admins; a tip is at most tipMaxShareBasisPoints of the price (5000 is 50 %).
+   */
+  ratings: { alertBelowTenths: number; tipMaxShareBasisPoints: number };
+  /** Address search (GET /geocode): a Nominatim- or Photon-compatible service; off without a URL. */
+  geocoder: { url: string | undefined; timeoutMs: number; cacheTtlMs: number };
 }
 
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
@@ -165,7 +172,41 @@ function readConfig(r: EnvReader): Config {
     dispatch: readDispatch(r),
     tracking: readTracking(r, server),
     push: readPush(r, server),
+    ratings: readRatings(r),
+    geocoder: readGeocoder(r),
   };
+}
+
+function readRatings(r: EnvReader): Config['ratings'] {
+  const alertRaw = r.str('RATING_ALERT_BELOW', '4.0');
+  let alertBelowTenths = 40;
+  if (/^\d(\.\d)?$/.test(alertRaw) && Number(alertRaw) >= 1 && Number(alertRaw) <= 5) alertBelowTenths = Math.round(Number(alertRaw) * 10);
+  else r.problem(`RATING_ALERT_BELOW must be a rating from 1.0 to 5.0 with at most one decimal (got "${alertRaw}")`);
+  // 50% or 0.5: a share of the price from 1 % to 100 %, in basis points.
+  const shareRaw = r.str('TIP_MAX_SHARE', '50%');
+  let tipMaxShareBasisPoints = 5000;
+  const percent = /^(\d{1,3}(?:\.\d{1,2})?)%$/.exec(shareRaw);
+  const fraction = /^(0(?:\.\d{1,4})?|1(?:\.0{1,4})?)$/.exec(shareRaw);
+  const bp = percent ? Math.round(Number(percent[1]) * 100) : fraction ? Math.round(Number(fraction[1]) * 10_000) : NaN;
+  if (Number.isInteger(bp) && bp >= 100 && bp <= 10_000) tipMaxShareBasisPoints = bp;
+  else r.problem(`TIP_MAX_SHARE must be a share of the price from 1% to 100%, written 50% or 0.5 (got "${shareRaw}")`);
+  return { alertBelowTenths, tipMaxShareBasisPoints };
+}
+
+function readGeocoder(r: EnvReader): Config['geocoder'] {
+  const raw = r.get('GEOCODER_URL');
+  let url: string | undefined;
+  if (raw !== undefined) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.hash) r.problem(`GEOCODER_URL must be an http(s) URL without a fragment (got "${raw}")`);
+    else url = parsed.href.replace(/\/+$/, '');
+  }
+  return { url, timeoutMs: r.duration('GEOCODER_TIMEOUT', '5s', '1m'), cacheTtlMs: r.duration('GEOCODER_CACHE_TTL', '10m', '1d') };
 }
 
 function readServer(r: EnvReader) {

@@ -39,6 +39,8 @@ import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
 import { RideService } from './modules/rides/rides.service.js';
+import { RatingsRepository } from './modules/ratings/ratings.repository.js';
+import { RatingsService } from './modules/ratings/ratings.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
@@ -91,6 +93,7 @@ export interface Services {
   /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
   push: PushService;
   invoices: InvoiceService;
+  ratings: RatingsService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -254,6 +257,7 @@ export function createServices(deps: Deps): Services {
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     push,
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
+    ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

@@ -4,154 +4,65 @@
 // where a control goes away), no uncaught page error, no CSP violation.
 // CONSOLE_SCREENSHOTS=docs/screenshots saves the main pages for the README.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { UUID_PATTERN } from '../src/shared/errors.js';
-import { serverDatabaseUrl } from './helpers/database.js';
-import { freePort, projectRoot, spawnNode, waitFor, type NodeProcess } from './helpers/processes.js';
+import { chromiumSkip, useBrowserHarness } from './helpers/browser.js';
+import { projectRoot, waitFor } from './helpers/processes.js';
 import { startReceiver, type TestReceiver } from './webhooks-receiver.js';
 
-function onPath(names: string[]): string | undefined {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
-const skip = chromiumPath ? false : 'no Chromium on PATH (apt-get install chromium): the web console browser tests are skipped';
+const skip = chromiumSkip('the web console');
 const screenshots = process.env.CONSOLE_SCREENSHOTS ? path.resolve(projectRoot, process.env.CONSOLE_SCREENSHOTS) : undefined;
 const PASSWORD = 'console-test-Passw0rd';
 
 describe('web console in Chromium', { skip }, () => {
-  let server: NodeProcess;
-  let base: string;
-  let dataDir: string;
-  let smsFile: string;
-  let adminPassword: string;
-  let browser: Browser;
-  let receiver: TestReceiver;
-  let kenya: string;
-  let database: { url?: string; close(): Promise<void> } | undefined;
-  const pageErrors: string[] = [];
-  const cspViolations: string[] = [];
-  let apiRequests = 0;
-
-  before(async () => {
-    const { buildWeb, staleReason } = await import('../scripts/build-web.mjs');
-    if (staleReason()) assert.ok(buildWeb().ok, 'the console builds');
-    dataDir = await mkdtemp(path.join(tmpdir(), 'rd-console-'));
-    smsFile = path.join(dataDir, 'sms.log');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      NODE_ENV: 'development',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      SMS_TRANSPORT: 'file',
-      SMS_FILE: smsFile,
+  const h = useBrowserHarness({
+    tmpPrefix: 'rd-console-',
+    password: PASSWORD,
+    env: {
       // The flow signs in five times from one address; the per-IP limits are tested elsewhere.
       RATE_LIMIT_LOGIN: '50/15m',
       RATE_LIMIT_GLOBAL: '2000/15m',
       DISPATCH_MODE: 'off',
       // Positions reach the streams at most this often; the live flow posts a few in a row.
       TRACKING_INTERVAL: '500ms',
-    };
-    if (serverDatabaseUrl) {
-      const { createTestDatabase } = await import('./helpers/database.js');
-      database = await createTestDatabase({ migrate: false });
-      env.DATABASE_URL = database.url!;
-    }
-    server = spawnNode(['--import', 'tsx', 'src/server.ts'], env);
-    await waitFor(() => server.output().includes('"msg":"ready"'), 90_000, 'the server', server.output);
-    adminPassword = /Password: (\S+)/.exec(server.stdout())?.[1] ?? '';
+    },
+  });
+  const { smsCount, smsCode, call, apiLogin } = h;
+  let adminPassword: string;
+  let receiver: TestReceiver;
+  let kenya: string;
+  let apiRequests = 0;
+
+  before(async () => {
+    adminPassword = h.adminPassword;
     assert.ok(adminPassword.length >= 12, 'the first start prints the admin password in its banner');
-    assert.equal(server.stdout().match(/Password: /g)?.length, 1, 'printed once');
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    assert.equal(h.server.stdout().match(/Password: /g)?.length, 1, 'printed once');
     receiver = await startReceiver();
-    const countries = (await (await fetch(`${base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
     kenya = countries.items.find((c) => c.code === 'KE')!.id;
     if (screenshots) mkdirSync(screenshots, { recursive: true });
   });
 
   after(async () => {
-    await browser?.close();
     await receiver?.close();
-    if (server) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await database?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   // ---- helpers ----------------------------------------------------------------------------------
 
-  const smsCount = (phone: string) => (existsSync(smsFile) ? readFileSync(smsFile, 'utf8').split('\n').filter((l) => l.includes(`"${phone}"`)).length : 0);
-
-  async function smsCode(phone: string, before: number): Promise<string> {
-    let code = '';
-    await waitFor(
-      () => {
-        if (!existsSync(smsFile)) return false;
-        const lines = readFileSync(smsFile, 'utf8')
-          .split('\n')
-          .filter((l) => l.includes(`"${phone}"`));
-        if (lines.length <= before) return false;
-        code = /\b(\d{6})\b/.exec((JSON.parse(lines[lines.length - 1]) as { text: string }).text)?.[1] ?? '';
-        return code !== '';
-      },
-      10_000,
-      `an SMS to ${phone}`,
-    );
-    return code;
-  }
-
-  async function call<T = Record<string, unknown>>(method: string, url: string, token?: string, body?: unknown, expected = [200, 201, 202, 204]): Promise<T> {
-    const res = await fetch(`${base}/api${url}`, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    assert.ok(expected.includes(res.status), `${method} ${url}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
-  }
-
-  async function apiLogin(identifier: string, phone: string, password = PASSWORD): Promise<string> {
-    const before = smsCount(phone);
-    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, { identifier, password });
-    const code = await smsCode(phone, before);
-    return (await call<{ accessToken: string }>('POST', '/auth/login/verify-otp', undefined, { sessionId: step.sessionId, phone: step.phone, code })).accessToken;
-  }
-
   async function newPage(context?: BrowserContext): Promise<Page> {
-    const ctx = context ?? (await browser.newContext({ viewport: { width: 1280, height: 860 } }));
+    const ctx = context ?? (await h.browser.newContext({ viewport: { width: 1280, height: 860 } }));
     const page = await ctx.newPage();
     page.setDefaultTimeout(10_000);
     // No network for the tiles: the maps must still show their markers.
     await page.route(/tile\.openstreetmap\.org/, (route) => route.abort());
-    page.on('pageerror', (err) => pageErrors.push(`${page.url()}: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
-    });
+    h.watch(page);
     page.on('request', (req) => {
-      if (req.url().startsWith(`${base}/api/`)) apiRequests++;
+      if (req.url().startsWith(`${h.base}/api/`)) apiRequests++;
     });
     return page;
   }
@@ -172,7 +83,7 @@ describe('web console in Chromium', { skip }, () => {
   }
 
   async function signIn(page: Page, identifier: string, password: string, phone: string) {
-    await page.goto(`${base}/login`);
+    await page.goto(`${h.base}/login`);
     await page.getByLabel('Email or phone').fill(identifier);
     await page.getByLabel('Password').fill(password);
     const before = smsCount(phone);
@@ -272,7 +183,7 @@ describe('web console in Chromium', { skip }, () => {
     assert.ok(bytes <= 200 * 1024, `${bytes} bytes`);
     const page = await newPage();
     const started = Date.now();
-    await page.goto(`${base}/login`);
+    await page.goto(`${h.base}/login`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     t.diagnostic(`sign-in page usable ${Date.now() - started} ms after navigation (cold browser context)`);
     await page.context().close();
@@ -280,7 +191,7 @@ describe('web console in Chromium', { skip }, () => {
 
   test('a business registers in the browser with the SMS code', async () => {
     const page = await newPage();
-    await page.goto(`${base}/register`);
+    await page.goto(`${h.base}/register`);
     await axe(page, 'register');
     await page.getByLabel('Phone').fill(business.phone);
     const before = smsCount(business.phone);
@@ -301,7 +212,7 @@ describe('web console in Chromium', { skip }, () => {
 
   test('the admin, by keyboard alone, signs in with the first-run password and the SMS code, approves the business, and goes through the pages', async () => {
     const page = await newPage();
-    await page.goto(base);
+    await page.goto(h.base);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await axe(page, 'sign in');
     await shot(page, 'sign-in');
@@ -336,7 +247,7 @@ describe('web console in Chromium', { skip }, () => {
 
   test('the business, by keyboard alone, signs in and creates a delivery through the form', async () => {
     const page = (businessPage = await newPage());
-    await page.goto(`${base}/login`);
+    await page.goto(`${h.base}/login`);
     await keyboardSignIn(page, business.email, PASSWORD, business.phone);
     await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
     await axe(page, 'deliveries (business, empty)');
@@ -348,7 +259,7 @@ describe('web console in Chromium', { skip }, () => {
     await axe(page, 'new delivery');
     let quoteRequests = 0;
     page.on('request', (req) => {
-      if (req.url() === `${base}/api/quotes`) quoteRequests++;
+      if (req.url() === `${h.base}/api/quotes`) quoteRequests++;
     });
     const fields: [string, string][] = [
       ['Pickup latitude', '-1.2864'],
@@ -447,7 +358,7 @@ describe('web console in Chromium', { skip }, () => {
     assert.match(await row.getByTestId('price').innerText(), /^KES \d/);
     await listPage.locator('.page-head .live-live').waitFor();
     const tracking = await newPage();
-    await tracking.goto(`${base}${trackingPath}`);
+    await tracking.goto(`${h.base}${trackingPath}`);
     await tracking.getByText('A driver has not been assigned yet.').waitFor();
     await tracking.locator('.page-head .live-live').waitFor();
     assert.equal(await tracking.locator('path.marker-driver').count(), 0, 'no driver on the map before one is assigned');
@@ -653,7 +564,7 @@ describe('web console in Chromium', { skip }, () => {
 
     // By keyboard alone: signing in, the Deliveries page, the driver chosen in the row, Assign.
     const page = await newPage();
-    await page.goto(`${base}/login`);
+    await page.goto(`${h.base}/login`);
     await keyboardSignIn(page, 'fleet@example.com', PASSWORD, '+254744100001');
     await page.getByRole('heading', { name: 'Drivers' }).waitFor();
     await page.getByRole('cell', { name: 'Njeri Rider' }).waitFor();
@@ -707,7 +618,7 @@ describe('web console in Chromium', { skip }, () => {
 
     // A link that is unknown (or rotated, or expired) says so.
     const tracking = await newPage();
-    await tracking.goto(`${base}/t/not-a-real-token-0123456789abcdef`);
+    await tracking.goto(`${h.base}/t/not-a-real-token-0123456789abcdef`);
     await tracking.getByRole('alert').waitFor();
     await tracking.getByRole('heading', { name: 'Your delivery' }).waitFor();
     await axe(tracking, 'tracking, unknown link');
@@ -752,11 +663,11 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByTestId('quote').locator('.price').waitFor();
     let quotes = 0;
     page.on('request', (req) => {
-      if (req.url() === `${base}/api/quotes`) quotes++;
+      if (req.url() === `${h.base}/api/quotes`) quotes++;
     });
     // The quote's TTL is minutes: the server's answer to a late creation is played here, once.
     let sent: { quoteId?: string } | undefined;
-    await page.route(`${base}/api/packages`, async (route) => {
+    await page.route(`${h.base}/api/packages`, async (route) => {
       sent = route.request().postDataJSON() as { quoteId?: string };
       await route.fulfill({ status: 409, contentType: 'application/json', body: JSON.stringify({ statusCode: 409, error: 'Conflict', code: 'QUOTE_EXPIRED', message: 'The quote has expired: ask for a new one' }) });
     }, { times: 1 });
@@ -766,7 +677,7 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal(quotes, 1, 'a new quote was asked');
     assert.match(sent?.quoteId ?? '', UUID_PATTERN, 'the create carried the quote id');
     // A quote the server no longer has (forgotten, or kept in a Redis that is down): the same, a new quote.
-    await page.route(`${base}/api/packages`, async (route) => {
+    await page.route(`${h.base}/api/packages`, async (route) => {
       await route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'QUOTE_NOT_FOUND', message: 'Quote not found' }) });
     }, { times: 1 });
     await page.getByRole('button', { name: 'Create delivery' }).click();
@@ -834,13 +745,13 @@ describe('web console in Chromium', { skip }, () => {
   test('an unknown console path shows the not-found page; no page error and no CSP violation anywhere', async (t) => {
     const page = await newPage();
     await signIn(page, business.email, PASSWORD, business.phone);
-    await page.goto(`${base}/no/such/page`);
+    await page.goto(`${h.base}/no/such/page`);
     // A reload keeps the session of the tab (the refresh token), not the access token.
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     await axe(page, 'not found');
     await page.context().close();
-    assert.deepEqual(pageErrors, []);
-    assert.deepEqual(cspViolations, []);
+    assert.deepEqual(h.pageErrors, []);
+    assert.deepEqual(h.cspViolations, []);
     t.diagnostic(`the console flows made ${apiRequests} API requests`);
   });
 });

@@ -1,6 +1,7 @@
-// Serving the driver app at /driver/ (src/http/web-console.ts, contract section 19) without a browser:
-// its page for every path under /driver/, the service worker and the manifest revalidated every
-// time, the console's paths untouched. test/driver-app.test.ts drives the app itself.
+// Serving the installed apps without a browser (src/http/web-console.ts): the driver app at /driver/
+// (contract section 19) and the customer app at /app/ (section 20), each its page for every path
+// under its folder, its service worker and manifest revalidated every time, the console's paths
+// untouched. test/driver-app.test.ts and test/customer-app.test.ts drive the apps themselves.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,16 +13,23 @@ import type { App } from '../src/http/context.js';
 import { registerErrorHandling } from '../src/http/errors.js';
 import { registerWebConsole } from '../src/http/web-console.js';
 
-describe('serving the driver app', () => {
-  const dist = mkdtempSync(path.join(tmpdir(), 'rd-web-driver-'));
+const APPS = [
+  { dir: 'driver', title: 'Driver', console: ['/drivers', '/driverless'] },
+  { dir: 'app', title: 'Rides', console: ['/apps', '/application', '/approvals'] },
+];
+
+describe('serving the installed apps', () => {
+  const dist = mkdtempSync(path.join(tmpdir(), 'rd-web-apps-'));
   const app = Fastify();
   before(async () => {
     mkdirSync(path.join(dist, 'assets'));
-    mkdirSync(path.join(dist, 'driver'));
     writeFileSync(path.join(dist, 'index.html'), '<title>Delivery console</title>');
-    writeFileSync(path.join(dist, 'driver/index.html'), '<title>Driver</title><link rel="manifest" href="/driver/manifest.webmanifest">');
-    writeFileSync(path.join(dist, 'driver/sw.js'), 'self.addEventListener("fetch", () => {});');
-    writeFileSync(path.join(dist, 'driver/manifest.webmanifest'), '{"name":"Driver","start_url":"/driver/","scope":"/driver/","display":"standalone"}');
+    for (const { dir, title } of APPS) {
+      mkdirSync(path.join(dist, dir));
+      writeFileSync(path.join(dist, `${dir}/index.html`), `<title>${title}</title><link rel="manifest" href="/${dir}/manifest.webmanifest">`);
+      writeFileSync(path.join(dist, `${dir}/sw.js`), 'self.addEventListener("fetch", () => {});');
+      writeFileSync(path.join(dist, `${dir}/manifest.webmanifest`), `{"name":"${title}","start_url":"/${dir}/","scope":"/${dir}/","display":"standalone"}`);
+    }
     const consolePage = await registerWebConsole(app as unknown as App, loadConfig({}), dist);
     registerErrorHandling(app, { consolePage });
   });
@@ -30,44 +38,48 @@ describe('serving the driver app', () => {
     rmSync(dist, { recursive: true, force: true });
   });
 
-  test('every path under /driver/ gets the driver page with the console headers; /driver redirects into the scope', async () => {
-    for (const url of ['/driver/', '/driver/jobs/123', '/driver/?from=homescreen']) {
-      const res = await app.inject({ method: 'GET', url });
-      assert.equal(res.statusCode, 200, url);
-      assert.match(res.body, /<title>Driver<\/title>/, url);
-      assert.equal(res.headers['cache-control'], 'no-cache');
-      const csp = res.headers['content-security-policy'] as string;
-      assert.match(csp, /connect-src 'self'/);
-      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
-    }
-    const bare = await app.inject({ method: 'GET', url: '/driver' });
-    assert.equal(bare.statusCode, 308);
-    assert.equal(bare.headers.location, '/driver/');
-    const withQuery = await app.inject({ method: 'GET', url: '/driver?x=1' });
-    assert.equal(withQuery.headers.location, '/driver/?x=1');
-  });
+  for (const { dir, title } of APPS) {
+    test(`every path under /${dir}/ gets the ${title} page with the console headers; /${dir} redirects into the scope`, async () => {
+      for (const url of [`/${dir}/`, `/${dir}/jobs/123`, `/${dir}/?from=homescreen`]) {
+        const res = await app.inject({ method: 'GET', url });
+        assert.equal(res.statusCode, 200, url);
+        assert.match(res.body, new RegExp(`<title>${title}</title>`), url);
+        assert.equal(res.headers['cache-control'], 'no-cache');
+        const csp = res.headers['content-security-policy'] as string;
+        assert.match(csp, /connect-src 'self'/);
+        assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+      }
+      const bare = await app.inject({ method: 'GET', url: `/${dir}` });
+      assert.equal(bare.statusCode, 308);
+      assert.equal(bare.headers.location, `/${dir}/`);
+      const withQuery = await app.inject({ method: 'GET', url: `/${dir}?x=1` });
+      assert.equal(withQuery.headers.location, `/${dir}/?x=1`);
+    });
 
-  test('the service worker and the manifest are revalidated every time, with their types', async () => {
-    const sw = await app.inject({ method: 'GET', url: '/driver/sw.js' });
-    assert.equal(sw.statusCode, 200);
-    assert.match(sw.headers['content-type'] as string, /javascript/);
-    assert.equal(sw.headers['cache-control'], 'no-cache');
-    assert.match(sw.headers['content-security-policy'] as string, /script-src 'self'/);
-    const manifest = await app.inject({ method: 'GET', url: '/driver/manifest.webmanifest' });
-    assert.equal(manifest.statusCode, 200);
-    assert.match(manifest.headers['content-type'] as string, /application\/manifest\+json/);
-    assert.equal(manifest.headers['cache-control'], 'no-cache');
-    assert.equal(manifest.json().scope, '/driver/');
-  });
+    test(`/${dir}/: the service worker and the manifest are revalidated every time, with their types`, async () => {
+      const sw = await app.inject({ method: 'GET', url: `/${dir}/sw.js` });
+      assert.equal(sw.statusCode, 200);
+      assert.match(sw.headers['content-type'] as string, /javascript/);
+      assert.equal(sw.headers['cache-control'], 'no-cache');
+      assert.match(sw.headers['content-security-policy'] as string, /script-src 'self'/);
+      const manifest = await app.inject({ method: 'GET', url: `/${dir}/manifest.webmanifest` });
+      assert.equal(manifest.statusCode, 200);
+      assert.match(manifest.headers['content-type'] as string, /application\/manifest\+json/);
+      assert.equal(manifest.headers['cache-control'], 'no-cache');
+      assert.equal(manifest.json().scope, `/${dir}/`);
+    });
+  }
 
-  test("the console's paths (/drivers included) keep the console's page; /api keeps its 404", async () => {
-    for (const url of ['/', '/drivers', '/driverless', '/deliveries/1']) {
+  test("the console's paths (/drivers, /apps included) keep the console's page; /api keeps its 404", async () => {
+    for (const url of ['/', '/deliveries/1', ...APPS.flatMap((a) => a.console)]) {
       const res = await app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200, url);
       assert.match(res.body, /Delivery console/, url);
     }
-    const api = await app.inject({ method: 'GET', url: '/api/driver/' });
-    assert.equal(api.statusCode, 404);
-    assert.equal(api.json().code, 'ROUTE_NOT_FOUND');
+    for (const url of ['/api/driver/', '/api/app/']) {
+      const api = await app.inject({ method: 'GET', url });
+      assert.equal(api.statusCode, 404);
+      assert.equal(api.json().code, 'ROUTE_NOT_FOUND');
+    }
   });
 });

@@ -7,138 +7,48 @@
 // targets of 48 px at least, no uncaught page error, no CSP violation.
 // DRIVER_SCREENSHOTS=docs/screenshots saves each screen as driver-<name>.png.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { after, before, describe, test } from 'node:test';
-import { chromium, devices, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { serverDatabaseUrl } from './helpers/database.js';
-import { freePort, projectRoot, spawnNode, waitFor, type NodeProcess } from './helpers/processes.js';
+import { before, describe, test } from 'node:test';
+import { devices, type BrowserContext, type Page } from 'playwright-core';
+import { assertPhoneLayout, chromiumSkip, useBrowserHarness } from './helpers/browser.js';
+import { projectRoot, waitFor } from './helpers/processes.js';
 
-function onPath(names: string[]): string | undefined {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
-const skip = chromiumPath ? false : 'no Chromium on PATH (apt-get install chromium): the driver app browser tests are skipped';
+const skip = chromiumSkip('the driver app');
 const screenshots = process.env.DRIVER_SCREENSHOTS ? path.resolve(projectRoot, process.env.DRIVER_SCREENSHOTS) : undefined;
 const PASSWORD = 'driver-test-Passw0rd';
 const PICKUP = { lat: -1.2864, lng: 36.8172 };
 const DROPOFF = { lat: -1.3, lng: 36.78 };
 
 describe('driver app in Chromium (phone)', { skip }, () => {
-  let server: NodeProcess;
-  let base: string;
-  let dataDir: string;
-  let smsFile: string;
-  let adminToken: string;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let kenya: string;
-  let database: { url?: string; close(): Promise<void> } | undefined;
-  const pageErrors: string[] = [];
-  const cspViolations: string[] = [];
-  const driver = { phone: '+254733500001', email: 'otieno.rider@example.com', first: 'Otieno', last: 'Rider', plate: 'KMEA 123B' };
-  const shop = { phone: '+254733500002', email: 'mama.shop@example.com' };
-
-  before(async () => {
-    const { buildWeb, staleReason } = await import('../scripts/build-web.mjs');
-    if (staleReason()) assert.ok(buildWeb().ok, 'the web apps build');
-    dataDir = await mkdtemp(path.join(tmpdir(), 'rd-driver-app-'));
-    smsFile = path.join(dataDir, 'sms.log');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      NODE_ENV: 'development',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      SMS_TRANSPORT: 'file',
-      SMS_FILE: smsFile,
+  const h = useBrowserHarness({
+    tmpPrefix: 'rd-driver-app-',
+    password: PASSWORD,
+    env: {
       RATE_LIMIT_LOGIN: '50/15m',
       RATE_LIMIT_GLOBAL: '2000/15m',
       DISPATCH_MODE: 'offer',
       // Long enough for a loaded machine to show the card and tap Accept.
       DISPATCH_OFFER_TTL: '120s',
-    };
-    if (serverDatabaseUrl) {
-      const { createTestDatabase } = await import('./helpers/database.js');
-      database = await createTestDatabase({ migrate: false });
-      env.DATABASE_URL = database.url!;
-    }
-    server = spawnNode(['--import', 'tsx', 'src/server.ts'], env);
-    await waitFor(() => server.output().includes('"msg":"ready"'), 90_000, 'the server', server.output);
-    const adminPassword = /Password: (\S+)/.exec(server.stdout())?.[1] ?? '';
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
-    const countries = (await (await fetch(`${base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    },
+  });
+  const { smsCount, smsCode, call, apiLogin } = h;
+  let adminToken: string;
+  let context: BrowserContext;
+  let page: Page;
+  let kenya: string;
+  const driver = { phone: '+254733500001', email: 'otieno.rider@example.com', first: 'Otieno', last: 'Rider', plate: 'KMEA 123B' };
+  const shop = { phone: '+254733500002', email: 'mama.shop@example.com' };
+
+  before(async () => {
+    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
     kenya = countries.items.find((c) => c.code === 'KE')!.id;
-    adminToken = await apiLogin('admin@localhost', '+254700000000', adminPassword);
+    adminToken = await apiLogin('admin@localhost', '+254700000000', h.adminPassword);
     if (screenshots) mkdirSync(screenshots, { recursive: true });
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await database?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
-
   // ---- helpers ----------------------------------------------------------------------------------
-
-  const smsCount = (phone: string) => (existsSync(smsFile) ? readFileSync(smsFile, 'utf8').split('\n').filter((l) => l.includes(`"${phone}"`)).length : 0);
-
-  async function smsCode(phone: string, before: number): Promise<string> {
-    let code = '';
-    await waitFor(
-      () => {
-        if (!existsSync(smsFile)) return false;
-        const lines = readFileSync(smsFile, 'utf8')
-          .split('\n')
-          .filter((l) => l.includes(`"${phone}"`));
-        if (lines.length <= before) return false;
-        code = /\b(\d{6})\b/.exec((JSON.parse(lines[lines.length - 1]) as { text: string }).text)?.[1] ?? '';
-        return code !== '';
-      },
-      10_000,
-      `an SMS to ${phone}`,
-    );
-    return code;
-  }
-
-  async function call<T = Record<string, unknown>>(method: string, url: string, token?: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${base}/api${url}`, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    assert.ok(res.ok, `${method} ${url}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
-  }
-
-  async function apiLogin(identifier: string, phone: string, password = PASSWORD): Promise<string> {
-    const before = smsCount(phone);
-    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, { identifier, password });
-    const code = await smsCode(phone, before);
-    return (await call<{ accessToken: string }>('POST', '/auth/login/verify-otp', undefined, { sessionId: step.sessionId, phone: step.phone, code })).accessToken;
-  }
 
   async function approve(email: string) {
     const pending = await call<{ items: { id: string; email: string }[] }>('GET', '/admin/users?status=PENDING_APPROVAL', adminToken);
@@ -147,20 +57,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await call('POST', `/admin/users/${user.id}/approve`, adminToken);
   }
 
-  /** Phone layout: nothing wider than the screen, and every control at least 48 px tall. */
-  async function phoneLayout(what: string) {
-    const layout = await page.evaluate(() => {
-      const small: string[] = [];
-      for (const el of document.querySelectorAll<HTMLElement>('button, a.button, input, select')) {
-        const box = el.getBoundingClientRect();
-        if (box.width === 0 && box.height === 0) continue;
-        if (box.height < 48) small.push(`${el.tagName} "${(el.textContent || el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || '').trim()}" ${Math.round(box.height)} px`);
-      }
-      return { scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth, small };
-    });
-    assert.ok(layout.scrollWidth <= layout.width, `${what}: no horizontal scrolling (${layout.scrollWidth} > ${layout.width})`);
-    assert.deepEqual(layout.small, [], `${what}: touch targets of 48 px at least`);
-  }
+  const phoneLayout = (what: string) => assertPhoneLayout(page, what);
 
   async function shot(name: string) {
     if (screenshots) await page.screenshot({ path: path.join(screenshots, `driver-${name}.png`), scale: 'css', fullPage: true });
@@ -179,18 +76,18 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   });
 
   test('/driver/ serves the page, the manifest and a service worker that is never cached for long', async () => {
-    const redirect = await fetch(`${base}/driver`, { redirect: 'manual' });
+    const redirect = await fetch(`${h.base}/driver`, { redirect: 'manual' });
     assert.equal(redirect.status, 308);
     assert.equal(redirect.headers.get('location'), '/driver/');
-    const pageRes = await fetch(`${base}/driver/`);
+    const pageRes = await fetch(`${h.base}/driver/`);
     assert.equal(pageRes.status, 200);
     assert.match(pageRes.headers.get('content-security-policy') ?? '', /connect-src 'self'/);
     assert.match(await pageRes.text(), /<link rel="manifest" href="\/driver\/manifest.webmanifest"/);
-    const sw = await fetch(`${base}/driver/sw.js`);
+    const sw = await fetch(`${h.base}/driver/sw.js`);
     assert.equal(sw.status, 200);
     assert.match(sw.headers.get('content-type') ?? '', /javascript/);
     assert.equal(sw.headers.get('cache-control'), 'no-cache');
-    const manifestRes = await fetch(`${base}/driver/manifest.webmanifest`);
+    const manifestRes = await fetch(`${h.base}/driver/manifest.webmanifest`);
     assert.match(manifestRes.headers.get('content-type') ?? '', /manifest\+json/);
     const manifest = (await manifestRes.json()) as { start_url: string; scope: string; display: string; icons: { src: string; sizes: string }[] };
     assert.equal(manifest.start_url, '/driver/');
@@ -198,18 +95,18 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     assert.equal(manifest.display, 'standalone');
     for (const size of ['192x192', '512x512']) {
       const icon = manifest.icons.find((i) => i.sizes === size)!;
-      const res = await fetch(`${base}${icon.src}`);
+      const res = await fetch(`${h.base}${icon.src}`);
       assert.equal(res.headers.get('content-type'), 'image/png');
       const png = Buffer.from(await res.arrayBuffer());
       assert.equal(`${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`, size, `${icon.src} is ${size}`);
     }
     // The console is unchanged: no worker or manifest on its page.
-    const consoleHtml = await (await fetch(`${base}/`)).text();
+    const consoleHtml = await (await fetch(`${h.base}/`)).text();
     assert.doesNotMatch(consoleHtml, /manifest|sw\.js/);
   });
 
   test('a driver registers in the app and waits for approval', async () => {
-    context = await browser.newContext({
+    context = await h.browser.newContext({
       ...devices['Pixel 7'],
       viewport: { width: 360, height: 740 },
       geolocation: { latitude: PICKUP.lat - 0.004, longitude: PICKUP.lng - 0.003, accuracy: 12 },
@@ -218,11 +115,8 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
-    page.on('pageerror', (err) => pageErrors.push(`${page.url()}: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
-    });
-    await page.goto(`${base}/driver/`);
+    h.watch(page);
+    await page.goto(`${h.base}/driver/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await phoneLayout('sign in');
     await shot('sign-in');
@@ -339,7 +233,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     // A tap hands geo: to the phone's maps and the app stays where it is. In a tab of its own: headless
     // Chromium keeps the tab that launched an external protocol from taking any more input.
     const tab = await context.newPage();
-    await tab.goto(`${base}/driver/`);
+    await tab.goto(`${h.base}/driver/`);
     await tab.getByRole('link', { name: 'Navigate' }).click();
     await tab.getByRole('button', { name: 'Picked up' }).waitFor();
     assert.equal(new URL(tab.url()).pathname, '/driver/');
@@ -492,7 +386,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByLabel('Device name').fill('My Android');
     await page.getByRole('button', { name: 'Make a device key' }).click();
     const made = page.getByRole('region', { name: 'New device key' });
-    await made.getByText(`${base}/api/positions/osmand`).waitFor();
+    await made.getByText(`${h.base}/api/positions/osmand`).waitFor();
     const key = (await made.locator('dd').nth(1).textContent()) ?? '';
     assert.match(key, /^dk_[A-Za-z0-9_-]{32}$/);
     await made.getByRole('img', { name: 'QR code of the device identifier' }).waitFor();
@@ -502,13 +396,13 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await phoneLayout('traccar');
     await shot('traccar');
     // Traccar Client's request, as it sends it, with that key.
-    const sent = await fetch(`${base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=0&bearing=0&accuracy=5`, { method: 'POST' });
+    const sent = await fetch(`${h.base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=0&bearing=0&accuracy=5`, { method: 'POST' });
     assert.equal(sent.status, 200);
     await made.getByRole('button', { name: 'Done' }).click();
     await page.getByText('My Android', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Revoke My Android' }).click();
     await page.getByText('No device keys yet.').waitFor();
-    const refused = await fetch(`${base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}`);
+    const refused = await fetch(`${h.base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}`);
     assert.equal(refused.status, 401);
     await page.getByRole('button', { name: 'Back' }).click();
     await page.getByRole('button', { name: 'Go offline' }).waitFor();
@@ -551,7 +445,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     // A context of its own whose driver socket passes through Playwright (routeWebSocket), which sees
     // what the app sends and can cut the connection. Not the main page's: that one proves the real
     // socket works under the CSP.
-    const cut = await browser.newContext({
+    const cut = await h.browser.newContext({
       ...devices['Pixel 7'],
       viewport: { width: 360, height: 740 },
       geolocation: { latitude: PICKUP.lat, longitude: PICKUP.lng, accuracy: 5 },
@@ -570,8 +464,8 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     });
     const phone = await cut.newPage();
     phone.setDefaultTimeout(15_000);
-    phone.on('pageerror', (err) => pageErrors.push(`${phone.url()}: ${err.message}`));
-    await phone.goto(`${base}/driver/`);
+    phone.on('pageerror', (err) => h.pageErrors.push(`${phone.url()}: ${err.message}`));
+    await phone.goto(`${h.base}/driver/`);
     await phone.getByLabel('Email or phone').fill(driver.email);
     await phone.getByLabel('Password').fill(PASSWORD);
     const before = smsCount(driver.phone);
@@ -601,7 +495,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   });
 
   test('no uncaught page error and no CSP violation (the WebSocket is within connect-src self)', () => {
-    assert.deepEqual(pageErrors, []);
-    assert.deepEqual(cspViolations, []);
+    assert.deepEqual(h.pageErrors, []);
+    assert.deepEqual(h.cspViolations, []);
   });
 });

@@ -3,29 +3,11 @@
 // every marker's tooltip, and nothing they contain becomes an element. Playwright driving the
 // operating system's Chromium against a started instance, as test/console.test.ts does.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { serverDatabaseUrl } from './helpers/database.js';
-import { freePort, spawnNode, waitFor, type NodeProcess } from './helpers/processes.js';
+import { describe, test } from 'node:test';
+import { type Page } from 'playwright-core';
+import { chromiumSkip, useBrowserHarness } from './helpers/browser.js';
 
-function onPath(names: string[]): string | undefined {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
-const skip = chromiumPath ? false : 'no Chromium on PATH (apt-get install chromium): the web console browser tests are skipped';
+const skip = chromiumSkip('the web console');
 const PASSWORD = 'hostile-test-Passw0rd';
 const ADMIN = { email: 'admin@example.com', phone: '+254700000009' };
 
@@ -42,31 +24,10 @@ const HOSTILE = {
 };
 
 describe('user data on the maps is shown as text', { skip }, () => {
-  let server: NodeProcess;
-  let base: string;
-  let dataDir: string;
-  let smsFile: string;
-  let browser: Browser;
-  let database: { url?: string; close(): Promise<void> } | undefined;
-  const pageErrors: string[] = [];
-  const cspViolations: string[] = [];
-  let packageId = '';
-  let trackingPath = '';
-
-  before(async () => {
-    const { buildWeb, staleReason } = await import('../scripts/build-web.mjs');
-    if (staleReason()) assert.ok(buildWeb().ok, 'the console builds');
-    dataDir = await mkdtemp(path.join(tmpdir(), 'rd-hostile-'));
-    smsFile = path.join(dataDir, 'sms.log');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      NODE_ENV: 'development',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      SMS_TRANSPORT: 'file',
-      SMS_FILE: smsFile,
+  const h = useBrowserHarness({
+    tmpPrefix: 'rd-hostile-',
+    password: PASSWORD,
+    env: {
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PHONE: ADMIN.phone,
       ADMIN_PASSWORD: PASSWORD,
@@ -74,82 +35,23 @@ describe('user data on the maps is shown as text', { skip }, () => {
       RATE_LIMIT_GLOBAL: '2000/15m',
       DISPATCH_MODE: 'off',
       TRACKING_INTERVAL: '500ms',
-    };
-    if (serverDatabaseUrl) {
-      const { createTestDatabase } = await import('./helpers/database.js');
-      database = await createTestDatabase({ migrate: false });
-      env.DATABASE_URL = database.url!;
-    }
-    server = spawnNode(['--import', 'tsx', 'src/server.ts'], env);
-    await waitFor(() => server.output().includes('"msg":"ready"'), 90_000, 'the server', server.output);
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    },
   });
-
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await database?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const smsCount = (phone: string) => (existsSync(smsFile) ? readFileSync(smsFile, 'utf8').split('\n').filter((l) => l.includes(`"${phone}"`)).length : 0);
-
-  async function smsCode(phone: string, before: number): Promise<string> {
-    let code = '';
-    await waitFor(
-      () => {
-        if (!existsSync(smsFile)) return false;
-        const lines = readFileSync(smsFile, 'utf8')
-          .split('\n')
-          .filter((l) => l.includes(`"${phone}"`));
-        if (lines.length <= before) return false;
-        code = /\b(\d{6})\b/.exec((JSON.parse(lines[lines.length - 1]) as { text: string }).text)?.[1] ?? '';
-        return code !== '';
-      },
-      10_000,
-      `an SMS to ${phone}`,
-    );
-    return code;
-  }
-
-  async function call<T = Record<string, unknown>>(method: string, url: string, token?: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${base}/api${url}`, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    assert.ok(res.ok, `${method} ${url}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
-  }
-
-  async function apiLogin(identifier: string, phone: string): Promise<string> {
-    const before = smsCount(phone);
-    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, { identifier, password: PASSWORD });
-    const code = await smsCode(phone, before);
-    return (await call<{ accessToken: string }>('POST', '/auth/login/verify-otp', undefined, { sessionId: step.sessionId, phone: step.phone, code })).accessToken;
-  }
+  const { smsCount, smsCode, call, apiLogin } = h;
+  let packageId = '';
+  let trackingPath = '';
 
   async function newPage(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const context = await h.browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
     page.setDefaultTimeout(10_000);
     await page.route(/tile\.openstreetmap\.org/, (route) => route.abort());
-    page.on('pageerror', (err) => pageErrors.push(`${page.url()}: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
-    });
+    h.watch(page);
     return page;
   }
 
   async function signIn(page: Page, identifier: string, phone: string) {
-    await page.goto(`${base}/login`);
+    await page.goto(`${h.base}/login`);
     await page.getByLabel('Email or phone').fill(identifier);
     await page.getByLabel('Password').fill(PASSWORD);
     const before = smsCount(phone);
@@ -189,7 +91,7 @@ describe('user data on the maps is shown as text', { skip }, () => {
   }
 
   test('accounts and a delivery with hostile names and addresses are accepted as text', async () => {
-    const countries = (await (await fetch(`${base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
     const kenya = countries.items.find((c) => c.code === 'KE')!.id;
     const admin = await apiLogin(ADMIN.email, ADMIN.phone);
     const company = await call<{ id: string }>('POST', '/admin/users', admin, {
@@ -269,7 +171,7 @@ describe('user data on the maps is shown as text', { skip }, () => {
   test("a delivery's page: the pickup, drop-off and driver tooltips are the addresses and the name as text", async () => {
     const page = await newPage();
     await signIn(page, 'shop@example.com', '+254711200001');
-    await page.goto(`${base}/deliveries/${packageId}`);
+    await page.goto(`${h.base}/deliveries/${packageId}`);
     await page.getByRole('heading', { name: 'Delivery ORDER-2001' }).waitFor();
     await page.getByText(`${HOSTILE.driverFirst}, BIKE KMEB 456B`).waitFor();
     // React's own rendering of the same data, for comparison: text too.
@@ -286,7 +188,7 @@ describe('user data on the maps is shown as text', { skip }, () => {
 
   test('the public tracking page: its markers are labelled as text', async () => {
     const page = await newPage();
-    await page.goto(`${base}${trackingPath}`);
+    await page.goto(`${h.base}${trackingPath}`);
     await page.getByRole('heading', { name: 'Your delivery' }).waitFor();
     const url = await mark(page);
     await tooltipOf(page, 'pickup', 'Pickup');
@@ -297,7 +199,7 @@ describe('user data on the maps is shown as text', { skip }, () => {
   });
 
   test('no page error and no CSP violation (an injected <img onerror> would be one)', () => {
-    assert.deepEqual(pageErrors, []);
-    assert.deepEqual(cspViolations, []);
+    assert.deepEqual(h.pageErrors, []);
+    assert.deepEqual(h.cspViolations, []);
   });
 });

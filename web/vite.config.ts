@@ -10,23 +10,23 @@ const web = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /**
  * App name → its page. The console is served at / (dist/web/index.html), the driver app at /driver/
- * (web/driver/index.html → dist/web/driver/index.html); the customer app will be
- * web/customer/index.html, each page with a <script type="module" src="/src/<app>/main.tsx">.
+ * (web/driver/index.html → dist/web/driver/index.html), the customer app at /app/ (web/app/index.html),
+ * each page with a <script type="module" src="/src/<app>/main.tsx">.
  */
 export const APPS: Record<string, string> = {
   console: 'index.html',
   driver: 'driver/index.html',
+  customer: 'app/index.html',
 };
 
 /**
- * The files the driver app loads (its entry chunk, what that imports statically or dynamically, and
- * their CSS), collected from the bundle: the driver's service worker precaches these and not the
- * console's pages.
+ * The files an installed app loads (its entry chunk, what that imports statically or dynamically, and
+ * their CSS), collected from the bundle: its service worker precaches these and not the other apps'.
  */
 function reachableFrom(entry: string): { plugin: Plugin; files: Set<string> } {
   const files = new Set<string>();
   const plugin: Plugin = {
-    name: 'reachable-files',
+    name: `reachable-files-${entry}`,
     apply: 'build',
     generateBundle(_options, bundle) {
       files.clear();
@@ -45,49 +45,51 @@ function reachableFrom(entry: string): { plugin: Plugin; files: Set<string> } {
   return { plugin, files };
 }
 
-const driverFiles = reachableFrom('driver');
-
 /**
- * The driver app's service worker (contract section 19), dist/web/driver/sw.js with scope /driver/:
- * Workbox precaches the app shell (the page, its chunks and CSS, the manifest and icons) so that the
- * app opens offline; a navigation under /driver/ is answered with the cached page. The API is never
- * cached here: the app keeps the last job it saw itself. The manifest is a static file
- * (web/public/driver/), and the page registers the worker itself (nothing is injected into the
- * console's page). Push notifications come from web/public/driver/push-sw.js, imported by the worker.
+ * An installed app's service worker (contract sections 19 and 20), dist/web/<dir>/sw.js with scope
+ * /<dir>/: Workbox precaches the app shell (the page, its chunks and CSS, the manifest and icons) so
+ * that the app opens offline; a navigation under /<dir>/ is answered with the cached page. The API is
+ * never cached here: the app keeps what it must itself. The manifest is a static file
+ * (web/public/<dir>/), and the page registers the worker itself (nothing is injected into the
+ * console's page). `importScripts`: hand-written handlers the worker loads (the driver's push
+ * notifications, web/public/driver/push-sw.js).
  */
-const driverServiceWorker = VitePWA({
-  strategies: 'generateSW',
-  filename: 'driver/sw.js',
-  injectRegister: false,
-  manifest: false,
-  workbox: {
-    globPatterns: ['driver/index.html', 'driver/*.{png,webmanifest}', 'assets/*.{js,css}'],
-    manifestTransforms: [
-      (entries) => ({
-        manifest: entries
-          .filter((e) => e.url.startsWith('driver/') || driverFiles.files.has(e.url))
-          // Relative URLs would resolve against the worker's own folder (/driver/assets/…).
-          .map((e) => ({ ...e, url: `/${e.url}` })),
-        warnings: [],
-      }),
-    ],
-    // Hashed names need no revision query.
-    dontCacheBustURLsMatching: /^assets\//,
-    navigateFallback: '/driver/index.html',
-    navigateFallbackAllowlist: [/^\/driver(?:\/|$)/],
-    inlineWorkboxRuntime: true,
-    cleanupOutdatedCaches: true,
-    clientsClaim: true,
-    skipWaiting: true,
-    sourcemap: false,
-    // Web Push (section 19): the hand-written push and notificationclick handlers (web/public/driver/).
-    importScripts: ['/driver/push-sw.js'],
-  },
-});
+function appWorker(entry: string, dir: string, importScripts: string[] = []): Plugin[] {
+  const reachable = reachableFrom(entry);
+  const worker = VitePWA({
+    strategies: 'generateSW',
+    filename: `${dir}/sw.js`,
+    injectRegister: false,
+    manifest: false,
+    workbox: {
+      globPatterns: [`${dir}/index.html`, `${dir}/*.{png,webmanifest}`, 'assets/*.{js,css}'],
+      manifestTransforms: [
+        (entries) => ({
+          manifest: entries
+            .filter((e) => e.url.startsWith(`${dir}/`) || reachable.files.has(e.url))
+            // Relative URLs would resolve against the worker's own folder (/<dir>/assets/…).
+            .map((e) => ({ ...e, url: `/${e.url}` })),
+          warnings: [],
+        }),
+      ],
+      // Hashed names need no revision query.
+      dontCacheBustURLsMatching: /^assets\//,
+      navigateFallback: `/${dir}/index.html`,
+      navigateFallbackAllowlist: [new RegExp(`^/${dir}(?:/|$)`)],
+      inlineWorkboxRuntime: true,
+      cleanupOutdatedCaches: true,
+      clientsClaim: true,
+      skipWaiting: true,
+      sourcemap: false,
+      ...(importScripts.length ? { importScripts } : {}),
+    },
+  });
+  return [reachable.plugin, ...(Array.isArray(worker) ? worker : [worker])];
+}
 
 export default defineConfig({
   root: web('.'),
-  plugins: [react(), driverFiles.plugin, driverServiceWorker],
+  plugins: [react(), ...appWorker('driver', 'driver', ['/driver/push-sw.js']), ...appWorker('customer', 'app')],
   build: {
     outDir: web('../dist/web'),
     emptyOutDir: true,

@@ -9,8 +9,9 @@ import type { JobTables } from './tables/jobs.js';
 import type { LedgerTables } from './tables/ledger.js';
 import type { PricingTables } from './tables/pricing.js';
 import type { PushTables } from './tables/push.js';
+import type { RatingTables } from './tables/ratings.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
 
-export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables, InvoiceTables, DeviceKeyTables {}
+export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables, InvoiceTables, DeviceKeyTables, RatingTables {}

@@ -22,6 +22,8 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'pricing', description: 'Quotes and fares' },
   { name: 'tracking', description: 'Live tracking: public tracking links and event streams' },
   { name: 'push', description: 'Web Push: the VAPID key and the browsers\' push subscriptions' },
+  { name: 'ratings', description: 'Ratings and tips after a job ends' },
+  { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
 ];
 
 const RATE_LIMIT_HEADERS = {

@@ -48,7 +48,7 @@ const TEXT_RULE = 'x-text';
 const CONTROL = /[\u0000-\u001F\u007F]/;
 // eslint-disable-next-line no-control-regex -- as above, less tab, line feed and carriage return
 const CONTROL_EXCEPT_LINES = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
-const MULTILINE_FIELDS = new Set(['notes', 'description', 'reason', 'address', 'businessAddress']);
+const MULTILINE_FIELDS = new Set(['notes', 'description', 'reason', 'address', 'businessAddress', 'comment']);
 const NESTED = ['items', 'anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'additionalProperties'];
 
 export function withTextRule(schema: unknown, multiline = false): unknown {

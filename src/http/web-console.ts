@@ -1,7 +1,8 @@
 // The web console (contract section 15): the front-end built from web/ into dist/web, served by this
 // process at every path outside /api and the operational routes. Its client-side router decides
-// what a path shows (a not-found page included). The driver app (section 19) is the page of
-// dist/web/driver/ at /driver/ and below, with its service worker, manifest and icons beside it.
+// what a path shows (a not-found page included). The installed apps are pages of their own with their
+// service worker, manifest and icons beside them: the driver app (section 19) dist/web/driver/ at
+// /driver/ and below, the customer app (section 20) dist/web/app/ at /app/ and below.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,9 @@ import type { App } from './context.js';
 export const WEB_DIST = fileURLToPath(new URL('../../dist/web/', import.meta.url));
 
 const NOT_CONSOLE = /^\/(?:api|health|metrics)(?:[/?]|$)/;
-const DRIVER_APP = /^\/driver(?:[/?]|$)/;
+/** The installed apps: each is the folder of dist/web of the same name, served at /<name>/. */
+const INSTALLED_APPS = ['driver', 'app'] as const;
+const appOf = (url: string) => INSTALLED_APPS.find((name) => new RegExp(`^/${name}(?:[/?]|$)`).test(url));
 
 export function isConsolePath(url: string): boolean {
   return !NOT_CONSOLE.test(url);
@@ -73,14 +76,15 @@ export async function registerWebConsole(app: App, config: Config, dist = WEB_DI
     });
   }
 
-  // The driver app's files (sw.js, the manifest, the icons): not hashed, so revalidated every time; a
-  // service worker script must never be cached for long, or a fixed app would not reach the phones.
-  // Any other path under /driver/ falls through to the not-found handler, which answers with its page.
-  const driverDir = path.join(dist, 'driver');
-  if (existsSync(driverDir)) {
+  // An app's files (sw.js, the manifest, the icons): not hashed, so revalidated every time; a service
+  // worker script must never be cached for long, or a fixed app would not reach the phones. Any other
+  // path under /<app>/ falls through to the not-found handler, which answers with the app's page.
+  for (const name of INSTALLED_APPS) {
+    const dir = path.join(dist, name);
+    if (!existsSync(dir)) continue;
     await app.register(fastifyStatic, {
-      root: driverDir,
-      prefix: '/driver/',
+      root: dir,
+      prefix: `/${name}/`,
       decorateReply: false,
       index: false,
       // A folder (/driver/ itself) is the page's, not a 403 from the file server.
@@ -105,13 +109,13 @@ export async function registerWebConsole(app: App, config: Config, dist = WEB_DI
     return page.html;
   };
   const consoleFile = path.join(dist, 'index.html');
-  const driverFile = path.join(driverDir, 'index.html');
 
   return (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.url;
-    // The app's scope is /driver/: relative to it, /driver alone would be outside.
-    if (url === '/driver' || url.startsWith('/driver?')) return reply.redirect(`/driver/${url.slice('/driver'.length)}`, 308);
-    const html = pageHtml(DRIVER_APP.test(url) ? driverFile : consoleFile);
+    const appName = appOf(url);
+    // An app's scope is /driver/: relative to it, /driver alone would be outside.
+    if (appName && (url === `/${appName}` || url.startsWith(`/${appName}?`))) return reply.redirect(`/${appName}/${url.slice(appName.length + 1)}`, 308);
+    const html = pageHtml(appName ? path.join(dist, appName, 'index.html') : consoleFile);
     reply.headers(headers).header('cache-control', 'no-cache').type('text/html; charset=utf-8');
     if (html === undefined) {
       request.log.warn('the web console is not built (npm run build:web)');

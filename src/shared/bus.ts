@@ -46,6 +46,8 @@ export interface BusEvents {
   };
   /** A driver revoked a device key (Traccar Client): every instance drops its cached lookup. */
   'device-key.revoked': { keyId: string };
+  /** A job got a tip or a rating (contract section 20): caches drop their copy. */
+  'job.annotated': { jobType: 'PACKAGE' | 'RIDE'; jobId: string };
   /** A package's tracking link was replaced: the old one's streams end, caches drop the package. */
   'tracking.rotated': { packageId: string };
   /**

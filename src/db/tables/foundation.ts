@@ -59,6 +59,8 @@ export interface DriverProfilesTable {
   service_types: Generated<OrderType[]>;
   availability: Generated<'ONLINE' | 'OFFLINE'>;
   rating: Nullish<number>;
+  /** How many ratings the driver received (migration 0019; `rating` is the average of the last 500). */
+  rating_count: Generated<number>;
   last_lat: Nullish<number>;
   last_lng: Nullish<number>;
   last_heading: Nullish<number>;

@@ -21,6 +21,8 @@ export interface DispatchJob {
   price: Money | null;
   /** What the driver would earn from the price (section 21): null without a price. */
   earnings: Money | null;
+  /** The rating of who ordered it (a ride's customer, a package's creator): one decimal, null before the first (section 20). */
+  customerRating: number | null;
 }
 
 /** The driver's share of a price: (price − booking fee) less the commission (jobs/job-money.ts). */
@@ -28,6 +30,9 @@ const expectedEarnings = (row: { status: string; price_amount: number | null; pr
   const e = jobEarnings({ ...row, status: 'PENDING', driver_id: null, cancellation_fee: null }, row.price_amount, 0);
   return e ? { amount: e.driver, currency: e.currency } : null;
 };
+
+/** The average_tenths of a party's rating summary as a number with one decimal. */
+const ratingOf = (tenths: number | null | undefined) => (tenths === null || tenths === undefined ? null : tenths / 10);
 
 export type OfferRow = Selectable<DispatchOffersTable>;
 
@@ -45,7 +50,12 @@ export class DispatchRepository {
   /** The job as an offer shows it, and whether it still waits. */
   async loadJob(jobType: JobTypeName, jobId: string): Promise<DispatchJob | undefined> {
     if (jobType === 'PACKAGE') {
-      const row = await this.db.selectFrom('packages').select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method']).where('id', '=', jobId).executeTakeFirst();
+      const row = await this.db
+        .selectFrom('packages')
+        .leftJoin('rating_summaries as rs', 'rs.user_id', 'packages.created_by')
+        .select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method', 'rs.average_tenths'])
+        .where('id', '=', jobId)
+        .executeTakeFirst();
       if (!row) return undefined;
       const pickup = json<{ location: { lat: number; lng: number }; address: string }>(row.pickup as never);
       const dropoff = json<{ location: { lat: number; lng: number } }>(row.dropoff as never);
@@ -58,11 +68,13 @@ export class DispatchRepository {
         dropoff: { location: dropoff.location },
         price: money(row.price_amount, row.price_currency),
         earnings: expectedEarnings(row),
+        customerRating: ratingOf(row.average_tenths),
       };
     }
     const row = await this.db
       .selectFrom('rides')
-      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method'])
+      .leftJoin('rating_summaries as rs', 'rs.user_id', 'rides.customer_id')
+      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method', 'rs.average_tenths'])
       .where('id', '=', jobId)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -75,6 +87,7 @@ export class DispatchRepository {
       dropoff: { location: { lat: row.destination_lat, lng: row.destination_lng } },
       price: money(row.price_amount, row.price_currency),
       earnings: expectedEarnings(row),
+      customerRating: ratingOf(row.average_tenths),
     };
   }
 

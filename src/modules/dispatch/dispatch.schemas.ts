@@ -17,6 +17,7 @@ export const Offer = Type.Object(
     etaSeconds: Type.Integer({ description: 'From the driver to the pickup (distance at the vehicle average speed)' }),
     price: NullableMoney("What the job pays: the package's or ride's price (a ride's final fare may differ, at most 1.25 × it)"),
     earnings: Type.Optional(NullableMoney("What the driver would earn from the price: price − booking fee − the operator's commission (section 21)")),
+    customerRating: Nullable(Type.Number({ description: "The rating of who ordered the job (a ride's customer, a package's creator): the average of its last 500 ratings, one decimal; null before the first" })),
     expiresAt: DateTime,
   },
   { description: 'A job offered to one driver until expiresAt: enough to decide, no contact details' },

@@ -41,6 +41,7 @@ export interface Offer {
   price: DispatchJob['price'];
   /** What the driver would earn from the price (section 21). */
   earnings: DispatchJob['earnings'];
+  customerRating: DispatchJob['customerRating'];
   expiresAt: string;
 }
 
@@ -267,6 +268,7 @@ export class DispatchService implements DispatchHooks {
       etaSeconds: choice.etaSeconds,
       price: job.price,
       earnings: job.earnings,
+      customerRating: job.customerRating,
       expiresAt,
     };
   }
@@ -326,7 +328,7 @@ export class DispatchService implements DispatchHooks {
     // Offers made before prices existed have none stored.
     return rows.map((r) => {
       const offer = json<Offer>(r.offer as never);
-      return { ...offer, price: offer.price ?? null, earnings: offer.earnings ?? null };
+      return { ...offer, price: offer.price ?? null, earnings: offer.earnings ?? null, customerRating: offer.customerRating ?? null };
     });
   }
 

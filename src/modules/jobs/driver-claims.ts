@@ -43,6 +43,8 @@ export interface DriverSummaryRow {
   driver_speed: number | null;
   driver_location_at: Date | null;
   driver_company_id: string | null;
+  driver_rating: number | null;
+  driver_rating_count: number | null;
 }
 
 /** The columns of DriverSummaryRow, for a query with `du` (users) and `dp` (driver_profiles) joined on the driver. */
@@ -57,6 +59,8 @@ export const DRIVER_SUMMARY_COLUMNS = [
   'dp.last_speed as driver_speed',
   'dp.last_location_at as driver_location_at',
   'dp.company_id as driver_company_id',
+  'dp.rating as driver_rating',
+  'dp.rating_count as driver_rating_count',
 ] as const;
 
 export function toDriverSummary(row: DriverSummaryRow) {
@@ -67,6 +71,8 @@ export function toDriverSummary(row: DriverSummaryRow) {
     phone: row.driver_phone ?? '',
     vehicleType: row.driver_vehicle_type,
     vehiclePlate: row.driver_vehicle_plate ?? '',
+    rating: row.driver_rating,
+    ratingCount: row.driver_rating_count ?? 0,
     location:
       row.driver_lat !== null && row.driver_lng !== null && row.driver_location_at
         ? {

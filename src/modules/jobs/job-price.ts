@@ -54,3 +54,36 @@ export function cancellationFeeFor(pricing: JobPricing, row: PricedRow, cancella
   const price = storedPrice(row);
   return price ? (pricing.cancellationFee(price, cancellation)?.amount ?? null) : null;
 }
+
+/**
+ * cancellationFeeNow (contract section 20): what cancelling by the creator would cost at this moment,
+ * the same fee the cancellation would charge (cancellationFeeFor); { amount: 0 } while cancelling is
+ * free, null when the creator may not cancel now (or the job has no price).
+ */
+export function cancellationFeeNow(pricing: JobPricing, row: PricedRow, now: { creatorMayCancel: boolean; afterAssignment: boolean }): Money | null {
+  if (!now.creatorMayCancel || row.price_currency === null) return null;
+  return { amount: cancellationFeeFor(pricing, row, { cancelledBy: 'CREATOR', afterAssignment: now.afterAssignment }) ?? 0, currency: row.price_currency };
+}
+
+/** The parties of a job a viewer may be (contract section 20's visibility of tips and fees). */
+export interface JobParties {
+  creatorId: string;
+  driverId: string | null;
+  driverCompanyId: string | null;
+}
+
+/**
+ * The money fields a job shows per viewer: `tip` to its creator, its driver, the driver's company
+ * and admins; `cancellationFeeNow` to its creator only. Absent for anyone else.
+ */
+export function viewerMoney(parties: JobParties, viewer: { userId: string; role: string }, values: { tip: Money | null; cancellationFeeNow: Money | null }) {
+  const isCreator = viewer.userId === parties.creatorId;
+  const seesTip =
+    isCreator ||
+    viewer.role === 'ADMIN' ||
+    (parties.driverId !== null && (viewer.userId === parties.driverId || (viewer.role === 'COMPANY' && viewer.userId === parties.driverCompanyId)));
+  return {
+    ...(seesTip ? { tip: values.tip } : {}),
+    ...(isCreator ? { cancellationFeeNow: values.cancellationFeeNow } : {}),
+  };
+}

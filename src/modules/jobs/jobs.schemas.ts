@@ -11,6 +11,8 @@ export const DriverSummary = Type.Object({
   phone: Type.String(),
   vehicleType: VehicleType,
   vehiclePlate: Type.String(),
+  rating: Nullable(Type.Number({ description: "The average of the driver's last 500 ratings, one decimal (1.0 to 5.0); null before the first" })),
+  ratingCount: Type.Integer({ minimum: 0, description: 'How many ratings the driver received' }),
   location: Nullable(
     Type.Object({
       lat: Type.Number(),
@@ -29,6 +31,14 @@ export const Money = Type.Object(
 );
 
 export const NullableMoney = (description: string) => Nullable(Type.Object(Money.properties, { additionalProperties: false, description }));
+
+/** The per-viewer money fields of a job (contract section 20). */
+export const ViewerMoneyFields = {
+  tip: Type.Optional(NullableMoney("The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only")),
+  cancellationFeeNow: Type.Optional(
+    NullableMoney('What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only'),
+  ),
+};
 
 /** The optional `quoteId` of POST /packages and POST /rides. */
 export const QuoteIdField = Type.Optional(

@@ -25,6 +25,7 @@ const PACKAGE_JSON_BY_IDS = `
   select p.id, p.created_by, p.customer_id, p.business_id, p.driver_id, dp.company_id as driver_company_id, p.tracking_nonce,
     p.status, p.payment_method, p.commission_rate, p.price_amount, p.price_currency, p.price_breakdown, p.cancellation_fee,
     p.cod_amount, p.cash_collected,
+    p.price_inputs, tp.amount as tip_amount, tp.currency as tip_currency,
     json_build_object(
       'id', p.id, 'status', p.status, 'orderType', 'PACKAGE_DELIVERY', 'vehicleType', p.vehicle_type,
       'countryId', p.country_id, 'businessId', p.business_id, 'customerId', p.customer_id, 'reference', p.reference,
@@ -32,6 +33,7 @@ const PACKAGE_JSON_BY_IDS = `
       'driver', case when p.driver_id is not null and dp.vehicle_type is not null then json_build_object(
         'id', p.driver_id, 'firstName', coalesce(du.first_name, ''), 'phone', coalesce(du.phone, ''),
         'vehicleType', dp.vehicle_type, 'vehiclePlate', coalesce(dp.vehicle_plate, ''),
+        'rating', dp.rating, 'ratingCount', dp.rating_count,
         'location', case when dp.last_lat is not null and dp.last_lng is not null and dp.last_location_at is not null
           then json_build_object('lat', dp.last_lat, 'lng', dp.last_lng, 'heading', dp.last_heading, 'speed', dp.last_speed,
                                  'updatedAt', ${isoSql('dp.last_location_at')}) end) end,
@@ -49,6 +51,7 @@ const PACKAGE_JSON_BY_IDS = `
   left join users du on du.id = p.driver_id
   left join driver_profiles dp on dp.user_id = p.driver_id
   left join dispatch_jobs dj on dj.job_id = p.id
+  left join tips tp on tp.job_type = 'PACKAGE' and tp.job_id = p.id
   where p.id = any($1::uuid[])`;
 
 export interface PackageJsonRow {
@@ -68,6 +71,9 @@ export interface PackageJsonRow {
   driver_id: string | null;
   driver_company_id: string | null;
   tracking_nonce: string;
+  price_inputs: unknown;
+  tip_amount: number | null;
+  tip_currency: string | null;
   body: string;
 }
 
@@ -99,7 +105,9 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .leftJoin('users as du', 'du.id', 'p.driver_id')
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
       .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
-      .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts'])
+      // A literal, not a parameter: the compiled by-id queries are run with the ids as their only parameters.
+      .leftJoin('tips as tp', (join) => join.onRef('tp.job_id', '=', 'p.id').on(sql<boolean>`tp.job_type = 'PACKAGE'`))
+      .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts', 'tp.amount as tip_amount', 'tp.currency as tip_currency'])
       .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
       .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
       .select(['p.tracking_nonce', 'p.notify_recipient'])

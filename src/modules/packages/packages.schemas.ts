@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, EarningsField, Money, NullableMoney, ParcelSize, PaymentMethod, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, EarningsField, Money, NullableMoney, ParcelSize, PaymentMethod, QuoteIdField, StatusHistoryItem, ViewerMoneyFields } from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -91,6 +91,7 @@ const packageProperties = {
     Nullable(Type.Object(Money.properties, { additionalProperties: false, description: 'The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery' })),
   ),
   earnings: EarningsField,
+  ...ViewerMoneyFields,
   trackingUrl: Type.Optional(
     Type.String({
       description:

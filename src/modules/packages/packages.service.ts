@@ -13,12 +13,12 @@ import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.j
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeFor, money, priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
+import { cancellationFeeFor, cancellationFeeNow, money, priceColumns, priceNewJob, viewerMoney, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher } from '../jobs/lifecycle.js';
 import { countryMoney, customerExists, findDriver } from '../jobs/references.repository.js';
 import { jobEarnings, moneyFacts, seesEarnings, type JobMoneyHook } from '../jobs/job-money.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
-import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
+import { checkPackageTransition, FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, FullPackage, PackageListQuery, PackageResponse } from './packages.schemas.js';
 import { buildStatement } from './statement.js';
@@ -75,8 +75,8 @@ type MoveOptions = {
 /** The columns the viewer-dependent fields (cash on delivery, earnings) are computed from: both reads have them. */
 type MoneyRow = Pick<
   PackageRow,
-  'id' | 'status' | 'driver_id' | 'driver_company_id' | 'payment_method' | 'commission_rate' | 'price_amount' | 'price_currency' | 'price_breakdown' | 'cancellation_fee' | 'cod_amount' | 'cash_collected'
->;
+  'id' | 'status' | 'created_by' | 'driver_id' | 'driver_company_id' | 'payment_method' | 'commission_rate' | 'price_amount' | 'price_currency' | 'price_breakdown' | 'price_inputs' | 'cancellation_fee' | 'cod_amount' | 'cash_collected'
+> & { tip_amount: number | null; tip_currency: string | null };
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
@@ -127,6 +127,12 @@ export class PackageService {
       this.cacheEpoch += 1;
       this.readCache.delete(jobId);
     });
+    // A tip or a rating changes what a package shows (the tip, the driver's rating).
+    const offAnnotated = deps.bus.subscribe('job.annotated', ({ jobType, jobId }) => {
+      if (jobType !== 'PACKAGE') return;
+      this.cacheEpoch += 1;
+      this.readCache.delete(jobId);
+    });
     const offRotated = deps.bus.subscribe('tracking.rotated', ({ packageId }) => {
       this.cacheEpoch += 1;
       this.readCache.delete(packageId);
@@ -137,6 +143,7 @@ export class PackageService {
     });
     this.unsubscribe = () => {
       offChanged();
+      offAnnotated();
       offRotated();
       offResync();
     };
@@ -231,9 +238,20 @@ export class PackageService {
 
   /** The package as this caller sees it after an action of its own, with the viewer-dependent fields. */
   private async present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
-    const body = PackageService.shown(this.respond(row), view);
+    const body = { ...PackageService.shown(this.respond(row), view), ...this.moneyFor(row, auth) };
     if (view === 'OPEN') return body;
     return { ...body, ...PackageService.moneyFields(row, auth, await this.tipsFor([row], auth)) };
+  }
+
+  /** The tip and cancellationFeeNow as this viewer may see them (contract section 20). */
+  private moneyFor(row: MoneyRow, auth: AuthContext) {
+    return viewerMoney({ creatorId: row.created_by, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, {
+      tip: money(row.tip_amount, row.tip_currency),
+      cancellationFeeNow: cancellationFeeNow(this.deps.pricing, row, {
+        creatorMayCancel: checkPackageTransition(row.status, 'CANCELLED', 'CREATOR').ok,
+        afterAssignment: row.status !== 'PENDING',
+      }),
+    });
   }
 
   respond(row: PackageRow): FullPackage {
@@ -242,7 +260,7 @@ export class PackageService {
 
   /** The package as this caller may see it. */
   respondTo(row: PackageRow, auth: AuthContext): PackageResponse {
-    return PackageService.shown(this.respond(row), PackageService.viewFor(row, auth));
+    return { ...PackageService.shown(this.respond(row), PackageService.viewFor(row, auth)), ...this.moneyFor(row, auth) };
   }
 
   /** The JSON text built by PostgreSQL, with the tracking link (derived from a secret) added here. */
@@ -256,7 +274,7 @@ export class PackageService {
   private async jsonFor(row: ShownJsonRow, auth: AuthContext): Promise<string> {
     if (!PackageService.canSee(row, auth)) throw packageNotFound();
     const tips = await this.tipsFor([row], auth);
-    const extra = Object.entries(PackageService.moneyFields(row, auth, tips))
+    const extra = Object.entries({ ...this.moneyFor(row, auth), ...PackageService.moneyFields(row, auth, tips) })
       .map(([key, value]) => `,"${key}":${JSON.stringify(value)}`)
       .join('');
     const head = row.body.slice(0, row.linkAt);
@@ -285,7 +303,7 @@ export class PackageService {
     // The query returns only what the caller may list (a company: its drivers' packages, and the PENDING ones of its country).
     return toRowPage(rows, limit, (r) => {
       const view = PackageService.viewFor(r, auth);
-      const body = PackageService.shown(this.respond(r), view);
+      const body = { ...PackageService.shown(this.respond(r), view), ...this.moneyFor(r, auth) };
       return view === 'OPEN' ? body : { ...body, ...PackageService.moneyFields(r, auth, tips) };
     });
   }
@@ -359,7 +377,7 @@ export class PackageService {
     await this.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, { jobType: 'PACKAGE', jobId: id, vehicleType: body.vehicleType, ...body.pickup.location, at: now });
     const row = (await this.repo.load(id, trx))!;
-    return { ...this.respond(row), ...PackageService.moneyFields(row, auth, new Map()), ...(deliveryCode ? { deliveryCode } : {}) };
+    return { ...this.respond(row), ...this.moneyFor(row, auth), ...PackageService.moneyFields(row, auth, new Map()), ...(deliveryCode ? { deliveryCode } : {}) };
   }
 
   /**

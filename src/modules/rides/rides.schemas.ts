@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, EarningsField, NullableMoney, PaymentMethod, QuoteIdField, StatusHistoryItem } from '../jobs/jobs.schemas.js';
+import { DispatchInfo, DriverSummary, EarningsField, NullableMoney, PaymentMethod, QuoteIdField, StatusHistoryItem, ViewerMoneyFields } from '../jobs/jobs.schemas.js';
 import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({
@@ -36,6 +36,7 @@ export const RideResponse = Type.Object({
   cancellationFee: NullableMoney('Charged when the customer cancels after a driver accepted; else null'),
   paymentMethod: PaymentMethod,
   earnings: EarningsField,
+  ...ViewerMoneyFields,
 });
 export type RideResponse = Static<typeof RideResponse>;
 

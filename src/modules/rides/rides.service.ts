@@ -10,7 +10,8 @@ import type { Clock } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeFor, money, priceColumns, priceNewJob, storedPrice, type JobPricing } from '../jobs/job-price.js';
+import { cancellationFeeFor, cancellationFeeNow, money, priceColumns, priceNewJob, storedPrice, viewerMoney, type JobPricing } from '../jobs/job-price.js';
+import { checkTransition } from '../jobs/transitions.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher, type StatusSet } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryExists } from '../jobs/references.repository.js';
@@ -98,7 +99,19 @@ export class RideService {
   }
 
   private async present(row: RideRow, auth: AuthContext): Promise<RideResponse> {
-    return RideService.toResponseFor(row, auth, await this.tipsFor([row], auth));
+    return { ...RideService.toResponseFor(row, auth, await this.tipsFor([row], auth)), ...this.viewerMoneyOf(row, auth) };
+  }
+
+  /** The tip and cancellationFeeNow where contract section 20 shows them (the tip: the parties and admins; the fee: the customer). */
+  private viewerMoneyOf(row: RideRow, auth: AuthContext) {
+    const values = {
+      tip: money(row.tip_amount, row.tip_currency),
+      cancellationFeeNow: cancellationFeeNow(this.deps.pricing, row, {
+        creatorMayCancel: checkTransition(RIDE_TRANSITIONS, row.status, 'CANCELLED', 'CUSTOMER').ok,
+        afterAssignment: row.status !== 'REQUESTED',
+      }),
+    };
+    return viewerMoney({ creatorId: row.customer_id, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, values);
   }
 
   async get(id: string, auth: AuthContext): Promise<RideResponse> {
@@ -111,7 +124,7 @@ export class RideService {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
     const tips = await this.tipsFor(rows.slice(0, limit), auth);
-    return toRowPage(rows, limit, (r) => RideService.toResponseFor(r, auth, tips));
+    return toRowPage(rows, limit, (r) => ({ ...RideService.toResponseFor(r, auth, tips), ...this.viewerMoneyOf(r, auth) }));
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
@@ -151,7 +164,7 @@ export class RideService {
     });
     await this.repo.addHistory(trx, id, { status: 'REQUESTED', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, { jobType: 'RIDE', jobId: id, vehicleType: body.vehicleType, ...body.pickupLocation, at: now });
-    return RideService.toResponse((await this.repo.load(id, trx))!);
+    return this.present((await this.repo.load(id, trx))!, auth);
   }
 
   announce(ride: RideResponse): number {

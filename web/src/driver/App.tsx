@@ -1,12 +1,13 @@
 // The driver app: sign in or register, then Home (online/offline, the offer, the current job) and
 // Past jobs. Opened offline, it shows the job as last seen.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { api, ok, signOut } from '../shared/api/client';
 import { session } from '../shared/api/session';
 import type { User } from '../shared/api/types';
 import { BusyButton, ErrorBox, FocusNotice, Notice, StatusBadge, formatTime } from '../shared/ui';
-import { useUser } from '../shared/use-session';
+import { AppHeader, useBrowserOnline } from '../shared/app-shell';
+import { useStoredSession, useUser } from '../shared/use-session';
 import { PublicShell, Register, SignIn } from './auth';
 import { EarningsScreen } from './earnings';
 import { isActive, JobView } from './job';
@@ -25,39 +26,8 @@ const keys = {
   job: (jobType?: string, id?: string) => ['driver', 'job', jobType, id] as const,
 };
 
-/** Restores the session kept on the phone; 'offline' when the server cannot be reached. */
-function useBoot() {
-  const [state, setState] = useState<'pending' | 'ready' | 'offline'>(session.refreshToken && !session.user ? 'pending' : 'ready');
-  useEffect(() => {
-    if (state !== 'pending') return;
-    session
-      .refresh()
-      .then(async (alive) => {
-        if (alive) session.setUser(await ok(api.GET('/api/auth/me')));
-        else forgetJob();
-        setState('ready');
-      })
-      .catch(() => setState('offline'));
-  }, [state]);
-  return { state, retry: () => setState('pending') };
-}
-
-function useBrowserOnline(): boolean {
-  return useSyncExternalStore(
-    (notify) => {
-      window.addEventListener('online', notify);
-      window.addEventListener('offline', notify);
-      return () => {
-        window.removeEventListener('online', notify);
-        window.removeEventListener('offline', notify);
-      };
-    },
-    () => navigator.onLine,
-  );
-}
-
 export function App() {
-  const boot = useBoot();
+  const boot = useStoredSession(forgetJob);
   const user = useUser();
   const [screen, setScreen] = useState<'sign-in' | 'register'>('sign-in');
   if (boot.state === 'pending') {
@@ -204,31 +174,17 @@ function Home({ user }: { user: User }) {
 
   return (
     <>
-      <header className="topbar">
-        <span className="brand">Driver</span>
-        <nav aria-label="Main">
-          <ul>
-            <li>
-              <button type="button" className="tab" aria-current={tab === 'home' ? 'page' : undefined} onClick={() => setTab('home')}>
-                Home
-              </button>
-            </li>
-            <li>
-              <button type="button" className="tab" aria-current={tab === 'past' ? 'page' : undefined} onClick={() => setTab('past')}>
-                Past jobs
-              </button>
-            </li>
-            <li>
-              <button type="button" className="tab" aria-current={tab === 'earnings' ? 'page' : undefined} onClick={() => setTab('earnings')}>
-                Earnings
-              </button>
-            </li>
-          </ul>
-        </nav>
-        <button type="button" className="secondary signout" onClick={() => void leave()}>
-          Sign out
-        </button>
-      </header>
+      <AppHeader
+        brand="Driver"
+        tabs={[
+          { id: 'home', label: 'Home' },
+          { id: 'past', label: 'Past jobs' },
+          { id: 'earnings', label: 'Earnings' },
+        ]}
+        current={tab}
+        onTab={setTab}
+        onSignOut={() => void leave()}
+      />
       <main id="main">
         {!browserOnline && <p className="offline-banner" role="status">Offline: showing what was last seen. Steps wait until the phone is back online.</p>}
         {tab === 'earnings' ? (

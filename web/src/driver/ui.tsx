@@ -1,19 +1,7 @@
 // The driver app's small pieces: the page heading, distances, durations and map links.
-import { useEffect, useRef, type ReactNode } from 'react';
 
-/** The screen's h1, focused when the screen appears, and the document's title. */
-export function Title({ children }: { children: ReactNode }) {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => {
-    ref.current?.focus();
-    document.title = `${ref.current?.textContent ?? ''} · Driver`;
-  }, []);
-  return (
-    <h1 ref={ref} tabIndex={-1}>
-      {children}
-    </h1>
-  );
-}
+/** The screen's h1 (the document's title ends in "· Driver": main.tsx names the app). */
+export { PageTitle as Title } from '../shared/ui';
 
 export function formatDistance(meters: number): string {
   return meters < 1000 ? `${Math.round(meters)} m` : `${(meters / 1000).toFixed(1)} km`;

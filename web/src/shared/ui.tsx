@@ -99,17 +99,38 @@ export function useFocusAfterRender(): (target: () => HTMLElement | null) => voi
   };
 }
 
+let appName = 'Delivery console';
+
+/** The app's name after each page's title in the document's title ("Deliveries · Delivery console"). */
+export function setAppName(name: string) {
+  appName = name;
+}
+
 /** The page's h1, focused on navigation so that screen readers and keyboard users start there. */
 export function PageTitle({ children }: { children: ReactNode }) {
   const ref = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     ref.current?.focus();
-    document.title = `${ref.current?.textContent ?? ''} · Delivery console`;
+    document.title = `${ref.current?.textContent ?? ''} · ${appName}`;
   }, []);
   return (
     <h1 ref={ref} tabIndex={-1}>
       {children}
     </h1>
+  );
+}
+
+/** A job's status history, oldest first: each status with its time and reason. */
+export function Timeline({ history }: { history: { status: string; at: string; reason?: string }[] }) {
+  return (
+    <ol className="timeline">
+      {history.map((h, i) => (
+        <li key={i}>
+          <StatusBadge status={h.status} /> <time dateTime={h.at}>{formatTime(h.at)}</time>
+          {h.reason ? ` — ${h.reason}` : ''}
+        </li>
+      ))}
+    </ol>
   );
 }
 

@@ -8,8 +8,8 @@ import { LiveBadge } from '../../shared/streams';
 import { ErrorBox, FocusNotice, Money, PACKAGE_STATUSES, PageTitle, SelectField, StatusBadge, formatTime } from '../../shared/ui';
 import { Link } from '../router';
 import { AssignDriver } from './assign';
-import { useAccountStream } from './stream';
-import type { Package, PackageStatus } from './types';
+import { useAccountStream } from '../../shared/deliveries/stream';
+import type { Package, PackageStatus } from '../../shared/deliveries/types';
 
 export function DeliveriesPage() {
   const [status, setStatus] = useState<PackageStatus | ''>('');

@@ -1657,6 +1657,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rides/{id}/rating": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rate a COMPLETED ride: its creator rates the driver, the driver rates its creator; once per side (409 ALREADY_RATED), within 7 days (409 RATING_CLOSED) */
+        post: operations["postRidesIdRating"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rides/{id}/tip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tip the driver of a COMPLETED ride (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE) */
+        post: operations["postRidesIdTip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/rating": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rate a DELIVERED package: its creator rates the driver, the driver rates its creator; once per side (409 ALREADY_RATED), within 7 days (409 RATING_CLOSED) */
+        post: operations["postPackagesIdRating"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/tip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tip the driver of a DELIVERED package (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE) */
+        post: operations["postPackagesIdTip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every rating with its comment, newest first (driverId: the ratings of that driver's jobs, both ways) */
+        get: operations["getAdminRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/ratings/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Drivers rated below RATING_ALERT_BELOW with at least 20 ratings, lowest first */
+        get: operations["getAdminRatingsAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies/me/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The ratings the company's drivers received, newest first (stars only: comments are for admins and their authors) */
+        get: operations["getCompaniesMeRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/businesses/me/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The ratings the business gave its drivers, with its comments, newest first */
+        get: operations["getBusinessesMeRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5230,6 +5366,9 @@ export interface operations {
                                 phone: string;
                                 vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                                 vehiclePlate: string;
+                                rating: number | null;
+                                /** @description How many ratings the driver received */
+                                ratingCount: number;
                                 location: {
                                     lat: number;
                                     lng: number;
@@ -5297,6 +5436,20 @@ export interface operations {
                                 tip: number;
                                 currency: string;
                             };
+                            /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                            tip?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                            cancellationFeeNow?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                             /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                             trackingUrl?: string;
                         }[];
@@ -5484,6 +5637,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -5551,6 +5707,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
                         trackingUrl: string;
                         deliveryCode?: string;
@@ -5851,6 +6021,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -5918,6 +6091,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6067,6 +6254,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -6134,6 +6324,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6295,6 +6499,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -6362,6 +6569,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6523,6 +6744,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -6590,6 +6814,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6764,6 +7002,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -6831,6 +7072,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6998,6 +7253,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -7065,6 +7323,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7232,6 +7504,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -7299,6 +7574,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7467,6 +7756,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -7534,6 +7826,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7701,6 +8007,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -7768,6 +8077,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7905,6 +8228,9 @@ export interface operations {
                                 phone: string;
                                 vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                                 vehiclePlate: string;
+                                rating: number | null;
+                                /** @description How many ratings the driver received */
+                                ratingCount: number;
                                 location: {
                                     lat: number;
                                     lng: number;
@@ -7965,6 +8291,20 @@ export interface operations {
                                 tip: number;
                                 currency: string;
                             };
+                            /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                            tip?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
+                            /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                            cancellationFeeNow?: {
+                                /** @description In the minor unit of the currency */
+                                amount: number;
+                                /** @description ISO 4217 */
+                                currency: string;
+                            } | null;
                         }[];
                         nextCursor: string | null;
                     };
@@ -8096,6 +8436,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -8156,6 +8499,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -8300,6 +8657,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -8360,6 +8720,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -8480,6 +8854,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -8540,6 +8917,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -8678,6 +9069,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -8738,6 +9132,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -8870,6 +9278,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -8930,6 +9341,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -9062,6 +9487,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -9122,6 +9550,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -9254,6 +9696,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -9314,6 +9759,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -9452,6 +9911,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -9512,6 +9974,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -10927,6 +11403,7 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            customerRating: number | null;
                             /** Format: date-time */
                             expiresAt: string;
                         }[];
@@ -11053,6 +11530,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -11120,6 +11600,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -11144,6 +11638,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -11204,6 +11701,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -11623,6 +12134,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -11690,6 +12204,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -11714,6 +12242,9 @@ export interface operations {
                             phone: string;
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
                             location: {
                                 lat: number;
                                 lng: number;
@@ -11774,6 +12305,20 @@ export interface operations {
                             tip: number;
                             currency: string;
                         };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
                     };
                 };
             };
@@ -16305,6 +16850,949 @@ export interface operations {
             };
             /** @description Error */
             415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postRidesIdRating: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description 1 to 5
+                     */
+                    stars: number;
+                    /** @description Seen by admins and its author only (the rated party sees the stars) */
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        jobType: "PACKAGE" | "RIDE";
+                        jobId: string;
+                        /** @description CREATOR: the ride's customer or the package's creator rated the driver; DRIVER: the driver rated them */
+                        side: "CREATOR" | "DRIVER";
+                        ratedId: string;
+                        stars: number;
+                        comment: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postRidesIdTip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description In the minor unit of the job's currency; at most TIP_MAX_SHARE of the price
+                     */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobType: "PACKAGE" | "RIDE";
+                        jobId: string;
+                        amount: number;
+                        currency: string;
+                        /** @description CASH: the driver was handed it (a customer's job); ACCOUNT: charged to the business's account */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPackagesIdRating: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description 1 to 5
+                     */
+                    stars: number;
+                    /** @description Seen by admins and its author only (the rated party sees the stars) */
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        jobType: "PACKAGE" | "RIDE";
+                        jobId: string;
+                        /** @description CREATOR: the ride's customer or the package's creator rated the driver; DRIVER: the driver rated them */
+                        side: "CREATOR" | "DRIVER";
+                        ratedId: string;
+                        stars: number;
+                        comment: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPackagesIdTip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description In the minor unit of the job's currency; at most TIP_MAX_SHARE of the price
+                     */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobType: "PACKAGE" | "RIDE";
+                        jobId: string;
+                        amount: number;
+                        currency: string;
+                        /** @description CASH: the driver was handed it (a customer's job); ACCOUNT: charged to the business's account */
+                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminRatings: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                driverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description CREATOR: the ride's customer or the package's creator rated the driver; DRIVER: the driver rated them */
+                            side: "CREATOR" | "DRIVER";
+                            raterId: string;
+                            raterRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
+                            ratedId: string;
+                            ratedRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
+                            /** @description The job's driver (the rated party or the rater) */
+                            driverId: string;
+                            stars: number;
+                            comment?: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminRatingsAlerts: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description RATING_ALERT_BELOW */
+                        threshold: number;
+                        minimumRatings: number;
+                        /** @description Lowest rating first */
+                        items: {
+                            driverId: string;
+                            firstName: string;
+                            lastName: string;
+                            companyId: string | null;
+                            rating: number;
+                            ratingCount: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCompaniesMeRatings: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                driverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description CREATOR: the ride's customer or the package's creator rated the driver; DRIVER: the driver rated them */
+                            side: "CREATOR" | "DRIVER";
+                            raterId: string;
+                            raterRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
+                            ratedId: string;
+                            ratedRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
+                            /** @description The job's driver (the rated party or the rater) */
+                            driverId: string;
+                            stars: number;
+                            comment?: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getBusinessesMeRatings: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description CREATOR: the ride's customer or the package's creator rated the driver; DRIVER: the driver rated them */
+                            side: "CREATOR" | "DRIVER";
+                            raterId: string;
+                            raterRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
+                            ratedId: string;
+                            ratedRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
+                            /** @description The job's driver (the rated party or the rater) */
+                            driverId: string;
+                            stars: number;
+                            comment?: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

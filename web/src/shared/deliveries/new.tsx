@@ -1,15 +1,14 @@
-// The new-delivery form: pickup and drop-off picked on the map or typed, the price quoted once the
+// The new-delivery form (the console's for businesses, the customer app's "Send a package"): pickup and drop-off picked on the map or typed, the price quoted once the
 // trip is settled, and the created delivery (its delivery code shown once).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
-import { api, ok } from '../../shared/api/client';
-import { ApiError, errorText } from '../../shared/api/errors';
-import type { Schemas } from '../../shared/api/types';
-import { useCountries } from '../../shared/countries';
-import { Map, type MapPoint } from '../../shared/map';
-import { queryKeys } from '../../shared/query-keys';
-import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../../shared/ui';
-import { Link, navigate } from '../router';
+import { api, ok } from '../api/client';
+import { ApiError, errorText } from '../api/errors';
+import type { Schemas } from '../api/types';
+import { CountryField, useCountries } from '../countries';
+import { Map, type MapPoint } from '../map';
+import { queryKeys } from '../query-keys';
+import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../ui';
 import type { Package } from './types';
 
 type Quote = Schemas['/api/quotes']['post']['responses'][201]['content']['application/json'];
@@ -103,7 +102,11 @@ function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetchi
   );
 }
 
-export function NewDeliveryPage() {
+/**
+ * `onOpen` shows a delivery's page (the console navigates to `href(id)`; an app without addresses
+ * switches its screen).
+ */
+export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string; onOpen: (id: string) => void }) {
   const client = useQueryClient();
   const countries = useCountries();
   const [pickup, setPickup] = useState<Stop>(emptyStop);
@@ -158,7 +161,7 @@ export function NewDeliveryPage() {
       void client.invalidateQueries({ queryKey: queryKeys.packages });
       client.setQueryData(queryKeys.package(pkg.id), pkg);
       if ((pkg as { deliveryCode?: string }).deliveryCode) setCreated(pkg);
-      else navigate(`/deliveries/${pkg.id}`);
+      else onOpen(pkg.id);
     },
   });
   // crypto.randomUUID exists only in secure contexts (https, localhost); getRandomValues everywhere.
@@ -185,9 +188,16 @@ export function NewDeliveryPage() {
         <Notice>
           Delivery code: <strong className="secret">{created.deliveryCode}</strong>. Give it to the recipient: the driver needs it to complete the delivery. It is shown only now.
         </Notice>
-        <Link to={`/deliveries/${created.id}`} className="button">
+        <a
+          href={href(created.id)}
+          className="button"
+          onClick={(e) => {
+            e.preventDefault();
+            onOpen(created.id);
+          }}
+        >
           Open the delivery
-        </Link>
+        </a>
       </>
     );
   }
@@ -239,14 +249,7 @@ export function NewDeliveryPage() {
                 </option>
               ))}
             </SelectField>
-            <SelectField label="Country" required value={countryId} onChange={(e) => setCountryId(e.target.value)}>
-              <option value="">Choose…</option>
-              {countries.data?.items.map((c) => (
-                <option key={c.id} value={c.id}>
-                  {c.name}
-                </option>
-              ))}
-            </SelectField>
+            <CountryField countries={countries.data?.items} value={countryId} onChange={setCountryId} />
           </div>
           <Field label="Reference" maxLength={100} value={reference} onChange={(e) => setReference(e.target.value)} hint="Your own order number (optional)" />
           <label className="inline">

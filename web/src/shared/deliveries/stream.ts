@@ -1,8 +1,8 @@
 // Live statuses (contract section 14): a status event patches the cached lists and the cached
 // delivery in place; only what the event does not carry is read again.
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { queryKeys } from '../../shared/query-keys';
-import { useStream } from '../../shared/streams';
+import { queryKeys } from '../query-keys';
+import { useStream } from '../streams';
 import type { Package, PackagePage, PackageStatus } from './types';
 
 /** Section 14's status event. */

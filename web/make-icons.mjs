@@ -1,6 +1,6 @@
-// Draws the driver app's icons (web/public/driver/icon-192.png and icon-512.png): a map pin on the
-// console's dark blue, as plain RGBA pixels encoded to PNG with node:zlib. Run it again after a change:
-// node web/driver/make-icons.mjs
+// Draws the apps' icons (web/public/<app>/icon-192.png and icon-512.png): a map pin on the app's
+// colour (the driver's dark blue, the customer's green), as plain RGBA pixels encoded to PNG with
+// node:zlib. Run it again after a change: node web/make-icons.mjs
 import { writeFileSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
 
@@ -23,8 +23,7 @@ const chunk = (type, data) => {
   return Buffer.concat([len, body, crc]);
 };
 
-function icon(size) {
-  const bg = [0x12, 0x26, 0x3f];
+function icon(size, bg) {
   const pin = [0xff, 0xff, 0xff];
   const dot = [0x0b, 0x4f, 0x9c];
   const raw = Buffer.alloc((size * 4 + 1) * size);
@@ -57,4 +56,7 @@ function icon(size) {
   return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
 }
 
-for (const size of [192, 512]) writeFileSync(new URL(`../public/driver/icon-${size}.png`, import.meta.url), icon(size));
+const APPS = { driver: [0x12, 0x26, 0x3f], app: [0x1d, 0x6b, 0x2f] };
+for (const [dir, bg] of Object.entries(APPS)) {
+  for (const size of [192, 512]) writeFileSync(new URL(`public/${dir}/icon-${size}.png`, import.meta.url), icon(size, bg));
+}

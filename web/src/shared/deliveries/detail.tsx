@@ -2,12 +2,13 @@
 // stream), the tracking link, cancelling.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { api, ok } from '../../shared/api/client';
-import { session } from '../../shared/api/session';
-import { Map, type MapPoint } from '../../shared/map';
-import { queryKeys } from '../../shared/query-keys';
-import { LiveBadge, useStream } from '../../shared/streams';
-import { BusyButton, ErrorBox, Field, FocusNotice, Money, PageTitle, StatusBadge, formatTime } from '../../shared/ui';
+import { api, ok } from '../api/client';
+import { session } from '../api/session';
+import { Map, type MapPoint } from '../map';
+import { queryKeys } from '../query-keys';
+import { RateAndTip } from '../rate';
+import { LiveBadge, useStream } from '../streams';
+import { BusyButton, ErrorBox, Field, FocusNotice, Money, PageTitle, StatusBadge, Timeline, formatTime } from '../ui';
 import { applyStatusEvent, type StatusEvent } from './stream';
 
 export function DeliveryPage({ id }: { id: string }) {
@@ -72,14 +73,7 @@ export function DeliveryPage({ id }: { id: string }) {
         <div>
           <section aria-labelledby="timeline-heading">
             <h2 id="timeline-heading">Timeline</h2>
-            <ol className="timeline">
-              {p.statusHistory.map((h, i) => (
-                <li key={i}>
-                  <StatusBadge status={h.status} /> <time dateTime={h.at}>{formatTime(h.at)}</time>
-                  {h.reason ? ` — ${h.reason}` : ''}
-                </li>
-              ))}
-            </ol>
+            <Timeline history={p.statusHistory} />
           </section>
           <section aria-labelledby="driver-heading">
             <h2 id="driver-heading">Driver</h2>
@@ -179,6 +173,9 @@ export function DeliveryPage({ id }: { id: string }) {
                   }}
                 >
                   <Field label="Reason for cancelling" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+                  {p.cancellationFeeNow !== undefined && (
+                    <p data-testid="cancel-fee">{p.cancellationFeeNow ? <>Cancelling now costs <Money money={p.cancellationFeeNow} />.</> : 'Cancelling now is free.'}</p>
+                  )}
                   <ErrorBox error={cancel.error} />
                   <BusyButton type="submit" className="danger" busy={cancel.isPending}>
                     Cancel delivery
@@ -188,6 +185,9 @@ export function DeliveryPage({ id }: { id: string }) {
             </section>
           )}
         </div>
+          {p.status === 'DELIVERED' && (role === 'BUSINESS' || role === 'CUSTOMER') && (
+            <RateAndTip kind="packages" id={p.id} price={p.price} tip={p.tip} onChanged={() => void client.invalidateQueries({ queryKey: queryKeys.package(id) })} />
+          )}
         <Map points={points} label="Map of the pickup, the drop-off and the driver" />
       </div>
     </>
