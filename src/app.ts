@@ -33,6 +33,7 @@ import { pricingModule } from './modules/pricing/pricing.routes.js';
 import { trackingModule } from './modules/tracking/tracking.routes.js';
 import { moneyModule } from './modules/ledger/money.routes.js';
 import { ratingsModule } from './modules/ratings/ratings.routes.js';
+import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -56,6 +57,7 @@ const API_MODULES: FeatureModule[] = [
   trackingModule,
   moneyModule,
   ratingsModule,
+  geocodingModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -31,6 +31,7 @@ import { RidesRepository } from './modules/rides/rides.repository.js';
 import { RideService } from './modules/rides/rides.service.js';
 import { RatingsRepository } from './modules/ratings/ratings.repository.js';
 import { RatingsService } from './modules/ratings/ratings.service.js';
+import { GeocodingService } from './modules/geocoding/geocoding.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
@@ -75,6 +76,7 @@ export interface Services {
   settlements: SettlementService;
   payouts: PayoutService;
   ratings: RatingsService;
+  geocoding: GeocodingService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -183,6 +185,7 @@ export function createServices(deps: Deps): Services {
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
+    geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
