@@ -12,6 +12,7 @@ import { isActive, JobView } from './job';
 import { forgetJob, loadJob, saveJob } from './last-job';
 import { useDriverLink, type LinkState } from './link';
 import { OfferCard, unlockSound } from './offer';
+import { RateStep, type RateTarget } from './rate';
 import type { Job, Offer, Package, Ride } from './types';
 import { formatPoint, Title } from './ui';
 
@@ -113,6 +114,7 @@ function Home({ user }: { user: User }) {
   const [tab, setTab] = useState<'home' | 'past'>('home');
   const [offers, setOffers] = useState<Offer[]>([]);
   const [outcome, setOutcome] = useState<{ key: number; text: string }>();
+  const [toRate, setToRate] = useState<RateTarget>();
   const browserOnline = useBrowserOnline();
 
   const me = useQuery({ queryKey: keys.me, queryFn: () => ok(api.GET('/api/drivers/me')) });
@@ -168,6 +170,7 @@ function Home({ user }: { user: User }) {
     qc.setQueryData(keys.job(job.jobType, job.job.id), job);
     if (!isActive(job)) {
       forgetJob();
+      if (job.job.status === 'DELIVERED' || job.job.status === 'COMPLETED') setToRate({ jobType: job.jobType, id: job.job.id });
       setOutcome({ key: Date.now(), text: job.job.status === 'DELIVERED' ? 'Delivered. Well done.' : job.job.status === 'COMPLETED' ? 'Trip completed.' : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.` });
     }
     void qc.invalidateQueries({ queryKey: keys.jobs });
@@ -217,6 +220,7 @@ function Home({ user }: { user: User }) {
             {outcome && (
               <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>
             )}
+            {toRate && <RateStep key={toRate.id} target={toRate} onDone={() => setToRate(undefined)} />}
             {/* On a job, the job comes first; availability and the link's state below it. */}
             {shown && (
               <>
@@ -261,6 +265,7 @@ function Home({ user }: { user: User }) {
           onAccepted={(job) => {
             dropOffer(offer.id);
             setOutcome(undefined);
+            setToRate(undefined);
             setTab('home');
             jobChanged(asJob(job));
           }}
