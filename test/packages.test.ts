@@ -65,8 +65,8 @@ describe('packages', () => {
     const pkg = created.json();
     assert.match(pkg.deliveryCode, /^[0-9]{4}$/);
     assert.deepEqual(Object.keys(pkg).sort(), [
-      'businessId', 'cancellationFee', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
-      'pickup', 'price', 'reference', 'status', 'statusHistory', 'trackingUrl', 'updatedAt', 'vehicleType',
+      'businessId', 'cancellationFee', 'cancellationFeeNow', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
+      'pickup', 'price', 'reference', 'status', 'statusHistory', 'tip', 'trackingUrl', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(pkg.status, 'PENDING');
     assert.equal(pkg.orderType, 'PACKAGE_DELIVERY');
@@ -94,7 +94,7 @@ describe('packages', () => {
     assert.equal(accepted.statusCode, 200);
     let seen = await poll();
     assert.equal(seen.status, 'ASSIGNED');
-    assert.deepEqual(seen.driver, { id: driver.id, firstName: 'Test', phone: driver.phone, vehicleType: 'BIKE', vehiclePlate: `KAA ${driver.id.slice(0, 4).toUpperCase()}`, location: null });
+    assert.deepEqual(seen.driver, { id: driver.id, firstName: 'Test', phone: driver.phone, vehicleType: 'BIKE', vehiclePlate: `KAA ${driver.id.slice(0, 4).toUpperCase()}`, rating: null, ratingCount: 0, location: null });
     assert.equal(await activeJob(driver.id), pkg.id);
     assert.deepEqual(jobEvents.at(-1), { driverId: driver.id, busy: true, jobId: pkg.id, jobType: 'PACKAGE' });
     assert.deepEqual(pushes.at(-1), { driverId: driver.id, message: { type: 'job.assigned', jobType: 'PACKAGE', jobId: pkg.id, status: 'ASSIGNED' } });
