@@ -152,12 +152,17 @@ describe('packages', () => {
       return res.json();
     };
     const listed = async (id: string) => (await get(t, '/api/packages?limit=100', business.headers)).json().items.find((p: { id: string }) => p.id === id);
+    // The driver's action answers as the driver sees it; the creator also sees cancellationFeeNow (section 20).
     const same = async (response: { statusCode: number; json(): any }, expectedStatus: string) => {
       assert.equal(response.statusCode, 200, JSON.stringify(response.json()));
       const fromAction = response.json();
       assert.equal(fromAction.status, expectedStatus);
-      assert.deepEqual(await polled(fromAction.id), fromAction);
-      assert.deepEqual(await listed(fromAction.id), fromAction);
+      assert.deepEqual((await get(t, `/api/packages/${fromAction.id}`, driver.headers)).json(), fromAction);
+      const { cancellationFeeNow: polledFee, ...creatorPoll } = await polled(fromAction.id);
+      assert.deepEqual(creatorPoll, fromAction);
+      const { cancellationFeeNow: listedFee, ...creatorListed } = await listed(fromAction.id);
+      assert.deepEqual(creatorListed, fromAction);
+      assert.deepEqual(listedFee, polledFee);
     };
 
     // Every optional field given, odd numbers included.
