@@ -37,6 +37,7 @@ import { invoicesModule } from './modules/ledger/invoices.routes.js';
 import { earningsModule } from './modules/ledger/earnings.routes.js';
 import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
 import { ratingsModule } from './modules/ratings/ratings.routes.js';
+import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -64,6 +65,7 @@ const API_MODULES: FeatureModule[] = [
   earningsModule,
   deviceKeysModule,
   ratingsModule,
+  geocodingModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -332,3 +332,28 @@ test('Web Push: VAPID keys are validated and set together; the test-only switche
   ]);
   assert.equal(loadConfig(production).push.vapid, undefined, 'production without keys: push off (deps generates none with DATABASE_URL)');
 });
+
+test('ratings and tips: RATING_ALERT_BELOW 1.0 to 5.0 with one decimal, TIP_MAX_SHARE as 50% or 0.5', () => {
+  assert.deepEqual(loadConfig({}).ratings, { alertBelowTenths: 40, tipMaxShareBasisPoints: 5000 });
+  assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '3.5', TIP_MAX_SHARE: '25%' }).ratings, { alertBelowTenths: 35, tipMaxShareBasisPoints: 2500 });
+  assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '5', TIP_MAX_SHARE: '0.125' }).ratings, { alertBelowTenths: 50, tipMaxShareBasisPoints: 1250 });
+  for (const value of ['0.9', '5.1', '4.25', 'four', '-1']) {
+    assert.throws(() => loadConfig({ RATING_ALERT_BELOW: value }), (err: ConfigError) => err.problems.some((p) => p.startsWith('RATING_ALERT_BELOW')), value);
+  }
+  for (const value of ['0', '0%', '101%', '1.5', 'half', '50']) {
+    assert.throws(() => loadConfig({ TIP_MAX_SHARE: value }), (err: ConfigError) => err.problems.some((p) => p.startsWith('TIP_MAX_SHARE')), value);
+  }
+});
+
+test('geocoder: off without GEOCODER_URL; an http(s) URL; nominatim or photon', () => {
+  assert.deepEqual(loadConfig({}).geocoder, { url: undefined, kind: 'nominatim', timeoutMs: 5000, cacheTtlMs: 600_000 });
+  assert.deepEqual(loadConfig({ GEOCODER_URL: 'https://geo.example.org/nominatim/', GEOCODER_KIND: 'PHOTON', GEOCODER_TIMEOUT: '2s' }).geocoder, {
+    url: 'https://geo.example.org/nominatim',
+    kind: 'photon',
+    timeoutMs: 2000,
+    cacheTtlMs: 600_000,
+  });
+  for (const env of [{ GEOCODER_URL: 'ftp://x' }, { GEOCODER_URL: 'not a url' }, { GEOCODER_KIND: 'google' }, { GEOCODER_TIMEOUT: '2m' }]) {
+    assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
+  }
+});

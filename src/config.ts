@@ -114,7 +114,7 @@ export interface Config {
    */
   ratings: { alertBelowTenths: number; tipMaxShareBasisPoints: number };
   /** Address search (GET /geocode): a Nominatim- or Photon-compatible service; off without a URL. */
-  geocoder: { url: string | undefined; timeoutMs: number; cacheTtlMs: number };
+  geocoder: { url: string | undefined; kind: 'nominatim' | 'photon'; timeoutMs: number; cacheTtlMs: number };
 }
 
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
@@ -206,7 +206,12 @@ function readGeocoder(r: EnvReader): Config['geocoder'] {
     if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.hash) r.problem(`GEOCODER_URL must be an http(s) URL without a fragment (got "${raw}")`);
     else url = parsed.href.replace(/\/+$/, '');
   }
-  return { url, timeoutMs: r.duration('GEOCODER_TIMEOUT', '5s', '1m'), cacheTtlMs: r.duration('GEOCODER_CACHE_TTL', '10m', '1d') };
+  return {
+    url,
+    kind: r.oneOf('GEOCODER_KIND', ['nominatim', 'photon'] as const, 'nominatim', { lowercase: true }),
+    timeoutMs: r.duration('GEOCODER_TIMEOUT', '5s', '1m'),
+    cacheTtlMs: r.duration('GEOCODER_CACHE_TTL', '10m', '1d'),
+  };
 }
 
 function readServer(r: EnvReader) {

@@ -41,6 +41,7 @@ import { RidesRepository } from './modules/rides/rides.repository.js';
 import { RideService } from './modules/rides/rides.service.js';
 import { RatingsRepository } from './modules/ratings/ratings.repository.js';
 import { RatingsService } from './modules/ratings/ratings.service.js';
+import { GeocodingService } from './modules/geocoding/geocoding.service.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
@@ -94,6 +95,7 @@ export interface Services {
   push: PushService;
   invoices: InvoiceService;
   ratings: RatingsService;
+  geocoding: GeocodingService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -258,6 +260,7 @@ export function createServices(deps: Deps): Services {
     push,
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
+    geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,

@@ -65,8 +65,8 @@ describe('packages', () => {
     const pkg = created.json();
     assert.match(pkg.deliveryCode, /^[0-9]{4}$/);
     assert.deepEqual(Object.keys(pkg).sort(), [
-      'businessId', 'cancellationFee', 'cashCollected', 'cashOnDelivery', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id', 'orderType', 'parcel',
-      'paymentMethod', 'pickup', 'price', 'reference', 'status', 'statusHistory', 'trackingUrl', 'updatedAt', 'vehicleType',
+      'businessId', 'cancellationFee', 'cancellationFeeNow', 'cashCollected', 'cashOnDelivery', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id',
+      'orderType', 'parcel', 'paymentMethod', 'pickup', 'price', 'reference', 'status', 'statusHistory', 'tip', 'trackingUrl', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(pkg.status, 'PENDING');
     assert.equal(pkg.orderType, 'PACKAGE_DELIVERY');
@@ -94,7 +94,7 @@ describe('packages', () => {
     assert.equal(accepted.statusCode, 200);
     let seen = await poll();
     assert.equal(seen.status, 'ASSIGNED');
-    assert.deepEqual(seen.driver, { id: driver.id, firstName: 'Test', phone: driver.phone, vehicleType: 'BIKE', vehiclePlate: `KAA ${driver.id.slice(0, 4).toUpperCase()}`, location: null });
+    assert.deepEqual(seen.driver, { id: driver.id, firstName: 'Test', phone: driver.phone, vehicleType: 'BIKE', vehiclePlate: `KAA ${driver.id.slice(0, 4).toUpperCase()}`, rating: null, ratingCount: 0, location: null });
     assert.equal(await activeJob(driver.id), pkg.id);
     assert.deepEqual(jobEvents.at(-1), { driverId: driver.id, busy: true, jobId: pkg.id, jobType: 'PACKAGE' });
     assert.deepEqual(pushes.at(-1), { driverId: driver.id, message: { type: 'job.assigned', jobType: 'PACKAGE', jobId: pkg.id, status: 'ASSIGNED' } });
@@ -152,14 +152,20 @@ describe('packages', () => {
       return res.json();
     };
     const listed = async (id: string) => (await get(t, '/api/packages?limit=100', business.headers)).json().items.find((p: { id: string }) => p.id === id);
+    // The driver's action answers as the driver sees it; the creator also sees cancellationFeeNow (section 20).
     const same = async (response: { statusCode: number; json(): any }, expectedStatus: string) => {
       assert.equal(response.statusCode, 200, JSON.stringify(response.json()));
       const fromAction = response.json();
       assert.equal(fromAction.status, expectedStatus);
-      // The driver's answers carry its earnings (section 21), which the business never sees.
+      assert.deepEqual((await get(t, `/api/packages/${fromAction.id}`, driver.headers)).json(), fromAction);
+      // The driver's answers carry its earnings (section 21), which the business never sees; the
+      // creator's poll and list also carry cancellationFeeNow (section 20).
       const { earnings: _earnings, ...forBusiness } = fromAction;
-      assert.deepEqual(await polled(fromAction.id), forBusiness);
-      assert.deepEqual(await listed(fromAction.id), forBusiness);
+      const { cancellationFeeNow: polledFee, ...creatorPoll } = await polled(fromAction.id);
+      assert.deepEqual(creatorPoll, forBusiness);
+      const { cancellationFeeNow: listedFee, ...creatorListed } = await listed(fromAction.id);
+      assert.deepEqual(creatorListed, forBusiness);
+      assert.deepEqual(listedFee, polledFee);
       // An admin's poll (SQL-built text plus the viewer's fields) is the driver's answer, earnings included.
       assert.deepEqual((await get(t, `/api/packages/${fromAction.id}`, admin.headers)).json(), fromAction);
     };

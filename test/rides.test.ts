@@ -39,8 +39,8 @@ describe('rides', () => {
     assert.equal(created.statusCode, 201);
     const ride = created.json();
     assert.deepEqual(Object.keys(ride).sort(), [
-      'cancellationFee', 'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'fare', 'id', 'orderType', 'paymentMethod', 'pickupLocation', 'price', 'status', 'statusHistory',
-      'updatedAt', 'vehicleType',
+      'cancellationFee', 'cancellationFeeNow', 'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'fare', 'id', 'orderType', 'paymentMethod', 'pickupLocation', 'price',
+      'status', 'statusHistory', 'tip', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(ride.status, 'REQUESTED');
     assert.equal(ride.orderType, 'RIDE');

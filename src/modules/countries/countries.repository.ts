@@ -19,6 +19,11 @@ export class CountriesRepository {
     return Boolean(await db.selectFrom('countries').select('id').where('id', '=', id).executeTakeFirst());
   }
 
+  /** The ISO code of the country with `id` (undefined: no such country). */
+  async codeOf(id: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('countries').select('code').where('id', '=', id).executeTakeFirst())?.code;
+  }
+
   /** The id of the country with `code`, leaving out `exceptId` (the one being changed). */
   async getIdByCode(code: string, exceptId?: string): Promise<string | undefined> {
     let query = this.db.selectFrom('countries').select('id').where('code', '=', code);

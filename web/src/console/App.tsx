@@ -16,6 +16,7 @@ import { BalancesPage } from './money/balances';
 import { PayoutPage, PayoutsPage } from './money/payouts';
 import { DeliveriesPage } from './deliveries/list';
 import { NewDeliveryPage } from '../shared/deliveries/new';
+import { AdminRatingsPage, BusinessRatingsPage, CompanyRatingsPage } from './ratings/ratings';
 import { StatementPage } from './statement/statement';
 import { TrackingPage } from './tracking/tracking';
 import { WebhookPage, WebhooksPage } from './webhooks/webhooks';
@@ -29,17 +30,20 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
     { to: '/map', label: 'Live map' },
     { to: '/balances', label: 'Balances' },
     { to: '/payouts', label: 'Payouts' },
+    { to: '/ratings', label: 'Ratings' },
   ],
   BUSINESS: [
     { to: '/deliveries', label: 'Deliveries' },
     { to: '/deliveries/new', label: 'New delivery' },
     { to: '/statement', label: 'Statement' },
     { to: '/invoices', label: 'Invoices' },
+    { to: '/ratings', label: 'Ratings' },
     { to: '/webhooks', label: 'Webhooks' },
   ],
   COMPANY: [
     { to: '/drivers', label: 'Drivers' },
     { to: '/deliveries', label: 'Deliveries' },
+    { to: '/ratings', label: 'Ratings' },
   ],
   CUSTOMER: [{ to: '/deliveries', label: 'Deliveries' }],
   DRIVER: [],
@@ -128,6 +132,9 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/users' && role === 'ADMIN') return <UsersPage />;
   if (path === '/map' && role === 'ADMIN') return <LiveMapPage />;
   if (path === '/drivers' && role === 'COMPANY') return <CompanyDriversPage />;
+  if (path === '/ratings' && role === 'ADMIN') return <AdminRatingsPage />;
+  if (path === '/ratings' && role === 'COMPANY') return <CompanyRatingsPage />;
+  if (path === '/ratings' && role === 'BUSINESS') return <BusinessRatingsPage />;
   if (path === '/driver') {
     return (
       <>

@@ -17,6 +17,7 @@ import { NotificationsSwitch, unsubscribePush } from './notifications';
 import { OfferCard, unlockSound } from './offer';
 import { useStepReplay } from './offline-queue';
 import { TraccarSetup } from './traccar';
+import { RateStep, type RateTarget } from './rate';
 import type { Job, Offer, Package, Ride } from './types';
 import { formatPoint, Title } from './ui';
 
@@ -87,6 +88,7 @@ function Home({ user }: { user: User }) {
   const [tab, setTab] = useState<'home' | 'past' | 'earnings' | 'traccar'>('home');
   const [offers, setOffers] = useState<Offer[]>([]);
   const [outcome, setOutcome] = useState<{ key: number; text: string }>();
+  const [toRate, setToRate] = useState<RateTarget>();
   const browserOnline = useBrowserOnline();
 
   const me = useQuery({ queryKey: keys.me, queryFn: () => ok(api.GET('/api/drivers/me')) });
@@ -142,6 +144,7 @@ function Home({ user }: { user: User }) {
     qc.setQueryData(keys.job(job.jobType, job.job.id), job);
     if (!isActive(job)) {
       forgetJob();
+      if (job.job.status === 'DELIVERED' || job.job.status === 'COMPLETED') setToRate({ jobType: job.jobType, id: job.job.id });
       const done = job.job.status === 'DELIVERED' ? 'Delivered. Well done.' : job.job.status === 'COMPLETED' ? 'Trip completed.' : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.`;
       setOutcome({ key: Date.now(), text: job.queued ? `${done} (Queued: it is sent when the phone is back online.)` : done });
     }
@@ -204,6 +207,7 @@ function Home({ user }: { user: User }) {
             {outcome && (
               <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>
             )}
+            {toRate && <RateStep key={toRate.id} target={toRate} onDone={() => setToRate(undefined)} />}
             {/* On a job, the job comes first; availability and the link's state below it. */}
             {shown && (
               <>
@@ -252,6 +256,7 @@ function Home({ user }: { user: User }) {
           onAccepted={(job) => {
             dropOffer(offer.id);
             setOutcome(undefined);
+            setToRate(undefined);
             setTab('home');
             jobChanged(asJob(job));
           }}

@@ -27,6 +27,10 @@ export const queryKeys = {
   quote: (trip: string) => ['quote', trip] as const,
   statement: (from: string, to: string) => ['statement', from, to] as const,
   tracking: (token: string) => ['tracking', token] as const,
+  /** Every page of every ratings list. */
+  ratings: ['ratings'] as const,
+  ratingsPage: (scope: string, filter: object, cursor: string | undefined) => ['ratings', scope, filter, cursor] as const,
+  ratingAlerts: ['ratings', 'alerts'] as const,
   webhooks: ['webhooks'] as const,
   webhook: (id: string) => ['webhook', id] as const,
   /** Every page of an endpoint's delivery log. */
