@@ -39,6 +39,10 @@ import { TrackingHub } from './modules/tracking/tracking-hub.js';
 import { TrackingRepository } from './modules/tracking/tracking.repository.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
+import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.repository.js';
+import { ProofService } from './modules/proof/proof.service.js';
+import type { ProofStorage } from './modules/proof/proof-storage.js';
+import { S3ProofStorage } from './modules/proof/s3-storage.js';
 
 export interface Services {
   tokens: TokenService;
@@ -72,6 +76,8 @@ export interface Services {
   ledger: LedgerService;
   settlements: SettlementService;
   payouts: PayoutService;
+  /** Proof of delivery: its images in PostgreSQL, or in the S3 bucket when S3_BUCKET is set. */
+  proof: ProofService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -152,6 +158,9 @@ export function createServices(deps: Deps): Services {
   });
   const ledger = new LedgerService({ db, clock });
   const payoutsRepo = new PayoutsRepository();
+  // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
+  const proofStorage: ProofStorage = config.proof.s3 ? new S3ProofStorage(config.proof.s3) : new PostgresProofStorage(db, clock);
+  const proof = new ProofService({ repo: new ProofRepository(db), packagesRepo, storage: proofStorage, bus, clock, logger: deps.logger });
   return {
     tokens,
     sms,
@@ -179,6 +188,7 @@ export function createServices(deps: Deps): Services {
     ledger,
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
+    proof,
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
@@ -192,6 +202,7 @@ export function createServices(deps: Deps): Services {
       packages.close();
       trackingHub.close();
       liveMap.close();
+      proofStorage.close?.();
     },
   };
 }

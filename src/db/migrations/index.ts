@@ -13,6 +13,7 @@ import * as m0011 from './0011_job_prices.js';
 import * as m0012 from './0012_tracking.js';
 import * as m0016 from './0016_ledger.js';
 import * as m0017 from './0017_payouts.js';
+import * as m0022 from './0022_proof.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0012_tracking': m0012,
   '0016_ledger': m0016,
   '0017_payouts': m0017,
+  '0022_proof': m0022,
 };

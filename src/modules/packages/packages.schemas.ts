@@ -27,6 +27,19 @@ export const Parcel = Type.Object(
   { additionalProperties: false },
 );
 
+export const ProofKind = Type.Union([Type.Literal('PHOTO'), Type.Literal('SIGNATURE')]);
+
+/** The proof of delivery as packages show it: API paths that need the bearer header (never public links). */
+export const ProofView = Type.Object(
+  {
+    photoUrl: Type.Optional(Type.String({ description: 'API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo' })),
+    signatureUrl: Type.Optional(Type.String({ description: 'API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature' })),
+    recipientName: Type.Optional(Type.String()),
+    at: DateTime,
+  },
+  { description: 'Proof of delivery sent by the driver (POST /packages/:id/proof); null until then' },
+);
+
 export const CreatePackageBody = Body({
   pickup: Stop,
   dropoff: Stop,
@@ -38,6 +51,13 @@ export const CreatePackageBody = Body({
   requireDeliveryCode: Type.Optional(Type.Boolean()),
   quoteId: QuoteIdField,
   notifyRecipient: Type.Optional(Type.Boolean({ description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT' })),
+  proofRequired: Type.Optional(
+    Type.Array(ProofKind, {
+      uniqueItems: true,
+      maxItems: 2,
+      description: 'Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise)',
+    }),
+  ),
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
@@ -76,6 +96,8 @@ const packageProperties = {
   dispatch: DispatchInfo,
   price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
+  proofRequired: Type.Array(ProofKind, { description: 'Proof of delivery needed before DELIVERED (empty: none)' }),
+  proof: Nullable(ProofView),
   trackingUrl: Type.Optional(
     Type.String({
       description:

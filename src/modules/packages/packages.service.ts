@@ -5,11 +5,11 @@ import type { Transaction } from 'kysely';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { PackageStatus, ParcelJson, StopJson } from '../../db/tables/jobs.js';
+import type { PackageStatus, ParcelJson, ProofKind, StopJson } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
-import { badRequest, forbidden, notFound } from '../../shared/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
@@ -67,6 +67,30 @@ type MoveOptions = {
   set?: (row: PackageRow) => { cancellation_fee: number | null };
 };
 
+/** text[] as the driver returns it: an array (pg, PGlite), or the literal '{PHOTO,SIGNATURE}'. */
+export function proofKinds(value: ProofKind[] | string): ProofKind[] {
+  if (Array.isArray(value)) return value;
+  return value.replace(/^\{|\}$/g, '').split(',').filter((kind): kind is ProofKind => kind === 'PHOTO' || kind === 'SIGNATURE');
+}
+
+/** The `proof` field: API paths to the images (served with the bearer header), never public links. */
+export function proofOf(row: Pick<PackageRow, 'id' | 'proof_photo_key' | 'proof_signature_key' | 'proof_recipient_name' | 'proof_at'>): ProofJson | null {
+  if (!row.proof_at) return null;
+  return {
+    ...(row.proof_photo_key ? { photoUrl: `/api/packages/${row.id}/proof/photo` } : {}),
+    ...(row.proof_signature_key ? { signatureUrl: `/api/packages/${row.id}/proof/signature` } : {}),
+    ...(row.proof_recipient_name !== null ? { recipientName: row.proof_recipient_name } : {}),
+    at: row.proof_at.toISOString(),
+  };
+}
+
+/** The proof a package requires that its driver has not sent yet. */
+export function missingProof(row: Pick<PackageRow, 'proof_required' | 'proof_photo_key' | 'proof_signature_key'>): ProofKind[] {
+  return proofKinds(row.proof_required).filter((kind) => (kind === 'PHOTO' ? !row.proof_photo_key : !row.proof_signature_key));
+}
+
+type ProofJson = NonNullable<PackageResponse['proof']>;
+
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
 /**
@@ -114,6 +138,10 @@ export class PackageService {
       this.cacheEpoch += 1;
       this.readCache.delete(packageId);
     });
+    const offProof = deps.bus.subscribe('package.proof', ({ packageId }) => {
+      this.cacheEpoch += 1;
+      this.readCache.delete(packageId);
+    });
     const offResync = deps.bus.subscribe('bus.resync', () => {
       this.cacheEpoch += 1;
       this.readCache.clear();
@@ -121,6 +149,7 @@ export class PackageService {
     this.unsubscribe = () => {
       offChanged();
       offRotated();
+      offProof();
       offResync();
     };
   }
@@ -172,6 +201,9 @@ export class PackageService {
       dispatch: body.dispatch,
       price: body.price,
       cancellationFee: body.cancellationFee,
+      // What delivering will need; the proof itself is for those who see the whole package.
+      proofRequired: body.proofRequired,
+      proof: null,
     };
   }
 
@@ -187,6 +219,8 @@ export class PackageService {
       parcel: json<ParcelJson>(row.parcel),
       price: money(row.price_amount, row.price_currency),
       cancellationFee: money(row.cancellation_fee, row.price_currency),
+      proofRequired: proofKinds(row.proof_required),
+      proof: proofOf(row),
       trackingUrl,
     };
   }
@@ -291,6 +325,7 @@ export class PackageService {
         tracking_nonce: trackingNonce,
         tracking_token_hash: this.deps.links.hashFor(id, trackingNonce),
         notify_recipient: body.notifyRecipient ?? false,
+        proof_required: `{${(body.proofRequired ?? []).join(',')}}`,
         created_at: now,
       updated_at: now,
     });
@@ -362,6 +397,11 @@ export class PackageService {
     return this.move(id, auth, 'DELIVERED', {
       recipientName: body.recipientName,
       before: async (row) => {
+        // Before the code: a missing photo does not cost one of the code's attempts.
+        const missing = missingProof(row);
+        if (missing.length) {
+          throw conflict(`This package needs ${missing.map((k) => (k === 'PHOTO' ? 'a photo' : 'a signature')).join(' and ')} as proof of delivery first (POST /packages/:id/proof)`, 'PROOF_REQUIRED');
+        }
         if (row.delivery_code_hash === null) return;
         if (body.deliveryCode === undefined) throw badRequest('This package needs its deliveryCode to be delivered', 'DELIVERY_CODE_REQUIRED');
         // Reserve the attempt before comparing, in one conditional statement, so that parallel guesses
