@@ -1,13 +1,14 @@
 // The current job, step by step (contract section 19): packages Picked up → Start delivery →
-// Delivered (with the delivery code) or Failed (with a reason); rides Arrived → Start trip → Complete
+// Delivered (with the delivery code, and the proof of delivery uploaded first: proof.tsx) or Failed (with a reason); rides Arrived → Start trip → Complete
 // trip. "Navigate" opens the phone's maps at the next point; the contact of that point can be called
 // or texted while the job is active. Every answer of the server replaces the job shown.
 import { useMutation } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import { api, ok } from '../shared/api/client';
 import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
 import type { Job, Package, Ride } from './types';
 import { formatPoint, mapLinks } from './ui';
+import { ProofCapture, uploadProof, type ProofCaptureHandle, type ProofDraft } from './proof';
 
 const ACTIVE_PACKAGE = ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'];
 const ACTIVE_RIDE = ['ACCEPTED', 'ARRIVED', 'IN_PROGRESS'];
@@ -88,21 +89,29 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
   const [reason, setReason] = useState('');
   const [deliveryCode, setDeliveryCode] = useState('');
   const [recipientName, setRecipientName] = useState('');
+  const [proof, setProof] = useState<ProofDraft>({ photo: undefined, signed: false });
+  const onProof = useCallback((draft: ProofDraft) => setProof(draft), []);
+  const proofPad = useRef<ProofCaptureHandle | undefined>(undefined);
   const path = { params: { path: { id: pkg.id } } };
   const step = useMutation({
-    mutationFn: (action: 'pickup' | 'start' | 'deliver' | 'fail'): Promise<Package> => {
+    mutationFn: async (action: 'pickup' | 'start' | 'deliver' | 'fail'): Promise<Package> => {
       switch (action) {
         case 'pickup':
           return ok(api.POST('/api/packages/{id}/pickup', path));
         case 'start':
           return ok(api.POST('/api/packages/{id}/start', path));
-        case 'deliver':
+        case 'deliver': {
+          // The proof goes first (the server refuses a delivery without the proof it requires).
+          const signature = await proofPad.current?.signature();
+          const name = recipientName.trim();
+          if (proof.photo || signature) await uploadProof(pkg.id, { photo: proof.photo, signature, recipientName: name || undefined });
           return ok(
             api.POST('/api/packages/{id}/deliver', {
               ...path,
-              body: { ...(deliveryCode ? { deliveryCode } : {}), ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}) },
+              body: { ...(deliveryCode ? { deliveryCode } : {}), ...(name ? { recipientName: name } : {}) },
             }),
           );
+        }
         case 'fail':
           return ok(api.POST('/api/packages/{id}/fail', { ...path, body: { reason: reason.trim() } }));
       }
@@ -159,7 +168,8 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
             onChange={(e) => setDeliveryCode(e.target.value.trim())}
             hint="The recipient’s 4 digits, when the sender set one"
           />
-          <Field label="Recipient name" maxLength={200} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional" />
+          <ProofCapture required={pkg.proofRequired} onChange={onProof} handleRef={proofPad} />
+          <Field label="Recipient name" maxLength={100} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional; sent with the proof" />
           <BusyButton type="submit" className="big" busy={step.isPending}>
             Delivered
           </BusyButton>

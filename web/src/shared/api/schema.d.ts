@@ -1438,6 +1438,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/packages/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload proof of delivery (assigned driver; PICKED_UP or IN_TRANSIT): multipart/form-data with photo (JPEG, PNG or WebP) and/or signature (PNG), each at most PROOF_MAX_SIZE, and recipientName. A second upload replaces the parts it sends and keeps the others */
+        post: operations["postPackagesIdProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/proof/photo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The proof of delivery's photo (whoever may read the package; with the bearer header, never a public link) */
+        get: operations["getPackagesIdProofPhoto"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/proof/signature": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The proof of delivery's signature (whoever may read the package; with the bearer header, never a public link) */
+        get: operations["getPackagesIdProofSignature"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5034,6 +5085,18 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                            proofRequired: ("PHOTO" | "SIGNATURE")[];
+                            /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                            proof: {
+                                /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                                photoUrl?: string;
+                                /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                                signatureUrl?: string;
+                                recipientName?: string;
+                                /** Format: date-time */
+                                at: string;
+                            } | null;
                             /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                             trackingUrl?: string;
                         }[];
@@ -5155,6 +5218,8 @@ export interface operations {
                     quoteId?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
+                    /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                    proofRequired?: ("PHOTO" | "SIGNATURE")[];
                 };
             };
         };
@@ -5249,6 +5314,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
                         trackingUrl: string;
@@ -5589,6 +5666,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -5776,6 +5865,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -5977,6 +6078,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6176,6 +6289,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -6385,6 +6510,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6591,6 +6728,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6796,6 +6945,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -7004,6 +7165,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7209,6 +7382,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -10399,6 +10584,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -10926,6 +11123,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -13740,6 +13949,444 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPackagesIdProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description multipart/form-data */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px
+                     */
+                    photo?: string;
+                    /**
+                     * Format: binary
+                     * @description PNG, decided by content; re-encoded to at most 1600 px
+                     */
+                    signature?: string;
+                    recipientName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        status: "PENDING" | "ASSIGNED" | "PICKED_UP" | "IN_TRANSIT" | "DELIVERED" | "FAILED" | "CANCELLED";
+                        /** @enum {string} */
+                        orderType: "PACKAGE_DELIVERY";
+                        vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                        countryId: string;
+                        businessId: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
+                        pickup: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            notes?: string;
+                        };
+                        dropoff: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            notes?: string;
+                        };
+                        parcel: {
+                            description: string;
+                            weightKg?: number;
+                            size?: "SMALL" | "MEDIUM" | "LARGE";
+                        };
+                        driver: {
+                            id: string;
+                            firstName: string;
+                            phone: string;
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            vehiclePlate: string;
+                            location: {
+                                lat: number;
+                                lng: number;
+                                heading: number | null;
+                                speed: number | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            } | null;
+                        } | null;
+                        statusHistory: {
+                            status: string;
+                            /** Format: date-time */
+                            at: string;
+                            reason?: string;
+                        }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        dispatch: {
+                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description Offers made for this job */
+                            attempts: number;
+                        };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPackagesIdProofPhoto: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo, served with Cache-Control: private */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPackagesIdProofSignature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signature, served with Cache-Control: private */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
