@@ -77,13 +77,13 @@ export function ProofCapture({ required, onChange, handleRef }: { required: Pack
   return (
     <fieldset className="proof-capture">
       <legend>Proof of delivery{required.length ? ' (required)' : ''}</legend>
-      <div className="field">
+      {/* The input covers its label, drawn as a big button: the tap reaches the input itself (camera), which keeps its name and focus. */}
+      <div className="field photo-button">
         <label htmlFor="proof-photo" className="button big secondary">
           Take photo
         </label>
         <input
           id="proof-photo"
-          className="sr-only"
           type="file"
           accept="image/*"
           capture="environment"
