@@ -1,6 +1,7 @@
 // Proof of delivery (contract section 19): upload by the assigned driver, re-encoding (no EXIF,
 // at most 1600 px), content checks, size limit, proofRequired, who may read the images.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { buildTestApp, type TestApp } from './helpers/app.js';
@@ -240,5 +241,45 @@ describe('proof of delivery', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.fail('the replaced photo is still stored');
+  });
+});
+
+describe('proof upload timeout', () => {
+  let t: TestApp;
+  let port: number;
+
+  before(async () => {
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'off', REQUEST_TIMEOUT: '1s', HEADERS_TIMEOUT: '1s', PROOF_UPLOAD_TIMEOUT: '4s' } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as import('node:net').AddressInfo).port;
+  });
+  after(async () => t.close());
+
+  /** Sends the request's head and the start of a body it never finishes; resolves with what the server answered. */
+  function stalled(path: string, contentType: string, token: string): Promise<{ text: string; ms: number }> {
+    return new Promise((resolve, reject) => {
+      const started = performance.now();
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${contentType}\r\nContent-Length: 100000\r\n\r\n--b\r\n`);
+      });
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => resolve({ text, ms: performance.now() - started }));
+      socket.on('error', reject);
+    });
+  }
+
+  test('the upload route has PROOF_UPLOAD_TIMEOUT instead of REQUEST_TIMEOUT; other routes keep REQUEST_TIMEOUT', async () => {
+    const driver = await createUser(t, { role: 'DRIVER' });
+    const id = '00000000-0000-4000-8000-000000000000';
+    const [upload, json] = await Promise.all([
+      stalled(`/api/packages/${id}/proof`, 'multipart/form-data; boundary=b', driver.token),
+      stalled(`/api/packages/${id}/fail`, 'application/json', driver.token),
+    ]);
+    assert.match(json.text, /^HTTP\/1.1 408/);
+    assert.ok(json.ms < 3500, `REQUEST_TIMEOUT ended the JSON request after ${Math.round(json.ms)} ms`);
+    assert.match(upload.text, /^HTTP\/1.1 408/);
+    assert.match(upload.text, /"code":"REQUEST_TIMEOUT"/);
+    assert.ok(upload.ms >= 3900 && upload.ms < 9000, `the upload was given ${Math.round(upload.ms)} ms`);
   });
 });
