@@ -2,6 +2,7 @@
 // at most 1600 px), content checks, size limit, proofRequired, who may read the images.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { buildTestApp, type TestApp } from './helpers/app.js';
@@ -127,6 +128,18 @@ describe('proof of delivery', () => {
     assert.equal(webpServed.headers['content-type'], 'image/webp');
     const webpMeta = await sharp(webpServed.rawPayload).metadata();
     assert.deepEqual([webpMeta.format, webpMeta.width, webpMeta.height], ['webp', 1600, 800]);
+  });
+
+  test('a decompression bomb (a small file claiming 20000 × 20000 pixels) is refused before decoding', async () => {
+    const id = await packageAt('IN_TRANSIT');
+    const bomb = await png(10, 10);
+    // IHDR's width and height (bytes 16 to 23), then its CRC (over the chunk type and data) again.
+    bomb.writeUInt32BE(20_000, 16);
+    bomb.writeUInt32BE(20_000, 20);
+    bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29);
+    const res = await upload(id, driver, [photo(bomb, 'bomb.png', 'image/png')]);
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().code, 'PROOF_INVALID_IMAGE');
   });
 
   test('a photo over PROOF_MAX_SIZE is 413 in the error shape', async () => {
