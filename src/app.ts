@@ -15,6 +15,7 @@ import { lazySerializerFactory, validatorCompiler } from './http/validation.js';
 import { registerWebConsole } from './http/web-console.js';
 import { completeOpenApi } from './http/openapi.js';
 import { coalesceWrites } from './http/write-coalescing.js';
+import { allowLongerUploads } from './http/upload-timeout.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
 import { healthModule } from './modules/health/health.routes.js';
@@ -38,6 +39,7 @@ import { earningsModule } from './modules/ledger/earnings.routes.js';
 import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
 import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
+import { proofModule } from './modules/proof/proof.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -66,6 +68,7 @@ const API_MODULES: FeatureModule[] = [
   deviceKeysModule,
   ratingsModule,
   geocodingModule,
+  proofModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -105,6 +108,8 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Connections beyond the cap are closed at once, before they cost a file descriptor for long.
   app.server.maxConnections = config.maxConnections;
+  // The proof upload's own PROOF_UPLOAD_TIMEOUT instead of REQUEST_TIMEOUT (http/upload-timeout.ts).
+  allowLongerUploads(app.server);
 
   app.setValidatorCompiler(validatorCompiler);
   // JSON only: without this, text/plain bodies would reach validation instead of getting a 415.

@@ -115,6 +115,19 @@ export interface Config {
   ratings: { alertBelowTenths: number; tipMaxShareBasisPoints: number };
   /** Address search (GET /geocode): a Nominatim- or Photon-compatible service; off without a URL. */
   geocoder: { url: string | undefined; kind: 'nominatim' | 'photon'; timeoutMs: number; cacheTtlMs: number };
+  /** Proof of delivery (contract section 19): each image's size cap, the upload's own timeout, where images are kept. */
+  proof: { maxBytes: number; uploadTimeoutMs: number; s3: S3Config | undefined };
+}
+
+/** An S3-compatible bucket for the proof images (S3_BUCKET set); PostgreSQL keeps them otherwise. */
+export interface S3Config {
+  bucket: string;
+  /** A custom endpoint (MinIO, R2, ...); undefined: AWS's own for the region. */
+  endpoint: string | undefined;
+  region: string;
+  /** undefined: the SDK's default credential chain (environment, instance role, ...). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  forcePathStyle: boolean;
 }
 
 export type DispatchMode = 'offer' | 'broadcast' | 'off';
@@ -174,6 +187,7 @@ function readConfig(r: EnvReader): Config {
     push: readPush(r, server),
     ratings: readRatings(r),
     geocoder: readGeocoder(r),
+    proof: readProof(r),
   };
 }
 
@@ -211,6 +225,43 @@ function readGeocoder(r: EnvReader): Config['geocoder'] {
     kind: r.oneOf('GEOCODER_KIND', ['nominatim', 'photon'] as const, 'nominatim', { lowercase: true }),
     timeoutMs: r.duration('GEOCODER_TIMEOUT', '5s', '1m'),
     cacheTtlMs: r.duration('GEOCODER_CACHE_TTL', '10m', '1d'),
+  };
+}
+
+const MB = 1024 * 1024;
+
+function readProof(r: EnvReader): Config['proof'] {
+  return {
+    maxBytes: r.size('PROOF_MAX_SIZE', '8MB', 64 * 1024, 50 * MB),
+    uploadTimeoutMs: r.duration('PROOF_UPLOAD_TIMEOUT', '120s', '1h'),
+    s3: readS3(r),
+  };
+}
+
+function readS3(r: EnvReader): S3Config | undefined {
+  const bucket = r.get('S3_BUCKET');
+  const endpoint = r.url('S3_ENDPOINT', ['http:', 'https:']);
+  const accessKeyId = r.get('S3_ACCESS_KEY_ID');
+  const secretAccessKey = r.get('S3_SECRET_ACCESS_KEY');
+  const region = r.get('S3_REGION');
+  const forcePathStyle = r.bool('S3_FORCE_PATH_STYLE', false);
+  if (bucket === undefined) {
+    const stray = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].filter((name) => r.get(name) !== undefined);
+    if (stray.length) r.problem(`${stray.join(', ')} set without S3_BUCKET (proof images go to S3 only when S3_BUCKET is set)`);
+    return undefined;
+  }
+  // Bucket names as S3 takes them: 3 to 63 lowercase letters, digits, dots and dashes.
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) r.problem(`S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, dots and dashes; got "${bucket}")`);
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) r.problem('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  if (region !== undefined && !/^[a-z0-9-]{1,50}$/.test(region)) r.problem(`S3_REGION must be a region name such as eu-west-1 (got "${region}")`);
+  if (endpoint === undefined && region === undefined) r.problem('S3_REGION is required with S3_BUCKET when S3_ENDPOINT is not set');
+  return {
+    bucket,
+    endpoint,
+    // An S3-compatible server behind S3_ENDPOINT usually ignores the region; the signature still names one.
+    region: region ?? 'us-east-1',
+    credentials: accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : undefined,
+    forcePathStyle,
   };
 }
 

@@ -55,6 +55,10 @@ import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
 import { PushRepository } from './modules/push/push.repository.js';
 import { PushSender } from './modules/push/push-sender.js';
 import { PushService } from './modules/push/push.service.js';
+import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.repository.js';
+import { ProofService } from './modules/proof/proof.service.js';
+import type { ProofStorage } from './modules/proof/proof-storage.js';
+import { S3ProofStorage } from './modules/proof/s3-storage.js';
 
 export interface Services {
   tokens: TokenService;
@@ -96,6 +100,8 @@ export interface Services {
   invoices: InvoiceService;
   ratings: RatingsService;
   geocoding: GeocodingService;
+  /** Proof of delivery: its images in PostgreSQL, or in the S3 bucket when S3_BUCKET is set. */
+  proof: ProofService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -228,6 +234,9 @@ export function createServices(deps: Deps): Services {
   });
   const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus });
   const payoutsRepo = new PayoutsRepository();
+  // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
+  const proofStorage: ProofStorage = config.proof.s3 ? new S3ProofStorage(config.proof.s3) : new PostgresProofStorage(db, clock);
+  const proof = new ProofService({ repo: new ProofRepository(db), packagesRepo, storage: proofStorage, bus, clock, logger: deps.logger });
   return {
     tokens,
     sms,
@@ -261,6 +270,7 @@ export function createServices(deps: Deps): Services {
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
+    proof,
     idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
@@ -276,6 +286,7 @@ export function createServices(deps: Deps): Services {
       liveMap.close();
       void push.close();
       deviceKeys.close();
+      proofStorage.close?.();
     },
   };
 }

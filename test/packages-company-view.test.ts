@@ -69,6 +69,9 @@ describe('a company\'s view of packages', () => {
       dispatch: { state: 'OFF', attempts: 0 },
       price: full.price,
       cancellationFee: null,
+      // What delivering will need (part of deciding to take it); no proof before pickup.
+      proofRequired: [],
+      proof: null,
     };
     for (const query of ['', '&status=PENDING']) {
       assert.deepEqual(

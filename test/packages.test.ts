@@ -66,7 +66,7 @@ describe('packages', () => {
     assert.match(pkg.deliveryCode, /^[0-9]{4}$/);
     assert.deepEqual(Object.keys(pkg).sort(), [
       'businessId', 'cancellationFee', 'cancellationFeeNow', 'cashCollected', 'cashOnDelivery', 'countryId', 'createdAt', 'customerId', 'deliveryCode', 'dispatch', 'driver', 'dropoff', 'id',
-      'orderType', 'parcel', 'paymentMethod', 'pickup', 'price', 'reference', 'status', 'statusHistory', 'tip', 'trackingUrl', 'updatedAt', 'vehicleType',
+      'orderType', 'parcel', 'paymentMethod', 'pickup', 'price', 'proof', 'proofRequired', 'reference', 'status', 'statusHistory', 'tip', 'trackingUrl', 'updatedAt', 'vehicleType',
     ]);
     assert.equal(pkg.status, 'PENDING');
     assert.equal(pkg.orderType, 'PACKAGE_DELIVERY');

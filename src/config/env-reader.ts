@@ -124,6 +124,19 @@ export class EnvReader {
     return spec;
   }
 
+  /** A size written `8MB`, `512KB` or in bytes (`1048576`), in bytes from `minBytes` to `maxBytes` (KB and MB are 1024-based). */
+  size(name: string, fallback: string, minBytes: number, maxBytes: number): number {
+    const raw = this.get(name);
+    if (raw === undefined) return parseBytes(fallback);
+    const bytes = parseBytes(raw);
+    if (!(bytes >= minBytes && bytes <= maxBytes)) {
+      this.problem(`${name} must be a size such as 512KB or 8MB, from ${formatBytes(minBytes)} to ${formatBytes(maxBytes)} (got "${raw}")`);
+      return parseBytes(fallback);
+    }
+    this.given.add(name);
+    return bytes;
+  }
+
   /** A distance written `800m` or `5km`, in whole metres from `minMeters` to `maxMeters`. */
   distance(name: string, fallback: string, minMeters: number, maxMeters: number): number {
     const raw = this.get(name);
@@ -171,6 +184,18 @@ export class EnvReader {
       return Math.min(Math.max(value, ...below), ...above);
     });
   }
+}
+
+function parseBytes(raw: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb)?$/i.exec(raw);
+  if (!match) return NaN;
+  const unit = (match[2] ?? 'b').toLowerCase();
+  return Math.round(Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1));
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)}MB`;
+  return bytes % 1024 === 0 ? `${bytes / 1024}KB` : `${bytes}B`;
 }
 
 function parseMeters(raw: string): number {

@@ -37,7 +37,8 @@ export function consoleHeaders(config: Pick<Config, 'mapTileUrl'>): Record<strin
       "default-src 'self'",
       "script-src 'self'",
       "style-src 'self'",
-      `img-src 'self' data: ${tileOrigin(config.mapTileUrl)}`.trim(),
+      // blob: the proof-of-delivery images, fetched with the bearer header into object URLs (section 19).
+      ["img-src 'self' data:", tileOrigin(config.mapTileUrl), 'blob:'].filter(Boolean).join(' '),
       "connect-src 'self'",
       "font-src 'self'",
       "object-src 'none'",

@@ -50,6 +50,8 @@ export interface BusEvents {
   'job.annotated': { jobType: 'PACKAGE' | 'RIDE'; jobId: string };
   /** A package's tracking link was replaced: the old one's streams end, caches drop the package. */
   'tracking.rotated': { packageId: string };
+  /** A package's proof of delivery was uploaded (or replaced): caches drop the package. */
+  'package.proof': { packageId: string };
   /**
    * This instance only: Redis (or this instance's subscription) is back after an outage, so events
    * published meanwhile may have been missed. Whoever keeps state from events reloads it from the

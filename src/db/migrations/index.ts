@@ -18,6 +18,7 @@ import * as m0023 from './0023_invoices.js';
 import * as m0018 from './0018_earnings.js';
 import * as m0021 from './0021_device_keys.js';
 import * as m0019 from './0019_ratings_tips.js';
+import * as m0022 from './0022_proof.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0018_earnings': m0018,
   '0021_device_keys': m0021,
   '0019_ratings_tips': m0019,
+  '0022_proof': m0022,
 };

@@ -49,6 +49,23 @@ export interface PackagesTable extends JobPriceColumns {
   notify_recipient: ColumnType<boolean, boolean | undefined, boolean>;
   /** Cash on delivery the driver collects for the business (migration 0018). */
   cod_amount: Nullish<number>;
+  /** Proof of delivery (migration 0022): what delivering needs, and what the driver sent. */
+  /** text[]: written as an array literal ('{PHOTO}'), read as the array. */
+  proof_required: ColumnType<ProofKind[] | string, string | undefined, string>;
+  proof_photo_key: Nullish<string>;
+  proof_signature_key: Nullish<string>;
+  proof_recipient_name: Nullish<string>;
+  proof_at: Nullish<Date>;
+}
+
+export type ProofKind = 'PHOTO' | 'SIGNATURE';
+
+/** The proof images when they are kept in PostgreSQL (no S3_BUCKET). */
+export interface ProofObjectsTable {
+  key: string;
+  content_type: string;
+  data: Uint8Array;
+  created_at: Date;
 }
 
 /** The price columns both kinds of job have (migration 0011); null on jobs created before prices existed. */
@@ -115,6 +132,7 @@ export interface RidePositionsTable {
 
 export interface JobTables {
   packages: PackagesTable;
+  proof_objects: ProofObjectsTable;
   package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string };
   rides: RidesTable;
   ride_status_history: StatusHistoryTable<RideStatus> & { ride_id: string };

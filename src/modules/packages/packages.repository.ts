@@ -41,6 +41,12 @@ const PACKAGE_JSON_BY_IDS = `
       'price', case when p.price_amount is not null then json_build_object('amount', p.price_amount, 'currency', p.price_currency) end,
       'paymentMethod', p.payment_method,
       'cancellationFee', case when p.cancellation_fee is not null then json_build_object('amount', p.cancellation_fee, 'currency', p.price_currency) end,
+      'proofRequired', to_json(p.proof_required),
+      'proof', case when p.proof_at is not null then json_strip_nulls(json_build_object(
+        'photoUrl', case when p.proof_photo_key is not null then '/api/packages/' || p.id || '/proof/photo' end,
+        'signatureUrl', case when p.proof_signature_key is not null then '/api/packages/' || p.id || '/proof/signature' end,
+        'recipientName', p.proof_recipient_name,
+        'at', ${isoSql('p.proof_at')})) end,
       'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')},
       'dispatch', json_build_object(
         'state', case when p.status <> 'PENDING' then (case when dj.job_id is null then 'OFF' else 'DONE' end)
@@ -113,7 +119,7 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .select(['p.tracking_nonce', 'p.notify_recipient'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history'])
       .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee'])
-      .select(['p.payment_method', 'p.commission_rate', 'p.price_breakdown', 'p.cod_amount', 'p.cash_collected']);
+      .select(['p.payment_method', 'p.commission_rate', 'p.price_breakdown', 'p.cod_amount', 'p.cash_collected', 'p.proof_required', 'p.proof_photo_key', 'p.proof_signature_key', 'p.proof_recipient_name', 'p.proof_at']);
   }
 
   async load(id: string, trx?: Transaction<Database>): Promise<PackageRow | undefined> {
@@ -167,7 +173,10 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
 
   async insert(
     trx: Transaction<Database>,
-    row: Insertable<Omit<PackagesTable, 'delivery_code_attempts' | 'status_history' | 'tracking_nonce' | 'notify_recipient'>> & { tracking_nonce: string; notify_recipient: boolean },
+    row: Insertable<Omit<PackagesTable, 'delivery_code_attempts' | 'status_history' | 'tracking_nonce' | 'notify_recipient' | 'proof_photo_key' | 'proof_signature_key' | 'proof_recipient_name' | 'proof_at'>> & {
+      tracking_nonce: string;
+      notify_recipient: boolean;
+    },
   ): Promise<void> {
     await trx.insertInto('packages').values(row).execute();
   }

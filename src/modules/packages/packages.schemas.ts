@@ -27,6 +27,19 @@ export const Parcel = Type.Object(
   { additionalProperties: false },
 );
 
+export const ProofKind = Type.Union([Type.Literal('PHOTO'), Type.Literal('SIGNATURE')]);
+
+/** The proof of delivery as packages show it: API paths that need the bearer header (never public links). */
+export const ProofView = Type.Object(
+  {
+    photoUrl: Type.Optional(Type.String({ description: 'API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo' })),
+    signatureUrl: Type.Optional(Type.String({ description: 'API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature' })),
+    recipientName: Type.Optional(Type.String()),
+    at: DateTime,
+  },
+  { description: 'Proof of delivery sent by the driver (POST /packages/:id/proof); null until then' },
+);
+
 export const CreatePackageBody = Body({
   pickup: Stop,
   dropoff: Stop,
@@ -44,6 +57,13 @@ export const CreatePackageBody = Body({
       { amount: Type.Integer({ minimum: 1, description: "in the minor unit of the country's currency, at most the country's codMax" }) },
       { description: 'Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver' },
     ),
+  ),
+  proofRequired: Type.Optional(
+    Type.Array(ProofKind, {
+      uniqueItems: true,
+      maxItems: 2,
+      description: 'Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise)',
+    }),
   ),
 });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
@@ -92,6 +112,8 @@ const packageProperties = {
   ),
   earnings: EarningsField,
   ...ViewerMoneyFields,
+  proofRequired: Type.Array(ProofKind, { description: 'Proof of delivery needed before DELIVERED (empty: none)' }),
+  proof: Nullable(ProofView),
   trackingUrl: Type.Optional(
     Type.String({
       description:

@@ -5,7 +5,7 @@ import type { Transaction } from 'kysely';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { PackageStatus, ParcelJson, StopJson } from '../../db/tables/jobs.js';
+import type { PackageStatus, ParcelJson, ProofKind, StopJson } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
@@ -77,6 +77,29 @@ type MoneyRow = Pick<
   PackageRow,
   'id' | 'status' | 'created_by' | 'driver_id' | 'driver_company_id' | 'payment_method' | 'commission_rate' | 'price_amount' | 'price_currency' | 'price_breakdown' | 'price_inputs' | 'cancellation_fee' | 'cod_amount' | 'cash_collected'
 > & { tip_amount: number | null; tip_currency: string | null };
+/** text[] as the driver returns it: an array (pg, PGlite), or the literal '{PHOTO,SIGNATURE}'. */
+export function proofKinds(value: ProofKind[] | string): ProofKind[] {
+  if (Array.isArray(value)) return value;
+  return value.replace(/^\{|\}$/g, '').split(',').filter((kind): kind is ProofKind => kind === 'PHOTO' || kind === 'SIGNATURE');
+}
+
+/** The `proof` field: API paths to the images (served with the bearer header), never public links. */
+export function proofOf(row: Pick<PackageRow, 'id' | 'proof_photo_key' | 'proof_signature_key' | 'proof_recipient_name' | 'proof_at'>): ProofJson | null {
+  if (!row.proof_at) return null;
+  return {
+    ...(row.proof_photo_key ? { photoUrl: `/api/packages/${row.id}/proof/photo` } : {}),
+    ...(row.proof_signature_key ? { signatureUrl: `/api/packages/${row.id}/proof/signature` } : {}),
+    ...(row.proof_recipient_name !== null ? { recipientName: row.proof_recipient_name } : {}),
+    at: row.proof_at.toISOString(),
+  };
+}
+
+/** The proof a package requires that its driver has not sent yet. */
+export function missingProof(row: Pick<PackageRow, 'proof_required' | 'proof_photo_key' | 'proof_signature_key'>): ProofKind[] {
+  return proofKinds(row.proof_required).filter((kind) => (kind === 'PHOTO' ? !row.proof_photo_key : !row.proof_signature_key));
+}
+
+type ProofJson = NonNullable<PackageResponse['proof']>;
 
 export const packageNotFound = () => notFound('Package not found', 'PACKAGE_NOT_FOUND');
 
@@ -137,6 +160,10 @@ export class PackageService {
       this.cacheEpoch += 1;
       this.readCache.delete(packageId);
     });
+    const offProof = deps.bus.subscribe('package.proof', ({ packageId }) => {
+      this.cacheEpoch += 1;
+      this.readCache.delete(packageId);
+    });
     const offResync = deps.bus.subscribe('bus.resync', () => {
       this.cacheEpoch += 1;
       this.readCache.clear();
@@ -145,6 +172,7 @@ export class PackageService {
       offChanged();
       offAnnotated();
       offRotated();
+      offProof();
       offResync();
     };
   }
@@ -196,6 +224,9 @@ export class PackageService {
       dispatch: body.dispatch,
       price: body.price,
       cancellationFee: body.cancellationFee,
+      // What delivering will need; the proof itself is for those who see the whole package.
+      proofRequired: body.proofRequired,
+      proof: null,
     };
   }
 
@@ -212,6 +243,8 @@ export class PackageService {
       price: money(row.price_amount, row.price_currency),
       cancellationFee: money(row.cancellation_fee, row.price_currency),
       paymentMethod: row.payment_method,
+      proofRequired: proofKinds(row.proof_required),
+      proof: proofOf(row),
       trackingUrl,
     };
   }
@@ -370,6 +403,7 @@ export class PackageService {
         payment_method: paymentMethod,
         commission_rate: commissionRate,
         cod_amount: codAmount,
+        proof_required: `{${(body.proofRequired ?? []).join(',')}}`,
         created_at: now,
       updated_at: now,
     });
@@ -464,6 +498,11 @@ export class PackageService {
       // What the driver confirmed is kept; the ledger books the cash on delivery itself (section 21).
       set: (row) => (row.cod_amount !== null ? { cash_collected: body.cashCollected ?? null } : {}),
       before: async (row) => {
+        // Before the code: a missing photo does not cost one of the code's attempts.
+        const missing = missingProof(row);
+        if (missing.length) {
+          throw conflict(`This package needs ${missing.map((k) => (k === 'PHOTO' ? 'a photo' : 'a signature')).join(' and ')} as proof of delivery first (POST /packages/:id/proof)`, 'PROOF_REQUIRED');
+        }
         if (row.cod_amount !== null) {
           if (body.cashCollected === undefined) {
             throw badRequest(`This package has cash on delivery: send cashCollected (${row.cod_amount} ${row.price_currency ?? ''} in minor units)`.replace(' )', ')'), 'CASH_COLLECTED_REQUIRED');

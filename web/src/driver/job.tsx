@@ -1,14 +1,15 @@
 // The current job, step by step (contract section 19): packages Picked up → Start delivery →
-// Delivered (with the delivery code) or Failed (with a reason); rides Arrived → Start trip → Complete
+// Delivered (with the delivery code, and the proof of delivery uploaded first: proof.tsx) or Failed (with a reason); rides Arrived → Start trip → Complete
 // trip. "Navigate" opens the phone's maps at the next point; the contact of that point can be called
 // or texted while the job is active. Every answer of the server replaces the job shown.
 import { useMutation } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
 import { CashToCollect, cashCollectedBody } from './cash';
 import { performStep, useQueuedSteps } from './offline-queue';
 import type { Job, Package, Ride } from './types';
 import { formatPoint, mapLinks } from './ui';
+import { ProofCapture, uploadProof, type ProofCaptureHandle, type ProofDraft } from './proof';
 
 const ACTIVE_PACKAGE = ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'];
 const ACTIVE_RIDE = ['ACCEPTED', 'ARRIVED', 'IN_PROGRESS'];
@@ -91,27 +92,36 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
   const [deliveryCode, setDeliveryCode] = useState('');
   const [recipientName, setRecipientName] = useState('');
   const [cashCollected, setCashCollected] = useState('');
+  const [proof, setProof] = useState<ProofDraft>({ photo: undefined, signed: false });
+  const onProof = useCallback((draft: ProofDraft) => setProof(draft), []);
+  const proofPad = useRef<ProofCaptureHandle | undefined>(undefined);
   // Sent at once, or queued while the phone is offline (offline-queue.ts): the mutation runs offline too.
+  // The proof's images are uploaded first and need the network (they are not queued).
   const step = useMutation({
     networkMode: 'always',
-    mutationFn: (action: 'pickup' | 'start' | 'deliver' | 'fail') => {
+    mutationFn: async (action: 'pickup' | 'start' | 'deliver' | 'fail') => {
       const job: Job = { jobType: 'PACKAGE', job: pkg };
       switch (action) {
         case 'pickup':
           return performStep(job, { action, expect: 'PICKED_UP', label: 'Picked up' });
         case 'start':
           return performStep(job, { action, expect: 'IN_TRANSIT', label: 'Start delivery' });
-        case 'deliver':
+        case 'deliver': {
+          // The proof goes first (the server refuses a delivery without the proof it requires).
+          const signature = await proofPad.current?.signature();
+          const name = recipientName.trim();
+          if (proof.photo || signature) await uploadProof(pkg.id, { photo: proof.photo, signature, recipientName: name || undefined });
           return performStep(job, {
             action,
             expect: 'DELIVERED',
             label: 'Delivered',
             body: {
               ...(deliveryCode ? { deliveryCode } : {}),
-              ...(recipientName.trim() ? { recipientName: recipientName.trim() } : {}),
+              ...(name ? { recipientName: name } : {}),
               ...cashCollectedBody(pkg, cashCollected),
             },
           });
+        }
         case 'fail':
           return performStep(job, { action, expect: 'FAILED', label: 'Failed', body: { reason: reason.trim() } });
       }
@@ -168,7 +178,8 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
             onChange={(e) => setDeliveryCode(e.target.value.trim())}
             hint="The recipient’s 4 digits, when the sender set one"
           />
-          <Field label="Recipient name" maxLength={200} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional" />
+          <ProofCapture required={pkg.proofRequired} onChange={onProof} handleRef={proofPad} />
+          <Field label="Recipient name" maxLength={100} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional; sent with the proof" />
           <CashToCollect pkg={pkg} value={cashCollected} onChange={setCashCollected} />
           <BusyButton type="submit" className="big" busy={step.isPending}>
             Delivered

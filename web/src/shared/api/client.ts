@@ -21,6 +21,16 @@ async function authFetch(input: Request): Promise<Response> {
 
 export const api = createClient<paths>({ baseUrl: '', fetch: authFetch });
 
+/**
+ * A request the typed client does not make (an image as a blob, a multipart upload), with the
+ * session's bearer token and the same one refresh on a 401; an API error becomes an ApiError.
+ */
+export async function fetchWithSession(url: string, init?: RequestInit): Promise<Response> {
+  const response = await authFetch(new Request(url, init));
+  if (!response.ok) throw await toApiError(response);
+  return response;
+}
+
 export const publicApi = createClient<paths>({ baseUrl: '' });
 
 /** The data of an openapi-fetch result, or an ApiError with the server's message. */

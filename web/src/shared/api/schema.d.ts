@@ -1810,6 +1810,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/packages/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload proof of delivery (assigned driver; PICKED_UP or IN_TRANSIT): multipart/form-data with photo (JPEG, PNG or WebP) and/or signature (PNG), each at most PROOF_MAX_SIZE, and recipientName. A second upload replaces the parts it sends and keeps the others */
+        post: operations["postPackagesIdProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/proof/photo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The proof of delivery's photo (whoever may read the package; with the bearer header, never a public link) */
+        get: operations["getPackagesIdProofPhoto"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/proof/signature": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The proof of delivery's signature (whoever may read the package; with the bearer header, never a public link) */
+        get: operations["getPackagesIdProofSignature"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5467,6 +5518,18 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
+                            /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                            proofRequired: ("PHOTO" | "SIGNATURE")[];
+                            /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                            proof: {
+                                /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                                photoUrl?: string;
+                                /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                                signatureUrl?: string;
+                                recipientName?: string;
+                                /** Format: date-time */
+                                at: string;
+                            } | null;
                             /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                             trackingUrl?: string;
                         }[];
@@ -5598,6 +5661,8 @@ export interface operations {
                          */
                         amount: number;
                     };
+                    /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                    proofRequired?: ("PHOTO" | "SIGNATURE")[];
                 };
             };
         };
@@ -5737,6 +5802,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
                         trackingUrl: string;
@@ -6122,6 +6199,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6354,6 +6443,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -6600,6 +6701,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -6844,6 +6957,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -7103,6 +7228,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7354,6 +7491,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -7604,6 +7753,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -7857,6 +8018,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     };
@@ -8107,6 +8280,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -11631,6 +11816,18 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
                     } | {
@@ -12234,6 +12431,18 @@ export interface operations {
                             amount: number;
                             /** @description ISO 4217 */
                             currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
@@ -17952,6 +18161,489 @@ export interface operations {
             };
             /** @description Error */
             504: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPackagesIdProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description multipart/form-data */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px
+                     */
+                    photo?: string;
+                    /**
+                     * Format: binary
+                     * @description PNG, decided by content; re-encoded to at most 1600 px
+                     */
+                    signature?: string;
+                    recipientName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A package. A company sees its drivers' packages without trackingUrl, and the PENDING packages of its country without trackingUrl, customerId, reference, the stops' contacts and notes, and the history's reasons */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        status: "PENDING" | "ASSIGNED" | "PICKED_UP" | "IN_TRANSIT" | "DELIVERED" | "FAILED" | "CANCELLED";
+                        /** @enum {string} */
+                        orderType: "PACKAGE_DELIVERY";
+                        vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                        countryId: string;
+                        businessId: string | null;
+                        /** @description The customer it names (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        customerId?: string | null;
+                        /** @description The creator's own reference (null: none); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reference?: string | null;
+                        pickup: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            notes?: string;
+                        };
+                        dropoff: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            /** @description The contact at this stop; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactName?: string;
+                            /** @description E.164; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactPhone?: string;
+                            /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            notes?: string;
+                        };
+                        parcel: {
+                            description: string;
+                            weightKg?: number;
+                            size?: "SMALL" | "MEDIUM" | "LARGE";
+                        };
+                        driver: {
+                            id: string;
+                            firstName: string;
+                            phone: string;
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
+                            location: {
+                                lat: number;
+                                lng: number;
+                                heading: number | null;
+                                speed: number | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            } | null;
+                        } | null;
+                        statusHistory: {
+                            status: string;
+                            /** Format: date-time */
+                            at: string;
+                            reason?: string;
+                        }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        dispatch: {
+                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description Offers made for this job */
+                            attempts: number;
+                        };
+                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
+                        trackingUrl?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            408: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPackagesIdProofPhoto: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo, served with Cache-Control: private */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPackagesIdProofSignature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signature, served with Cache-Control: private */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

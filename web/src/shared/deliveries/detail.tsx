@@ -1,10 +1,11 @@
 // A delivery's page: price, status timeline, the driver (live position and ETA from the track
-// stream), the tracking link, cancelling.
+// stream), the proof of delivery, the tracking link, cancelling.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { api, ok } from '../api/client';
 import { session } from '../api/session';
 import { Map, type MapPoint } from '../map';
+import { ProofImages } from '../proof';
 import { queryKeys } from '../query-keys';
 import { RateAndTip } from '../rate';
 import { LiveBadge, useStream } from '../streams';
@@ -134,6 +135,13 @@ export function DeliveryPage({ id }: { id: string }) {
               <dd>{formatTime(p.createdAt)}</dd>
             </dl>
           </section>
+          {(p.proof || p.proofRequired.length > 0) && (
+            <section aria-labelledby="proof-heading">
+              <h2 id="proof-heading">Proof of delivery</h2>
+              {p.proofRequired.length > 0 && <p className="muted">Required: {p.proofRequired.map((kind) => (kind === 'PHOTO' ? 'photo' : 'signature')).join(' and ')}</p>}
+              {p.proof ? <ProofImages proof={p.proof} /> : <p>No proof sent yet.</p>}
+            </section>
+          )}
           {/* A company never gets the link (contract section 9): it follows the job on this page. */}
           {trackingUrl !== undefined && (
           <section aria-labelledby="tracking-heading">

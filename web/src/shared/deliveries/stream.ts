@@ -37,7 +37,8 @@ export function applyStatusEvent(client: QueryClient, event: StatusEvent) {
   // A package new to this page, or a driver named or gone: fetch what the event does not carry.
   const driverChanged = event.status === 'ASSIGNED' || event.status === 'PENDING';
   if (!known || driverChanged) void client.invalidateQueries({ queryKey: queryKeys.packages });
-  if (driverChanged) void client.invalidateQueries({ queryKey: queryKeys.package(event.jobId) });
+  // A delivered package may carry its proof of delivery (sent just before): read it again.
+  if (driverChanged || event.status === 'DELIVERED') void client.invalidateQueries({ queryKey: queryKeys.package(event.jobId) });
 }
 
 export function useAccountStream() {

@@ -1,0 +1,139 @@
+// Routes of proof of delivery (contract section 19). POST /packages/:id/proof is the one route that
+// takes multipart/form-data (section 1's exception): @fastify/multipart is registered in this
+// module's own scope only, so every other route stays JSON-only with its 1 MiB limit.
+import multipart from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
+import { sendJsonText, type FeatureModule } from '../../http/context.js';
+import { uploadTimeout } from '../../http/upload-timeout.js';
+import { AppError, badRequest } from '../../shared/errors.js';
+import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
+import { PackageResponse } from '../packages/packages.schemas.js';
+import type { ProofPart, ProofUpload } from './proof.service.js';
+
+const security = [{ bearerAuth: [] }];
+const RECIPIENT_NAME_MAX = 100;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point (section 1)
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+
+export const proofModule: FeatureModule = async (app, { services, guard, deps }) => {
+  const { proof: service, packages } = services;
+  const { maxBytes, uploadTimeoutMs } = deps.config.proof;
+  const tags = ['packages'];
+
+  await app.register(multipart, {
+    // Per part: two images and one short text field, nothing else.
+    limits: { fileSize: maxBytes, files: 2, fields: 1, parts: 3, fieldSize: 1024, fieldNameSize: 100, headerPairs: 50 },
+    throwFileSizeLimit: true,
+  });
+
+  app.post(
+    '/packages/:id/proof',
+    {
+      onRequest: [guard.required(), uploadTimeout(uploadTimeoutMs, 'PROOF_UPLOAD_TIMEOUT')],
+      schema: {
+        tags,
+        summary: `Upload proof of delivery (assigned driver; PICKED_UP or IN_TRANSIT): multipart/form-data with photo (JPEG, PNG or WebP) and/or signature (PNG), each at most PROOF_MAX_SIZE, and recipientName. A second upload replaces the parts it sends and keeps the others`,
+        security,
+        params: IdParams,
+        consumes: ['multipart/form-data'],
+        body: Type.Object(
+          {
+            photo: Type.Optional(Type.String({ format: 'binary', description: 'JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px' })),
+            signature: Type.Optional(Type.String({ format: 'binary', description: 'PNG, decided by content; re-encoded to at most 1600 px' })),
+            recipientName: Type.Optional(Type.String({ maxLength: RECIPIENT_NAME_MAX })),
+          },
+          { description: 'multipart/form-data' },
+        ),
+        response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 408, 409, 413, 415) },
+      },
+      // The body is multipart: read below, part by part, not validated as JSON.
+      validatorCompiler: () => () => true,
+    },
+    async (request, reply) => {
+      const id = request.params.id;
+      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data');
+      // The form is read and its text checked before any lookup (section 1: a 400 reveals nothing);
+      // the images are decoded only once the caller is known to be the package's driver (upload).
+      const upload = await readParts(request.parts(), maxBytes);
+      await service.upload(id, request.auth, upload);
+      return sendJsonText(reply, await packages.getJson(id, request.auth));
+    },
+  );
+
+  for (const part of ['photo', 'signature'] as const satisfies ProofPart[]) {
+    app.get(
+      `/packages/:id/proof/${part}`,
+      {
+        onRequest: guard.required(),
+        schema: {
+          tags,
+          summary: `The proof of delivery's ${part} (whoever may read the package; with the bearer header, never a public link)`,
+          security,
+          params: IdParams,
+          response: {
+            200: {
+              description: `The ${part}, served with Cache-Control: private`,
+              content: Object.fromEntries((part === 'photo' ? ['image/jpeg', 'image/webp'] : ['image/png']).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+            },
+            ...errors(400, 401, 404),
+          },
+        },
+      },
+      async (request, reply) => {
+        const object = await service.read(request.params.id, request.auth, part);
+        return reply
+          .type(object.contentType)
+          .header('cache-control', 'private')
+          .header('x-content-type-options', 'nosniff')
+          .header('content-disposition', `inline; filename="${part}.${object.contentType.split('/')[1] === 'jpeg' ? 'jpg' : object.contentType.split('/')[1]}"`)
+          .header('cross-origin-resource-policy', 'same-origin')
+          .send(object.data);
+      },
+    );
+  }
+};
+
+type Part = { type: 'file'; fieldname: string; toBuffer(): Promise<Buffer> } | { type: 'field'; fieldname: string; value: unknown };
+
+/** The form's parts: photo and signature (files) and recipientName (text), each at most once; anything else is 400. */
+async function readParts(parts: AsyncIterable<unknown>, maxBytes: number): Promise<ProofUpload> {
+  const upload: ProofUpload = {};
+  const seen = new Set<string>();
+  try {
+    for await (const raw of parts) {
+      const part = raw as Part;
+      if (seen.has(part.fieldname)) throw badRequest(`${part.fieldname} may be sent once`, 'VALIDATION_FAILED');
+      seen.add(part.fieldname);
+      if (part.type === 'file') {
+        if (part.fieldname !== 'photo' && part.fieldname !== 'signature') throw badRequest(`Unknown file field "${part.fieldname}": send photo and/or signature`, 'VALIDATION_FAILED');
+        let data: Buffer;
+        try {
+          data = await part.toBuffer();
+        } catch (err) {
+          if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+            throw new AppError(413, 'PROOF_TOO_LARGE', `${part.fieldname} is larger than ${mb(maxBytes)} (PROOF_MAX_SIZE)`);
+          }
+          throw err;
+        }
+        if (data.length === 0) throw badRequest(`${part.fieldname} is empty`, 'VALIDATION_FAILED');
+        upload[part.fieldname] = data;
+        continue;
+      }
+      if (part.fieldname !== 'recipientName') throw badRequest(`Unknown field "${part.fieldname}": send photo, signature and recipientName`, 'VALIDATION_FAILED');
+      const value = typeof part.value === 'string' ? part.value.trim() : '';
+      if (value.length === 0 || value.length > RECIPIENT_NAME_MAX) throw badRequest(`recipientName must be 1 to ${RECIPIENT_NAME_MAX} characters`, 'VALIDATION_FAILED');
+      if (CONTROL.test(value)) throw badRequest('recipientName must not contain control characters', 'VALIDATION_FAILED');
+      upload.recipientName = value;
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    const code = (err as { code?: string }).code ?? '';
+    // The form broke a limit (parts, files, fields) or is malformed: the client's fault.
+    if (code.startsWith('FST_')) throw badRequest('The form must hold photo and/or signature files and an optional recipientName field', 'VALIDATION_FAILED');
+    if (err instanceof Error && /multipart|boundary|Unexpected end of form|Malformed/i.test(err.message)) throw badRequest('The multipart body is malformed', 'VALIDATION_FAILED');
+    throw err;
+  }
+  return upload;
+}

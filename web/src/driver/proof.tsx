@@ -1,0 +1,129 @@
+// Proof of delivery in the driver app (contract section 19): "Take photo" (the phone's camera
+// through a file input), "Sign here" (a canvas the recipient signs with a finger: pointer events,
+// with Clear), uploaded as multipart/form-data to POST /packages/:id/proof before "Delivered".
+import { useCallback, useEffect, useRef, useState, type PointerEvent } from 'react';
+import { fetchWithSession } from '../shared/api/client';
+import type { Package } from './types';
+
+export interface ProofDraft {
+  photo: File | undefined;
+  /** Whether the canvas holds a signature. */
+  signed: boolean;
+}
+
+export interface ProofCaptureHandle {
+  signature(): Promise<Blob | undefined>;
+}
+
+/** Sends what was captured; the server's package (with its `proof`) is the answer. */
+export async function uploadProof(packageId: string, proof: { photo?: File; signature?: Blob; recipientName?: string }): Promise<Package> {
+  const form = new FormData();
+  if (proof.photo) form.append('photo', proof.photo, proof.photo.name || 'photo.jpg');
+  if (proof.signature) form.append('signature', proof.signature, 'signature.png');
+  if (proof.recipientName) form.append('recipientName', proof.recipientName);
+  const response = await fetchWithSession(`/api/packages/${encodeURIComponent(packageId)}/proof`, { method: 'POST', body: form });
+  return (await response.json()) as Package;
+}
+
+/** The photo input and the signature pad; `onChange` hears what is there, `handle` gives the signature's PNG. */
+export function ProofCapture({ required, onChange, handleRef }: { required: Package['proofRequired']; onChange: (draft: ProofDraft) => void; handleRef: { current: ProofCaptureHandle | undefined } }) {
+  const [photo, setPhoto] = useState<File>();
+  const [preview, setPreview] = useState<string>();
+  const [signed, setSigned] = useState(false);
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const drawing = useRef<{ x: number; y: number } | undefined>(undefined);
+
+  useEffect(() => onChange({ photo, signed }), [photo, signed, onChange]);
+  useEffect(() => {
+    if (!photo) return;
+    const url = URL.createObjectURL(photo);
+    setPreview(url);
+    return () => URL.revokeObjectURL(url);
+  }, [photo]);
+  useEffect(() => {
+    handleRef.current = {
+      signature: () =>
+        new Promise((resolve) => {
+          if (!signed || !canvas.current) return resolve(undefined);
+          canvas.current.toBlob((blob) => resolve(blob ?? undefined), 'image/png');
+        }),
+    };
+  }, [signed, handleRef]);
+
+  const point = (e: PointerEvent<HTMLCanvasElement>) => {
+    const c = e.currentTarget;
+    const rect = c.getBoundingClientRect();
+    return { x: ((e.clientX - rect.left) * c.width) / rect.width, y: ((e.clientY - rect.top) * c.height) / rect.height };
+  };
+  const line = (from: { x: number; y: number }, to: { x: number; y: number }) => {
+    const ctx = canvas.current?.getContext('2d');
+    if (!ctx) return;
+    ctx.lineWidth = 4;
+    ctx.lineCap = 'round';
+    ctx.lineJoin = 'round';
+    ctx.strokeStyle = '#111';
+    ctx.beginPath();
+    ctx.moveTo(from.x, from.y);
+    ctx.lineTo(to.x, to.y);
+    ctx.stroke();
+  };
+  const clear = useCallback(() => {
+    const c = canvas.current;
+    c?.getContext('2d')?.clearRect(0, 0, c.width, c.height);
+    setSigned(false);
+  }, []);
+
+  const needs = (kind: 'PHOTO' | 'SIGNATURE') => required.includes(kind);
+  return (
+    <fieldset className="proof-capture">
+      <legend>Proof of delivery{required.length ? ' (required)' : ''}</legend>
+      {/* The input covers its label, drawn as a big button: the tap reaches the input itself (camera), which keeps its name and focus. */}
+      <div className="field photo-button">
+        <label htmlFor="proof-photo" className="button big secondary">
+          Take photo
+        </label>
+        <input
+          id="proof-photo"
+          type="file"
+          accept="image/*"
+          capture="environment"
+          aria-describedby="proof-photo-hint"
+          onChange={(e) => setPhoto(e.target.files?.[0] ?? undefined)}
+        />
+        <small id="proof-photo-hint" className="hint">
+          {photo ? `Photo ready: ${photo.name}` : needs('PHOTO') ? 'A photo is required' : 'Optional'}
+        </small>
+        {preview && <img className="proof-preview" src={preview} alt="The photo taken" />}
+      </div>
+      <div className="field">
+        <span id="sign-label" className="label">
+          Signature{needs('SIGNATURE') ? ' (required)' : ''}
+        </span>
+        <canvas
+          ref={canvas}
+          className="signature-pad"
+          role="img"
+          aria-label="Sign here"
+          width={600}
+          height={240}
+          onPointerDown={(e) => {
+            e.currentTarget.setPointerCapture(e.pointerId);
+            drawing.current = point(e);
+          }}
+          onPointerMove={(e) => {
+            if (!drawing.current) return;
+            const next = point(e);
+            line(drawing.current, next);
+            drawing.current = next;
+            setSigned(true);
+          }}
+          onPointerUp={() => (drawing.current = undefined)}
+          onPointerCancel={() => (drawing.current = undefined)}
+        />
+        <button type="button" className="secondary" onClick={clear} disabled={!signed}>
+          Clear
+        </button>
+      </div>
+    </fieldset>
+  );
+}
