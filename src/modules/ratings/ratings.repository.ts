@@ -11,6 +11,8 @@ export interface JobForRating {
   status: string;
   creator_id: string;
   business_id: string | null;
+  /** How the job is paid (section 21): a tip is paid the same way. */
+  payment_method: 'CASH' | 'ACCOUNT';
   driver_id: string | null;
   driver_company_id: string | null;
   price_amount: number | null;
@@ -35,7 +37,7 @@ export class RatingsRepository {
       return executor
         .selectFrom('packages as p')
         .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
-        .select(['p.status', 'p.created_by as creator_id', 'p.business_id', 'p.driver_id', 'dp.company_id as driver_company_id', 'p.price_amount', 'p.price_currency'])
+        .select(['p.status', 'p.created_by as creator_id', 'p.business_id', 'p.payment_method', 'p.driver_id', 'dp.company_id as driver_company_id', 'p.price_amount', 'p.price_currency'])
         .select('p.finished_at')
         .where('p.id', '=', jobId)
         .executeTakeFirst()
@@ -44,7 +46,7 @@ export class RatingsRepository {
     return executor
       .selectFrom('rides as r')
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
-      .select(['r.status', 'r.customer_id as creator_id', 'r.driver_id', 'dp.company_id as driver_company_id', 'r.price_amount', 'r.price_currency'])
+      .select(['r.status', 'r.customer_id as creator_id', 'r.payment_method', 'r.driver_id', 'dp.company_id as driver_company_id', 'r.price_amount', 'r.price_currency'])
       .select(sql<null>`null::uuid`.as('business_id'))
       // Rides have no finished_at: the instant of their last final status in the history.
       .select((eb) =>

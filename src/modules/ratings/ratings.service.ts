@@ -33,12 +33,9 @@ export interface RatingsServiceDeps {
   config: { alertBelowTenths: number; tipMaxShareBasisPoints: number };
 }
 
-/**
- * How a job was paid (contract section 21): a customer's job CASH, a business's ACCOUNT. Until jobs
- * carry their own payment_method column this is derived from the creator; switch to the column here.
- */
-export function paymentMethodOf(job: Pick<JobForRating, 'business_id'>): PaymentMethod {
-  return job.business_id !== null ? 'ACCOUNT' : 'CASH';
+/** How a tip is paid (contract section 21): the way its job is (a customer's CASH, a business's ACCOUNT unless it chose CASH). */
+export function paymentMethodOf(job: Pick<JobForRating, 'payment_method'>): PaymentMethod {
+  return job.payment_method;
 }
 
 const jobNotFound = (jobType: JobKind) => (jobType === 'PACKAGE' ? notFound('Package not found', 'PACKAGE_NOT_FOUND') : notFound('Ride not found', 'RIDE_NOT_FOUND'));
