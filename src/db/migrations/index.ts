@@ -1,4 +1,3 @@
-// Versioned migrations, applied in this order. Never edit one that has shipped: add a new file.
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_auth.js';
@@ -13,12 +12,12 @@ import * as m0011 from './0011_job_prices.js';
 import * as m0012 from './0012_tracking.js';
 import * as m0016 from './0016_ledger.js';
 import * as m0017 from './0017_payouts.js';
-import * as m0020 from './0020_push.js';
-import * as m0023 from './0023_invoices.js';
 import * as m0018 from './0018_earnings.js';
-import * as m0021 from './0021_device_keys.js';
 import * as m0019 from './0019_ratings_tips.js';
+import * as m0020 from './0020_push.js';
+import * as m0021 from './0021_device_keys.js';
 import * as m0022 from './0022_proof.js';
+import * as m0023 from './0023_invoices.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -34,10 +33,10 @@ export const migrations: Record<string, Migration> = {
   '0012_tracking': m0012,
   '0016_ledger': m0016,
   '0017_payouts': m0017,
-  '0020_push': m0020,
-  '0023_invoices': m0023,
   '0018_earnings': m0018,
-  '0021_device_keys': m0021,
   '0019_ratings_tips': m0019,
+  '0020_push': m0020,
+  '0021_device_keys': m0021,
   '0022_proof': m0022,
+  '0023_invoices': m0023,
 };
