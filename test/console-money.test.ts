@@ -16,6 +16,7 @@ import { ManualClock } from '../src/shared/clock.js';
 import { buildSmsTestApp, type SmsTestApp } from './auth-support.js';
 import { TEST_PASSWORD, createUser, type TestUser } from './helpers/factories.js';
 import { projectRoot } from './helpers/processes.js';
+import { packageBody, setDriverPosition } from './packages-helpers.js';
 
 function onPath(names: string[]): string | undefined {
   for (const name of names) {
@@ -49,7 +50,8 @@ describe('console money pages in Chromium', { skip }, () => {
     const { buildWeb, staleReason } = await import('../scripts/build-web.mjs');
     if (staleReason()) assert.ok(buildWeb().ok, 'the console builds');
     const now = new Date();
-    t = await buildSmsTestApp({ clock: new ManualClock(now) });
+    // Broadcast: the company's driver accepts the business's delivery itself (the earnings page's test).
+    t = await buildSmsTestApp({ clock: new ManualClock(now), env: { DISPATCH_MODE: 'broadcast' } });
     admin = await createUser(t, { role: 'ADMIN', firstName: 'Ada', lastName: 'Admin' });
     business = await createUser(t, { role: 'BUSINESS', businessName: '=1+1 <b>Duka</b>' });
     driver = await createUser(t, { role: 'DRIVER', firstName: 'Amina', lastName: 'Wanjiru' });
@@ -192,6 +194,51 @@ describe('console money pages in Chromium', { skip }, () => {
     assert.equal(download.suggestedFilename(), 'invoice-INV-000001.pdf');
     const pdf = readFileSync((await download.path())!);
     assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
+    await page.context().close();
+  });
+
+  test('a company sees its driver\'s earnings for the period, as GET /companies/me/earnings gives them, and an error\'s message', async () => {
+    const company = await createUser(t, { role: 'COMPANY', firstName: 'Kamau', lastName: 'Fleet', companyName: 'Kamau Couriers' });
+    const rider = await createUser(t, { role: 'DRIVER', firstName: 'Njeri', lastName: 'Rider', driver: { vehicleType: 'BIKE', availability: 'ONLINE', companyId: company.id } });
+    await setDriverPosition(t, rider.id, -1.2864, 36.8172);
+    const created = await t.app.inject({ method: 'POST', url: '/api/packages', headers: business.headers, payload: packageBody(business.countryId) });
+    assert.equal(created.statusCode, 201, created.body);
+    for (const action of ['accept', 'pickup', 'start', 'deliver']) {
+      const res = await t.app.inject({ method: 'POST', url: `/api/packages/${created.json().id}/${action}`, headers: rider.headers });
+      assert.equal(res.statusCode, 200, `${action}: ${res.body}`);
+    }
+    const DAY = 86_400_000;
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    const monday = new Date(today - ((new Date(today).getUTCDay() + 6) % 7) * DAY).toISOString().slice(0, 10);
+    const report = await t.app.inject({ method: 'GET', url: `/api/companies/me/earnings?from=${monday}`, headers: company.headers });
+    assert.equal(report.statusCode, 200, report.body);
+    const njeri = (report.json() as { drivers: { driverId: string; totals: { currency: string; jobs: number; earnings: number }[]; balances: { balance: number }[] }[] }).drivers.find((d) => d.driverId === rider.id)!;
+    assert.equal(njeri.totals.length, 1);
+    const total = njeri.totals[0]!;
+    assert.equal(total.jobs, 1);
+    assert.ok(total.earnings > 0, 'the delivery earned something');
+    const format = new Intl.NumberFormat('en', { style: 'currency', currency: total.currency, currencyDisplay: 'code' });
+    const money = (minor: number) => format.format(minor / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2)).replace(/\u00a0/g, ' ');
+
+    const page = await signedIn(company);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Earnings' }).click();
+    await page.getByRole('heading', { name: 'Earnings', level: 1 }).waitFor();
+    assert.equal(await page.getByLabel('This week').isChecked(), true, 'this week by default');
+    const row = page.getByRole('row').filter({ hasText: 'Njeri Rider' });
+    await row.waitFor();
+    const cells = await row.locator('th, td').allInnerTexts();
+    assert.deepEqual(cells.map((c) => c.trim()), ['Njeri Rider', '1', money(total.earnings), money(0), money(0), money(njeri.balances[0]!.balance)]);
+    await axe(page, 'company earnings');
+    await shot(page, 'company-earnings');
+    // Today: the same delivery (booked now).
+    await page.getByLabel('Today').check();
+    await row.getByRole('cell', { name: money(total.earnings), exact: true }).first().waitFor();
+    // The API's message is shown as it is.
+    await page.route(/\/api\/companies\/me\/earnings/, (route) =>
+      route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ statusCode: 400, error: 'Bad Request', code: 'VALIDATION_ERROR', message: 'The period is too long' }) }),
+    );
+    await page.getByLabel('This month').check();
+    await page.getByRole('alert').filter({ hasText: 'The period is too long' }).waitFor();
     await page.context().close();
   });
 });

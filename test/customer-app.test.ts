@@ -441,6 +441,14 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await shot('history');
   });
 
+  test("a notification's URL opens its job: /app/?ride=<id> shows that ride; the History screen has the Notifications switch", async () => {
+    await page.getByRole('switch', { name: 'Notifications' }).waitFor();
+    const ride = await newestRide();
+    await page.goto(`${h.base}/app/?ride=${ride.id}`);
+    await page.getByRole('heading', { name: 'Ride cancelled' }).waitFor();
+    assert.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/app/', 'the query is dropped');
+  });
+
   test('no uncaught page error and no CSP violation', () => {
     assert.deepEqual(h.pageErrors, []);
     assert.deepEqual(h.cspViolations, []);

@@ -156,4 +156,37 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     assert.ok(!(await notifications()).some((n) => n.tag === 'offer-c0ffee00-0000-4000-8000-000000000001'));
     assert.deepEqual(pageErrors, []);
   });
+
+  test('the customer app: /app/sw.js imports the same handlers; a job moment opens /app/ at the ride', async () => {
+    const sw = await (await fetch(`${base}/app/sw.js`)).text();
+    assert.match(sw, /importScripts\("\/driver\/push-sw\.js"\)/);
+    const customer = await context.newPage();
+    customer.on('pageerror', (err) => pageErrors.push(err.message));
+    const registered = new Promise<string>((resolve) => {
+      cdp.on('ServiceWorker.workerRegistrationUpdated', ({ registrations }) => {
+        const reg = registrations.find((r) => r.scopeURL === `${base}/app/` && !r.isDeleted);
+        if (reg) resolve(reg.registrationId);
+      });
+    });
+    await customer.goto(`${base}/app/`);
+    await customer.getByRole('button', { name: 'Sign in' }).waitFor();
+    await customer.evaluate(() => navigator.serviceWorker.ready);
+    const appRegistration = await registered;
+    const rideId = '9e2d4c1a-0000-4000-8000-000000000003';
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin: base, registrationId: appRegistration, data: JSON.stringify({ type: 'job', jobType: 'RIDE', jobId: rideId, status: 'ACCEPTED' }) });
+    let shown: Shown | undefined;
+    for (const until = Date.now() + 10_000; !shown && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      shown = (
+        await customer.evaluate(async () => {
+          const reg = await navigator.serviceWorker.ready;
+          return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data as Record<string, string> }));
+        })
+      ).find((n) => n.tag === `job-${rideId}`) as Shown | undefined;
+    }
+    assert.ok(shown, 'the customer app shows the moment');
+    assert.equal(shown.title, 'A driver accepted your ride');
+    assert.equal(shown.data.url, `${base}/app/?ride=${rideId}`);
+    await customer.close();
+    assert.deepEqual(pageErrors, []);
+  });
 });

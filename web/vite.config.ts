@@ -89,7 +89,7 @@ function appWorker(entry: string, dir: string, importScripts: string[] = []): Pl
 
 export default defineConfig({
   root: web('.'),
-  plugins: [react(), ...appWorker('driver', 'driver', ['/driver/push-sw.js']), ...appWorker('customer', 'app')],
+  plugins: [react(), ...appWorker('driver', 'driver', ['/driver/push-sw.js']), ...appWorker('customer', 'app', ['/driver/push-sw.js'])],
   build: {
     outDir: web('../dist/web'),
     emptyOutDir: true,

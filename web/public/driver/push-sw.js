@@ -1,5 +1,6 @@
-// Web Push in the driver app's service worker (contract section 19): imported by the Workbox worker
-// (web/vite.config.ts, importScripts), which keeps the app shell. A push is JSON from the server
+// Web Push in the driver app's and the customer app's service workers (contract sections 19 and 20):
+// imported by each Workbox worker (web/vite.config.ts, importScripts), which keeps the app shell; the
+// URLs come from the worker's own scope (/driver/ or /app/). A push is JSON from the server
 // (src/modules/push/push.service.ts): an offer is shown as a notification whose tap opens the app at
 // the offer; a job's moment (customers' apps) as a short status line. Text only: a notification
 // shows no HTML.
@@ -7,7 +8,7 @@
 'use strict';
 
 (function () {
-  const scope = self.registration.scope; // https://host/driver/
+  const scope = self.registration.scope; // https://host/driver/ or https://host/app/
 
   function money(price) {
     if (!price || typeof price.amount !== 'number' || typeof price.currency !== 'string') return '';

@@ -10,6 +10,7 @@ import { ApprovalsPage, UsersPage } from './admin/users';
 import { LiveMapPage } from './admin/live-map';
 import { ForgotPasswordPage, RegisterPage, SignInPage } from './auth/auth';
 import { CompanyDriversPage } from './company/drivers';
+import { CompanyEarningsPage } from './earnings/earnings';
 import { DeliveryPage } from '../shared/deliveries/detail';
 import { InvoicePage, InvoicesPage } from './invoices/invoices';
 import { BalancesPage } from './money/balances';
@@ -42,6 +43,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
   ],
   COMPANY: [
     { to: '/drivers', label: 'Drivers' },
+    { to: '/earnings', label: 'Earnings' },
     { to: '/deliveries', label: 'Deliveries' },
     { to: '/ratings', label: 'Ratings' },
   ],
@@ -132,6 +134,7 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/users' && role === 'ADMIN') return <UsersPage />;
   if (path === '/map' && role === 'ADMIN') return <LiveMapPage />;
   if (path === '/drivers' && role === 'COMPANY') return <CompanyDriversPage />;
+  if (path === '/earnings' && role === 'COMPANY') return <CompanyEarningsPage />;
   if (path === '/ratings' && role === 'ADMIN') return <AdminRatingsPage />;
   if (path === '/ratings' && role === 'COMPANY') return <CompanyRatingsPage />;
   if (path === '/ratings' && role === 'BUSINESS') return <BusinessRatingsPage />;

@@ -9,6 +9,7 @@ import { AppHeader, PublicShell, useBrowserOnline } from '../shared/app-shell';
 import { RegisterForm, SignInForm } from '../shared/auth';
 import { DeliveryPage } from '../shared/deliveries/detail';
 import { NewDeliveryPage } from '../shared/deliveries/new';
+import { NotificationsSwitch, unsubscribePush } from '../shared/notifications';
 import { ErrorBox } from '../shared/ui';
 import { useStoredSession, useUser } from '../shared/use-session';
 import { BookRide, type Trip } from './book';
@@ -19,6 +20,18 @@ import { BRAND, Title } from './ui';
 
 type Tab = 'ride' | 'package' | 'history';
 type Screen = { tab: Tab; rideId?: string; packageId?: string; trip?: Trip; key: number };
+
+const SCOPE = '/app/';
+
+/** The job a URL opens: a notification's tap opens /app/?ride=<id> or /app/?package=<id> (push-sw.js). */
+function jobOf(url: string): Omit<Screen, 'key'> | undefined {
+  const query = new URL(url, location.href).searchParams;
+  const rideId = query.get('ride');
+  const packageId = query.get('package');
+  if (rideId) return { tab: 'ride', rideId };
+  if (packageId) return { tab: 'package', packageId };
+  return undefined;
+}
 
 export function App() {
   const boot = useStoredSession();
@@ -109,8 +122,23 @@ function SignUp({ onSignIn }: { onSignIn: () => void }) {
 function Home({ user }: { user: User }) {
   const qc = useQueryClient();
   const online = useBrowserOnline();
-  const [screen, setScreen] = useState<Screen>({ tab: 'ride', key: 0 });
-  const go = (next: Omit<Screen, 'key'>) => setScreen({ ...next, key: screen.key + 1 });
+  // Opened from a notification: that job first (the query is dropped, so a reload starts afresh).
+  const [screen, setScreen] = useState<Screen>(() => {
+    const opened = jobOf(location.href);
+    if (opened) history.replaceState(history.state, '', SCOPE);
+    return { ...(opened ?? { tab: 'ride' }), key: opened ? 1 : 0 };
+  });
+  const go = (next: Omit<Screen, 'key'>) => setScreen((s) => ({ ...next, key: s.key + 1 }));
+  // A notification tapped while the app is open: the worker tells this window (push-sw.js).
+  useEffect(() => {
+    if (!('serviceWorker' in navigator)) return;
+    const onMessage = (event: MessageEvent<{ type?: string; url?: string }>) => {
+      const opened = event.data?.type === 'notification.click' && typeof event.data.url === 'string' ? jobOf(event.data.url) : undefined;
+      if (opened) go(opened);
+    };
+    navigator.serviceWorker.addEventListener('message', onMessage);
+    return () => navigator.serviceWorker.removeEventListener('message', onMessage);
+  }, []);
   // A ride still on its way (the app was closed meanwhile) is shown first.
   const current = useQuery({ queryKey: ['rides', 'active'], queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 5 } } })), staleTime: Infinity });
   useEffect(() => {
@@ -129,7 +157,12 @@ function Home({ user }: { user: User }) {
         ]}
         current={screen.tab}
         onTab={(tab) => go({ tab })}
-        onSignOut={() => void signOut().then(() => qc.clear())}
+        onSignOut={() =>
+          void unsubscribePush(SCOPE)
+            .catch(() => undefined)
+            .then(() => signOut())
+            .then(() => qc.clear())
+        }
       />
       <main id="main" key={screen.key}>
         {!online && (
@@ -151,7 +184,13 @@ function Home({ user }: { user: User }) {
           ) : (
             <NewDeliveryPage href={() => '/app/'} onOpen={(id) => go({ tab: 'package', packageId: id })} />
           ))}
-        {screen.tab === 'history' && <History onRide={(id) => go({ tab: 'ride', rideId: id })} onPackage={(id) => go({ tab: 'package', packageId: id })} />}
+        {screen.tab === 'history' && (
+          <History
+            onRide={(id) => go({ tab: 'ride', rideId: id })}
+            onPackage={(id) => go({ tab: 'package', packageId: id })}
+            account={<NotificationsSwitch scope={SCOPE} onHint="This phone hears when a driver accepts, arrives and when the ride ends, also while the app is closed." offHint="Turn on to hear when a driver accepts, arrives and when the ride ends, also while the app is closed." />}
+          />
+        )}
       </main>
     </>
   );

@@ -1,6 +1,6 @@
 // Past rides and packages: status, when, the price, the fare, a cancellation fee and the tip.
 import { useQuery } from '@tanstack/react-query';
-import { Fragment } from 'react';
+import { Fragment, type ReactNode } from 'react';
 import { api, ok } from '../shared/api/client';
 import { ErrorBox, Money, StatusBadge, formatTime } from '../shared/ui';
 import { vehicleName, type JobExtras, type Money as Amount } from './types';
@@ -18,7 +18,8 @@ interface Row extends JobExtras {
   label?: string;
 }
 
-export function History({ onRide, onPackage }: { onRide: (id: string) => void; onPackage: (id: string) => void }) {
+/** `account`: what the screen shows under its title, before the list (the notifications switch). */
+export function History({ onRide, onPackage, account }: { onRide: (id: string) => void; onPackage: (id: string) => void; account?: ReactNode }) {
   // Read again each time the screen opens: a ride may have ended meanwhile.
   const rides = useQuery({ queryKey: ['rides', 'history'], staleTime: 0, queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 50 } } })) });
   const packages = useQuery({ queryKey: ['packages', 'history'], staleTime: 0, queryFn: () => ok(api.GET('/api/packages', { params: { query: { limit: 50 } } })) });
@@ -30,6 +31,7 @@ export function History({ onRide, onPackage }: { onRide: (id: string) => void; o
   return (
     <>
       <Title>History</Title>
+      {account}
       <ErrorBox error={rides.error ?? packages.error} />
       {rides.isPending || packages.isPending ? <p role="status">Loading…</p> : rows.length === 0 && <p>No rides or packages yet.</p>}
       <ul className="past" aria-label="Past rides and packages">

@@ -13,7 +13,7 @@ import { EarningsScreen } from './earnings';
 import { isActive, JobView } from './job';
 import { forgetJob, loadJob, saveJob } from './last-job';
 import { useDriverLink, type LinkState } from './link';
-import { NotificationsSwitch, unsubscribePush } from './notifications';
+import { NotificationsSwitch, unsubscribePush } from '../shared/notifications';
 import { OfferCard, unlockSound } from './offer';
 import { useStepReplay } from './offline-queue';
 import { TraccarSetup } from './traccar';
@@ -170,7 +170,7 @@ function Home({ user }: { user: User }) {
   const leave = async () => {
     if (online) await availability.mutateAsync('OFFLINE').catch(() => undefined);
     forgetJob();
-    await unsubscribePush().catch(() => undefined);
+    await unsubscribePush('/driver/').catch(() => undefined);
     await signOut();
     qc.clear();
   };
@@ -239,7 +239,7 @@ function Home({ user }: { user: User }) {
               )}
               <ErrorBox error={availability.error ?? me.error} />
               {online && <LinkStatus link={link} />}
-              <NotificationsSwitch />
+              <NotificationsSwitch scope="/driver/" onHint="Offers reach this phone while the app is closed." offHint="Turn on to hear of offers while the app is closed." />
               <button type="button" className="big secondary" onClick={() => setTab('traccar')}>
                 Background positions (Traccar Client)
               </button>

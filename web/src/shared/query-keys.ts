@@ -15,6 +15,8 @@ const invoices = ['invoices'] as const;
 export const queryKeys = {
   countries: ['countries'] as const,
   companyDrivers: ['company-drivers'] as const,
+  /** The company's drivers' earnings from a day (UTC) until now. */
+  companyEarnings: (from: string) => ['company-earnings', from] as const,
   /** Every page of the users list. */
   users,
   usersPage: (filter: object, cursor: string | undefined) => [...users, filter, cursor] as const,

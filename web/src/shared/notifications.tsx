@@ -1,17 +1,17 @@
-// Push notifications of offers (contract section 19): the "Notifications" switch asks the browser's
-// permission, subscribes this phone's service worker with the server's VAPID public key and saves the
-// subscription (POST /api/push/subscriptions); off (and on sign-out) deletes it. The worker shows the
-// notifications (web/public/driver/push-sw.js). iOS allows push only to an app on the Home Screen.
+// Push notifications in the phone apps (contract sections 19 and 20): the "Notifications" switch asks
+// the browser's permission, subscribes the app's service worker (the driver app's at /driver/, the
+// customer app's at /app/) with the server's VAPID public key and saves the subscription
+// (POST /api/push/subscriptions); off (and on sign-out) deletes it. Both workers import
+// web/public/driver/push-sw.js, which shows the notifications and opens the app at the offer or job.
+// iOS allows push only to an app on the Home Screen.
 import { useEffect, useState } from 'react';
-import { api, ok } from '../shared/api/client';
-import { ErrorBox } from '../shared/ui';
-
-const SCOPE = '/driver/';
+import { api, ok } from './api/client';
+import { ErrorBox } from './ui';
 
 const supported = () => 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
 
-async function registration(): Promise<ServiceWorkerRegistration | undefined> {
-  return navigator.serviceWorker.getRegistration(SCOPE);
+async function registration(scope: string): Promise<ServiceWorkerRegistration | undefined> {
+  return navigator.serviceWorker.getRegistration(scope);
 }
 
 function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
@@ -21,9 +21,9 @@ function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-async function subscribe(): Promise<void> {
+async function subscribe(scope: string): Promise<void> {
   if ((await Notification.requestPermission()) !== 'granted') throw new Error('Notifications are blocked for this app in the browser settings.');
-  const reg = (await registration()) ?? (await navigator.serviceWorker.ready);
+  const reg = (await registration(scope)) ?? (await navigator.serviceWorker.ready);
   const { publicKey } = await ok(api.GET('/api/push/vapid-public-key'));
   const existing = await reg.pushManager.getSubscription();
   // A subscription made with another key (the server's keys changed) cannot be used: replaced.
@@ -37,25 +37,28 @@ async function subscribe(): Promise<void> {
   );
 }
 
-/** Removes this phone's subscription here and on the server (sign-out, the switch turned off). */
-export async function unsubscribePush(): Promise<void> {
+/** Removes this phone's subscription of the app at `scope` here and on the server (sign-out, the switch turned off). */
+export async function unsubscribePush(scope: string): Promise<void> {
   if (!supported()) return;
-  const subscription = await (await registration())?.pushManager.getSubscription();
+  const subscription = await (await registration(scope))?.pushManager.getSubscription();
   if (!subscription) return;
   await api.DELETE('/api/push/subscriptions', { body: { endpoint: subscription.endpoint }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
   await subscription.unsubscribe().catch(() => false);
 }
 
-export function NotificationsSwitch() {
+/**
+ * The switch of the app at `scope` ('/driver/' or '/app/'), with the hint under it when on and when off.
+ */
+export function NotificationsSwitch({ scope, onHint, offHint }: { scope: string; onHint: string; offHint: string }) {
   const [on, setOn] = useState<boolean>();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   useEffect(() => {
     if (!supported()) return;
-    void registration()
+    void registration(scope)
       .then((reg) => reg?.pushManager.getSubscription())
       .then((s) => setOn(Boolean(s) && Notification.permission === 'granted'), () => setOn(false));
-  }, []);
+  }, [scope]);
   if (!supported()) {
     return <p className="muted">Notifications are not available in this browser. On an iPhone, add the app to the Home Screen first.</p>;
   }
@@ -63,8 +66,8 @@ export function NotificationsSwitch() {
     setBusy(true);
     setError(undefined);
     try {
-      if (on) await unsubscribePush();
-      else await subscribe();
+      if (on) await unsubscribePush(scope);
+      else await subscribe(scope);
       setOn(!on);
     } catch (err) {
       setError(err);
@@ -77,7 +80,7 @@ export function NotificationsSwitch() {
       <button type="button" role="switch" aria-label="Notifications" aria-checked={on === true} className="big secondary" disabled={busy || on === undefined} onClick={() => void toggle()}>
         Notifications: {on ? 'on' : 'off'}
       </button>
-      <p className="muted">{on ? 'Offers reach this phone while the app is closed.' : 'Turn on to hear of offers while the app is closed.'}</p>
+      <p className="muted">{on ? onHint : offHint}</p>
       <ErrorBox error={error} />
     </div>
   );
