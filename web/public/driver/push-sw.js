@@ -4,7 +4,7 @@
 // (src/modules/push/push.service.ts): an offer is shown as a notification whose tap opens the app at
 // the offer; a job's moment (customers' apps) as a short status line. Text only: a notification
 // shows no HTML.
-/* eslint-env serviceworker */
+/* global self */
 'use strict';
 
 (function () {
@@ -16,7 +16,7 @@
       const format = new Intl.NumberFormat(undefined, { style: 'currency', currency: price.currency });
       const digits = format.resolvedOptions().maximumFractionDigits;
       return format.format(price.amount / Math.pow(10, digits));
-    } catch (e) {
+    } catch {
       return price.amount + ' ' + price.currency;
     }
   }
@@ -65,7 +65,7 @@
     let message = null;
     try {
       message = event.data ? event.data.json() : null;
-    } catch (e) {
+    } catch {
       message = null;
     }
     const shown = notificationFor(message);
