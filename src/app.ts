@@ -181,6 +181,12 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
             bearerFormat: 'JWT',
             description: 'The access token from POST /api/auth/login/verify-otp: a JWT (HS256 only, exp, iss and aud checked, as RFC8725 advises).',
           },
+          deviceKey: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'id',
+            description: "A driver's device key for Traccar Client (POST /api/drivers/me/device-keys), as the OsmAnd protocol sends it: id (or deviceid, or device_id in the JSON body). Stored hashed, never logged.",
+          },
         },
       },
     },

@@ -135,7 +135,7 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
         'Traccar Client\'s OsmAnd protocol: the query string, a form-urlencoded body with the same pairs, or the JSON body of newer clients ' +
         '({ device_id, location: { timestamp, coords: { latitude, longitude, speed, heading, accuracy } } }). Authenticated by the device key ' +
         '(id / deviceid / device_id; unknown or revoked: 401), limited per key (RATE_LIMIT_OSMAND) instead of per IP. Answers 200 with an empty body.',
-      security: [],
+      security: [{ deviceKey: [] }],
       querystring: OsmAndQuery,
       response: { 200: Type.Null({ description: 'accepted (empty body)' }), ...errors(400, 401, 403, 413, 415) },
     });

@@ -54,7 +54,7 @@ export const CreatePackageBody = Body({
   paymentMethod: Type.Optional(PaymentMethod),
   cashOnDelivery: Type.Optional(
     Body(
-      { amount: Type.Integer({ minimum: 1, description: "in the minor unit of the country's currency, at most the country's codMax" }) },
+      { amount: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: "in the minor unit of the country's currency, at most the country's codMax" }) },
       { description: 'Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver' },
     ),
   ),

@@ -40,8 +40,8 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
         consumes: ['multipart/form-data'],
         body: Type.Object(
           {
-            photo: Type.Optional(Type.String({ format: 'binary', description: 'JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px' })),
-            signature: Type.Optional(Type.String({ format: 'binary', description: 'PNG, decided by content; re-encoded to at most 1600 px' })),
+            photo: Type.Optional(Type.String({ format: 'binary', maxLength: maxBytes, description: 'JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px' })),
+            signature: Type.Optional(Type.String({ format: 'binary', maxLength: maxBytes, description: 'PNG, decided by content; re-encoded to at most 1600 px' })),
             recipientName: Type.Optional(Type.String({ maxLength: RECIPIENT_NAME_MAX })),
           },
           { description: 'multipart/form-data' },
