@@ -3,6 +3,7 @@
 // say, by the rules of docs/money.md (computed here, not read back from the ledger's own split).
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import pg from 'pg';
 import { after, before, describe, test } from 'node:test';
 import { Accounts } from '../src/cli/simulate/accounts.js';
 import { Api, SmsInbox } from '../src/cli/simulate/client.js';
@@ -86,6 +87,17 @@ describe('simulator money', () => {
     const packages = await all<Job>('/packages');
     const rides = await all<Job>('/rides');
     const balances = await all<BalanceItem>('/admin/balances');
+    if (server!.databaseUrl) {
+      // On the PostgreSQL server: the run is in the test's own database there.
+      const client = new pg.Client({ connectionString: server!.databaseUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: string }>('select count(*) as n from packages');
+        assert.equal(Number(rows[0]!.n), packages.length);
+      } finally {
+        await client.end();
+      }
+    }
 
     // Expected balances, per account (kind, party, currency), from the jobs alone.
     const expected = new Map<string, number>();

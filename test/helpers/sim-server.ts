@@ -15,6 +15,8 @@ export const spawnTs = (file: string, args: string[], env: Record<string, string
 export interface SimServer {
   url: string;
   dataDir: string;
+  /** The PostgreSQL database the server runs on; undefined: the embedded one in DATA_DIR. */
+  databaseUrl: string | undefined;
   process: NodeProcess;
   stop(): Promise<void>;
 }
@@ -56,5 +58,5 @@ export async function startSimServer(options: { serverDatabase?: boolean } = {})
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, dataDir, process: proc, stop };
+  return { url, dataDir, databaseUrl: database?.url, process: proc, stop };
 }
