@@ -84,6 +84,23 @@ describe('simulator money', () => {
       } while (cursor);
       return items;
     };
+    // The simulator gives no tips: its business and customer (the seed's accounts) tip one job of each
+    // payment method here, so that both tip rules are reconciled too.
+    const tipped = new Map<string, number>();
+    const business = await accounts.login('sim11-business@sim.example', 'sim11-Business-pass');
+    const customer = await accounts.login('sim11-customer@sim.example', 'sim11-Customer-pass');
+    const tipOne = async (type: 'packages' | 'rides', jobs: Job[], method: 'CASH' | 'ACCOUNT', amount: number, token: string) => {
+      const job = jobs.find((j) => j.paymentMethod === method && (j.status === 'DELIVERED' || j.status === 'COMPLETED'));
+      if (!job) return;
+      await api.call('POST', `/${type}/${job.id}/tip`, { amount }, token);
+      tipped.set(job.id, amount);
+    };
+    const delivered = await all<Job>('/packages?status=DELIVERED');
+    await tipOne('packages', delivered, 'ACCOUNT', 777, business.accessToken);
+    await tipOne('packages', delivered, 'CASH', 333, business.accessToken);
+    await tipOne('rides', await all<Job>('/rides?status=COMPLETED'), 'CASH', 555, customer.accessToken);
+    assert.ok([...tipped.values()].includes(777), 'no delivered ACCOUNT package to tip');
+
     const packages = await all<Job>('/packages');
     const rides = await all<Job>('/rides');
     const balances = await all<BalanceItem>('/admin/balances');
@@ -112,7 +129,8 @@ describe('simulator money', () => {
         for (const m of [job.price, job.fare, job.cancellationFee, job.cashOnDelivery, job.cashCollected]) if (m) assert.ok(Number.isSafeInteger(m.amount), `${type} ${job.id}: ${JSON.stringify(m)}`);
         const payer = job.businessId ? (['BUSINESS', job.businessId] as const) : (['CUSTOMER', job.customerId!] as const);
         const driverId = job.driver?.id ?? null;
-        const tip = job.earnings?.tip ?? 0;
+        const tip = tipped.get(job.id) ?? 0;
+        assert.equal(job.earnings?.tip ?? 0, tip, `${type} ${job.id}: tip`);
         if ((job.status === 'DELIVERED' || job.status === 'COMPLETED') && driverId && job.price) {
           figures.done++;
           const { amount, currency } = job.fare ?? job.price;
