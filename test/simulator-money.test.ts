@@ -84,22 +84,25 @@ describe('simulator money', () => {
       } while (cursor);
       return items;
     };
-    // The simulator gives no tips: its business and customer (the seed's accounts) tip one job of each
-    // payment method here, so that both tip rules are reconciled too.
+    // The simulator gives no tips: its business and customer (the seed's accounts) tip an ACCOUNT package
+    // and a CASH ride here (and a CASH package, were there one: the simulator's packages are ACCOUNT),
+    // so that both tip rules are reconciled too.
     const tipped = new Map<string, number>();
     const business = await accounts.login('sim11-business@sim.example', 'sim11-Business-pass');
     const customer = await accounts.login('sim11-customer@sim.example', 'sim11-Customer-pass');
-    const tipOne = async (type: 'packages' | 'rides', jobs: Job[], method: 'CASH' | 'ACCOUNT', amount: number, token: string) => {
-      const job = jobs.find((j) => j.paymentMethod === method && (j.status === 'DELIVERED' || j.status === 'COMPLETED'));
+    const tipOne = async (type: 'packages' | 'rides', jobs: Job[], method: 'CASH' | 'ACCOUNT', amount: number, session: { userId: string; accessToken: string }) => {
+      const mine = (j: Job) => (type === 'packages' ? j.businessId : j.customerId) === session.userId;
+      const job = jobs.find((j) => mine(j) && j.paymentMethod === method && (j.status === 'DELIVERED' || j.status === 'COMPLETED'));
       if (!job) return;
-      await api.call('POST', `/${type}/${job.id}/tip`, { amount }, token);
+      await api.call('POST', `/${type}/${job.id}/tip`, { amount }, session.accessToken);
       tipped.set(job.id, amount);
     };
     const delivered = await all<Job>('/packages?status=DELIVERED');
-    await tipOne('packages', delivered, 'ACCOUNT', 777, business.accessToken);
-    await tipOne('packages', delivered, 'CASH', 333, business.accessToken);
-    await tipOne('rides', await all<Job>('/rides?status=COMPLETED'), 'CASH', 555, customer.accessToken);
+    await tipOne('packages', delivered, 'ACCOUNT', 777, business);
+    await tipOne('packages', delivered, 'CASH', 333, business);
+    await tipOne('rides', await all<Job>('/rides?status=COMPLETED'), 'CASH', 555, customer);
     assert.ok([...tipped.values()].includes(777), 'no delivered ACCOUNT package to tip');
+    assert.ok([...tipped.values()].includes(555), 'no completed CASH ride to tip');
 
     const packages = await all<Job>('/packages');
     const rides = await all<Job>('/rides');
