@@ -1,48 +1,21 @@
 // The simulator against a started instance, as its README section runs it: it signs in as the admin,
 // brings a fleet online over the WebSocket and walks jobs to the end through the public API only.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { spawnNode } from './helpers/processes.js';
-
-const ADMIN = { ADMIN_EMAIL: 'admin@sim.example', ADMIN_PHONE: '+254700000009', ADMIN_PASSWORD: 'simulator-admin-pass' };
-
-const spawnTs = (file: string, args: string[], env: Record<string, string>) => spawnNode(['--import', 'tsx', file, ...args], env);
+import { SIM_ADMIN as ADMIN, spawnTs, startSimServer, type SimServer } from './helpers/sim-server.js';
 
 describe('simulator', () => {
-  let dataDir = '';
-  let server: ReturnType<typeof spawnTs> | undefined;
+  let server: SimServer | undefined;
   let url = '';
+  let dataDir = '';
   before(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'rd-sim-'));
-    const port = String(20000 + Math.floor(Math.random() * 20000));
-    url = `http://127.0.0.1:${port}`;
-    server = spawnTs('src/server.ts', [], {
-      ...ADMIN,
-      PORT: port,
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      SMS_TRANSPORT: 'file',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_GLOBAL: 'off',
-      RATE_LIMIT_LOGIN: 'off',
-      RATE_LIMIT_LOGIN_SEND_OTP: 'off',
-      RATE_LIMIT_REGISTER_SEND_OTP: 'off',
-    });
-    const until = Date.now() + 60_000;
-    for (;;) {
-      const ok = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
-      if (ok) break;
-      if (Date.now() > until) throw new Error(`server did not start:\n${server.stdout()}${server.stderr()}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    server = await startSimServer();
+    url = server.url;
+    dataDir = server.dataDir;
   });
   after(async () => {
-    server?.child.kill('SIGTERM');
-    await server?.exited;
-    await rm(dataDir, { recursive: true, force: true });
+    await server?.stop();
   });
 
   test('at --speed 30 for 30 s, a fleet of 12 takes jobs and walks at least three to the end, with no server error', async () => {
