@@ -1,6 +1,7 @@
 // B1: position updates over HTTP (validated, authenticated, into the live index), 100k drivers.
 // Usage: npx tsx bench/b1-location-http.ts   (BENCH_DURATION=10, BENCH_RATE=20000 (0: no open-loop run), BENCH_DATABASE_URL=...)
-import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
+import { baseline, durationArg, load, machine, randomPoint, startServer } from './lib/harness.js';
+import { measureRoute, ratioTo } from './lib/route-run.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 20_000);
@@ -30,12 +31,7 @@ await load({
   amount: headers.length,
   requests: [{ ...requests[0], setupRequest: (req: any) => ({ ...requests[0].setupRequest(req), headers: headers[next++ % headers.length] }) }],
 });
-const max = await withServerCpu(server.child.pid!, () => load({ url, requests, duration }));
-await server.ask('stats');
-// Open loop at the target rate: latencies include any queueing when the server cannot keep up.
-const atRate = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, serverPid: server.child.pid!, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
-const stats = await server.ask('stats');
-await server.stop();
+const { max, atRate, stats } = await measureRoute({ server, url, requests, duration, rate, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
 
 console.log(
   JSON.stringify({
@@ -46,7 +42,7 @@ console.log(
     max,
     [`at${rate}PerSec`]: atRate,
     baseline: base,
-    ratioToBaseline: Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100,
+    ratioToBaseline: ratioTo(base, max),
     targets: { updatesPerSec: 20_000, p99Ms: 10, ratio: 0.6 },
     serverRssMB: stats.rssMB,
     serverMemoryMB: stats.memoryMB,

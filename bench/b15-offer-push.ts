@@ -6,13 +6,13 @@
 // Usage: npx tsx bench/b15-offer-push.ts   (BENCH_DRIVERS=10000, BENCH_RATE=50, BENCH_DURATION=10)
 import { generateVapidKeys } from '../src/modules/push/vapid-keys.js';
 import { startPushReceiver, type ReceivedPush } from '../test/helpers/push-receiver.js';
-import { durationArg, machine, randomPoint, startServer } from './lib/harness.js';
+import { durationArg, machine, startServer } from './lib/harness.js';
+import { createPackagesAtRate } from './lib/packages.js';
 
 const duration = durationArg();
 const drivers = Number(process.env.BENCH_DRIVERS ?? 10_000);
 const rate = Number(process.env.BENCH_RATE ?? 50);
 const OFFER_TTL_MS = 20_000;
-const VEHICLES = ['BIKE', 'CAR', 'VAN', 'TRUCK'] as const;
 
 const pct = (values: number[], p: number) => {
   if (!values.length) return null;
@@ -40,28 +40,8 @@ const server = await startServer('app', {
   BENCH_PUSH_AUTH: receiver.sharedKeys.auth,
 });
 const base = `http://127.0.0.1:${server.port}/api`;
-const headers = { authorization: `Bearer ${server.info.businessToken}`, 'content-type': 'application/json' };
-const stop = (p: { lat: number; lng: number }) => ({ location: p, address: 'Bench St 1', contactName: 'Bench', contactPhone: '+254712345678' });
 const created = new Set<string>();
-let errors = 0;
-const inflight: Promise<void>[] = [];
-const end = performance.now() + duration * 1000;
-for (let next = performance.now(); next < end; next += 1000 / rate) {
-  const wait = next - performance.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  inflight.push(
-    fetch(`${base}/packages`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ pickup: stop(randomPoint()), dropoff: stop(randomPoint()), vehicleType: VEHICLES[Math.floor(Math.random() * 4)], countryId: server.info.countryId, parcel: { description: 'Bench' } }),
-    }).then(async (res) => {
-      const body = await res.json();
-      if (res.status !== 201) errors += 1;
-      else created.add(body.id);
-    }),
-  );
-}
-await Promise.all(inflight);
+const errors = await createPackagesAtRate({ base, token: server.info.businessToken, countryId: server.info.countryId, rate, duration, onCreated: (id) => created.add(id) });
 await new Promise((r) => setTimeout(r, 2000));
 const stats = await server.ask('stats');
 await server.stop();

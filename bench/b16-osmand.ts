@@ -2,7 +2,8 @@
 // device key lookup (cached), the per-key rate limit, the same position intake as the WebSocket.
 // 100k drivers, 10k device keys. Target: 10,000 positions/s (B1's route is the bearer-token HTTP one).
 // Usage: npx tsx bench/b16-osmand.ts   (BENCH_DURATION=10, BENCH_RATE=10000 (0: no open-loop run), BENCH_DATABASE_URL=...)
-import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
+import { baseline, durationArg, load, machine, randomPoint, startServer } from './lib/harness.js';
+import { measureRoute, ratioTo } from './lib/route-run.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 10_000);
@@ -21,11 +22,7 @@ const url = `http://127.0.0.1:${server.port}`;
 // Warm-up: every key once (its lookup is cached for a minute, as in steady state where a phone sends every few seconds).
 let next = 0;
 await load({ url, amount: keys.length, requests: [{ method: 'GET' as const, path: '/', setupRequest: (req: any) => ({ ...req, path: path().replace(/id=[^&]+/, `id=${keys[next++ % keys.length]}`) }) }] });
-const max = await withServerCpu(server.child.pid!, () => load({ url, requests, duration }));
-await server.ask('stats');
-const atRate = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, serverPid: server.child.pid!, request: () => ({ method: 'GET', path: path() }) });
-const stats = await server.ask('stats');
-await server.stop();
+const { max, atRate, stats } = await measureRoute({ server, url, requests, duration, rate, request: () => ({ method: 'GET', path: path() }) });
 
 console.log(
   JSON.stringify({
@@ -36,7 +33,7 @@ console.log(
     max,
     [`at${rate}PerSec`]: atRate,
     baseline: base,
-    ratioToBaseline: Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100,
+    ratioToBaseline: ratioTo(base, max),
     targets: { positionsPerSec: 10_000 },
     positionsApplied: stats.positionsApplied,
     serverRssMB: stats.rssMB,

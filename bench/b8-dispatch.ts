@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { DriverIndex } from '../src/modules/matching/driver-index.js';
 import { pickDriver } from '../src/modules/dispatch/policy.js';
 import { durationArg, machine, randomPoint, startServer } from './lib/harness.js';
+import { createPackagesAtRate } from './lib/packages.js';
 
 const duration = durationArg();
 const drivers = Number(process.env.BENCH_DRIVERS ?? 10_000);
@@ -57,27 +58,7 @@ for (let i = 0; i < auth.length; i += 250) {
     }),
   );
 }
-const headers = { authorization: `Bearer ${server.info.businessToken}`, 'content-type': 'application/json' };
-const stop = (p: { lat: number; lng: number }) => ({ location: p, address: 'Bench St 1', contactName: 'Bench', contactPhone: '+254712345678' });
-let errors = 0;
-const inflight: Promise<void>[] = [];
-const end = performance.now() + duration * 1000;
-for (let next = performance.now(); next < end; next += 1000 / rate) {
-  const wait = next - performance.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  inflight.push(
-    fetch(`${base}/packages`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ pickup: stop(randomPoint()), dropoff: stop(randomPoint()), vehicleType: VEHICLES[Math.floor(Math.random() * 4)], countryId: server.info.countryId, parcel: { description: 'Bench' } }),
-    }).then(async (res) => {
-      const body = await res.json();
-      if (res.status !== 201) errors += 1;
-      else returned.set(body.id, performance.now());
-    }),
-  );
-}
-await Promise.all(inflight);
+const errors = await createPackagesAtRate({ base, token: server.info.businessToken, countryId: server.info.countryId, rate, duration, onCreated: (id) => returned.set(id, performance.now()) });
 await new Promise((r) => setTimeout(r, 1000));
 const latencies: number[] = [];
 let missing = 0;

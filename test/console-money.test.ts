@@ -4,33 +4,21 @@
 // process (buildTestApp, listening) so that the ledger can be given last month's entries directly.
 // CONSOLE_SCREENSHOTS=docs/screenshots saves the pages.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { jobCompletedEntries } from '../src/modules/ledger/postings.js';
 import { ManualClock } from '../src/shared/clock.js';
 import { buildSmsTestApp, type SmsTestApp } from './auth-support.js';
+import { chromiumSkip, launchChromium } from './helpers/browser.js';
 import { TEST_PASSWORD, createUser, type TestUser } from './helpers/factories.js';
 import { projectRoot } from './helpers/processes.js';
 import { packageBody, setDriverPosition } from './packages-helpers.js';
 
-function onPath(names: string[]): string | undefined {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
-const skip = chromiumPath ? false : 'no Chromium on PATH (apt-get install chromium): the console money pages test is skipped';
+const skip = chromiumSkip('the console money pages');
 const screenshots = process.env.CONSOLE_SCREENSHOTS ? path.resolve(projectRoot, process.env.CONSOLE_SCREENSHOTS) : undefined;
 
 describe('console money pages in Chromium', { skip }, () => {
@@ -72,10 +60,7 @@ describe('console money pages in Chromium', { skip }, () => {
     const run = await t.app.inject({ method: 'POST', url: '/api/admin/invoices/run', headers: admin.headers, payload: { month: lastMonth } });
     assert.equal(run.json().created, 1, run.body);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     if (screenshots) mkdirSync(screenshots, { recursive: true });
   });
 

@@ -5,118 +5,33 @@
 // and the recipient's name. Accounts are made through the API; the apps are signed in with a
 // refresh token, as a returning user's tab is.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { chromium, devices, type Browser } from 'playwright-core';
+import { before, describe, test } from 'node:test';
+import { devices } from 'playwright-core';
 import sharp from 'sharp';
-import { serverDatabaseUrl } from './helpers/database.js';
-import { freePort, spawnNode, waitFor, type NodeProcess } from './helpers/processes.js';
+import { chromiumSkip, useBrowserHarness } from './helpers/browser.js';
+import { waitFor } from './helpers/processes.js';
 import { jpegWithGps } from './proof-helpers.js';
 
-function onPath(names: string[]): string | undefined {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
-const skip = chromiumPath ? false : 'no Chromium on PATH: the proof-of-delivery browser test is skipped';
+const skip = chromiumSkip('the proof-of-delivery');
 const PASSWORD = 'proof-test-Passw0rd';
 const PICKUP = { lat: -1.2864, lng: 36.8172 };
 const DROPOFF = { lat: -1.3, lng: 36.78 };
 
 describe('proof of delivery in Chromium: driver app (phone) and console', { skip }, () => {
-  let server: NodeProcess;
-  let base: string;
-  let dataDir: string;
-  let smsFile: string;
-  let browser: Browser;
-  let database: { url?: string; close(): Promise<void> } | undefined;
+  const h = useBrowserHarness({
+    tmpPrefix: 'rd-proof-browser-',
+    password: PASSWORD,
+    env: { RATE_LIMIT_LOGIN: '50/15m', RATE_LIMIT_GLOBAL: '2000/15m', DISPATCH_MODE: 'off' },
+  });
+  const { call, smsCount, smsCode, pageErrors } = h;
   let kenya: string;
   let adminToken: string;
-  const pageErrors: string[] = [];
 
   before(async () => {
-    const { buildWeb, staleReason } = await import('../scripts/build-web.mjs');
-    if (staleReason()) assert.ok(buildWeb().ok, 'the web apps build');
-    dataDir = await mkdtemp(path.join(tmpdir(), 'rd-proof-browser-'));
-    smsFile = path.join(dataDir, 'sms.log');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      NODE_ENV: 'development',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      SMS_TRANSPORT: 'file',
-      SMS_FILE: smsFile,
-      RATE_LIMIT_LOGIN: '50/15m',
-      RATE_LIMIT_GLOBAL: '2000/15m',
-      DISPATCH_MODE: 'off',
-    };
-    if (serverDatabaseUrl) {
-      const { createTestDatabase } = await import('./helpers/database.js');
-      database = await createTestDatabase({ migrate: false });
-      env.DATABASE_URL = database.url!;
-    }
-    server = spawnNode(['--import', 'tsx', 'src/server.ts'], env);
-    await waitFor(() => server.output().includes('"msg":"ready"'), 90_000, 'the server', server.output);
-    const adminPassword = /Password: (\S+)/.exec(server.stdout())?.[1] ?? '';
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
-    const countries = (await (await fetch(`${base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    const countries = await call<{ items: { id: string; code: string }[] }>('GET', '/countries');
     kenya = countries.items.find((c) => c.code === 'KE')!.id;
-    adminToken = (await login('admin@localhost', '+254700000000', adminPassword)).accessToken;
+    adminToken = (await login('admin@localhost', '+254700000000', h.adminPassword)).accessToken;
   });
-
-  after(async () => {
-    await browser?.close();
-    if (server) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
-    await database?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const smsCount = (phone: string) => (existsSync(smsFile) ? readFileSync(smsFile, 'utf8').split('\n').filter((l) => l.includes(`"${phone}"`)).length : 0);
-
-  async function smsCode(phone: string, before: number): Promise<string> {
-    let code = '';
-    await waitFor(
-      () => {
-        const lines = existsSync(smsFile) ? readFileSync(smsFile, 'utf8').split('\n').filter((l) => l.includes(`"${phone}"`)) : [];
-        if (lines.length <= before) return false;
-        code = /\b(\d{6})\b/.exec((JSON.parse(lines[lines.length - 1]!) as { text: string }).text)?.[1] ?? '';
-        return code !== '';
-      },
-      10_000,
-      `an SMS to ${phone}`,
-    );
-    return code;
-  }
-
-  async function call<T = Record<string, unknown>>(method: string, url: string, token?: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${base}/api${url}`, {
-      method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    assert.ok(res.ok, `${method} ${url}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
-  }
 
   async function login(identifier: string, phone: string, password = PASSWORD) {
     const before = smsCount(phone);
@@ -153,7 +68,7 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
     await call('POST', `/packages/${pkg.id}/start`, driver.accessToken);
 
     // ---- the driver app, on a phone ----
-    const phone = await browser.newContext({
+    const phone = await h.browser.newContext({
       ...devices['Pixel 7'],
       viewport: { width: 360, height: 740 },
       geolocation: { latitude: DROPOFF.lat, longitude: DROPOFF.lng, accuracy: 10 },
@@ -165,7 +80,7 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
     const page = await phone.newPage();
     page.setDefaultTimeout(20_000);
     page.on('pageerror', (err) => pageErrors.push(`${page.url()}: ${err.message}`));
-    await page.goto(`${base}/driver/`);
+    await page.goto(`${h.base}/driver/`);
     await page.getByRole('heading', { name: /Delivery IN TRANSIT/ }).waitFor();
 
     // Without the proof the server refuses, and the app says why.
@@ -200,7 +115,7 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
     const delivered = await call<{ status: string; proof: { photoUrl: string; signatureUrl: string; recipientName: string } }>('GET', `/packages/${pkg.id}`, shop.accessToken);
     assert.equal(delivered.status, 'DELIVERED');
     assert.equal(delivered.proof.recipientName, 'Achieng Otieno');
-    const image = async (url: string) => Buffer.from(await (await fetch(`${base}${url}`, { headers: { authorization: `Bearer ${shop.accessToken}` } })).arrayBuffer());
+    const image = async (url: string) => Buffer.from(await (await fetch(`${h.base}${url}`, { headers: { authorization: `Bearer ${shop.accessToken}` } })).arrayBuffer());
     const storedPhoto = await sharp(await image(delivered.proof.photoUrl)).metadata();
     assert.deepEqual([storedPhoto.format, storedPhoto.width, storedPhoto.exif], ['jpeg', 1600, undefined]);
     const signature = await image(delivered.proof.signatureUrl);
@@ -214,14 +129,14 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
     await phone.close();
 
     // ---- the business's console ----
-    const desk = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const desk = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
     await desk.addInitScript((token) => {
       if (!sessionStorage.getItem('console.refreshToken')) sessionStorage.setItem('console.refreshToken', token);
     }, shop.refreshToken);
     const consolePage = await desk.newPage();
     consolePage.setDefaultTimeout(20_000);
     consolePage.on('pageerror', (err) => pageErrors.push(`${consolePage.url()}: ${err.message}`));
-    await consolePage.goto(`${base}/deliveries/${pkg.id}`);
+    await consolePage.goto(`${h.base}/deliveries/${pkg.id}`);
     await consolePage.getByRole('heading', { name: 'Proof of delivery' }).waitFor();
     await consolePage.getByTestId('proof-recipient').getByText('Achieng Otieno').waitFor();
     for (const alt of ['Proof of delivery photo', 'Recipient’s signature']) {

@@ -5,24 +5,12 @@
 // (FCM, Mozilla's, Apple's) cannot be reached from a test; the server's side of the way is
 // test/push.test.ts.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { chromium, devices, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { devices, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from './helpers/app.js';
+import { chromiumSkip, launchChromium } from './helpers/browser.js';
 
-function onPath(names: string[]): string | undefined {
-  for (const name of names) {
-    try {
-      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      // not this one
-    }
-  }
-  return undefined;
-}
-
-const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'chromium-browser', 'google-chrome']);
-const skip = chromiumPath ? false : 'no Chromium on PATH: the push browser test is skipped';
+const skip = chromiumSkip('the push');
 
 type Shown = { title: string; body: string; tag: string; data: { url?: string; offerId?: string } };
 
@@ -44,10 +32,7 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     const address = t.app.server.address();
     if (!address || typeof address === 'string') throw new Error('no address');
     base = `http://127.0.0.1:${address.port}`;
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ ...devices['Pixel 7'], viewport: { width: 360, height: 740 }, serviceWorkers: 'allow' });
     await context.grantPermissions(['notifications'], { origin: base });
     page = await context.newPage();

@@ -30,6 +30,13 @@ export const chromiumPath = process.env.CHROMIUM_PATH || onPath(['chromium', 'ch
 export const chromiumSkip = (what: string): false | string =>
   chromiumPath ? false : `no Chromium on PATH (apt-get install chromium): ${what} browser tests are skipped`;
 
+/** The operating system's Chromium, headless, through Playwright. */
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  });
+
 export interface BrowserHarnessOptions {
   /** The temporary data folder's prefix. */
   tmpPrefix: string;
@@ -94,10 +101,7 @@ export function useBrowserHarness(options: BrowserHarnessOptions): BrowserHarnes
     server = spawnNode(['--import', 'tsx', 'src/server.ts'], env);
     await waitFor(() => server.output().includes('"msg":"ready"'), 90_000, 'the server', server.output);
     adminPassword = /Password: (\S+)/.exec(server.stdout())?.[1] ?? '';
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {

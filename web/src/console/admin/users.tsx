@@ -5,6 +5,7 @@ import { api, ok } from '../../shared/api/client';
 import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, SelectField, StatusBadge, formatTime, useFocusAfterRender } from '../../shared/ui';
+import { Pager, useCursors } from '../pager';
 
 type User = Schemas['/api/admin/users/{id}']['get']['responses'][200]['content']['application/json'];
 const ROLES = ['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN'] as const;
@@ -100,25 +101,8 @@ function ReasonAction({ user, action, label, onDone }: { user: User; action: 're
   );
 }
 
-function Pager({ next, cursors, setCursors }: { next: string | null | undefined; cursors: string[]; setCursors: (c: string[]) => void }) {
-  return (
-    <nav aria-label="Pages" className="actions">
-      {cursors.length > 0 && (
-        <button type="button" className="secondary" onClick={() => setCursors([])}>
-          First page
-        </button>
-      )}
-      {next && (
-        <button type="button" className="secondary" onClick={() => setCursors([...cursors, next])}>
-          Next page
-        </button>
-      )}
-    </nav>
-  );
-}
-
 export function ApprovalsPage() {
-  const [cursors, setCursors] = useState<string[]>([]);
+  const { cursors, setCursors } = useCursors();
   const users = useUsers({ status: 'PENDING_APPROVAL' }, cursors[cursors.length - 1]);
   const [onDone, doneNotice] = useDone();
   const act = useUserAction(onDone);
@@ -174,7 +158,7 @@ export function ApprovalsPage() {
 export function UsersPage() {
   const [role, setRole] = useState<(typeof ROLES)[number] | ''>('');
   const [status, setStatus] = useState<(typeof STATUSES)[number] | ''>('');
-  const [cursors, setCursors] = useState<string[]>([]);
+  const { cursors, setCursors } = useCursors();
   const users = useUsers({ ...(role ? { role } : {}), ...(status ? { status } : {}) }, cursors[cursors.length - 1]);
   const [onDone, doneNotice] = useDone();
   const act = useUserAction(onDone);

@@ -10,11 +10,11 @@ import { Link } from '../router';
 import { AssignDriver } from './assign';
 import { useAccountStream } from '../../shared/deliveries/stream';
 import type { Package, PackageStatus } from '../../shared/deliveries/types';
+import { Pager, useCursors } from '../pager';
 
 export function DeliveriesPage() {
   const [status, setStatus] = useState<PackageStatus | ''>('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursors, setCursors, cursor } = useCursors();
   const live = useAccountStream();
   const role = session.user?.role;
   const client = useQueryClient();
@@ -115,18 +115,7 @@ export function DeliveriesPage() {
           </tbody>
         </table>
       )}
-      <nav aria-label="Pages" className="actions">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary" onClick={() => setCursors([])}>
-            First page
-          </button>
-        )}
-        {list.data?.nextCursor && (
-          <button type="button" className="secondary" onClick={() => setCursors([...cursors, list.data!.nextCursor!])}>
-            Next page
-          </button>
-        )}
-      </nav>
+      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
     </>
   );
 }

@@ -1,13 +1,13 @@
 // A business's monthly invoices (contract section 21): the list, one invoice's lines and totals, and
 // its PDF, fetched as a blob with the bearer header (the token is in memory, never in a link).
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api, ok } from '../../shared/api/client';
 import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, PageTitle, formatMoney, formatTime } from '../../shared/ui';
 import { saveBlob } from '../../shared/download';
 import { Link } from '../router';
+import { Pager, useCursors } from '../pager';
 
 type Invoice = Schemas['/api/businesses/me/invoices/{id}']['get']['responses'][200]['content']['application/json'];
 
@@ -31,8 +31,7 @@ function useDownload(id: string) {
 }
 
 export function InvoicesPage() {
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursors, setCursors, cursor } = useCursors();
   const list = useQuery({
     queryKey: queryKeys.invoicesPage(cursor),
     queryFn: () => ok(api.GET('/api/businesses/me/invoices', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
@@ -73,18 +72,7 @@ export function InvoicesPage() {
           </tbody>
         </table>
       )}
-      <nav aria-label="Pages" className="actions">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary" onClick={() => setCursors([])}>
-            First page
-          </button>
-        )}
-        {list.data?.nextCursor && (
-          <button type="button" className="secondary" onClick={() => setCursors([...cursors, list.data!.nextCursor!])}>
-            Next page
-          </button>
-        )}
-      </nav>
+      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
     </>
   );
 }

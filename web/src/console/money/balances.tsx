@@ -6,6 +6,7 @@ import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney } from '../../shared/ui';
 import { newIdempotencyKey, toMajorText, toMinorUnits } from './money';
+import { Pager, useCursors } from '../pager';
 
 const KIND_LABEL: Record<string, string> = {
   DRIVER: 'Driver',
@@ -83,8 +84,7 @@ function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Dr
 
 export function BalancesPage() {
   const [currency, setCurrency] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursors, setCursors, cursor } = useCursors();
   const filter = /^[A-Z]{3}$/.test(currency) ? currency : '';
   const list = useQuery({
     queryKey: queryKeys.balancesPage(filter, cursor),
@@ -155,18 +155,7 @@ export function BalancesPage() {
           </tbody>
         </table>
       )}
-      <nav aria-label="Pages" className="actions">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary" onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous page
-          </button>
-        )}
-        {list.data?.nextCursor && (
-          <button type="button" className="secondary" onClick={() => setCursors([...cursors, list.data!.nextCursor!])}>
-            Next page
-          </button>
-        )}
-      </nav>
+      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} back="previous" />
       <div className="columns">
         <ReceiptForm kind="settlement" draft={settlement} setDraft={setSettlement} formRef={settlementForm} />
         <ReceiptForm kind="payment" draft={payment} setDraft={setPayment} formRef={paymentForm} />

@@ -9,13 +9,13 @@ import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, StatusBadge, forma
 import { Link, navigate } from '../router';
 import { saveBlob } from '../../shared/download';
 import { newIdempotencyKey, toMinorUnits } from './money';
+import { Pager, useCursors } from '../pager';
 
 type Batch = Schemas['/api/admin/payouts/{id}']['get']['responses'][200]['content']['application/json'];
 
 export function PayoutsPage() {
   const client = useQueryClient();
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursors, setCursors, cursor } = useCursors();
   const [form, setForm] = useState({ currency: 'KES', minimum: '' });
   const [invalid, setInvalid] = useState<string | null>(null);
   const list = useQuery({
@@ -95,18 +95,7 @@ export function PayoutsPage() {
           </tbody>
         </table>
       )}
-      <nav aria-label="Pages" className="actions">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary" onClick={() => setCursors([])}>
-            First page
-          </button>
-        )}
-        {list.data?.nextCursor && (
-          <button type="button" className="secondary" onClick={() => setCursors([...cursors, list.data!.nextCursor!])}>
-            Next page
-          </button>
-        )}
-      </nav>
+      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
     </>
   );
 }
@@ -155,8 +144,7 @@ function FailLine({ batchId, lineId, name, onDone }: { batchId: string; lineId: 
 
 export function PayoutPage({ id }: { id: string }) {
   const client = useQueryClient();
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
+  const { cursors, setCursors, cursor } = useCursors();
   const [notice, setNotice] = useState<{ n: number; text: string } | null>(null);
   const say = (text: string) => setNotice((n) => ({ n: (n?.n ?? 0) + 1, text }));
   const batch = useQuery({ queryKey: queryKeys.payout(id), queryFn: () => ok(api.GET('/api/admin/payouts/{id}', { params: { path: { id } } })) as Promise<Batch> });
@@ -251,18 +239,7 @@ export function PayoutPage({ id }: { id: string }) {
           </tbody>
         </table>
       )}
-      <nav aria-label="Pages" className="actions">
-        {cursors.length > 0 && (
-          <button type="button" className="secondary" onClick={() => setCursors([])}>
-            First page
-          </button>
-        )}
-        {lines.data?.nextCursor && (
-          <button type="button" className="secondary" onClick={() => setCursors([...cursors, lines.data!.nextCursor!])}>
-            Next page
-          </button>
-        )}
-      </nav>
+      <Pager next={lines.data?.nextCursor} cursors={cursors} setCursors={setCursors} />
     </>
   );
 }

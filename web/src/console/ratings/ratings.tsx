@@ -7,6 +7,7 @@ import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
 import { ErrorBox, Field, PageTitle, formatTime } from '../../shared/ui';
 import { Link } from '../router';
+import { Pager, useCursors } from '../pager';
 
 type RatingPage = Schemas['/api/admin/ratings']['get']['responses'][200]['content']['application/json'];
 type Rating = RatingPage['items'][number];
@@ -30,26 +31,9 @@ const who = (r: Rating) => (r.side === 'CREATOR' ? `${r.raterRole.toLowerCase()}
 const jobLink = (r: Rating) =>
   r.jobType === 'PACKAGE' ? <Link to={`/deliveries/${r.jobId}`}>Delivery {r.jobId.slice(0, 8)}</Link> : <span>Ride {r.jobId.slice(0, 8)}</span>;
 
-function Pager({ next, cursors, setCursors }: { next: string | null | undefined; cursors: string[]; setCursors: (c: string[]) => void }) {
-  return (
-    <nav aria-label="Pages" className="actions">
-      {cursors.length > 0 && (
-        <button type="button" className="secondary" onClick={() => setCursors([])}>
-          First page
-        </button>
-      )}
-      {next && (
-        <button type="button" className="secondary" onClick={() => setCursors([...cursors, next])}>
-          Next page
-        </button>
-      )}
-    </nav>
-  );
-}
-
 /** One table of ratings; the comment column only where the API sends comments. */
 function RatingsTable({ scope, label, driverId }: { scope: Scope; label: string; driverId?: string }) {
-  const [cursors, setCursors] = useState<string[]>([]);
+  const { cursors, setCursors } = useCursors();
   const ratings = useRatings(scope, driverId ? { driverId } : {}, cursors[cursors.length - 1]);
   const withComments = scope !== 'company';
   const items = ratings.data?.items ?? [];
