@@ -16870,8 +16870,6 @@ export interface operations {
     getPositionsOsmand: {
         parameters: {
             query?: {
-                /** @description the device key (or `deviceid`); never logged */
-                id?: string;
                 /** @description latitude, degrees */
                 lat?: string;
                 /** @description longitude, degrees */
@@ -16991,8 +16989,6 @@ export interface operations {
     postPositionsOsmand: {
         parameters: {
             query?: {
-                /** @description the device key (or `deviceid`); never logged */
-                id?: string;
                 /** @description latitude, degrees */
                 lat?: string;
                 /** @description longitude, degrees */
