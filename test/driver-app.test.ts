@@ -204,6 +204,8 @@ describe('driver app in Chromium (phone)', { skip }, () => {
       parcel: { description: 'Flowers', size: 'SMALL' },
       reference: 'ORDER-7001',
       requireDeliveryCode: true,
+      // Cash on delivery (section 21): the driver collects KES 1,500.00 for the shop.
+      cashOnDelivery: { amount: 150_000 },
     });
     packageId = created.id;
     deliveryCode = created.deliveryCode;
@@ -264,6 +266,15 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     assert.equal(await page.getByRole('link', { name: 'Call' }).getAttribute('href'), 'tel:+254722333444');
     await page.getByRole('button', { name: 'Start delivery' }).click();
     await page.getByRole('heading', { name: /Delivery IN TRANSIT/ }).waitFor();
+    // The cash to collect is shown before "Delivered"; a different amount is refused (409 COD_MISMATCH).
+    await page.getByText('Cash to collect:').waitFor();
+    await page.getByText('KES 1,500.00').waitFor();
+    await page.getByLabel('Cash collected').fill('1400');
+    await page.getByLabel('Delivery code').fill(deliveryCode);
+    await page.getByRole('button', { name: 'Delivered' }).click();
+    await page.getByRole('alert').getByText(/cashCollected/).waitFor();
+    await page.getByLabel('Cash collected').fill('1500');
+    await page.getByLabel('Delivery code').fill('');
     // Without the code the server refuses, and says why.
     await page.getByRole('button', { name: 'Delivered' }).click();
     await page.getByRole('alert').getByText(/deliveryCode/).waitFor();
@@ -273,8 +284,20 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByRole('button', { name: 'Delivered' }).click();
     await page.getByText('Delivered. Well done.').waitFor();
     assert.equal(await page.getByRole('link', { name: 'Call' }).count(), 0, 'no contact once the job is over');
-    const pkg = await call<{ status: string }>('GET', `/packages/${packageId}`, shopToken);
+    const pkg = await call<{ status: string; cashCollected: { amount: number } | null }>('GET', `/packages/${packageId}`, shopToken);
     assert.equal(pkg.status, 'DELIVERED');
+    assert.deepEqual(pkg.cashCollected, { amount: 150_000, currency: 'KES' });
+
+    // The earnings of the day: one job, its earnings and the cash collected, as the API reports them.
+    await page.getByRole('button', { name: 'Earnings' }).click();
+    const today = page.getByRole('region', { name: 'Today' });
+    await today.waitFor();
+    const facts = (await today.locator('dd').allTextContents()).map((text) => text.trim());
+    assert.equal(facts[0], '1', `jobs today: ${facts.join(' | ')}`);
+    assert.match(facts[1] ?? '', /^KES [1-9][\d,]*\.\d\d$/, 'earnings today');
+    assert.equal(facts[3], 'KES 1,500.00', 'cash collected today');
+    await phoneLayout('earnings');
+    await shot('earnings');
 
     await page.getByRole('button', { name: 'Past jobs' }).click();
     await page.getByRole('heading', { name: 'Past jobs' }).waitFor();
