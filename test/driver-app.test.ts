@@ -431,7 +431,7 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByRole('button', { name: 'Go offline' }).waitFor();
   });
 
-  test('a ride: the offer, Accept, Arrived, Start trip, Complete trip; the customer sees COMPLETED', async () => {
+  test('a ride: the offer, Accept, Arrived, Start trip, Complete trip; the customer sees COMPLETED; the next one cancelled by the driver', async () => {
     const phone = '+254733500003';
     const before = smsCount(phone);
     const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, { phone });
@@ -462,6 +462,20 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByRole('button', { name: 'Complete trip' }).click();
     await page.getByText('Trip completed.').waitFor();
     assert.equal((await call<{ status: string }>('GET', `/rides/${ride.id}`, customer.accessToken)).status, 'COMPLETED');
+
+    // The next ride: accepted, then cancelled by the driver before the trip, with a reason.
+    const second = await call<{ id: string }>('POST', '/rides', customer.accessToken, { pickupLocation: PICKUP, destinationLocation: DROPOFF, vehicleType: 'BIKE', countryId: kenya });
+    await offer.getByText('Ride', { exact: true }).waitFor();
+    await offer.getByRole('button', { name: 'Accept' }).click();
+    await offer.waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: /Ride ACCEPTED/ }).waitFor();
+    await page.getByRole('button', { name: 'Cancel ride' }).click();
+    await page.getByLabel('Reason').fill('Flat tyre');
+    await page.getByRole('button', { name: 'Cancel ride' }).click();
+    await page.getByText('The job is cancelled.').waitFor();
+    const cancelled = await call<{ status: string; statusHistory: { status: string; reason?: string }[] }>('GET', `/rides/${second.id}`, customer.accessToken);
+    assert.equal(cancelled.status, 'CANCELLED');
+    assert.equal(cancelled.statusHistory.at(-1)?.reason, 'Flat tyre');
   });
 
   test('a cut socket: the app reconnects and sends the newest position only, not those of the gap', async () => {

@@ -195,18 +195,56 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
 }
 
 function RideSteps({ ride, onChanged }: { ride: Ride; onChanged: (job: Job) => void }) {
+  const [cancelling, setCancelling] = useState(false);
+  const [reason, setReason] = useState('');
   const step = useMutation({
     networkMode: 'always',
-    mutationFn: (action: 'arrive' | 'start' | 'complete') =>
-      performStep({ jobType: 'RIDE', job: ride }, action === 'arrive' ? { action, expect: 'ARRIVED', label: 'Arrived' } : action === 'start' ? { action, expect: 'IN_PROGRESS', label: 'Start trip' } : { action, expect: 'COMPLETED', label: 'Complete trip' }),
+    mutationFn: (action: 'arrive' | 'start' | 'complete' | 'cancel') =>
+      performStep(
+        { jobType: 'RIDE', job: ride },
+        action === 'arrive'
+          ? { action, expect: 'ARRIVED', label: 'Arrived' }
+          : action === 'start'
+            ? { action, expect: 'IN_PROGRESS', label: 'Start trip' }
+            : action === 'complete'
+              ? { action, expect: 'COMPLETED', label: 'Complete trip' }
+              : { action, expect: 'CANCELLED', label: 'Cancel ride', body: reason.trim() ? { reason: reason.trim() } : {} },
+      ),
     onSuccess: (job) => onChanged(job),
   });
   const [action, label] = ride.status === 'ACCEPTED' ? (['arrive', 'Arrived'] as const) : ride.status === 'ARRIVED' ? (['start', 'Start trip'] as const) : (['complete', 'Complete trip'] as const);
+  // The driver may cancel before the trip starts (ACCEPTED, ARRIVED), saying why (contract sections 10 and 19).
+  const mayCancel = ride.status === 'ACCEPTED' || ride.status === 'ARRIVED';
+  if (cancelling && mayCancel) {
+    return (
+      <form
+        className="steps"
+        onSubmit={(e) => {
+          e.preventDefault();
+          step.mutate('cancel');
+        }}
+      >
+        <Field label="Reason" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} hint="Optional: why the ride cannot be made" />
+        <ErrorBox error={step.error} />
+        <BusyButton type="submit" className="big danger" busy={step.isPending}>
+          Cancel ride
+        </BusyButton>
+        <button type="button" className="big secondary" onClick={() => setCancelling(false)}>
+          Back
+        </button>
+      </form>
+    );
+  }
   return (
     <div className="steps">
       <BusyButton type="button" className="big" busy={step.isPending} onClick={() => step.mutate(action)}>
         {label}
       </BusyButton>
+      {mayCancel && (
+        <button type="button" className="big secondary" onClick={() => setCancelling(true)}>
+          Cancel ride
+        </button>
+      )}
       <ErrorBox error={step.error} />
     </div>
   );
