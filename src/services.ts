@@ -199,7 +199,7 @@ export function createServices(deps: Deps): Services {
   );
   const ledger = new LedgerService({ db, clock });
   // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
-  const money = new JobMoney({ ledger, db });
+  const money = new JobMoney({ ledger });
   const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing, watcher: push, money };
   const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);

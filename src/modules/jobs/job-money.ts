@@ -35,8 +35,6 @@ export interface JobMoneyFacts {
 /** The lifecycle's money step, in the status change's transaction. */
 export interface JobMoneyHook {
   settle(trx: Transaction<Database>, facts: JobMoneyFacts): Promise<void>;
-  /** The tips booked for these jobs to their drivers (ledger entries TIP under sourceKeys.tip), 0 when none. */
-  tips(jobType: JobType, jobs: { id: string; driverId: string }[]): Promise<Map<string, number>>;
 }
 
 export interface Earnings {

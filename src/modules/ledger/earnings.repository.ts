@@ -15,21 +15,6 @@ export interface DriverEntryRow {
 }
 
 export class EarningsRepository {
-  /** The TIP entries on each driver's account in the transactions of these source keys. */
-  driverTips(db: Executor, jobs: { sourceKey: string; driverId: string }[]) {
-    return sql<{ source_key: string; party_id: string; amount: string }>`
-      select t.source_key, a.party_id, sum(e.amount)::bigint as amount
-      from ledger_transactions t
-      join ledger_entries e on e.transaction_id = t.id
-      join ledger_accounts a on a.id = e.account_id
-      where t.source_key = any(array(select value from jsonb_array_elements_text(${JSON.stringify(jobs.map((j) => j.sourceKey))}::jsonb)))
-        and e.code = 'TIP' and a.kind = 'DRIVER'
-        and a.party_id = any(array(select value::uuid from jsonb_array_elements_text(${JSON.stringify([...new Set(jobs.map((j) => j.driverId))])}::jsonb)))
-      group by t.source_key, a.party_id`
-      .execute(db)
-      .then((r) => r.rows);
-  }
-
   /**
    * The entries of a driver's accounts booked in [from, to), oldest first, each with its
    * transaction's source key and the sum of that transaction's credits.

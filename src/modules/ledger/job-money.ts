@@ -5,9 +5,7 @@
 // a replay books nothing twice.
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { JobType } from '../jobs/driver-claims.js';
 import type { JobMoneyFacts, JobMoneyHook } from '../jobs/job-money.js';
-import { EarningsRepository } from './earnings.repository.js';
 import type { LedgerService } from './ledger.service.js';
 import { cancellationFeeEntries, cashOnDeliveryEntries, jobCompletedEntries, sourceKeys, type TransactionInput } from './postings.js';
 
@@ -38,9 +36,7 @@ export function jobTransactions(facts: JobMoneyFacts): TransactionInput[] {
 }
 
 export class JobMoney implements JobMoneyHook {
-  private readonly repo = new EarningsRepository();
-
-  constructor(private readonly deps: { ledger: LedgerService; db: import('kysely').Kysely<Database> }) {}
+  constructor(private readonly deps: { ledger: LedgerService }) {}
 
   async settle(trx: Transaction<Database>, facts: JobMoneyFacts): Promise<void> {
     const inputs = jobTransactions(facts);
@@ -48,15 +44,4 @@ export class JobMoney implements JobMoneyHook {
     if (inputs.length) await this.deps.ledger.postMany(trx, inputs);
   }
 
-  async tips(jobType: JobType, jobs: { id: string; driverId: string }[]): Promise<Map<string, number>> {
-    if (!jobs.length) return new Map();
-    const byKey = new Map(jobs.map((j) => [sourceKeys.tip(jobType, j.id), j]));
-    const rows = await this.repo.driverTips(this.deps.db, jobs.map((j) => ({ sourceKey: sourceKeys.tip(jobType, j.id), driverId: j.driverId })));
-    const tips = new Map<string, number>();
-    for (const row of rows) {
-      const job = byKey.get(row.source_key);
-      if (job && job.driverId === row.party_id) tips.set(job.id, (tips.get(job.id) ?? 0) + Number(row.amount));
-    }
-    return tips;
-  }
 }

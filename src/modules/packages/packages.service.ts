@@ -263,17 +263,16 @@ export class PackageService {
     return { ...cod, ...(earnings ? { earnings } : {}) };
   }
 
-  /** The tips of the packages whose earnings this caller sees (one query; none when it sees none). */
-  private async tipsFor(rows: MoneyRow[], auth: AuthContext): Promise<Map<string, number>> {
-    const jobs = rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => ({ id: r.id, driverId: r.driver_id! }));
-    return jobs.length && this.deps.money ? this.deps.money.tips('PACKAGE', jobs) : new Map();
+  /** The tips of the packages whose earnings this caller sees: the `tips` row each read joins (booked in its transaction with the ledger's entries). */
+  private tipsFor(rows: MoneyRow[], auth: AuthContext): Map<string, number> {
+    return new Map(rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => [r.id, r.tip_amount ?? 0]));
   }
 
   /** The package as this caller sees it after an action of its own, with the viewer-dependent fields. */
   private async present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
     const body = { ...PackageService.shown(this.respond(row), view), ...this.moneyFor(row, auth) };
     if (view === 'OPEN') return body;
-    return { ...body, ...PackageService.moneyFields(row, auth, await this.tipsFor([row], auth)) };
+    return { ...body, ...PackageService.moneyFields(row, auth, this.tipsFor([row], auth)) };
   }
 
   /** The tip and cancellationFeeNow as this viewer may see them (contract section 20). */
@@ -306,7 +305,7 @@ export class PackageService {
   /** The cached text as this caller may read it (a company reading by id is always its driver's company). */
   private async jsonFor(row: ShownJsonRow, auth: AuthContext): Promise<string> {
     if (!PackageService.canSee(row, auth)) throw packageNotFound();
-    const tips = await this.tipsFor([row], auth);
+    const tips = this.tipsFor([row], auth);
     const extra = Object.entries({ ...this.moneyFor(row, auth), ...PackageService.moneyFields(row, auth, tips) })
       .map(([key, value]) => `,"${key}":${JSON.stringify(value)}`)
       .join('');
@@ -332,7 +331,7 @@ export class PackageService {
   async list(auth: AuthContext, query: PackageListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    const tips = await this.tipsFor(rows.slice(0, limit), auth);
+    const tips = this.tipsFor(rows.slice(0, limit), auth);
     // The query returns only what the caller may list (a company: its drivers' packages, and the PENDING ones of its country).
     return toRowPage(rows, limit, (r) => {
       const view = PackageService.viewFor(r, auth);

@@ -93,13 +93,14 @@ export class RideService {
     return earnings ? { ...body, earnings } : body;
   }
 
-  private async tipsFor(rows: RideRow[], auth: AuthContext): Promise<Map<string, number>> {
-    const jobs = rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => ({ id: r.id, driverId: r.driver_id! }));
-    return jobs.length && this.deps.money ? this.deps.money.tips('RIDE', jobs) : new Map();
+  /** The tips of the rides whose earnings this caller sees: the `tips` row each read joins (booked in its transaction with the ledger's entries). */
+  private tipsFor(rows: RideRow[], auth: AuthContext): Map<string, number> {
+    return new Map(rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => [r.id, r.tip_amount ?? 0]));
   }
 
+
   private async present(row: RideRow, auth: AuthContext): Promise<RideResponse> {
-    return { ...RideService.toResponseFor(row, auth, await this.tipsFor([row], auth)), ...this.viewerMoneyOf(row, auth) };
+    return { ...RideService.toResponseFor(row, auth, this.tipsFor([row], auth)), ...this.viewerMoneyOf(row, auth) };
   }
 
   /** The tip and cancellationFeeNow where contract section 20 shows them (the tip: the parties and admins; the fee: the customer). */
@@ -123,7 +124,7 @@ export class RideService {
   async list(auth: AuthContext, query: RideListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    const tips = await this.tipsFor(rows.slice(0, limit), auth);
+    const tips = this.tipsFor(rows.slice(0, limit), auth);
     return toRowPage(rows, limit, (r) => ({ ...RideService.toResponseFor(r, auth, tips), ...this.viewerMoneyOf(r, auth) }));
   }
 
