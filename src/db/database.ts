@@ -7,6 +7,7 @@ import { DatabaseAvailability, isDatabaseUnavailable } from './availability.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { openEmbedded } from './embedded.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { honourPreparedMarks } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type DB = Kysely<Database>;
@@ -42,6 +43,9 @@ export async function openDatabase(options: {
       // While the server is away a statement fails after this instead of waiting for it.
       connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       keepAlive: true,
+      // Named prepared statements (ours are marked, src/db/prepared.ts) get a generic plan from their
+      // first run: they are key lookups and small writes, where re-planning per run is pure cost.
+      options: '-c plan_cache_mode=force_generic_plan',
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -52,6 +56,7 @@ export async function openDatabase(options: {
     // statement running on it fails on its own.
     pool.on('error', (err) => availability.lost(err));
     pool.on('connect', (client) => {
+      honourPreparedMarks(client as unknown as Parameters<typeof honourPreparedMarks>[0]);
       client.on('error', (err) => availability.lost(err));
       availability.recovered();
     });

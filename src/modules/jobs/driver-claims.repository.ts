@@ -1,6 +1,7 @@
 // The driver's one active job in SQL (driver_profiles.active_job_*): the conditional claim written in
 // the job's status transaction, its release, and what explains a refused claim (driver-claims.ts).
 import { sql } from 'kysely';
+import { runPrepared } from '../../db/prepared.js';
 import type { Executor } from '../../db/executor.js';
 import type { ClaimRequest } from './driver-claims.js';
 
@@ -32,10 +33,13 @@ export function loadClaimState(db: Executor, driverId: string) {
 }
 
 export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {
-  await trx
-    .updateTable('driver_profiles')
-    .set({ active_job_type: null, active_job_id: null, updated_at: now })
-    .where('user_id', '=', driverId)
-    .where('active_job_id', '=', jobId)
-    .execute();
+  await runPrepared(
+    trx,
+    trx
+      .updateTable('driver_profiles')
+      .set({ active_job_type: null, active_job_id: null, updated_at: now })
+      .where('user_id', '=', driverId)
+      .where('active_job_id', '=', jobId)
+      .compile(),
+  );
 }

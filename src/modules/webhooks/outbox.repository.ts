@@ -1,5 +1,6 @@
 // Kysely queries of the webhook outbox: rows written in a job's status transaction, claimed, sent and
 // completed by the delivery worker (webhook-worker.ts).
+import { runPrepared } from '../../db/prepared.js';
 import { sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
@@ -39,14 +40,15 @@ export class OutboxRepository {
     row: { businessId: string; event: string; deliveryId: string; payload: string; occurredAt: Date },
     db: Executor = this.db,
   ): Promise<void> {
-    await sql`
+    const query = sql`
     insert into webhook_deliveries (id, endpoint_id, event, delivery_id, payload, status, next_attempt_at, created_at)
     select gen_random_uuid(), e.id, ${row.event}::text, ${row.deliveryId}::text, ${row.payload}::text, 'PENDING',
       ${row.occurredAt}::timestamptz, ${row.occurredAt}::timestamptz
     from webhook_endpoints e
     where e.business_id = ${row.businessId}::uuid and e.enabled and ${row.event}::text = any(e.events)
     order by e.created_at, e.id
-  `.execute(db);
+  `;
+    await runPrepared(db, query.compile(db));
   }
 
   /**

@@ -1,0 +1,44 @@
+// Named prepared statements for the hot paths' SQL (PostgreSQL server only). A statement marked with
+// `prepared()` is parsed and planned once per pooled connection (a generic plan) instead of on every
+// execution: for the job read and the ledger's posting, planning cost more CPU in PostgreSQL than
+// running them (bench/RESULTS.md, B14). Only statements whose text comes from a fixed set of shapes
+// may be marked: each distinct text stays prepared on every connection for the connection's life.
+import { createHash } from 'node:crypto';
+import type { CompiledQuery } from 'kysely';
+
+/** The mark a statement's text starts with (an SQL comment: harmless where it is not honoured, as in PGlite). */
+export const PREPARED_MARK = '/*prepared*/ ';
+
+/** The query, marked to be run as a named prepared statement on a PostgreSQL server. */
+export function prepared<R>(query: CompiledQuery<R>): CompiledQuery<R> {
+  return query.sql.startsWith(PREPARED_MARK) ? query : { ...query, sql: PREPARED_MARK + query.sql };
+}
+
+/** The statement name of a marked text: the same on every connection, distinct per text. */
+export function preparedName(text: string): string {
+  return 'p_' + createHash('sha1').update(text).digest('hex').slice(0, 30);
+}
+
+interface QueryableClient {
+  query: (...args: unknown[]) => unknown;
+}
+
+/**
+ * Makes a pooled pg client run marked texts as named statements (node-postgres parses a name once per
+ * connection, then only binds and executes it); every other call goes through unchanged.
+ */
+export function honourPreparedMarks(client: QueryableClient): void {
+  const query = client.query.bind(client);
+  client.query = (...args: unknown[]) => {
+    const [text, values] = args;
+    if (typeof text === 'string' && text.startsWith(PREPARED_MARK) && (values === undefined || Array.isArray(values)) && args.length <= 2) {
+      return query({ name: preparedName(text), text, values });
+    }
+    return query(...args);
+  };
+}
+
+/** Runs a marked statement in `db` (a transaction or the database) and returns its rows. */
+export async function runPrepared<R>(db: { executeQuery<T>(query: CompiledQuery<T>): Promise<{ rows: T[] }> }, query: CompiledQuery<R>): Promise<R[]> {
+  return (await db.executeQuery(prepared(query))).rows;
+}
