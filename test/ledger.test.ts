@@ -211,7 +211,10 @@ describe('ledger', () => {
     await assert.rejects(
       t.db.transaction().execute(async (trx) => {
         await ledger.post(trx, { sourceKey: key, currency: 'KES', entries: settlementEntries({ driverId: driver, amount: 700 }) });
-        assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }, trx), 700);
+        // A second posting in the same transaction finds the account it has just opened: the
+        // instance must not remember that account (LedgerService.known), which the rollback removes.
+        await ledger.post(trx, { sourceKey: `${key}:again`, currency: 'KES', entries: settlementEntries({ driverId: driver, amount: 1 }) });
+        assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }, trx), 701);
         throw new Error('the event failed');
       }),
       /the event failed/,
@@ -219,6 +222,10 @@ describe('ledger', () => {
     assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }), 0);
     assert.equal((await ledger.post(t.db, { sourceKey: key, currency: 'KES', entries: settlementEntries({ driverId: driver, amount: 700 }) })).replayed, false);
     assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }), 700);
+    // Committed now: remembered, and the next posting (no look-up) books to the same account.
+    await ledger.post(t.db, { sourceKey: `${key}:later`, currency: 'KES', entries: settlementEntries({ driverId: driver, amount: 5 }) });
+    assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }), 705);
+    await assertBooksBalance();
   });
 
   test('bad input: unknown account or party, wrong kind, mixed currencies, unbalanced or fractional entries', async () => {

@@ -1,5 +1,6 @@
 // SQL of the ledger. Rows in bulk go as one JSON parameter (jsonb_to_recordset), so that one
 // posting and a payout batch of 100,000 take the same few statements and no parameter limit.
+import { runPrepared } from '../../db/prepared.js';
 import { sql } from 'kysely';
 import type { LedgerAccountKind } from '../../db/tables/ledger.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
@@ -33,8 +34,6 @@ export interface TransactionRow {
   created_at: Date;
 }
 
-const ACCOUNT_COLUMNS = ['id', 'kind', 'party_id', 'currency'] as const;
-
 /**
  * `= any(...)` of a list passed as one parameter (a bound parameter each would stop at 65,535). An
  * array, not an IN subquery: the planner then probes the index instead of scanning the table.
@@ -46,19 +45,26 @@ const anyOf = (values: string[], type: 'uuid' | 'text') =>
 const balanceExpression = sql<number>`(a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0))::bigint`;
 
 export class LedgerRepository {
-  async partyAccounts(trx: Executor, currency: string, partyIds: string[]): Promise<AccountRow[]> {
-    if (!partyIds.length) return [];
-    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where('currency', '=', currency).where(sql<boolean>`party_id = ${anyOf(partyIds, 'uuid')}`).execute();
-  }
-
-  async operatorAccounts(trx: Executor, currency: string, kinds: LedgerAccountKind[]): Promise<AccountRow[]> {
-    if (!kinds.length) return [];
-    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where('currency', '=', currency).where('party_id', 'is', null).where('kind', 'in', kinds).execute();
-  }
-
-  async accountsById(trx: Executor, ids: string[]): Promise<AccountRow[]> {
-    if (!ids.length) return [];
-    return trx.selectFrom('ledger_accounts').select(ACCOUNT_COLUMNS).where(sql<boolean>`id = ${anyOf(ids, 'uuid')}`).execute();
+  /**
+   * The accounts with these ids, and per currency those of these parties and operator purposes, in
+   * one statement (a posting's accounts cost one round trip). `committed`: the row version was
+   * written by a committed transaction, not by the caller's own (an account opened, or a balance
+   * changed, earlier in the same transaction), so the account exists whatever the caller does next.
+   */
+  async findAccounts(
+    trx: Executor,
+    wanted: { ids: string[]; groups: { currency: string; parties: string[]; operators: LedgerAccountKind[] }[] },
+  ): Promise<(AccountRow & { committed: boolean })[]> {
+    const columns = sql`id, kind, party_id, currency, not coalesce(xmin = pg_current_xact_id_if_assigned()::xid, false) as committed`;
+    const parts = [];
+    if (wanted.ids.length) parts.push(sql`select ${columns} from ledger_accounts where id = ${anyOf(wanted.ids, 'uuid')}`);
+    for (const { currency, parties, operators } of wanted.groups) {
+      if (parties.length) parts.push(sql`select ${columns} from ledger_accounts where currency = ${currency} and party_id = ${anyOf(parties, 'uuid')}`);
+      if (operators.length) parts.push(sql`select ${columns} from ledger_accounts where currency = ${currency} and party_id is null and kind = ${anyOf(operators, 'text')}`);
+    }
+    if (!parts.length) return [];
+    // Prepared: one text per number of currencies and kinds of ref (nearly always the one).
+    return runPrepared(trx, sql<AccountRow & { committed: boolean }>`${sql.join(parts, sql` union all `)}`.compile(trx));
   }
 
   async userRoles(trx: Executor, userIds: string[]): Promise<{ id: string; role: string }[]> {
@@ -81,15 +87,47 @@ export class LedgerRepository {
       on conflict do nothing`.execute(trx);
   }
 
-  /** Inserts the transactions whose source key is new; returns the keys it inserted. */
-  async insertTransactions(trx: Executor, rows: Omit<TransactionRow, 'created_at'>[], now: Date): Promise<Set<string>> {
-    const result = await sql<{ source_key: string }>`
-      insert into ledger_transactions (id, source_key, currency, memo, created_at)
-      select x.id, x.source_key, x.currency, x.memo, ${now}
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(id uuid, source_key text, currency text, memo text)
-      on conflict (source_key) do nothing
-      returning source_key`.execute(trx);
-    return new Set(result.rows.map((r) => r.source_key));
+  /**
+   * Books the transactions whose source key is new, in one statement: their rows, their entries,
+   * the party accounts' balances (those rows locked first, in id order, so that postings and payout
+   * batches touching the same accounts queue instead of deadlocking) and the operator accounts'
+   * deltas (appended: no row lock, so postings do not queue on them). A transaction whose key was
+   * booked before books nothing here. Returns the keys it booked.
+   */
+  async bookNew(
+    trx: Executor,
+    input: { transactions: Omit<TransactionRow, 'created_at'>[]; entries: (EntryRow & { party: boolean })[]; now: Date },
+  ): Promise<Set<string>> {
+    const { transactions, entries, now } = input;
+    const query = sql<{ source_key: string }>`
+      with txs as (
+        insert into ledger_transactions (id, source_key, currency, memo, created_at)
+        select x.id, x.source_key, x.currency, x.memo, ${now}::timestamptz
+        from jsonb_to_recordset(${JSON.stringify(transactions)}::jsonb) as x(id uuid, source_key text, currency text, memo text)
+        order by x.source_key
+        on conflict (source_key) do nothing
+        returning id, source_key),
+      fresh as (
+        select x.transaction_id, x.account_id, x.amount, x.code, x.party, x.n
+        from rows from (jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as (transaction_id uuid, account_id uuid, amount bigint, code text, party boolean))
+          with ordinality as x(transaction_id, account_id, amount, code, party, n)
+        join txs on txs.id = x.transaction_id),
+      party_deltas as (
+        select account_id, sum(amount)::bigint as amount from fresh where party group by account_id having sum(amount) <> 0),
+      locked as materialized (
+        select a.id from ledger_accounts a where a.id in (select account_id from party_deltas) order by a.id for update),
+      balances as (
+        update ledger_accounts a set balance = a.balance + d.amount, updated_at = ${now}::timestamptz
+        from locked l join party_deltas d on d.account_id = l.id
+        where a.id = l.id),
+      operator_deltas as (
+        insert into ledger_balance_deltas (account_id, amount)
+        select account_id, sum(amount)::bigint from fresh where not party group by account_id having sum(amount) <> 0),
+      booked_entries as (
+        insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
+        select transaction_id, account_id, amount, code, ${now}::timestamptz from fresh order by n)
+      select source_key from txs`;
+    return new Set((await runPrepared(trx, query.compile(trx))).map((r) => r.source_key));
   }
 
   async transactionsByKey(trx: Executor, sourceKeys: string[]): Promise<TransactionRow[]> {
@@ -105,34 +143,6 @@ export class LedgerRepository {
       .where(sql<boolean>`transaction_id = ${anyOf(transactionIds, 'uuid')}`)
       .orderBy('id')
       .execute();
-  }
-
-  async insertEntries(trx: Executor, rows: EntryRow[], now: Date): Promise<void> {
-    if (!rows.length) return;
-    await sql`
-      insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
-      select x.transaction_id, x.account_id, x.amount, x.code, ${now}
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(transaction_id uuid, account_id uuid, amount bigint, code text)`.execute(trx);
-  }
-
-  /**
-   * Adds to the stored balances of these accounts. The rows are locked first in id order, so that
-   * postings touching the same accounts queue instead of deadlocking.
-   */
-  async addToBalances(trx: Executor, deltas: { account_id: string; amount: number }[], now: Date): Promise<void> {
-    if (!deltas.length) return;
-    const ids = deltas.map((d) => d.account_id).sort();
-    await sql`select id from ledger_accounts where id = ${anyOf(ids, 'uuid')} order by id for update`.execute(trx);
-    await sql`
-      update ledger_accounts a set balance = a.balance + x.amount, updated_at = ${now}
-      from jsonb_to_recordset(${JSON.stringify(deltas)}::jsonb) as x(account_id uuid, amount bigint)
-      where a.id = x.account_id`.execute(trx);
-  }
-
-  /** Appends deltas of the operator's hot accounts: no row lock, so postings do not queue on them. */
-  async appendDeltas(trx: Executor, deltas: { account_id: string; amount: number }[]): Promise<void> {
-    if (!deltas.length) return;
-    await trx.insertInto('ledger_balance_deltas').values(deltas).execute();
   }
 
   /**

@@ -2,6 +2,7 @@
 // caller's database transaction, and answers balances. docs/money.md has the model.
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Database } from '../../db/schema.js';
 import type { LedgerAccountKind, PartyAccountKind } from '../../db/tables/ledger.js';
 import type { Clock } from '../../shared/clock.js';
@@ -47,10 +48,20 @@ const canonical = (currency: string, entries: { account_id: string; amount: numb
 
 const toAccount = (row: AccountBalanceRow): LedgerAccount => ({ id: row.id, kind: row.kind, partyId: row.party_id, currency: row.currency.trim(), balance: Number(row.balance) });
 
+/** How many accounts an instance remembers (the ids of the accounts postings name, by party or purpose). */
+const KNOWN_ACCOUNTS_MAX = 100_000;
+
 export class LedgerService {
   private readonly db: Kysely<Database>;
   private readonly clock: Clock;
   private readonly repo = new LedgerRepository();
+  /**
+   * Accounts seen committed, by refKey: an account is never deleted and never changes its kind,
+   * party or currency, so a posting naming one the instance has seen skips looking it up. Only rows
+   * written by committed transactions are remembered: one opened in a transaction that then rolled
+   * back must not be.
+   */
+  private readonly known = new LRUCache<string, AccountRow>({ max: KNOWN_ACCOUNTS_MAX });
 
   constructor(deps: { db: Kysely<Database>; clock: Clock }) {
     this.db = deps.db;
@@ -98,15 +109,15 @@ export class LedgerService {
       return { input, id: randomUUID(), entries };
     });
 
-    // Keys in a fixed order too: two batches sharing keys wait for each other, never in a circle.
-    const byKey = [...resolved].sort((a, b) => (a.input.sourceKey < b.input.sourceKey ? -1 : 1));
-    const inserted = await this.repo.insertTransactions(
-      trx,
-      byKey.map((r) => ({ id: r.id, source_key: r.input.sourceKey, currency: r.input.currency, memo: r.input.memo ?? null })),
+    // Keys in a fixed order too (bookNew inserts them sorted): two batches sharing keys wait for each
+    // other, never in a circle.
+    const kindOf = new Map([...accounts.values()].map((a) => [a.id, a.kind]));
+    const inserted = await this.repo.bookNew(trx, {
+      transactions: resolved.map((r) => ({ id: r.id, source_key: r.input.sourceKey, currency: r.input.currency, memo: r.input.memo ?? null })),
+      entries: resolved.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id, party: isParty(kindOf.get(e.account_id)!) }))),
       now,
-    );
+    });
 
-    const fresh = resolved.filter((r) => inserted.has(r.input.sourceKey));
     const replays = resolved.filter((r) => !inserted.has(r.input.sourceKey));
     const replayed = new Map<string, { id: string; entries: EntryRow[] }>();
     if (replays.length) {
@@ -121,19 +132,6 @@ export class LedgerService {
         replayed.set(r.input.sourceKey, { id: tx.id, entries: txEntries });
       }
     }
-
-    const entryRows = fresh.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id })));
-    const partyDeltas = new Map<string, number>();
-    const operatorDeltas = new Map<string, number>();
-    const kindOf = new Map([...accounts.values()].map((a) => [a.id, a.kind]));
-    for (const e of entryRows) {
-      const target = isParty(kindOf.get(e.account_id)!) ? partyDeltas : operatorDeltas;
-      target.set(e.account_id, (target.get(e.account_id) ?? 0) + e.amount);
-    }
-    const deltas = (m: Map<string, number>) => [...m].filter(([, amount]) => amount !== 0).map(([account_id, amount]) => ({ account_id, amount }));
-    await this.repo.addToBalances(trx, deltas(partyDeltas), now);
-    await this.repo.appendDeltas(trx, deltas(operatorDeltas));
-    await this.repo.insertEntries(trx, entryRows, now);
 
     return resolved.map((r) => {
       const before = replayed.get(r.input.sourceKey);
@@ -154,27 +152,32 @@ export class LedgerService {
     for (const input of inputs) for (const e of input.entries) wanted.set(refKey(input.currency, e.account), { currency: input.currency, ref: e.account });
 
     const found = new Map<string, AccountRow>();
+    for (const key of wanted.keys()) {
+      const account = this.known.get(key);
+      if (account) found.set(key, account);
+    }
     const lookUp = async () => {
-      const byCurrency = new Map<string, { parties: string[]; operators: LedgerAccountKind[] }>();
+      const groups = new Map<string, { currency: string; parties: string[]; operators: LedgerAccountKind[] }>();
       const ids: string[] = [];
-      for (const { currency, ref } of wanted.values()) {
+      for (const [key, { currency, ref }] of wanted) {
+        if (found.has(key)) continue;
         if ('accountId' in ref) {
           ids.push(ref.accountId);
           continue;
         }
-        const group = byCurrency.get(currency) ?? { parties: [], operators: [] };
-        byCurrency.set(currency, group);
+        const group = groups.get(currency) ?? { currency, parties: [], operators: [] };
+        groups.set(currency, group);
         if ('partyId' in ref) group.parties.push(ref.partyId);
         else group.operators.push(ref.kind);
       }
-      const rows = [...(await this.repo.accountsById(trx, ids))];
-      for (const [currency, group] of byCurrency) {
-        rows.push(...(await this.repo.partyAccounts(trx, currency, group.parties)), ...(await this.repo.operatorAccounts(trx, currency, group.operators)));
-      }
-      for (const row of rows) {
-        const currency = row.currency.trim();
-        found.set(`id:${row.id}`, { ...row, currency });
-        found.set(row.party_id ? `party:${row.party_id}:${currency}` : `operator:${row.kind}:${currency}`, { ...row, currency });
+      if (!ids.length && !groups.size) return;
+      for (const { committed, ...row } of await this.repo.findAccounts(trx, { ids, groups: [...groups.values()] })) {
+        const account = { ...row, currency: row.currency.trim() };
+        const keys = [`id:${row.id}`, row.party_id ? `party:${row.party_id}:${account.currency}` : `operator:${row.kind}:${account.currency}`];
+        for (const key of keys) {
+          found.set(key, account);
+          if (committed) this.known.set(key, account);
+        }
       }
     };
 
