@@ -138,9 +138,12 @@ export class DispatchService implements DispatchHooks {
 
   async changed(
     trx: Transaction<Database>,
-    change: { jobType: JobTypeName; jobId: string; status: string; driverId: string | null; assigned: boolean; at: Date },
+    change: { jobType: JobTypeName; jobId: string; from: string; status: string; driverId: string | null; assigned: boolean; at: Date },
   ): Promise<(() => void) | undefined> {
     if (change.status === WAITING[change.jobType]) return undefined;
+    // A job that had left waiting has nothing open here: its offers were closed and its dispatch row
+    // marked DONE in the change that took it out of waiting (insertOffer re-checks the status under lock).
+    if (change.from !== WAITING[change.jobType]) return undefined;
     const closed = await this.deps.repo.closeOpenOffers(trx, change.jobId, change.assigned ? change.driverId : null, change.at);
     const done = await this.deps.repo.markDone(trx, change.jobId, change.at);
     return () => {

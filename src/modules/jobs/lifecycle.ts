@@ -22,6 +22,8 @@ export interface JobRow<S extends string> {
   status: S;
   driver_id: string | null;
   vehicle_type: VehicleType;
+  /** The customer who booked it (none for a business's package). */
+  customer_id: string | null;
 }
 
 /** What a status change writes: the status, and what comes with it (the driver; a fee or a fare, section 18). */
@@ -37,11 +39,30 @@ export interface StatusSet<S extends string> {
   cash_collected?: number | null;
 }
 
+/** A status history row. */
+export interface StatusHistoryEntry<S extends string> {
+  status: S;
+  reason: string | null;
+  actorId: string | null;
+  at: Date;
+}
+
 export interface JobStore<S extends string, Row> {
   load(id: string, trx?: Trx): Promise<Row | undefined>;
-  updateStatus(trx: Trx, id: string, from: S, set: StatusSet<S>, createdAfter?: Date): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
+  /**
+   * The status change from `from` with its history row and, with `releaseDriver`, its driver freed
+   * (as releaseDriver does), in one statement; undefined when the job was not in `from`.
+   */
+  updateStatus(
+    trx: Trx,
+    id: string,
+    from: S,
+    set: StatusSet<S>,
+    effects: { history: StatusHistoryEntry<S>; releaseDriver?: boolean },
+    createdAfter?: Date,
+  ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
   currentStatus(trx: Trx, id: string): Promise<S>;
-  addHistory(trx: Trx, id: string, entry: { status: S; reason: string | null; actorId: string | null; at: Date }): Promise<void>;
+  addHistory(trx: Trx, id: string, entry: StatusHistoryEntry<S>): Promise<void>;
 }
 
 export interface StatusChange<S extends string, E extends string> {
@@ -77,7 +98,7 @@ export interface DispatchHooks {
   /** Look for a driver for this job now (after commit). */
   kick(jobType: JobType, jobId: string): void;
   /** A status change, in its transaction: closes the job's open offer; returns what to do after commit. */
-  changed(trx: Trx, change: { jobType: JobType; jobId: string; status: string; driverId: string | null; assigned: boolean; at: Date }): Promise<(() => void) | undefined>;
+  changed(trx: Trx, change: { jobType: JobType; jobId: string; from: string; status: string; driverId: string | null; assigned: boolean; at: Date }): Promise<(() => void) | undefined>;
   /** The driver handed the job back (in the release's transaction, `releases` times so far): back in dispatch. */
   released(trx: Trx, release: { jobType: JobType; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date; releases: number }): Promise<() => void>;
 }
@@ -87,7 +108,7 @@ export interface DispatchHooks {
  * across instances (a customer's push notification, modules/push).
  */
 export interface JobChangeWatcher {
-  jobChanged(change: { jobType: JobType; jobId: string; status: string; driverId: string | null }): void;
+  jobChanged(change: { jobType: JobType; jobId: string; status: string; driverId: string | null; customerId: string | null }): void;
 }
 
 export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
@@ -187,7 +208,8 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
       // The job first, then the driver: every transaction locks in this order, so none deadlock.
-      const moved = await store.updateStatus(trx, row.id, row.status, { status: to, driver_id: driverId, updated_at: now }, options.createdAfter);
+      const history = { status: to, reason: null, actorId, at: now };
+      const moved = await store.updateStatus(trx, row.id, row.status, { status: to, driver_id: driverId, updated_at: now }, { history }, options.createdAfter);
       if (!moved) {
         const current = await store.currentStatus(trx, row.id);
         throw this.invalidTransition(options.missed?.(current) ?? current);
@@ -196,10 +218,10 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       if (!options.allowReleased && (await releasedBy(trx, row.id, driverId))) throw this.releasedBefore(driverId === actorId);
       if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
       businessId = moved.business_id ?? null;
-      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, null, actorId, { driverId, assigned: true });
+      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, { driverId, assigned: true });
       return (await store.load(row.id, trx))!;
     });
-    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false });
+    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false }, updated.customer_id);
     after?.();
     return updated;
   }
@@ -218,18 +240,19 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
       const set = { ...options.set, status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
-      const moved = await store.updateStatus(trx, row.id, row.status, set);
+      const history = { status: to, reason: options.reason ?? null, actorId, at: now };
+      // A final status frees the job's driver in the same statement.
+      const moved = await store.updateStatus(trx, row.id, row.status, set, { history, releaseDriver: final });
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
-      if (final && moved.driver_id) await releaseDriver(trx, moved.driver_id, row.id, now);
       businessId = moved.business_id ?? null;
-      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, options.reason ?? null, actorId, { driverId: moved.driver_id, assigned: false });
+      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, { driverId: moved.driver_id, assigned: false });
       const loaded = (await store.load(row.id, trx))!;
       // The money the change moves (earnings, a cancellation fee, cash on delivery) is booked in the same
       // transaction, once per source key: it commits exactly when the status does.
       if (final && this.deps.money && this.kind.moneyFacts) await this.deps.money.settle(trx, this.kind.moneyFacts(loaded));
       return loaded;
     });
-    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final });
+    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final }, updated.customer_id);
     after?.();
     return updated;
   }
@@ -245,10 +268,9 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     const now = this.deps.clock.now();
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
-      const moved = await store.updateStatus(trx, row.id, from, { status: to, driver_id: null, updated_at: now });
+      const moved = await store.updateStatus(trx, row.id, from, { status: to, driver_id: null, updated_at: now }, { history: { status: to, reason, actorId, at: now } });
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       await releaseDriver(trx, driverId, row.id, now);
-      await store.addHistory(trx, row.id, { status: to, reason, actorId, at: now });
       await recordRelease(trx, { jobId: row.id, driverId, reason, actorId, at: now });
       const releases = await releaseCount(trx, this.kind.jobType, row.id);
       after = await this.deps.dispatch?.released(trx, { jobType: this.kind.jobType, jobId: row.id, driverId, reason, actorId, at: now, releases });
@@ -259,21 +281,15 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     return updated;
   }
 
-  private async record(
-    trx: Trx,
-    change: StatusChange<S, E>,
-    reason: string | null,
-    actorId: string,
-    who: { driverId: string | null; assigned: boolean },
-  ): Promise<(() => void) | undefined> {
-    await this.kind.store.addHistory(trx, change.jobId, { status: change.status, reason, actorId, at: change.at });
+  /** The kind's in-transaction work and dispatch's, after the status change and its history row. */
+  private async record(trx: Trx, change: StatusChange<S, E>, from: S, who: { driverId: string | null; assigned: boolean }): Promise<(() => void) | undefined> {
     await this.kind.inTransaction?.(trx, change);
-    return this.deps.dispatch?.changed(trx, { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who, at: change.at });
+    return this.deps.dispatch?.changed(trx, { jobType: this.kind.jobType, jobId: change.jobId, from, status: change.status, ...who, at: change.at });
   }
 
-  private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }): void {
+  private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }, customerId: string | null): void {
     this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who });
     this.kind.afterCommit?.(change);
-    this.deps.watcher?.jobChanged({ jobType: this.kind.jobType, jobId: change.jobId, status: change.status, driverId: who.driverId });
+    this.deps.watcher?.jobChanged({ jobType: this.kind.jobType, jobId: change.jobId, status: change.status, driverId: who.driverId, customerId });
   }
 }

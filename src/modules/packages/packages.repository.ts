@@ -9,7 +9,8 @@ import type { PackagesTable, PackageStatus, PaymentMethod } from '../../db/table
 import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
-import type { JobStore, StatusSet } from '../jobs/lifecycle.js';
+import type { JobStore, StatusHistoryEntry, StatusSet } from '../jobs/lifecycle.js';
+import { prepared, runPrepared } from '../../db/prepared.js';
 import { FINAL_PACKAGE_STATUSES } from './package-status.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -96,7 +97,7 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     private readonly db: DB,
     private readonly pgPool?: pg.Pool,
   ) {
-    this.byId = this.selectPackages().where('p.id', '=', '00000000-0000-0000-0000-000000000000').compile();
+    this.byId = prepared(this.selectPackages().where('p.id', '=', '00000000-0000-0000-0000-000000000000').compile());
     this.byIds = this.selectPackages()
       .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
       .compile();
@@ -181,15 +182,41 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     await trx.insertInto('packages').values(row).execute();
   }
 
-  async updateStatus(trx: Transaction<Database>, id: string, from: PackageStatus, set: Omit<StatusSet<PackageStatus>, 'fare_amount' | 'fare_detail'>) {
+  /**
+   * The conditional status change and, when it happened, its history row and (releaseDriver) its
+   * driver freed, in one statement. Undefined when the package was not in `from`.
+   */
+  async updateStatus(
+    trx: Transaction<Database>,
+    id: string,
+    from: PackageStatus,
+    set: Omit<StatusSet<PackageStatus>, 'fare_amount' | 'fare_detail'>,
+    effects: { history: StatusHistoryEntry<PackageStatus>; releaseDriver?: boolean },
+  ) {
+    const { history } = effects;
     const finished = FINAL_PACKAGE_STATUSES.includes(set.status) ? { finished_at: set.updated_at } : {};
-    return trx
-      .updateTable('packages')
-      .set({ ...set, ...finished })
-      .where('id', '=', id)
-      .where('status', '=', from)
-      .returning(['business_id', 'driver_id'])
-      .executeTakeFirst();
+    const changes = trx
+      .with('moved', (db) => db.updateTable('packages').set({ ...set, ...finished }).where('id', '=', id).where('status', '=', from).returning(['id', 'business_id', 'driver_id']))
+      .with('history', (db) =>
+        db
+          .insertInto('package_status_history')
+          .columns(['package_id', 'status', 'reason', 'actor_id', 'at'])
+          .expression(sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`),
+      );
+    // The job's end frees its driver (as releaseDriver does), after the job's row is locked.
+    const all = effects.releaseDriver
+      ? (changes.with('released', (db) =>
+          db
+            .updateTable('driver_profiles as d')
+            .from('moved as m')
+            .set({ active_job_type: null, active_job_id: null, updated_at: set.updated_at })
+            .whereRef('d.user_id', '=', 'm.driver_id')
+            .whereRef('d.active_job_id', '=', 'm.id'),
+        ) as unknown as typeof changes)
+      : changes;
+    const query = all.selectFrom('moved').select(['business_id', 'driver_id']);
+    // Prepared: one text per set of columns a transition writes (a handful).
+    return (await runPrepared(trx, query.compile()))[0];
   }
 
   /** A business's packages that reached a final status in [from, to), oldest first (the statement). */

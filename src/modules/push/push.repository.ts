@@ -60,14 +60,4 @@ export class PushRepository {
   async markSuccess(id: string, at: Date): Promise<void> {
     await this.db.updateTable('push_subscriptions').set({ last_success_at: at }).where('id', '=', id).execute();
   }
-
-  /** The customer account a job belongs to (a ride's passenger; a package a customer created), if any. */
-  async customerOf(jobType: 'PACKAGE' | 'RIDE', jobId: string): Promise<string | undefined> {
-    if (jobType === 'RIDE') {
-      const row = await this.db.selectFrom('rides').select('customer_id').where('id', '=', jobId).executeTakeFirst();
-      return row?.customer_id;
-    }
-    const row = await this.db.selectFrom('packages').select('customer_id').where('id', '=', jobId).executeTakeFirst();
-    return row?.customer_id ?? undefined;
-  }
 }

@@ -115,13 +115,13 @@ export class PushService implements JobChangeWatcher {
   }
 
   /** A job moved (after commit, on the instance that moved it): its customer hears of the moments of section 20. */
-  jobChanged(change: { jobType: 'PACKAGE' | 'RIDE'; jobId: string; status: string }): void {
+  /** The job's customer (the lifecycle passes it from the row it has just read): none, no push. */
+  jobChanged(change: { jobType: 'PACKAGE' | 'RIDE'; jobId: string; status: string; customerId: string | null }): void {
     const sender = this.deps.sender;
     const moment = CUSTOMER_MOMENTS[change.jobType][change.status];
-    if (!sender || !moment) return;
+    const customerId = change.customerId;
+    if (!sender || !moment || !customerId) return;
     sender.later('job', async () => {
-      const customerId = await this.deps.repo.customerOf(change.jobType, change.jobId);
-      if (!customerId) return;
       sender.toUser(customerId, { type: 'job', jobType: change.jobType, jobId: change.jobId, status: change.status }, { ...moment, kind: 'job' });
     });
   }

@@ -6,7 +6,8 @@ import type { RidesTable, RideStatus } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
-import type { JobStore, StatusSet } from '../jobs/lifecycle.js';
+import type { JobStore, StatusHistoryEntry, StatusSet } from '../jobs/lifecycle.js';
+import { runPrepared } from '../../db/prepared.js';
 
 export type RideRow = Awaited<ReturnType<ReturnType<RidesRepository['selectRides']>['executeTakeFirstOrThrow']>>;
 
@@ -28,8 +29,8 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .select(['r.payment_method', 'r.commission_rate', 'r.price_breakdown', 'r.cash_collected']);
   }
 
-  load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {
-    return this.selectRides(trx).where('r.id', '=', id).executeTakeFirst();
+  async load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {
+    return (await runPrepared(trx ?? this.db, this.selectRides(trx).where('r.id', '=', id).compile()))[0];
   }
 
   list(auth: AuthContext, filter: { status?: RideStatus; cursor?: Cursor; limit: number }) {
@@ -49,11 +50,45 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
     await trx.insertInto('rides').values(row).execute();
   }
 
-  /** `requestedAfter`: only when the ride last entered REQUESTED (its updated_at while REQUESTED) after that instant. */
-  updateStatus(trx: Transaction<Database>, id: string, from: RideStatus, set: Omit<StatusSet<RideStatus>, 'recipient_name'>, requestedAfter?: Date) {
-    let q = trx.updateTable('rides').set(set).where('id', '=', id).where('status', '=', from);
-    if (requestedAfter) q = q.where('updated_at', '>', requestedAfter);
-    return q.returning('driver_id').executeTakeFirst();
+  /**
+   * The conditional status change and, when it happened, its history row, in one statement.
+   * `requestedAfter`: only when the ride last entered REQUESTED (its updated_at while REQUESTED) after that instant.
+   */
+  async updateStatus(
+    trx: Transaction<Database>,
+    id: string,
+    from: RideStatus,
+    set: Omit<StatusSet<RideStatus>, 'recipient_name'>,
+    effects: { history: StatusHistoryEntry<RideStatus>; releaseDriver?: boolean },
+    requestedAfter?: Date,
+  ) {
+    const { history } = effects;
+    const changes = trx
+      .with('moved', (db) => {
+        let q = db.updateTable('rides').set(set).where('id', '=', id).where('status', '=', from);
+        if (requestedAfter) q = q.where('updated_at', '>', requestedAfter);
+        return q.returning(['id', 'driver_id']);
+      })
+      .with('history', (db) =>
+        db
+          .insertInto('ride_status_history')
+          .columns(['ride_id', 'status', 'reason', 'actor_id', 'at'])
+          .expression(sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`),
+      );
+    // The job's end frees its driver (as releaseDriver does), after the job's row is locked.
+    const all = effects.releaseDriver
+      ? (changes.with('released', (db) =>
+          db
+            .updateTable('driver_profiles as d')
+            .from('moved as m')
+            .set({ active_job_type: null, active_job_id: null, updated_at: set.updated_at })
+            .whereRef('d.user_id', '=', 'm.driver_id')
+            .whereRef('d.active_job_id', '=', 'm.id'),
+        ) as unknown as typeof changes)
+      : changes;
+    const query = all.selectFrom('moved').select(['driver_id']);
+    // Prepared: one text per set of columns a transition writes (a handful).
+    return (await runPrepared(trx, query.compile()))[0];
   }
 
   async currentStatus(trx: Transaction<Database>, id: string): Promise<RideStatus> {
