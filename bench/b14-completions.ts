@@ -5,7 +5,11 @@
 //
 //   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/b14-completions.ts
 //
-// Env: BENCH_RATE (completions/s, default 500), BENCH_SECONDS (per phase, default 4).
+// Env: BENCH_RATE (completions/s, default 500), BENCH_SECONDS (per phase, default 4), BENCH_COLD=1.
+// The drivers are warmed up first, as drivers who have worked before are: each has made a request
+// (its session is in the instance's cache), is in the live index (as an online driver reporting
+// positions is) and has its ledger account (opened by its first job). BENCH_COLD=1 skips that: every
+// completion then also reads its session, reloads its driver and opens the driver's account.
 // In-process: requests go through light-my-request (app.inject), so the CPU figure is the server's
 // work plus the injector's (the same in both phases: the difference is the ledger's). The packages
 // are created through POST /packages and put IN_TRANSIT with their drivers by SQL (the setup is
@@ -15,7 +19,7 @@ import type { JobMoneyHook } from '../src/modules/jobs/job-money.js';
 import { buildTestApp } from '../test/helpers/app.js';
 import { createUser, type TestUser } from '../test/helpers/factories.js';
 import { packageBody } from '../test/packages-helpers.js';
-import { machine } from './lib/harness.js';
+import { machine, processCpuUs } from './lib/harness.js';
 
 if (!process.env.TEST_DATABASE_URL) throw new Error('set TEST_DATABASE_URL (a PostgreSQL server: the figure is for the server)');
 const RATE = Number(process.env.BENCH_RATE ?? 500);
@@ -27,11 +31,20 @@ try {
   const business = await createUser(t, { role: 'BUSINESS' });
   const drivers: TestUser[] = [];
   for (let i = 0; i < PER_PHASE; i++) drivers.push(await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE' } }));
+  const cold = process.env.BENCH_COLD === '1';
+  if (!cold) {
+    for (const driver of drivers) {
+      const me = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: driver.headers });
+      if (me.statusCode !== 200) throw new Error(me.body);
+      await t.services.live.ensure(driver.id);
+      await t.services.ledger.account(t.db, 'KES', { kind: 'DRIVER', partyId: driver.id });
+    }
+  }
 
-  /** PER_PHASE packages, each IN_TRANSIT with its own driver (half CASH, half ACCOUNT). */
-  async function prepare(): Promise<{ id: string; driver: TestUser }[]> {
+  /** `count` packages (at most one per driver), each IN_TRANSIT with its own driver (half CASH, half ACCOUNT). */
+  async function prepare(count = PER_PHASE): Promise<{ id: string; driver: TestUser }[]> {
     const jobs: { id: string; driver: TestUser }[] = [];
-    for (let i = 0; i < PER_PHASE; i++) {
+    for (let i = 0; i < count; i++) {
       const res = await t.app.inject({ method: 'POST', url: '/api/packages', headers: business.headers, payload: packageBody(business.countryId, { paymentMethod: i % 2 ? 'CASH' : 'ACCOUNT' }) });
       if (res.statusCode !== 201) throw new Error(res.body);
       jobs.push({ id: res.json().id, driver: drivers[i]! });
@@ -49,6 +62,13 @@ try {
     const latencies: number[] = [];
     let errors = 0;
     const errorSamples = new Map<string, number>();
+    // The PostgreSQL backends serving this database (its pool's connections): their CPU too.
+    // (A backend that appears during the phase counts from 0; one that exits during it is lost.)
+    const backendCpu = async () => {
+      const pids = (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(t.db)).rows.map((r) => r.pid);
+      return new Map(pids.flatMap((pid) => { try { return [[pid, processCpuUs(pid)] as const]; } catch { return []; } }));
+    };
+    const pgBefore = await backendCpu();
     const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(
@@ -67,6 +87,8 @@ try {
     );
     const elapsed = (performance.now() - start) / 1000;
     const used = process.cpuUsage(cpu);
+    const pgAfter = await backendCpu();
+    const pgUsed = [...pgAfter].reduce((sum, [pid, us]) => sum + us - (pgBefore.get(pid) ?? 0), 0);
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 10) / 10;
     return {
@@ -77,16 +99,23 @@ try {
       p50Ms: pct(50),
       p99Ms: pct(99),
       cpuUsPerRequest: Math.round((used.user + used.system) / jobs.length),
+      postgresCpuUsPerRequest: Math.round(pgUsed / jobs.length),
     };
   }
 
   const lifecycle = (t.services.packages as unknown as { lifecycle: { deps: { money?: JobMoneyHook } } }).lifecycle;
   const money = lifecycle.deps.money;
 
-  // Without the ledger first (the money hook taken out), then with it; a warm-up round before each.
+  // Without the ledger first (the money hook taken out), then with it. Before each, a warm-up round
+  // of one second at the same rate, not counted: the first completions of a phase would otherwise
+  // measure the pool opening connections, each connection preparing its statements and V8 compiling
+  // the path (those ~100 ms were the whole p99 before the warm-up was added).
+  const warmUp = async () => void (await phase(await prepare(Math.min(RATE, PER_PHASE))));
   lifecycle.deps.money = undefined;
+  await warmUp();
   const without = await phase(await prepare());
   lifecycle.deps.money = money;
+  await warmUp();
   const withLedger = await phase(await prepare());
   const booked = await sql<{ n: number }>`select count(*)::int as n from ledger_transactions where source_key like 'job:PACKAGE:%:completed'`.execute(t.db);
   const trial = await t.services.ledger.trialBalance();
@@ -95,10 +124,11 @@ try {
       {
         bench: 'b14-completions',
         targetPerSecond: RATE,
+        drivers: cold ? 'cold (first request, not in the live index, no ledger account)' : 'warm (session cached, in the live index, ledger account open)',
         perPhase: PER_PHASE,
         withoutLedger: without,
         withLedger,
-        ledgerTransactionsBooked: booked.rows[0]!.n,
+        ledgerTransactionsBookedWithWarmUp: booked.rows[0]!.n,
         trialBalance: trial,
         machine: machine(),
       },
