@@ -1,6 +1,7 @@
 // The console's money pages in Chromium (contract sections 15 and 21): an admin records a
-// settlement (and sees an API error's message), creates a payout batch, downloads its CSV, marks a
-// line failed and the batch paid; a business downloads its invoice's PDF. The app runs in this
+// settlement (and sees an API error's message) and sees it listed, creates a payout batch, downloads
+// its CSV, marks a line failed and the batch paid, and runs last month's invoices; a business
+// downloads its invoice's PDF. The app runs in this
 // process (buildTestApp, listening) so that the ledger can be given last month's entries directly.
 // CONSOLE_SCREENSHOTS=docs/screenshots saves the pages.
 import assert from 'node:assert/strict';
@@ -98,12 +99,12 @@ describe('console money pages in Chromium', { skip }, () => {
     if (screenshots) await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
   };
 
-  test('an admin records a settlement, creates a payout batch, downloads its CSV, marks a line failed and the batch paid', async () => {
+  test('an admin records a settlement and a business payment and sees them listed, creates a payout batch, downloads its CSV, marks a line failed and the batch paid', async () => {
     const page = await signedIn(admin);
     await page.getByRole('link', { name: 'Balances' }).click();
     await page.getByRole('heading', { name: 'Balances', level: 1 }).waitFor();
     // Amina: earned 8,000 on account, owes 12,000 commission on the cash ride: −4,000.
-    const amina = page.getByRole('row').filter({ hasText: 'Amina Wanjiru' });
+    const amina = page.getByRole('table', { name: 'Non-zero balances, newest account first' }).getByRole('row').filter({ hasText: 'Amina Wanjiru' });
     await assert.doesNotReject(amina.getByText('-KES 40.00').waitFor());
     await axe(page, 'balances');
     await shot(page, 'balances');
@@ -122,6 +123,12 @@ describe('console money pages in Chromium', { skip }, () => {
     await page.getByRole('status').filter({ hasText: 'Recorded KES 40.00 (RCPT-1). The balance is now KES 0.00.' }).waitFor();
     assert.equal(await t.services.ledger.balance('KES', { kind: 'DRIVER', partyId: driver.id }), 0);
     await amina.waitFor({ state: 'detached' });
+    // The list below shows it at once (the refused one is not there), with who recorded it.
+    const settlements = page.getByRole('table', { name: 'Recent settlements' });
+    const settled = settlements.getByRole('row').filter({ hasText: 'RCPT-1' });
+    await settled.waitFor();
+    assert.deepEqual((await settled.getByRole('cell').allInnerTexts()).slice(1).map((c) => c.trim()), ['Amina Wanjiru', 'KES 40.00', 'RCPT-1', 'Ada Admin']);
+    assert.equal(await settlements.getByRole('row').count(), 2, 'a header and the one settlement');
 
     // A business payment from the row's button.
     await page.getByRole('button', { name: 'Record a payment by =1+1 <b>Duka</b>' }).click();
@@ -131,6 +138,12 @@ describe('console money pages in Chromium', { skip }, () => {
     await payment.getByLabel('Reference').fill('BANK-9');
     await payment.getByRole('button', { name: 'Record business payment' }).click();
     await page.getByRole('status').filter({ hasText: 'Recorded KES 100.00 (BANK-9). The balance is now -KES 250.00.' }).waitFor();
+    const paid = page.getByRole('table', { name: 'Recent business payments' }).getByRole('row').filter({ hasText: 'BANK-9' });
+    await paid.waitFor();
+    assert.deepEqual((await paid.getByRole('cell').allInnerTexts()).slice(1).map((c) => c.trim()), ['=1+1 <b>Duka</b>', 'KES 100.00', 'BANK-9', 'Ada Admin']);
+    assert.equal(await page.locator('main b').count(), 0, 'the name is text, not markup');
+    await axe(page, 'balances with the recent receipts');
+    await shot(page, 'balances-receipts');
 
     // Payouts: Otieno is owed 20,000.
     await page.getByRole('link', { name: 'Payouts' }).click();
@@ -179,6 +192,42 @@ describe('console money pages in Chromium', { skip }, () => {
     assert.equal(download.suggestedFilename(), 'invoice-INV-000001.pdf');
     const pdf = readFileSync((await download.path())!);
     assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
+    await page.context().close();
+  });
+
+  test("an admin runs last month's invoices from the Invoices page: the new business's invoice is issued once", async () => {
+    // A second business with a delivery last month, after the run in before(): the month is run again.
+    const soko = await createUser(t, { role: 'BUSINESS', businessName: 'Soko Ltd' });
+    const now = t.clock.now();
+    t.clock.set(new Date(`${lastMonth}-15T12:00:00Z`));
+    await post(
+      `job:PACKAGE:${randomUUID()}:completed`,
+      jobCompletedEntries({ driverId: earner.id, payer: { kind: 'BUSINESS', partyId: soko.id }, paymentMethod: 'ACCOUNT', amount: 12_000, bookingFee: 0, commissionRate: 2000 }),
+    );
+    t.clock.set(now);
+    const page = await signedIn(admin);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Invoices' }).click();
+    await page.getByRole('heading', { name: 'Invoices', level: 1 }).waitFor();
+    assert.equal(await page.getByLabel('Month').inputValue(), lastMonth, 'last month (UTC) by default');
+    const issued = page.getByRole('table', { name: 'Issued invoices' });
+    await issued.getByRole('row').filter({ hasText: 'INV-000001' }).waitFor();
+    await page.getByRole('button', { name: 'Run invoices' }).click();
+    await page.getByRole('status').filter({ hasText: `Issued 1 invoice for ${lastMonth}.` }).waitFor();
+    const row = issued.getByRole('row').filter({ hasText: 'Soko Ltd' });
+    await row.waitFor();
+    assert.deepEqual((await row.getByRole('cell').allInnerTexts()).slice(0, 4).map((c) => c.trim()), ['INV-000002', 'Soko Ltd', lastMonth, 'KES 120.00']);
+    await axe(page, 'admin invoices');
+    await shot(page, 'admin-invoices');
+    // Again: nothing new.
+    await page.getByRole('button', { name: 'Run invoices' }).click();
+    await page.getByRole('status').filter({ hasText: `No new invoices for ${lastMonth}: every business with activity in it has its invoice already.` }).waitFor();
+    assert.equal(await issued.getByRole('row').count(), 3, 'a header and the two invoices');
+    // An API error's message is shown as it is.
+    await page.route(/\/api\/admin\/invoices\/run/, (route) =>
+      route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ statusCode: 400, error: 'Bad Request', code: 'MONTH_NOT_CLOSED', message: 'body.month has not ended yet' }) }),
+    );
+    await page.getByRole('button', { name: 'Run invoices' }).click();
+    await page.getByRole('alert').filter({ hasText: 'body.month has not ended yet' }).waitFor();
     await page.context().close();
   });
 

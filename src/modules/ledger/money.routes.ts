@@ -10,6 +10,8 @@ import {
   BalancesQuery,
   BatchLineParams,
   BusinessPaymentBody,
+  BusinessPaymentListQuery,
+  BusinessPaymentPage,
   BusinessPaymentResponse,
   CreatePayoutBody,
   FailLineBody,
@@ -21,6 +23,8 @@ import {
   PayoutListQuery,
   PayoutQuery,
   SettlementBody,
+  SettlementListQuery,
+  SettlementPage,
   SettlementResponse,
 } from './money.schemas.js';
 
@@ -75,6 +79,25 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       }),
   );
 
+  app.get(
+    '/admin/settlements',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency)',
+        querystring: SettlementListQuery,
+        response: { 200: SettlementPage, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { driverId, ...query } = request.query;
+      const page = await settlements.listReceipts('settlements', { ...query, partyId: driverId });
+      return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ driverId: partyId, driverName: partyName, ...r })) };
+    },
+  );
+
   app.post(
     '/admin/business-payments',
     {
@@ -92,6 +115,25 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
         const { partyId, ...receipt } = await settlements.recordBusinessPayment(trx, request.auth.userId, request.body);
         return { businessId: partyId, ...receipt };
       }),
+  );
+
+  app.get(
+    '/admin/business-payments',
+    {
+      onRequest: onlyAdmin,
+      schema: {
+        tags,
+        security,
+        summary: 'Business payments recorded, newest first (filter by business and currency)',
+        querystring: BusinessPaymentListQuery,
+        response: { 200: BusinessPaymentPage, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { businessId, ...query } = request.query;
+      const page = await settlements.listReceipts('business_payments', { ...query, partyId: businessId });
+      return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ businessId: partyId, businessName: partyName, ...r })) };
+    },
   );
 
   app.post(

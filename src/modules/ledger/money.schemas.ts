@@ -40,6 +40,29 @@ const receiptFields = {
 export const SettlementResponse = Type.Object({ driverId: Uuid, ...receiptFields });
 export const BusinessPaymentResponse = Type.Object({ businessId: Uuid, ...receiptFields });
 
+const listedFields = {
+  id: Uuid,
+  amount: Type.Integer({ description: 'In minor units' }),
+  currency: Type.String(),
+  reference: Type.String(),
+  recordedBy: Uuid,
+  recordedByName: Type.String({ description: "The recording admin's full name, as it is now" }),
+  transactionId: Uuid,
+  createdAt: DateTime,
+};
+export const SettlementItem = Type.Object({ driverId: Uuid, driverName: Type.String({ description: "The driver's full name, as it is now" }), ...listedFields });
+export const BusinessPaymentItem = Type.Object({ businessId: Uuid, businessName: Type.String({ description: "The business's trading name, as it is now" }), ...listedFields });
+export const SettlementPage = pageSchema(SettlementItem);
+export const BusinessPaymentPage = pageSchema(BusinessPaymentItem);
+export const SettlementListQuery = Type.Object(
+  { driverId: Type.Optional(Uuid), currency: Type.Optional(Currency), ...PaginationQuery.properties },
+  { additionalProperties: false },
+);
+export const BusinessPaymentListQuery = Type.Object(
+  { businessId: Type.Optional(Uuid), currency: Type.Optional(Currency), ...PaginationQuery.properties },
+  { additionalProperties: false },
+);
+
 export const CreatePayoutBody = Body({
   currency: Currency,
   minimum: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Pay only balances at least this, in minor units (default 1)' })),

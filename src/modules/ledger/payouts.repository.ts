@@ -42,6 +42,19 @@ export interface LineRow {
 
 export type ReceiptTable = 'settlements' | 'business_payments';
 
+export interface ReceiptRow {
+  id: string;
+  party_id: string;
+  party_name: string;
+  amount: number;
+  currency: string;
+  reference: string;
+  recorded_by: string;
+  recorded_by_name: string;
+  transaction_id: string;
+  created_at: Date;
+}
+
 const BATCH_COLUMNS = ['id', 'number', 'currency', 'minimum', 'status', 'line_count', 'total', 'created_by', 'created_at', 'closed_at'] as const;
 const LINE_COLUMNS = ['id', 'batch_id', 'seq', 'party_kind', 'party_id', 'name', 'phone', 'amount', 'status', 'failure_reason', 'created_at', 'closed_at'] as const;
 
@@ -81,6 +94,37 @@ export class PayoutsRepository {
     const common = { id: row.id, amount: row.amount, currency: row.currency, reference: row.reference, recorded_by: row.recordedBy, transaction_id: row.transactionId, created_at: row.now };
     if (table === 'settlements') await trx.insertInto('settlements').values({ ...common, driver_id: row.partyId }).execute();
     else await trx.insertInto('business_payments').values({ ...common, business_id: row.partyId }).execute();
+  }
+
+  /**
+   * Settlements or business payments, newest first, with the party's name (a business's trading
+   * name, else the person's) and the recording admin's, as they are now.
+   */
+  async receipts(trx: Executor, table: ReceiptTable, filter: { partyId?: string; currency?: string; before?: Cursor; limit: number }): Promise<ReceiptRow[]> {
+    // The two tables have the same columns but the party's; typed as settlements for Kysely.
+    const party = (table === 'settlements' ? 'r.driver_id' : 'r.business_id') as 'r.driver_id';
+    let query = trx
+      .selectFrom(`${table} as r` as 'settlements as r')
+      .innerJoin('users as p', 'p.id', party)
+      .leftJoin('business_profiles as bp', 'bp.user_id', party)
+      .innerJoin('users as a', 'a.id', 'r.recorded_by')
+      .select([
+        'r.id',
+        sql.ref<string>(party).as('party_id'),
+        sql<string>`coalesce(bp.business_name, p.first_name || ' ' || p.last_name)`.as('party_name'),
+        'r.amount',
+        'r.currency',
+        'r.reference',
+        'r.recorded_by',
+        sql<string>`a.first_name || ' ' || a.last_name`.as('recorded_by_name'),
+        'r.transaction_id',
+        'r.created_at',
+      ]);
+    if (filter.partyId) query = query.where(party, '=', filter.partyId);
+    if (filter.currency) query = query.where('r.currency', '=', filter.currency);
+    if (filter.before) query = query.where(beforeCursor(filter.before, 'r.created_at', 'r.id'));
+    const rows = await query.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit).execute();
+    return rows.map((r) => ({ ...r, amount: Number(r.amount), currency: r.currency.trim() }));
   }
 
   /** Batch creators of one currency take turns (until commit): a second batch sees the first's lines. */

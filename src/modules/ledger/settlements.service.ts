@@ -5,9 +5,9 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../shared/errors.js';
-import { decodeCursor, toPage } from '../../shared/pagination.js';
+import { decodeCursor, toPage, toRowPage } from '../../shared/pagination.js';
 import type { LedgerService } from './ledger.service.js';
-import type { PayoutsRepository, ReceiptTable } from './payouts.repository.js';
+import type { PayoutsRepository, ReceiptRow, ReceiptTable } from './payouts.repository.js';
 import { businessPaymentEntries, settlementEntries, sourceKeys } from './postings.js';
 
 export interface ReceiptInput {
@@ -27,6 +27,27 @@ export interface Receipt {
   recordedBy: string;
   transactionId: string;
   createdAt: string;
+}
+
+/** A recorded settlement or business payment as the lists show it (names as they are now). */
+export interface RecordedReceipt {
+  id: string;
+  partyId: string;
+  partyName: string;
+  amount: number;
+  currency: string;
+  reference: string;
+  recordedBy: string;
+  recordedByName: string;
+  transactionId: string;
+  createdAt: string;
+}
+
+export interface ReceiptListQuery {
+  partyId?: string;
+  currency?: string;
+  cursor?: string;
+  limit?: number;
 }
 
 export class SettlementService {
@@ -75,6 +96,24 @@ export class SettlementService {
       name: r.name,
       currency: r.currency,
       balance: r.balance,
+    }));
+  }
+
+  /** GET /admin/settlements and /admin/business-payments: newest first, one party's or all, by currency. */
+  async listReceipts(table: ReceiptTable, query: ReceiptListQuery) {
+    const limit = query.limit ?? 20;
+    const rows = await this.deps.repo.receipts(this.deps.db, table, { partyId: query.partyId, currency: query.currency, before: decodeCursor(query.cursor), limit: limit + 1 });
+    return toRowPage(rows, limit, (r: ReceiptRow): RecordedReceipt => ({
+      id: r.id,
+      partyId: r.party_id,
+      partyName: r.party_name,
+      amount: r.amount,
+      currency: r.currency,
+      reference: r.reference,
+      recordedBy: r.recorded_by,
+      recordedByName: r.recorded_by_name,
+      transactionId: r.transaction_id,
+      createdAt: r.created_at.toISOString(),
     }));
   }
 

@@ -13,6 +13,7 @@ import { CompanyDriversPage } from './company/drivers';
 import { CompanyEarningsPage } from './earnings/earnings';
 import { DeliveryPage } from '../shared/deliveries/detail';
 import { InvoicePage, InvoicesPage } from './invoices/invoices';
+import { AdminInvoicesPage } from './invoices/admin-invoices';
 import { BalancesPage } from './money/balances';
 import { PayoutPage, PayoutsPage } from './money/payouts';
 import { DeliveriesPage } from './deliveries/list';
@@ -31,6 +32,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
     { to: '/map', label: 'Live map' },
     { to: '/balances', label: 'Balances' },
     { to: '/payouts', label: 'Payouts' },
+    { to: '/invoices', label: 'Invoices' },
     { to: '/ratings', label: 'Ratings' },
   ],
   BUSINESS: [
@@ -124,6 +126,7 @@ function signedInPage(path: string, role: Role): ReactNode {
   if ((p = match('/deliveries/:id', path)) && role !== 'DRIVER') return <DeliveryPage key={p.id} id={p.id} />;
   if (path === '/statement' && role === 'BUSINESS') return <StatementPage />;
   if (path === '/invoices' && role === 'BUSINESS') return <InvoicesPage />;
+  if (path === '/invoices' && role === 'ADMIN') return <AdminInvoicesPage />;
   if ((p = match('/invoices/:id', path)) && role === 'BUSINESS') return <InvoicePage key={p.id} id={p.id} />;
   if (path === '/balances' && role === 'ADMIN') return <BalancesPage />;
   if (path === '/payouts' && role === 'ADMIN') return <PayoutsPage />;

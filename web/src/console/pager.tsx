@@ -13,15 +13,18 @@ export function Pager({
   cursors,
   setCursors,
   back = 'first',
+  label = 'Pages',
 }: {
   next: string | null | undefined;
   cursors: string[];
   setCursors: (c: string[]) => void;
   /** Whether the way back goes to the first page or one page back. */
   back?: 'first' | 'previous';
+  /** The navigation's name: one per pager where a page has several. */
+  label?: string;
 }) {
   return (
-    <nav aria-label="Pages" className="actions">
+    <nav aria-label={label} className="actions">
       {cursors.length > 0 && (
         <button type="button" className="secondary" onClick={() => setCursors(back === 'first' ? [] : cursors.slice(0, -1))}>
           {back === 'first' ? 'First page' : 'Previous page'}

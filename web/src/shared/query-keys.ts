@@ -11,6 +11,9 @@ const balances = ['balances'] as const;
 const payouts = ['payouts'] as const;
 const payoutLines = (id: string) => ['payout-lines', id] as const;
 const invoices = ['invoices'] as const;
+const settlements = ['settlements'] as const;
+const businessPayments = ['business-payments'] as const;
+const adminInvoices = ['admin-invoices'] as const;
 
 export const queryKeys = {
   countries: ['countries'] as const,
@@ -52,4 +55,13 @@ export const queryKeys = {
   invoices,
   invoicesPage: (cursor: string | undefined) => [...invoices, cursor] as const,
   invoice: (id: string) => ['invoice', id] as const,
+  /** Every page of the settlements an admin recorded. */
+  settlements,
+  settlementsPage: (cursor: string | undefined) => [...settlements, cursor] as const,
+  /** Every page of the business payments an admin recorded. */
+  businessPayments,
+  businessPaymentsPage: (cursor: string | undefined) => [...businessPayments, cursor] as const,
+  /** Every page of the admin's list of invoices (a run adds to it). */
+  adminInvoices,
+  adminInvoicesPage: (cursor: string | undefined) => [...adminInvoices, cursor] as const,
 };

@@ -1,5 +1,6 @@
 // Admin: every account with a non-zero balance, and the day's money in: a driver's cash handed in
-// (settlement) and a business's payment (contract section 21, docs/money.md "An operator's day").
+// (settlement) and a business's payment, with the recent ones of each (contract section 21,
+// docs/money.md "An operator's day").
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type FormEvent } from 'react';
 import { api, ok } from '../../shared/api/client';
@@ -7,6 +8,7 @@ import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney } from '../../shared/ui';
 import { newIdempotencyKey, toMajorText, toMinorUnits } from './money';
 import { Pager, useCursors } from '../pager';
+import { RecentBusinessPayments, RecentSettlements } from './receipts';
 
 const KIND_LABEL: Record<string, string> = {
   DRIVER: 'Driver',
@@ -43,6 +45,7 @@ function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Dr
     },
     onSuccess: (receipt) => {
       void client.invalidateQueries({ queryKey: queryKeys.balances });
+      void client.invalidateQueries({ queryKey: kind === 'settlement' ? queryKeys.settlements : queryKeys.businessPayments });
       setDone((d) => ({ n: (d?.n ?? 0) + 1, text: `Recorded ${formatMoney(receipt.amount, receipt.currency)} (${receipt.reference}). The balance is now ${formatMoney(receipt.balance, receipt.currency)}.` }));
       setDraft(emptyDraft(draft.currency));
     },
@@ -155,11 +158,13 @@ export function BalancesPage() {
           </tbody>
         </table>
       )}
-      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} back="previous" />
+      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} back="previous" label="Balances: pages" />
       <div className="columns">
         <ReceiptForm kind="settlement" draft={settlement} setDraft={setSettlement} formRef={settlementForm} />
         <ReceiptForm kind="payment" draft={payment} setDraft={setPayment} formRef={paymentForm} />
       </div>
+      <RecentSettlements />
+      <RecentBusinessPayments />
     </>
   );
 }
