@@ -62,7 +62,6 @@ export interface JobStore<S extends string, Row> {
     createdAfter?: Date,
   ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
   currentStatus(trx: Trx, id: string): Promise<S>;
-  addHistory(trx: Trx, id: string, entry: StatusHistoryEntry<S>): Promise<void>;
 }
 
 export interface StatusChange<S extends string, E extends string> {
