@@ -24,7 +24,7 @@ export interface InvoiceDocument {
 type PdfKit = typeof import('pdfkit');
 
 /** The npm package of the font (Bitstream Vera licence with public-domain changes: docs/money.md). */
-export const INVOICE_FONT_PACKAGE = 'dejavu-fonts-ttf';
+const INVOICE_FONT_PACKAGE = 'dejavu-fonts-ttf';
 const FONT_FILES = { regular: 'ttf/DejaVuSans.ttf', bold: 'ttf/DejaVuSans-Bold.ttf' } as const;
 /** The names the fonts are registered under in each document. */
 const REGULAR = 'InvoiceSans';
