@@ -1,13 +1,15 @@
 // Money booked when jobs end (contract section 21), through HTTP: CASH and ACCOUNT packages, a cash
-// ride, cancellation fees, a replayed completion, `earnings` per viewer, and the earnings reports.
+// ride, cancellation fees, a replayed completion, `earnings` per viewer, and the earnings reports; a
+// company's report per driver equal to each driver's own, in statements that do not grow with drivers.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
+import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { get, packageBody, post, rideBody, setDriverPosition } from './packages-helpers.js';
-import { assertBooks, balanceOf } from './payouts-helpers.js';
+import { assertBooks, balanceOf, cashOnDelivery, collectCash, earn } from './payouts-helpers.js';
 import { jobTransactions } from '../src/modules/ledger/job-money.js';
 import { moneyFacts } from '../src/modules/jobs/job-money.js';
 
@@ -264,5 +266,146 @@ describe('earnings: money booked when jobs end', () => {
     const theirs = (await get(t, '/api/companies/me/earnings', otherCompany.headers)).json();
     assert.deepEqual(theirs.drivers.map((d: { driverId: string; totals: unknown[] }) => [d.driverId, d.totals]), [[otherDriver.id, []]]);
     await assertBooks(t);
+  });
+});
+
+describe("a company's earnings: every driver's figures in a fixed number of statements", () => {
+  let t: TestApp;
+  let database: TestDatabase;
+  /** Statements the database ran while `counting` (Kysely's log hook sees every one, begin and commit included). */
+  let counting = false;
+  let statements = 0;
+  let admin: TestUser;
+  let business: TestUser;
+  let customer: TestUser;
+
+  before(async () => {
+    database = await createTestDatabase({ log: () => void (counting && (statements += 1)) });
+    t = await buildTestApp({ database, env: { DISPATCH_MODE: 'broadcast' } });
+    admin = await createUser(t, { role: 'ADMIN' });
+    business = await createUser(t, { role: 'BUSINESS' });
+    customer = await createUser(t, { role: 'CUSTOMER' });
+    for (const vehicleType of ['BIKE', 'CAR']) {
+      const res = await t.app.inject({ method: 'PUT', url: `/api/admin/tariffs/${business.countryId}/${vehicleType}`, headers: admin.headers, payload: TARIFF });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+  });
+
+  const online = async (companyId: string, firstName: string, vehicleType: 'BIKE' | 'CAR' = 'BIKE') => {
+    const d = await createUser(t, { role: 'DRIVER', firstName, lastName: 'Driver', driver: { availability: 'ONLINE', vehicleType, companyId } });
+    await setDriverPosition(t, d.id, -1.2864, 36.8172);
+    return d;
+  };
+  const ok = async (res: Awaited<ReturnType<typeof post>>, what: string) => {
+    assert.ok(res.statusCode === 200 || res.statusCode === 201, `${what}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
+  /** A package of the business taken to IN_TRANSIT by `driver`. */
+  const packageInTransit = async (driver: TestUser, overrides: Record<string, unknown> = {}) => {
+    const pkg = await ok(await post(t, '/api/packages', business.headers, packageBody(business.countryId, overrides)), 'create package');
+    for (const action of ['accept', 'pickup', 'start']) await ok(await post(t, `/api/packages/${pkg.id}/${action}`, driver.headers), action);
+    return pkg.id as string;
+  };
+  /** A CASH ride of the customer completed by `driver`. */
+  const rideCompleted = async (driver: TestUser) => {
+    const ride = await ok(await post(t, '/api/rides', customer.headers, rideBody(customer.countryId)), 'create ride');
+    for (const action of ['accept', 'arrive', 'start', 'complete']) await ok(await post(t, `/api/rides/${ride.id}/${action}`, driver.headers), action);
+    return ride.id as string;
+  };
+  const window = () => {
+    const now = t.clock.now().getTime();
+    return { from: new Date(now - 3_600_000).toISOString(), to: new Date(now + 3_600_000).toISOString() };
+  };
+  const query = (w: { from: string; to: string }) => `from=${encodeURIComponent(w.from)}&to=${encodeURIComponent(w.to)}`;
+
+  test("each driver's totals and balances are what /drivers/me/earnings gives that driver for the same window", async () => {
+    const company = await createUser(t, { role: 'COMPANY' });
+    const otherCompany = await createUser(t, { role: 'COMPANY' });
+    // Named so that the company's order (first name, last name, id) is known.
+    const [ana, bea, cyd, dan] = [await online(company.id, 'Ana'), await online(company.id, 'Bea', 'CAR'), await online(company.id, 'Cyd'), await online(company.id, 'Dan')];
+    const stranger = await online(otherCompany.id, 'Eve');
+
+    // Ana: an ACCOUNT package with cash on delivery, tipped by the business (on account), and a CASH package.
+    const withCod = await packageInTransit(ana!, { cashOnDelivery: { amount: 40_000 } });
+    await ok(await post(t, `/api/packages/${withCod}/deliver`, ana!.headers, { cashCollected: 40_000 }), 'deliver');
+    await ok(await post(t, `/api/packages/${withCod}/tip`, business.headers, { amount: 1_000 }), 'tip package');
+    const cashPackage = await packageInTransit(ana!, { paymentMethod: 'CASH' });
+    await ok(await post(t, `/api/packages/${cashPackage}/deliver`, ana!.headers, {}), 'deliver');
+    // Bea (a car): a CASH ride tipped in cash.
+    const ride = await rideCompleted(bea!);
+    await ok(await post(t, `/api/rides/${ride}/tip`, customer.headers, { amount: 700 }), 'tip ride');
+    // Cyd: a cancellation fee and an ACCOUNT package. Dan: nothing. Eve (another company): a package.
+    const cancelled = await ok(await post(t, '/api/packages', business.headers, packageBody(business.countryId)), 'create');
+    await ok(await post(t, `/api/packages/${cancelled.id}/accept`, cyd!.headers), 'accept');
+    await ok(await post(t, `/api/packages/${cancelled.id}/cancel`, business.headers, { reason: 'Changed my mind' }), 'cancel');
+    await ok(await post(t, `/api/packages/${await packageInTransit(cyd!)}/deliver`, cyd!.headers, {}), 'deliver');
+    await ok(await post(t, `/api/packages/${await packageInTransit(stranger)}/deliver`, stranger.headers, {}), 'deliver');
+
+    for (const w of [window(), { from: '2020-01-01', to: '2020-01-02' }]) {
+      const res = await get(t, `/api/companies/me/earnings?${query(w)}`, company.headers);
+      assert.equal(res.statusCode, 200, res.body);
+      const report = res.json();
+      assert.deepEqual([report.companyId, report.from, report.to], [company.id, new Date(w.from).toISOString(), new Date(w.to).toISOString()]);
+      assert.deepEqual(
+        report.drivers.map((d: { driverId: string; firstName: string; lastName: string }) => [d.driverId, d.firstName, d.lastName]),
+        [ana, bea, cyd, dan].map((d, i) => [d!.id, ['Ana', 'Bea', 'Cyd', 'Dan'][i], 'Driver']),
+        "the company's drivers by name, not another company's",
+      );
+      for (const [i, driver] of [ana, bea, cyd, dan].entries()) {
+        const own = await get(t, `/api/drivers/me/earnings?${query(w)}`, driver!.headers);
+        assert.equal(own.statusCode, 200, own.body);
+        const { totals, balances } = own.json();
+        assert.deepEqual(report.drivers[i], { driverId: driver!.id, firstName: report.drivers[i].firstName, lastName: 'Driver', totals, balances }, `driver ${i}`);
+      }
+    }
+
+    // The figures themselves (the window with the jobs): tips, cash on delivery, cash tips, the fee.
+    const report = (await get(t, `/api/companies/me/earnings?${query(window())}`, company.headers)).json();
+    const totalsOf = (i: number) => report.drivers[i].totals.map(({ currency, jobs, amount, earnings, tips, cashCollected }: Record<string, unknown>) => [currency, jobs, amount, earnings, tips, cashCollected]);
+    assert.deepEqual(totalsOf(0), [['KES', 2, 2 * PRICE, 2 * 8_500, 1_000, 40_000 + PRICE]]);
+    assert.deepEqual(totalsOf(1), [['KES', 1, PRICE, 8_500, 700, PRICE + 700]]);
+    assert.deepEqual(totalsOf(2), [['KES', 2, 5_000 + PRICE, 4_250 + 8_500, 0, 0]]);
+    assert.deepEqual(report.drivers[3].totals, []);
+    assert.deepEqual(report.drivers[3].balances, [], 'a driver with no account has no balance');
+    for (const [i, d] of [ana, bea, cyd].entries()) assert.deepEqual(report.drivers[i].balances, [{ currency: 'KES', balance: await balanceOf(t, 'DRIVER', d!.id) }]);
+    await assertBooks(t);
+  });
+
+  test('the statements a request runs do not depend on the number of drivers (2 and 20)', async (ctx) => {
+    const companyOf = async (drivers: number) => {
+      const company = await createUser(t, { role: 'COMPANY' });
+      for (let i = 0; i < drivers; i++) {
+        const d = await createUser(t, { role: 'DRIVER', session: false, driver: { companyId: company.id } });
+        await earn(t, d.id, business.id, 8_000 + i);
+        await collectCash(t, d.id, 12_000);
+        await cashOnDelivery(t, d.id, business.id, 3_000);
+      }
+      return company;
+    };
+    const small = await companyOf(2);
+    const large = await companyOf(20);
+    /** The fewest statements of three requests (work in the background can only add to a count). */
+    const statementsOf = async (company: TestUser) => {
+      const counts: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        statements = 0;
+        counting = true;
+        const res = await get(t, `/api/companies/me/earnings?${query(window())}`, company.headers);
+        counting = false;
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.json().drivers.every((d: { totals: unknown[] }) => d.totals.length === 1), true);
+        counts.push(statements);
+      }
+      return Math.min(...counts);
+    };
+    const forSmall = await statementsOf(small);
+    const forLarge = await statementsOf(large);
+    ctx.diagnostic(`statements per request: ${forSmall} for 2 drivers, ${forLarge} for 20`);
+    assert.equal(forLarge, forSmall, `2 drivers: ${forSmall} statements, 20 drivers: ${forLarge}`);
+    assert.ok(forSmall <= 4, `a handful of statements (${forSmall})`);
   });
 });

@@ -220,3 +220,57 @@ describe('business invoices', () => {
     assert.deepEqual(november.map((i: { number: string; openingBalance: number; closingBalance: number }) => [i.number, i.openingBalance, i.closingBalance]), [['INV-000003', -17_500, -27_499]]);
   });
 });
+
+describe('invoice PDF: names and references in Polish, Cyrillic and Greek', () => {
+  let t: TestApp;
+  let dir: string;
+  before(async () => {
+    t = await buildTestApp({ clock: new ManualClock(at('2026-09-10T12:00:00Z')) });
+    dir = await mkdtemp(join(tmpdir(), 'invoices-unicode-'));
+  });
+  after(async () => {
+    await t.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('the business name, its address and a line item come back exactly from pdftotext', async () => {
+    const name = 'Łódź Кофе Ελλάδα';
+    const address = 'ul. Piotrkowska 1, Łódź · Тверская 7 · Οδός Αθηνάς 3';
+    const reference = 'Żółć-Щука-Ψάρι';
+    const admin = await createUser(t, { role: 'ADMIN' });
+    const business = await createUser(t, { role: 'BUSINESS', businessName: name });
+    await t.db.updateTable('business_profiles').set({ business_address: address }).where('user_id', '=', business.id).execute();
+    const driver = await createUser(t, { role: 'DRIVER' });
+    const created = await t.app.inject({ method: 'POST', url: '/api/packages', headers: business.headers, payload: packageBody(await countryId(t), { reference }) });
+    assert.equal(created.statusCode, 201, created.body);
+    await t.services.ledger.post(t.db, {
+      sourceKey: `job:PACKAGE:${created.json().id}:completed`,
+      currency: 'KES',
+      entries: jobCompletedEntries({ driverId: driver.id, payer: { kind: 'BUSINESS', partyId: business.id }, paymentMethod: 'ACCOUNT', amount: 12_345, bookingFee: 0, commissionRate: 2000 }),
+    });
+    t.clock.set(at('2026-10-02T08:00:00Z'));
+    const { token } = await t.tokens.signAccess({ userId: admin.id, role: admin.role, sessionId: admin.sessionId });
+    const ran = await t.app.inject({ method: 'POST', url: '/api/admin/invoices/run', headers: { authorization: `Bearer ${token}` }, payload: { month: '2026-09' } });
+    assert.equal(ran.statusCode, 200, ran.body);
+    const url = `/api/admin/invoices/${ran.json().invoices[0].id}`;
+    const invoice = (await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } })).json();
+    assert.deepEqual([invoice.business.name, invoice.business.address, invoice.lines[0].reference], [name, address, reference]);
+
+    const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, accept: 'application/pdf' } });
+    assert.equal(res.statusCode, 200, res.body);
+    const file = join(dir, 'invoice.pdf');
+    await writeFile(file, res.rawPayload);
+    // Reading order without layout: each drawn string is one line, as written.
+    const { stdout: raw } = await run('pdftotext', ['-raw', file, '-']);
+    const lines = raw.split('\n').map((l) => l.trim());
+    for (const expected of [name, address]) assert.ok(lines.includes(expected), `${expected} in:\n${raw}`);
+    const { stdout: text } = await run('pdftotext', ['-layout', file, '-']);
+    assert.match(text, /2026-09-10\s+Delivery\s+Żółć-Щука-Ψάρι\s+123\.45/);
+    assert.ok(!/[?\uFFFD]/.test(text), `no replaced character in:\n${text}`);
+    // The font is embedded (a subset), not a standard font.
+    const { stdout: fonts } = await run('pdffonts', [file]);
+    assert.match(fonts, /DejaVuSans\s/);
+    assert.match(fonts, /DejaVuSans-Bold\s/);
+    assert.doesNotMatch(fonts, /Helvetica/);
+  });
+});

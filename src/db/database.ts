@@ -1,7 +1,7 @@
 // Opens the database: PGlite in DATA_DIR (or in memory) by default, a PostgreSQL server with a URL.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type LogConfig } from 'kysely';
 import pg from 'pg';
 import { DatabaseAvailability, isDatabaseUnavailable } from './availability.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -34,6 +34,8 @@ export async function openDatabase(options: {
   dataDir?: string;
   poolSize?: number;
   connectTimeoutMs?: number;
+  /** Kysely's log hook: called for every statement run (tests count a request's statements with it). */
+  log?: LogConfig;
 }): Promise<DatabaseHandle> {
   const availability = new DatabaseAvailability();
   if (options.url) {
@@ -68,7 +70,7 @@ export async function openDatabase(options: {
         throw err;
       }
     };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }), log: options.log });
     return {
       db,
       kind: 'postgres',
@@ -96,7 +98,7 @@ export async function openDatabase(options: {
   }
   try {
     const client = await openEmbedded(options.dataDir, parseInt8);
-    const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(client), log: options.log });
     return {
       db,
       kind: 'pglite',

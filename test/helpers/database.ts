@@ -1,6 +1,7 @@
 // A fresh migrated database per test file: a new database on the PostgreSQL server when
 // TEST_DATABASE_URL is set, otherwise an in-memory PGlite.
 import { randomBytes } from 'node:crypto';
+import type { LogConfig } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -34,17 +35,17 @@ export async function createServerDatabase(baseUrl: string, prefix: string): Pro
   return { url: parsed.toString(), drop: () => onServer(`drop database if exists ${name} with (force)`) };
 }
 
-export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(options: { migrate?: boolean; log?: LogConfig } = {}): Promise<TestDatabase> {
   let handle: DatabaseHandle;
   let url: string | undefined;
   let drop: (() => Promise<void>) | undefined;
   if (serverDatabaseUrl) {
     const created = await createServerDatabase(serverDatabaseUrl, 'test');
     url = created.url;
-    handle = await openDatabase({ url, poolSize: 10 });
+    handle = await openDatabase({ url, poolSize: 10, log: options.log });
     drop = created.drop;
   } else {
-    handle = await openDatabase({});
+    handle = await openDatabase({ log: options.log });
   }
   if (options.migrate !== false) await migrateToLatest(handle.db);
   return {

@@ -52,18 +52,41 @@ export class EarningsService {
     };
   }
 
+  /**
+   * Every driver of the company with the totals of driver() and the balances: three statements (the
+   * drivers, all their entries in the period, all their balances) whatever the number of drivers,
+   * grouped here by driver.
+   */
   async company(companyId: string, query: EarningsQuery): Promise<CompanyEarningsResponse> {
     const { from, to } = this.range(query);
-    const drivers = await this.repo.companyDrivers(this.deps.db, companyId);
-    const balances = await this.repo.balances(this.deps.db, drivers.map((d) => d.id));
-    const result: CompanyEarningsResponse['drivers'] = [];
-    for (const d of drivers) {
-      const { totals } = summarise(await this.repo.driverEntries(this.deps.db, d.id, from, to));
-      const own = balances.filter((b) => b.party_id === d.id).map((b) => ({ currency: b.currency.trim(), balance: Number(b.balance) }));
-      result.push({ driverId: d.id, firstName: d.first_name, lastName: d.last_name, totals, balances: own });
-    }
+    const [drivers, entries, balances] = await Promise.all([
+      this.repo.companyDrivers(this.deps.db, companyId),
+      this.repo.companyDriverEntries(this.deps.db, companyId, from, to),
+      this.repo.companyDriverBalances(this.deps.db, companyId),
+    ]);
+    const entriesOf = groupBy(entries, (e) => e.driver_id);
+    const balancesOf = groupBy(balances, (b) => b.party_id);
+    const result: CompanyEarningsResponse['drivers'] = drivers.map((d) => ({
+      driverId: d.id,
+      firstName: d.first_name,
+      lastName: d.last_name,
+      totals: summarise(entriesOf.get(d.id) ?? []).totals,
+      balances: (balancesOf.get(d.id) ?? []).map((b) => ({ currency: b.currency.trim(), balance: Number(b.balance) })),
+    }));
     return { companyId, from: from.toISOString(), to: to.toISOString(), drivers: result };
   }
+}
+
+/** Rows by key, each group in the rows' order. */
+function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const k = key(row);
+    const group = groups.get(k);
+    if (group) group.push(row);
+    else groups.set(k, [row]);
+  }
+  return groups;
 }
 
 /**

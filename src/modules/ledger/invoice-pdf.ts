@@ -1,6 +1,10 @@
-// An invoice as a PDF (contract section 21): pdfkit, loaded on first use (it is heavy and most
-// processes never draw an invoice). Text only, from the invoice's data: a name such as "=1+1" or
-// "<b>" is drawn as those characters, nothing interprets it.
+// An invoice as a PDF (contract section 21): pdfkit and the DejaVu Sans font, loaded on first use
+// (they are heavy and most processes never draw an invoice). Text only, from the invoice's data: a
+// name such as "=1+1" or "<b>" is drawn as those characters, nothing interprets it. The font is
+// embedded (the glyphs used, with their Unicode mapping), so names and references in Latin with
+// diacritics, Cyrillic or Greek print and copy as written (pdfkit's built-in Helvetica is Latin-1 only).
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { minorUnits } from './payout-file.js';
 import type { InvoiceLine, InvoiceTotals } from './invoice-lines.js';
 
@@ -18,8 +22,33 @@ export interface InvoiceDocument {
 }
 
 type PdfKit = typeof import('pdfkit');
-let pdfkit: Promise<PdfKit> | undefined;
-const loadPdfKit = () => (pdfkit ??= import('pdfkit').then((m) => ((m as unknown as { default?: PdfKit }).default ?? m) as PdfKit));
+
+/** The npm package of the font (Bitstream Vera licence with public-domain changes: docs/money.md). */
+const INVOICE_FONT_PACKAGE = 'dejavu-fonts-ttf';
+const FONT_FILES = { regular: 'ttf/DejaVuSans.ttf', bold: 'ttf/DejaVuSans-Bold.ttf' } as const;
+/** The names the fonts are registered under in each document. */
+const REGULAR = 'InvoiceSans';
+const BOLD = 'InvoiceSans-Bold';
+
+interface PdfTools {
+  PDFDocument: PdfKit;
+  fonts: { regular: Buffer; bold: Buffer };
+}
+let tools: Promise<PdfTools> | undefined;
+/** pdfkit and the font files, read once on the first invoice drawn (a failure is tried again next time). */
+const loadTools = () =>
+  (tools ??= (async () => {
+    const require = createRequire(import.meta.url);
+    const [m, regular, bold] = await Promise.all([
+      import('pdfkit'),
+      readFile(require.resolve(`${INVOICE_FONT_PACKAGE}/${FONT_FILES.regular}`)),
+      readFile(require.resolve(`${INVOICE_FONT_PACKAGE}/${FONT_FILES.bold}`)),
+    ]);
+    return { PDFDocument: ((m as unknown as { default?: PdfKit }).default ?? m) as PdfKit, fonts: { regular, bold } };
+  })().catch((err: unknown) => {
+    tools = undefined;
+    throw err;
+  }));
 
 /** Major units with the currency's ISO 4217 decimals and thousands separators: -1234567 KES → "-12,345.67". */
 export function formatAmount(amount: number, currency: string): string {
@@ -30,25 +59,15 @@ export function formatAmount(amount: number, currency: string): string {
   return `${amount < 0 ? '-' : ''}${grouped}${digits ? `.${text.slice(-digits)}` : ''}`;
 }
 
-/**
- * The standard PDF fonts encode WinAnsi only: characters outside it would come out as other glyphs,
- * so they are replaced by "?" (a name in another script still reads as a name of that length).
- */
-const WIN_ANSI_EXTRA = '€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ';
-const printable = (text: string) =>
-  [...text]
-    .map((c) => {
-      const code = c.charCodeAt(0);
-      if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return ' ';
-      return code <= 0xff || WIN_ANSI_EXTRA.includes(c) ? c : '?';
-    })
-    .join('');
+/** Control characters (a tab, a line break) as spaces: every line of the invoice is one line of text. */
+const printable = (text: string) => text.replace(/\p{Cc}/gu, ' ');
 
 const dateOnly = (iso: string) => iso.slice(0, 10);
 
 export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
-  const PDFDocument = await loadPdfKit();
+  const { PDFDocument, fonts } = await loadTools();
   const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Invoice ${invoice.number}`, Author: 'Operator', CreationDate: new Date(invoice.issuedAt) } });
+  doc.registerFont(REGULAR, fonts.regular).registerFont(BOLD, fonts.bold);
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
   const done = new Promise<Buffer>((resolve, reject) => {
@@ -58,18 +77,19 @@ export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer
   const money = (amount: number) => formatAmount(amount, invoice.currency);
   const left = doc.page.margins.left;
   const width = doc.page.width - left - doc.page.margins.right;
-  // Columns: date, description, reference, charge, credit.
+  // Columns: date, description, reference, charge, credit (DejaVu Sans 9 pt: "2026-10-05" is 53 pt
+  // wide, "Cash on delivery collected for you" 154 pt, "-1,234,567.89" 64 pt).
   const cols = [
-    { x: left, w: 70 },
-    { x: left + 75, w: 140 },
-    { x: left + 220, w: 125 },
+    { x: left, w: 58 },
+    { x: left + 62, w: 160 },
+    { x: left + 227, w: 118 },
     { x: left + 350, w: 70 },
     { x: left + 425, w: width - 425 },
   ];
   const row = (cells: string[], options: { bold?: boolean } = {}) => {
     if (doc.y > doc.page.height - doc.page.margins.bottom - 30) doc.addPage();
     const y = doc.y;
-    doc.font(options.bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9);
+    doc.font(options.bold ? BOLD : REGULAR).fontSize(9);
     let bottom = y;
     cells.forEach((cell, i) => {
       const col = cols[i]!;
@@ -81,21 +101,21 @@ export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer
   };
   const pair = (label: string, value: string, bold = false) => {
     const y = doc.y;
-    doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(10);
+    doc.font(bold ? BOLD : REGULAR).fontSize(10);
     doc.text(label, left + 220, y, { width: 200 });
     doc.text(value, left + 350, y, { width: width - 350, align: 'right' });
     doc.x = left;
   };
 
-  doc.font('Helvetica-Bold').fontSize(18).text(`Invoice ${invoice.number}`);
+  doc.font(BOLD).fontSize(18).text(`Invoice ${invoice.number}`);
   doc.moveDown(0.5);
-  doc.font('Helvetica').fontSize(10);
+  doc.font(REGULAR).fontSize(10);
   doc.text(`Period: ${invoice.month} (UTC)`);
   doc.text(`Issued: ${dateOnly(invoice.issuedAt)}`);
   doc.text(`Currency: ${invoice.currency}`);
   doc.moveDown(0.5);
-  doc.font('Helvetica-Bold').text('Billed to');
-  doc.font('Helvetica').text(printable(invoice.business.name));
+  doc.font(BOLD).text('Billed to');
+  doc.font(REGULAR).text(printable(invoice.business.name));
   if (invoice.business.address) doc.text(printable(invoice.business.address));
   doc.moveDown(1);
 
@@ -120,7 +140,7 @@ export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer
   pair('Amount due', money(invoice.amountDue), true);
   doc.moveDown(1);
   doc
-    .font('Helvetica')
+    .font(REGULAR)
     .fontSize(8)
     .text('Balances: positive is owed to you, negative is what you owe. Charges lower the balance, credits raise it.', left, doc.y, { width });
   doc.end();
