@@ -309,6 +309,11 @@ describe('console money pages in Chromium', { skip }, () => {
     await assertDriverReport(page, own.json(), money);
     await axe(page, "a company's driver's earnings");
     await shot(page, 'company-driver-earnings');
+    // This week: the same delivery, under the same title.
+    await page.getByLabel('This week').check();
+    await assertDriverReport(page, (await t.app.inject({ method: 'GET', url: `/api/companies/me/drivers/${rider.id}/earnings?from=${monday}`, headers: company.headers })).json(), money);
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Earnings: Njeri Rider');
+    await page.getByLabel('Today').check();
     const csv = await t.app.inject({ method: 'GET', url: `/api/companies/me/drivers/${rider.id}/earnings?from=${new Date(today).toISOString().slice(0, 10)}&format=csv`, headers: company.headers });
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     assert.match(download.suggestedFilename(), /^earnings-Njeri-Rider-\d{4}-\d{2}-\d{2}\.csv$/);

@@ -55,7 +55,9 @@ export function DriverEarningsPage({ viewer, driverId }: { viewer: Viewer; drive
   const [period, setPeriod] = useState<Period>(isPeriod(asked) ? asked : 'week');
   const from = periodStart(period, new Date());
   const report = useQuery({ queryKey: queryKeys.driverEarnings(driverId, from), queryFn: () => fetchReport(viewer, driverId, from) });
-  const name = useDriverName(viewer, driverId, from);
+  // The name from the period the page opened with: a period changed later does not unset the title.
+  const [openedFrom] = useState(from);
+  const name = useDriverName(viewer, driverId, openedFrom);
   const download = useMutation({
     mutationFn: async () => saveBlob(await fetchCsv(viewer, driverId, from), `earnings-${name ? name.replace(/[^\p{L}\p{N}]+/gu, '-') : driverId}-${from}.csv`),
   });
