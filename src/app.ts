@@ -36,6 +36,7 @@ import { moneyModule } from './modules/ledger/money.routes.js';
 import { pushModule } from './modules/push/push.routes.js';
 import { invoicesModule } from './modules/ledger/invoices.routes.js';
 import { earningsModule } from './modules/ledger/earnings.routes.js';
+import { driverEarningsModule } from './modules/ledger/driver-earnings.routes.js';
 import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
 import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
@@ -65,6 +66,7 @@ const API_MODULES: FeatureModule[] = [
   pushModule,
   invoicesModule,
   earningsModule,
+  driverEarningsModule,
   deviceKeysModule,
   ratingsModule,
   geocodingModule,

@@ -20,6 +20,12 @@ import { projectRoot } from './helpers/processes.js';
 import { packageBody, setDriverPosition } from './packages-helpers.js';
 
 const skip = chromiumSkip('the console money pages');
+const DAY_MS = 86_400_000;
+/** Monday of the week (UTC) as a date: the earnings pages' "This week". */
+const mondayOf = (now: Date) => {
+  const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  return new Date(today - ((new Date(today).getUTCDay() + 6) % 7) * DAY_MS).toISOString().slice(0, 10);
+};
 const screenshots = process.env.CONSOLE_SCREENSHOTS ? path.resolve(projectRoot, process.env.CONSOLE_SCREENSHOTS) : undefined;
 
 describe('console money pages in Chromium', { skip }, () => {
@@ -31,6 +37,8 @@ describe('console money pages in Chromium', { skip }, () => {
   let driver: TestUser;
   let earner: TestUser;
   let lastMonth: string;
+  /** The company's driver of the company earnings test, whom the admin's test opens from Balances. */
+  let njeriId: string | undefined;
   const pageErrors: string[] = [];
 
   const post = (sourceKey: string, entries: ReturnType<typeof jobCompletedEntries>) => t.services.ledger.post(t.db, { sourceKey, currency: 'KES', entries });
@@ -98,6 +106,30 @@ describe('console money pages in Chromium', { skip }, () => {
   const shot = async (page: Page, name: string) => {
     if (screenshots) await page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
   };
+
+  type DriverReport = {
+    jobs: { jobType: string; jobId: string; completedAt: string; amount: number; earnings: number; tip: number; cashCollected: number }[];
+    totals: { currency: string; jobs: number; amount: number; earnings: number; tips: number; cashCollected: number }[];
+    balances: { currency: string; balance: number }[];
+  };
+  /** A driver's earnings page shows the report's jobs and its totals with the balance, cell by cell. */
+  async function assertDriverReport(page: Page, report: DriverReport, money: (minor: number) => string) {
+    assert.ok(report.jobs.length > 0 && report.totals.length === 1 && report.balances.length === 1, JSON.stringify(report));
+    const jobs = page.getByRole('table', { name: 'Jobs' });
+    await jobs.getByRole('row').nth(report.jobs.length).waitFor();
+    assert.equal(await jobs.getByRole('row').count(), report.jobs.length + 1, 'a header and a row per job');
+    for (const [i, j] of report.jobs.entries()) {
+      const date = await page.evaluate((iso) => new Date(iso).toLocaleString(), j.completedAt);
+      const cells = (await jobs.getByRole('row').nth(i + 1).getByRole('cell').allInnerTexts()).map((c) => c.trim());
+      assert.deepEqual(cells, [date, `Delivery ${j.jobId.slice(0, 8)}`, money(j.amount), money(j.earnings), money(j.tip), money(j.cashCollected)]);
+    }
+    const [total] = report.totals;
+    const totals = page.getByRole('table', { name: 'Totals' }).getByRole('row').filter({ hasText: total!.currency });
+    assert.deepEqual(
+      (await totals.locator('th, td').allInnerTexts()).map((c) => c.trim()),
+      [total!.currency, String(total!.jobs), money(total!.amount), money(total!.earnings), money(total!.tips), money(total!.cashCollected), money(report.balances[0]!.balance)],
+    );
+  }
 
   test('an admin records a settlement and a business payment and sees them listed, creates a payout batch, downloads its CSV, marks a line failed and the batch paid', async () => {
     const page = await signedIn(admin);
@@ -267,12 +299,70 @@ describe('console money pages in Chromium', { skip }, () => {
     // Today: the same delivery (booked now).
     await page.getByLabel('Today').check();
     await row.getByRole('cell', { name: money(total.earnings), exact: true }).first().waitFor();
+
+    // The driver's name opens the driver's jobs for the period chosen, as the company's route gives them.
+    const own = await t.app.inject({ method: 'GET', url: `/api/companies/me/drivers/${rider.id}/earnings?from=${new Date(today).toISOString().slice(0, 10)}`, headers: company.headers });
+    assert.equal(own.statusCode, 200, own.body);
+    await row.getByRole('link', { name: 'Njeri Rider' }).click();
+    await page.getByRole('heading', { name: 'Earnings: Njeri Rider', level: 1 }).waitFor();
+    assert.equal(await page.getByLabel('Today').isChecked(), true, 'the period chosen on the Earnings page');
+    await assertDriverReport(page, own.json(), money);
+    await axe(page, "a company's driver's earnings");
+    await shot(page, 'company-driver-earnings');
+    // This week: the same delivery, under the same title.
+    await page.getByLabel('This week').check();
+    await assertDriverReport(page, (await t.app.inject({ method: 'GET', url: `/api/companies/me/drivers/${rider.id}/earnings?from=${monday}`, headers: company.headers })).json(), money);
+    assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Earnings: Njeri Rider');
+    await page.getByLabel('Today').check();
+    const csv = await t.app.inject({ method: 'GET', url: `/api/companies/me/drivers/${rider.id}/earnings?from=${new Date(today).toISOString().slice(0, 10)}&format=csv`, headers: company.headers });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    assert.match(download.suggestedFilename(), /^earnings-Njeri-Rider-\d{4}-\d{2}-\d{2}\.csv$/);
+    assert.equal(readFileSync((await download.path())!, 'utf8'), csv.body);
+    // Back to the list, the same period.
+    await page.getByRole('link', { name: "All drivers' earnings" }).click();
+    await page.getByRole('heading', { name: 'Earnings', level: 1 }).waitFor();
+    assert.equal(await page.getByLabel('Today').isChecked(), true);
+    njeriId = rider.id;
     // The API's message is shown as it is.
     await page.route(/\/api\/companies\/me\/earnings/, (route) =>
       route.fulfill({ status: 400, contentType: 'application/json', body: JSON.stringify({ statusCode: 400, error: 'Bad Request', code: 'VALIDATION_ERROR', message: 'The period is too long' }) }),
     );
     await page.getByLabel('This month').check();
     await page.getByRole('alert').filter({ hasText: 'The period is too long' }).waitFor();
+    await page.context().close();
+  });
+
+  test("an admin opens a driver's earnings from Balances: the same report as the admin's route gives", async () => {
+    assert.ok(njeriId, "the company earnings test ran first: Njeri's delivery is booked this week");
+    const week = await t.app.inject({ method: 'GET', url: `/api/admin/drivers/${njeriId}/earnings?from=${mondayOf(new Date())}`, headers: admin.headers });
+    assert.equal(week.statusCode, 200, week.body);
+    const currency = week.json().totals[0].currency as string;
+    const format = new Intl.NumberFormat('en', { style: 'currency', currency, currencyDisplay: 'code' });
+    const money = (minor: number) => format.format(minor / 10 ** (format.resolvedOptions().maximumFractionDigits ?? 2)).replace(/\u00a0/g, ' ');
+    const page = await signedIn(admin);
+    await page.getByRole('link', { name: 'Balances' }).click();
+    const balances = page.getByRole('table', { name: 'Non-zero balances, newest account first' });
+    await balances.getByRole('link', { name: 'Njeri Rider' }).click();
+    await page.getByRole('heading', { name: 'Earnings: Njeri Rider', level: 1 }).waitFor();
+    assert.equal(await page.getByLabel('This week').isChecked(), true, 'this week by default');
+    await assertDriverReport(page, week.json(), money);
+    // A delivery's link opens the delivery.
+    await page.getByRole('table', { name: 'Jobs' }).getByRole('link').first().click();
+    await page.waitForURL(/\/deliveries\/[0-9a-f-]{36}$/);
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Earnings: Njeri Rider', level: 1 }).waitFor();
+    await axe(page, "an admin's driver earnings");
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = await t.app.inject({ method: 'GET', url: `/api/admin/drivers/${njeriId}/earnings?from=${mondayOf(new Date())}`, headers: { ...admin.headers, accept: 'text/csv' } });
+    assert.equal(readFileSync((await download.path())!, 'utf8'), csv.body);
+    // The API's message is shown as it is.
+    await page.route(/\/api\/admin\/drivers\/[^/]+\/earnings/, (route) =>
+      route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'DRIVER_NOT_FOUND', message: 'Driver not found' }) }),
+    );
+    await page.getByLabel('This month').check();
+    await page.getByRole('alert').filter({ hasText: 'Driver not found' }).waitFor();
+    await page.getByRole('link', { name: 'All balances' }).click();
+    await page.getByRole('heading', { name: 'Balances', level: 1 }).waitFor();
     await page.context().close();
   });
 });

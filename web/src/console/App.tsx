@@ -11,6 +11,7 @@ import { LiveMapPage } from './admin/live-map';
 import { ForgotPasswordPage, RegisterPage, SignInPage } from './auth/auth';
 import { CompanyDriversPage } from './company/drivers';
 import { CompanyEarningsPage } from './earnings/earnings';
+import { DriverEarningsPage } from './earnings/driver-earnings';
 import { DeliveryPage } from '../shared/deliveries/detail';
 import { InvoicePage, InvoicesPage } from './invoices/invoices';
 import { AdminInvoicesPage } from './invoices/admin-invoices';
@@ -138,6 +139,7 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/map' && role === 'ADMIN') return <LiveMapPage />;
   if (path === '/drivers' && role === 'COMPANY') return <CompanyDriversPage />;
   if (path === '/earnings' && role === 'COMPANY') return <CompanyEarningsPage />;
+  if ((p = match('/drivers/:id/earnings', path)) && (role === 'ADMIN' || role === 'COMPANY')) return <DriverEarningsPage key={p.id} viewer={role} driverId={p.id} />;
   if (path === '/ratings' && role === 'ADMIN') return <AdminRatingsPage />;
   if (path === '/ratings' && role === 'COMPANY') return <CompanyRatingsPage />;
   if (path === '/ratings' && role === 'BUSINESS') return <BusinessRatingsPage />;

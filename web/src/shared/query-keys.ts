@@ -20,6 +20,12 @@ export const queryKeys = {
   companyDrivers: ['company-drivers'] as const,
   /** The company's drivers' earnings from a day (UTC) until now. */
   companyEarnings: (from: string) => ['company-earnings', from] as const,
+  /**
+   * One driver's earnings report from a day (UTC) until now, as an admin or the driver's company reads
+   * it; under `balances`, so that a settlement or a payout batch makes its balance stale too.
+   */
+  driverEarnings: (driverId: string, from: string) => [...balances, 'driver-earnings', driverId, from] as const,
+  adminUser: (id: string) => ['admin-user', id] as const,
   /** Every page of the users list. */
   users,
   usersPage: (filter: object, cursor: string | undefined) => [...users, filter, cursor] as const,

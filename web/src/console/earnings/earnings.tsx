@@ -1,15 +1,17 @@
 // Company: its drivers' earnings for a period (today, this week or this month, UTC) and their current
 // balances, from GET /companies/me/earnings (contract section 21, docs/money.md). A row per driver and
-// currency; a driver without jobs or balance shows a row of zero jobs.
+// currency; a driver without jobs or balance shows a row of zero jobs; a driver's name opens that
+// driver's job-by-job report (driver-earnings.tsx).
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
 import { ErrorBox, PageTitle, formatMoney } from '../../shared/ui';
+import { Link, useLocation } from '../router';
 
 const DAY_MS = 86_400_000;
-type Period = 'today' | 'week' | 'month';
-const PERIODS: { value: Period; label: string }[] = [
+export type Period = 'today' | 'week' | 'month';
+export const PERIODS: { value: Period; label: string }[] = [
   { value: 'today', label: 'Today' },
   { value: 'week', label: 'This week' },
   { value: 'month', label: 'This month' },
@@ -23,8 +25,27 @@ export function periodStart(period: Period, now: Date): string {
   return new Date(today).toISOString().slice(0, 8) + '01';
 }
 
+export const isPeriod = (value: string | null): value is Period => PERIODS.some((p) => p.value === value);
+
+/** The period radio buttons of the earnings pages. */
+export function PeriodPicker({ period, onChange }: { period: Period; onChange: (period: Period) => void }) {
+  return (
+    <fieldset className="toolbar">
+      <legend>Period</legend>
+      {PERIODS.map((p) => (
+        <label key={p.value}>
+          <input type="radio" name="period" value={p.value} checked={period === p.value} onChange={() => onChange(p.value)} /> {p.label}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 export function CompanyEarningsPage() {
-  const [period, setPeriod] = useState<Period>('week');
+  const { query } = useLocation();
+  const asked = query.get('period');
+  // ?period= when coming back from a driver's report.
+  const [period, setPeriod] = useState<Period>(isPeriod(asked) ? asked : 'week');
   const from = periodStart(period, new Date());
   const report = useQuery({
     queryKey: queryKeys.companyEarnings(from),
@@ -33,6 +54,7 @@ export function CompanyEarningsPage() {
   type Data = NonNullable<typeof report.data>['drivers'][number];
   interface Row {
     key: string;
+    driverId: string;
     name: string;
     currency: string | null;
     total: Data['totals'][number] | undefined;
@@ -41,9 +63,10 @@ export function CompanyEarningsPage() {
   const rows = (report.data?.drivers ?? []).flatMap((d): Row[] => {
     const currencies = [...new Set([...d.totals.map((t) => t.currency), ...d.balances.map((b) => b.currency)])];
     const name = `${d.firstName} ${d.lastName}`;
-    if (currencies.length === 0) return [{ key: d.driverId, name, currency: null, total: undefined, balance: undefined }];
+    if (currencies.length === 0) return [{ key: d.driverId, driverId: d.driverId, name, currency: null, total: undefined, balance: undefined }];
     return currencies.map((c) => ({
       key: `${d.driverId}-${c}`,
+      driverId: d.driverId,
       name,
       currency: c,
       total: d.totals.find((t) => t.currency === c),
@@ -54,15 +77,8 @@ export function CompanyEarningsPage() {
   return (
     <>
       <PageTitle>Earnings</PageTitle>
-      <p className="hint">Your drivers' jobs booked in the period (UTC) and what the operator owes each now. Negative balance: cash the driver collected and still has to hand in.</p>
-      <fieldset className="toolbar">
-        <legend>Period</legend>
-        {PERIODS.map((p) => (
-          <label key={p.value}>
-            <input type="radio" name="period" value={p.value} checked={period === p.value} onChange={() => setPeriod(p.value)} /> {p.label}
-          </label>
-        ))}
-      </fieldset>
+      <p className="hint">Your drivers' jobs booked in the period (UTC) and what the operator owes each now. Negative balance: cash the driver collected and still has to hand in. A driver's name opens that driver's jobs.</p>
+      <PeriodPicker period={period} onChange={setPeriod} />
       <ErrorBox error={report.error} />
       {report.isPending && <p role="status">Loading…</p>}
       {report.data && rows.length === 0 && <p>Your company has no drivers yet.</p>}
@@ -82,7 +98,9 @@ export function CompanyEarningsPage() {
           <tbody>
             {rows.map((r) => (
               <tr key={r.key}>
-                <th scope="row">{r.name}</th>
+                <th scope="row">
+                  <Link to={`/drivers/${r.driverId}/earnings?period=${period}`}>{r.name}</Link>
+                </th>
                 <td>{r.total?.jobs ?? 0}</td>
                 <td>{money(r.total?.earnings, r.currency)}</td>
                 <td>{money(r.total?.tips, r.currency)}</td>

@@ -1,6 +1,6 @@
 // Admin: every account with a non-zero balance, and the day's money in: a driver's cash handed in
 // (settlement) and a business's payment, with the recent ones of each (contract section 21,
-// docs/money.md "An operator's day").
+// docs/money.md "An operator's day"). A driver's name opens the driver's earnings (driver-earnings.tsx).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type FormEvent } from 'react';
 import { api, ok } from '../../shared/api/client';
@@ -8,6 +8,7 @@ import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney } from '../../shared/ui';
 import { newIdempotencyKey, toMajorText, toMinorUnits } from './money';
 import { Pager, useCursors } from '../pager';
+import { Link } from '../router';
 import { RecentBusinessPayments, RecentSettlements } from './receipts';
 
 const KIND_LABEL: Record<string, string> = {
@@ -139,7 +140,7 @@ export function BalancesPage() {
             {list.data.items.map((b) => (
               <tr key={b.accountId}>
                 <td>{KIND_LABEL[b.partyKind] ?? b.partyKind}</td>
-                <td>{b.name ?? '—'}</td>
+                <td>{b.partyKind === 'DRIVER' && b.partyId ? <Link to={`/drivers/${b.partyId}/earnings`}>{b.name ?? 'Driver'}</Link> : (b.name ?? '—')}</td>
                 <td className={b.balance < 0 ? 'negative' : undefined}>{formatMoney(b.balance, b.currency)}</td>
                 <td>
                   {b.partyKind === 'DRIVER' && b.partyId && b.balance < 0 && (

@@ -1594,6 +1594,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/drivers/{driverId}/earnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Any driver's jobs booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv) */
+        get: operations["getAdminDriversDriverIdEarnings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/companies/me/drivers/{driverId}/earnings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the company's drivers' jobs booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv); another company's driver is 404 */
+        get: operations["getCompaniesMeDriversDriverIdEarnings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/drivers/me/device-keys": {
         parameters: {
             query?: never;
@@ -16756,6 +16790,304 @@ export interface operations {
             };
             /** @description Not allowed for this account */
             403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminDriversDriverIdEarnings: {
+        parameters: {
+            query?: {
+                /** @description Start, inclusive (default: today 00:00 UTC): a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from?: string;
+                /** @description End, exclusive (default: now); at most 92 days after from: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to?: string;
+                /** @description Instead of the Accept header (text/csv for CSV) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                driverId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The earnings report, as the driver gets it from GET /drivers/me/earnings */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        driverId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description Oldest first, by when the job was booked */
+                        jobs: {
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description COMPLETED: delivered or completed; CANCELLATION_FEE: cancelled by its creator after assignment */
+                            kind: "COMPLETED" | "CANCELLATION_FEE";
+                            /** Format: date-time */
+                            completedAt: string;
+                            currency: string;
+                            /** @description What the job came to: a ride's fare, a package's price, or the cancellation fee, in the minor unit of the currency */
+                            amount: number;
+                            /** @description The driver's share, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked to the driver for this job (any time), 0 when none, in the minor unit of the currency */
+                            tip: number;
+                            /** @description Cash the driver collected for it: the amount of a CASH job plus any cash on delivery, in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description One per currency */
+                        totals: {
+                            currency: string;
+                            jobs: number;
+                            /** @description Sum of the jobs' amounts, in the minor unit of the currency */
+                            amount: number;
+                            /** @description Sum of the earnings, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked in the period, in the minor unit of the currency */
+                            tips: number;
+                            /** @description Cash collected in the period (job amounts and cash on delivery), in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description The driver's current balance per currency (none before the first booking) */
+                        balances: {
+                            currency: string;
+                            /** @description What the operator owes the driver now (negative: the driver owes the operator, e.g. cash collected), in the minor unit of the currency */
+                            balance: number;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCompaniesMeDriversDriverIdEarnings: {
+        parameters: {
+            query?: {
+                /** @description Start, inclusive (default: today 00:00 UTC): a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                from?: string;
+                /** @description End, exclusive (default: now); at most 92 days after from: a date (midnight UTC) or an ISO 8601 instant with Z or an offset */
+                to?: string;
+                /** @description Instead of the Accept header (text/csv for CSV) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                driverId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The earnings report, as the driver gets it from GET /drivers/me/earnings */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        driverId: string;
+                        /** Format: date-time */
+                        from: string;
+                        /** Format: date-time */
+                        to: string;
+                        /** @description Oldest first, by when the job was booked */
+                        jobs: {
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description COMPLETED: delivered or completed; CANCELLATION_FEE: cancelled by its creator after assignment */
+                            kind: "COMPLETED" | "CANCELLATION_FEE";
+                            /** Format: date-time */
+                            completedAt: string;
+                            currency: string;
+                            /** @description What the job came to: a ride's fare, a package's price, or the cancellation fee, in the minor unit of the currency */
+                            amount: number;
+                            /** @description The driver's share, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked to the driver for this job (any time), 0 when none, in the minor unit of the currency */
+                            tip: number;
+                            /** @description Cash the driver collected for it: the amount of a CASH job plus any cash on delivery, in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description One per currency */
+                        totals: {
+                            currency: string;
+                            jobs: number;
+                            /** @description Sum of the jobs' amounts, in the minor unit of the currency */
+                            amount: number;
+                            /** @description Sum of the earnings, in the minor unit of the currency */
+                            earnings: number;
+                            /** @description Tips booked in the period, in the minor unit of the currency */
+                            tips: number;
+                            /** @description Cash collected in the period (job amounts and cash on delivery), in the minor unit of the currency */
+                            cashCollected: number;
+                        }[];
+                        /** @description The driver's current balance per currency (none before the first booking) */
+                        balances: {
+                            currency: string;
+                            /** @description What the operator owes the driver now (negative: the driver owes the operator, e.g. cash collected), in the minor unit of the currency */
+                            balance: number;
+                        }[];
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
