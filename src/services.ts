@@ -23,6 +23,7 @@ import { followJobChanges } from './modules/jobs/job-events.js';
 import { InvoicesRepository } from './modules/ledger/invoices.repository.js';
 import { InvoiceService } from './modules/ledger/invoices.service.js';
 import { EarningsService } from './modules/ledger/earnings.service.js';
+import { DriverEarningsReports } from './modules/ledger/driver-earnings.service.js';
 import { JobMoney } from './modules/ledger/job-money.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
 import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
@@ -93,6 +94,8 @@ export interface Services {
   webhookWorker: WebhookWorker;
   ledger: LedgerService;
   earnings: EarningsService;
+  /** One driver's earnings report for an admin or the driver's company. */
+  driverEarnings: DriverEarningsReports;
   settlements: SettlementService;
   payouts: PayoutService;
   /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
@@ -237,6 +240,7 @@ export function createServices(deps: Deps): Services {
   // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
   const proofStorage: ProofStorage = config.proof.s3 ? new S3ProofStorage(config.proof.s3) : new PostgresProofStorage(db, clock);
   const proof = new ProofService({ repo: new ProofRepository(db), packagesRepo, storage: proofStorage, bus, clock, logger: deps.logger });
+  const earnings = new EarningsService({ db, clock });
   return {
     tokens,
     sms,
@@ -263,7 +267,8 @@ export function createServices(deps: Deps): Services {
     // Built here in every process so that the delivery counter is on /metrics even where another process sends.
     webhookWorker: new WebhookWorker({ db, clock, logger: deps.logger, config, bus, registry: deps.metrics.registry }),
     ledger,
-    earnings: new EarningsService({ db, clock }),
+    earnings,
+    driverEarnings: new DriverEarningsReports({ drivers: driversRepo, earnings }),
     settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
     push,

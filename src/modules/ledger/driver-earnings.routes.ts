@@ -4,7 +4,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
 import { Uuid, errorResponses as errors } from '../../shared/schemas.js';
-import { DriverEarningsReports } from './driver-earnings.service.js';
 import { DriverEarningsResponse, EarningsQuery } from './earnings.schemas.js';
 import { driverEarningsCsv } from './earnings.service.js';
 
@@ -23,7 +22,7 @@ const reportResponses = {
 const period = 'booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv)';
 
 export const driverEarningsModule: FeatureModule = async (app, { services, guard }) => {
-  const reports = new DriverEarningsReports({ drivers: services.driversRepo, earnings: services.earnings });
+  const reports = services.driverEarnings;
   const routes = [
     { url: '/admin/drivers/:driverId/earnings', role: 'ADMIN', tags: ['admin'], summary: `Any driver's jobs ${period}` },
     { url: '/companies/me/drivers/:driverId/earnings', role: 'COMPANY', tags: ['companies'], summary: `One of the company's drivers' jobs ${period}; another company's driver is 404` },
