@@ -228,6 +228,33 @@ describe('ledger', () => {
     await assertBooksBalance();
   });
 
+  test('a remembered account that no longer exists (a database restored to an earlier point) fails the posting, books nothing, and is forgotten', async () => {
+    const driver = await user('DRIVER');
+    // The first posting opens the account (not remembered: its own transaction wrote it); the second
+    // finds it committed and remembers it.
+    for (const amount of [300, 200]) {
+      await ledger.post(t.db, { sourceKey: sourceKeys.settlement(randomUUID()), currency: 'KES', entries: settlementEntries({ driverId: driver, amount }) });
+    }
+    // What a restore to an earlier point would do: the account and its transactions gone (the
+    // operator's side of them taken back), while this instance still remembers the account's id.
+    const account = (await sql<{ id: string }>`select id from ledger_accounts where party_id = ${driver}`.execute(t.db)).rows[0]!.id;
+    const ids = (await sql<{ id: string }>`select distinct transaction_id as id from ledger_entries where account_id = ${account}`.execute(t.db)).rows.map((r) => r.id);
+    await sql`
+      insert into ledger_balance_deltas (account_id, amount)
+      select account_id, -sum(amount) from ledger_entries where transaction_id = any(${ids}::uuid[]) and account_id <> ${account} group by account_id`.execute(t.db);
+    await sql`delete from ledger_entries where transaction_id = any(${ids}::uuid[])`.execute(t.db);
+    await sql`delete from ledger_transactions where id = any(${ids}::uuid[])`.execute(t.db);
+    await sql`delete from ledger_accounts where id = ${account}`.execute(t.db);
+    const before = await counts();
+    const key = sourceKeys.settlement(randomUUID());
+    await assert.rejects(ledger.post(t.db, { sourceKey: key, currency: 'KES', entries: settlementEntries({ driverId: driver, amount: 400 }) }), /does not exist/);
+    assert.deepEqual(await counts(), before, 'nothing booked');
+    // Forgotten: the retry opens the account again and books.
+    await ledger.post(t.db, { sourceKey: key, currency: 'KES', entries: settlementEntries({ driverId: driver, amount: 400 }) });
+    assert.equal(await ledger.balance('KES', { kind: 'DRIVER', partyId: driver }), 400);
+    await assertBooksBalance();
+  });
+
   test('bad input: unknown account or party, wrong kind, mixed currencies, unbalanced or fractional entries', async () => {
     const driver = await user('DRIVER');
     const business = await user('BUSINESS');

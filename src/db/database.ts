@@ -45,9 +45,6 @@ export async function openDatabase(options: {
       // While the server is away a statement fails after this instead of waiting for it.
       connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       keepAlive: true,
-      // Named prepared statements (ours are marked, src/db/prepared.ts) get a generic plan from their
-      // first run: they are key lookups and small writes, where re-planning per run is pure cost.
-      options: '-c plan_cache_mode=force_generic_plan',
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           oid === 20 ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,

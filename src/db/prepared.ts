@@ -1,8 +1,12 @@
 // Named prepared statements for the hot paths' SQL (PostgreSQL server only). A statement marked with
-// `prepared()` is parsed and planned once per pooled connection (a generic plan) instead of on every
-// execution: for the job read and the ledger's posting, planning cost more CPU in PostgreSQL than
-// running them (bench/RESULTS.md, B14). Only statements whose text comes from a fixed set of shapes
-// may be marked: each distinct text stays prepared on every connection for the connection's life.
+// `prepared()` is parsed once per pooled connection, and after five runs PostgreSQL keeps one generic
+// plan for it when that plan costs no more than the ones made for the parameters (plan_cache_mode
+// auto: key lookups and the ledger's JSON-driven statements, whose plans do not depend on the
+// values). For the job read and the ledger's posting, parsing and planning cost more CPU in
+// PostgreSQL than running them (bench/RESULTS.md, B14). Only statements whose text comes from a fixed
+// set of shapes may be marked: each distinct text stays prepared on every connection for the
+// connection's life. The session's plan_cache_mode is left alone: it would apply to every statement
+// with parameters, and a generic plan cannot use a partial index on `status = $1`.
 import { createHash } from 'node:crypto';
 import type { CompiledQuery } from 'kysely';
 

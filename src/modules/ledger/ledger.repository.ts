@@ -92,14 +92,16 @@ export class LedgerRepository {
    * the party accounts' balances (those rows locked first, in id order, so that postings and payout
    * batches touching the same accounts queue instead of deadlocking) and the operator accounts'
    * deltas (appended: no row lock, so postings do not queue on them). A transaction whose key was
-   * booked before books nothing here. Returns the keys it booked.
+   * booked before books nothing here. Returns the keys it booked, and whether every account its
+   * entries name exists (the entries tables have no foreign keys; false means the caller's ids were
+   * wrong and the caller must roll back).
    */
   async bookNew(
     trx: Executor,
     input: { transactions: Omit<TransactionRow, 'created_at'>[]; entries: (EntryRow & { party: boolean })[]; now: Date },
-  ): Promise<Set<string>> {
+  ): Promise<{ booked: Set<string>; accountsExist: boolean }> {
     const { transactions, entries, now } = input;
-    const query = sql<{ source_key: string }>`
+    const query = sql<{ source_key: string | null; accounts_exist: boolean }>`
       with txs as (
         insert into ledger_transactions (id, source_key, currency, memo, created_at)
         select x.id, x.source_key, x.currency, x.memo, ${now}::timestamptz
@@ -125,9 +127,13 @@ export class LedgerRepository {
         select account_id, sum(amount)::bigint from fresh where not party group by account_id having sum(amount) <> 0),
       booked_entries as (
         insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
-        select transaction_id, account_id, amount, code, ${now}::timestamptz from fresh order by n)
-      select source_key from txs`;
-    return new Set((await runPrepared(trx, query.compile(trx))).map((r) => r.source_key));
+        select transaction_id, account_id, amount, code, ${now}::timestamptz from fresh order by n),
+      named as (select distinct account_id from fresh)
+      select txs.source_key, checked.accounts_exist
+      from (select (select count(*) from named) = (select count(*) from ledger_accounts a where a.id in (select account_id from named)) as accounts_exist) checked
+      left join txs on true`;
+    const rows = await runPrepared(trx, query.compile(trx));
+    return { booked: new Set(rows.flatMap((r) => (r.source_key === null ? [] : [r.source_key]))), accountsExist: rows[0]?.accounts_exist ?? true };
   }
 
   async transactionsByKey(trx: Executor, sourceKeys: string[]): Promise<TransactionRow[]> {

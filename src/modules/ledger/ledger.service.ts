@@ -59,7 +59,9 @@ export class LedgerService {
    * Accounts seen committed, by refKey: an account is never deleted and never changes its kind,
    * party or currency, so a posting naming one the instance has seen skips looking it up. Only rows
    * written by committed transactions are remembered: one opened in a transaction that then rolled
-   * back must not be.
+   * back must not be. (`committed` compares a row's xmin with the top-level transaction's id: an
+   * account opened inside a savepoint would read as committed. Nothing here uses savepoints; a
+   * caller that does must not post inside one. bookNew checks every account exists anyway.)
    */
   private readonly known = new LRUCache<string, AccountRow>({ max: KNOWN_ACCOUNTS_MAX });
 
@@ -109,14 +111,20 @@ export class LedgerService {
       return { input, id: randomUUID(), entries };
     });
 
-    // Keys in a fixed order too (bookNew inserts them sorted): two batches sharing keys wait for each
-    // other, never in a circle.
+    // Keys in a fixed order too (bookNew inserts them sorted by the database's collation, as every
+    // posting does): two batches sharing keys wait for each other, never in a circle.
     const kindOf = new Map([...accounts.values()].map((a) => [a.id, a.kind]));
-    const inserted = await this.repo.bookNew(trx, {
+    const { booked: inserted, accountsExist } = await this.repo.bookNew(trx, {
       transactions: resolved.map((r) => ({ id: r.id, source_key: r.input.sourceKey, currency: r.input.currency, memo: r.input.memo ?? null })),
       entries: resolved.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id, party: isParty(kindOf.get(e.account_id)!) }))),
       now,
     });
+    if (!accountsExist) {
+      // Only a remembered account can be missing (a database restored to an earlier point, say):
+      // forget them all, and fail the caller's transaction rather than book to an account that is gone.
+      this.known.clear();
+      throw new Error('Ledger posting names an account that does not exist: the remembered accounts were dropped; retry');
+    }
 
     const replays = resolved.filter((r) => !inserted.has(r.input.sourceKey));
     const replayed = new Map<string, { id: string; entries: EntryRow[] }>();
