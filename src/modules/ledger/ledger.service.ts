@@ -237,7 +237,11 @@ export class LedgerService {
       const accounts = await this.resolveAccounts(trx, [{ sourceKey: '-', currency, entries: [{ account: ref, amount: 0, code: 'EARNINGS' }] }], this.clock.now());
       return (await this.repo.accountWithBalance(trx, { id: accounts.get(refKey(currency, ref))!.id }))!;
     };
-    return toAccount(executor.isTransaction ? await run(executor) : await executor.transaction().execute(run));
+    if (executor.isTransaction) return toAccount(await run(executor));
+    const account = toAccount(await executor.transaction().execute(run));
+    // Committed by now (its own transaction): remembered like any account read committed.
+    this.known.set(refKey(currency, ref), { id: account.id, kind: account.kind, party_id: account.partyId, currency: account.currency });
+    return account;
   }
 
   /** An account's balance; 0 for a party or purpose that has no account in that currency yet. */

@@ -22,7 +22,7 @@ const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-
  * sent as it is (a test holds it equal to toResponse), sparing the hottest read a parse and a
  * serialization of some twenty columns.
  */
-const PACKAGE_JSON_BY_IDS = `
+const PACKAGE_JSON_SELECT = `
   select p.id, p.created_by, p.customer_id, p.business_id, p.driver_id, dp.company_id as driver_company_id, p.tracking_nonce,
     p.status, p.payment_method, p.commission_rate, p.price_amount, p.price_currency, p.price_breakdown, p.cancellation_fee,
     p.cod_amount, p.cash_collected,
@@ -58,8 +58,11 @@ const PACKAGE_JSON_BY_IDS = `
   left join users du on du.id = p.driver_id
   left join driver_profiles dp on dp.user_id = p.driver_id
   left join dispatch_jobs dj on dj.job_id = p.id
-  left join tips tp on tp.job_type = 'PACKAGE' and tp.job_id = p.id
-  where p.id = any($1::uuid[])`;
+  left join tips tp on tp.job_type = 'PACKAGE' and tp.job_id = p.id`;
+const PACKAGE_JSON_BY_IDS = `${PACKAGE_JSON_SELECT}
+  where p.id = any(array(select value::uuid from jsonb_array_elements_text($1::jsonb)))`;
+const PACKAGE_JSON_BY_ID = `${PACKAGE_JSON_SELECT}
+  where p.id = $1::uuid`;
 
 export interface PackageJsonRow {
   id: string;
@@ -99,11 +102,13 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
   ) {
     this.byId = prepared(this.selectPackages().where('p.id', '=', '00000000-0000-0000-0000-000000000000').compile());
     this.byIds = this.selectPackages()
-      .where(sql<boolean>`p.id = any(${[] as string[]}::uuid[])`)
+      // The ids as one JSON parameter: the plan does not depend on how many there are, so PostgreSQL
+      // keeps one generic plan for this named statement (with a uuid[] it re-planned every batch).
+      .where(sql<boolean>`p.id = any(array(select value::uuid from jsonb_array_elements_text(${'[]'}::jsonb)))`)
       .compile();
     const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
-    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_ids_v4', this.byIds.sql, ids), batching);
-    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_ids_v4', PACKAGE_JSON_BY_IDS, ids), batching);
+    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_id', { one: this.byId.sql, many: this.byIds.sql }, ids), batching);
+    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_id', { one: PACKAGE_JSON_BY_ID, many: PACKAGE_JSON_BY_IDS }, ids), batching);
   }
 
   selectPackages(db: Executor = this.db) {
@@ -133,11 +138,16 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return this.jsonLoader.load(id);
   }
 
-  private async byIdsQuery<R extends { id: string }>(name: string, text: string, ids: readonly string[]): Promise<(R | undefined)[]> {
+  /**
+   * A batch of one (the usual case) by its id, a larger one by the JSON list: both named statements
+   * whose plan does not depend on the values, so PostgreSQL plans each once per connection, and the
+   * one-id plan probes each joined table by key whatever their sizes.
+   */
+  private async byIdsQuery<R extends { id: string }>(name: string, texts: { one: string; many: string }, ids: readonly string[]): Promise<(R | undefined)[]> {
+    const [text, values, statement] = ids.length === 1 ? [texts.one, [ids[0]], `${name}_v6`] : [texts.many, [JSON.stringify(ids)], `${name}s_v6`];
     const rows = this.pgPool
-      ? // Prepared once per connection: PostgreSQL then skips parsing and planning on every batch.
-        (await this.pgPool.query<R>({ name, text, values: [ids] })).rows
-      : (await this.db.executeQuery<R>(CompiledQuery.raw(text, [ids]))).rows;
+      ? (await this.pgPool.query<R>({ name: statement, text, values })).rows
+      : (await this.db.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id));
   }
