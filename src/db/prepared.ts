@@ -18,9 +18,18 @@ export function prepared<R>(query: CompiledQuery<R>): CompiledQuery<R> {
   return query.sql.startsWith(PREPARED_MARK) ? query : { ...query, sql: PREPARED_MARK + query.sql };
 }
 
-/** The statement name of a marked text: the same on every connection, distinct per text. */
+const names = new Map<string, string>();
+
+/** The statement name of a marked text: the same on every connection, distinct per text (kept: the texts are a fixed set). */
 export function preparedName(text: string): string {
-  return 'p_' + createHash('sha1').update(text).digest('hex').slice(0, 30);
+  let name = names.get(text);
+  if (name === undefined) {
+    name = 'p_' + createHash('sha1').update(text).digest('hex').slice(0, 30);
+    // A bound all the same, should a caller mark texts that vary without one.
+    if (names.size >= 1000) names.clear();
+    names.set(text, name);
+  }
+  return name;
 }
 
 interface QueryableClient {
