@@ -1,6 +1,7 @@
 // The driver's one active job in SQL (driver_profiles.active_job_*): the conditional claim written in
 // the job's status transaction, its release, and what explains a refused claim (driver-claims.ts).
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import { runPrepared } from '../../db/prepared.js';
 import type { Executor } from '../../db/executor.js';
 import type { ClaimRequest } from './driver-claims.js';
@@ -30,6 +31,19 @@ export function loadClaimState(db: Executor, driverId: string) {
     .select(['d.availability', 'd.vehicle_type', 'd.service_types', 'd.active_job_id', 'u.status'])
     .where('d.user_id', '=', driverId)
     .executeTakeFirst();
+}
+
+/**
+ * The driver release as a CTE of a job's status change: frees the driver of the changed job
+ * (`moved`: its id and driver_id) in the same statement, after the job's row is locked.
+ */
+export function releaseMovedDriver(db: QueryCreator<Database & { moved: { id: string; driver_id: string | null } }>, now: Date) {
+  return db
+    .updateTable('driver_profiles as d')
+    .from('moved as m')
+    .set({ active_job_type: null, active_job_id: null, updated_at: now })
+    .whereRef('d.user_id', '=', 'm.driver_id')
+    .whereRef('d.active_job_id', '=', 'm.id');
 }
 
 export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {

@@ -7,6 +7,7 @@ import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
 import type { JobStore, StatusHistoryEntry, StatusSet } from '../jobs/lifecycle.js';
+import { releaseMovedDriver } from '../jobs/driver-claims.repository.js';
 import { runPrepared } from '../../db/prepared.js';
 
 export type RideRow = Awaited<ReturnType<ReturnType<RidesRepository['selectRides']>['executeTakeFirstOrThrow']>>;
@@ -75,17 +76,9 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
           .columns(['ride_id', 'status', 'reason', 'actor_id', 'at'])
           .expression(sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`),
       );
-    // The job's end frees its driver (as releaseDriver does), after the job's row is locked.
-    const all = effects.releaseDriver
-      ? (changes.with('released', (db) =>
-          db
-            .updateTable('driver_profiles as d')
-            .from('moved as m')
-            .set({ active_job_type: null, active_job_id: null, updated_at: set.updated_at })
-            .whereRef('d.user_id', '=', 'm.driver_id')
-            .whereRef('d.active_job_id', '=', 'm.id'),
-        ) as unknown as typeof changes)
-      : changes;
+    // The job's end frees its driver in the same statement (the casts: Kysely's query creators are
+    // invariant in their CTE types, and the release needs only `moved`'s id and driver_id).
+    const all = effects.releaseDriver ? (changes.with('released', (db) => releaseMovedDriver(db as never, set.updated_at) as never) as unknown as typeof changes) : changes;
     const query = all.selectFrom('moved').select(['driver_id']);
     // Prepared: one text per set of columns a transition writes (a handful).
     return (await runPrepared(trx, query.compile()))[0];
