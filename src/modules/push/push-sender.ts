@@ -79,11 +79,6 @@ export class PushSender {
     });
   }
 
-  /** Queues work that first finds whom to send to (a job's customer). */
-  later(kind: PushOptions['kind'], work: () => Promise<void>): void {
-    this.enqueue(kind, work);
-  }
-
   /** Resolves once nothing is queued or running (tests, shutdown). */
   idle(): Promise<void> {
     if (this.running === 0 && this.queue.length === 0) return Promise.resolve();

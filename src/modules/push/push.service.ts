@@ -121,9 +121,7 @@ export class PushService implements JobChangeWatcher {
     const moment = CUSTOMER_MOMENTS[change.jobType][change.status];
     const customerId = change.customerId;
     if (!sender || !moment || !customerId) return;
-    sender.later('job', async () => {
-      sender.toUser(customerId, { type: 'job', jobType: change.jobType, jobId: change.jobId, status: change.status }, { ...moment, kind: 'job' });
-    });
+    sender.toUser(customerId, { type: 'job', jobType: change.jobType, jobId: change.jobId, status: change.status }, { ...moment, kind: 'job' });
   }
 
   /** Resolves when the pushes queued so far are sent (tests). */
