@@ -117,11 +117,11 @@ export class LedgerRepository {
       party_deltas as (
         select account_id, sum(amount)::bigint as amount from fresh where party group by account_id having sum(amount) <> 0),
       locked as materialized (
-        select a.id from ledger_accounts a where a.id in (select account_id from party_deltas) order by a.id for update),
+        select a.id from ledger_accounts a where a.id = any(array(select account_id from party_deltas)) order by a.id for update),
       balances as (
         update ledger_accounts a set balance = a.balance + d.amount, updated_at = ${now}::timestamptz
-        from locked l join party_deltas d on d.account_id = l.id
-        where a.id = l.id),
+        from party_deltas d
+        where a.id = any(array(select id from locked)) and d.account_id = a.id),
       operator_deltas as (
         insert into ledger_balance_deltas (account_id, amount)
         select account_id, sum(amount)::bigint from fresh where not party group by account_id having sum(amount) <> 0),
@@ -130,7 +130,7 @@ export class LedgerRepository {
         select transaction_id, account_id, amount, code, ${now}::timestamptz from fresh order by n),
       named as (select distinct account_id from fresh)
       select txs.source_key, checked.accounts_exist
-      from (select (select count(*) from named) = (select count(*) from ledger_accounts a where a.id in (select account_id from named)) as accounts_exist) checked
+      from (select (select count(*) from named) = (select count(*) from ledger_accounts a where a.id = any(array(select account_id from named))) as accounts_exist) checked
       left join txs on true`;
     const rows = await runPrepared(trx, query.compile(trx));
     return { booked: new Set(rows.flatMap((r) => (r.source_key === null ? [] : [r.source_key]))), accountsExist: rows[0]?.accounts_exist ?? true };
