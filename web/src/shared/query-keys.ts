@@ -69,5 +69,5 @@ export const queryKeys = {
   businessPaymentsPage: (cursor: string | undefined) => [...businessPayments, cursor] as const,
   /** Every page of the admin's list of invoices (a run adds to it). */
   adminInvoices,
-  adminInvoicesPage: (cursor: string | undefined) => [...adminInvoices, cursor] as const,
+  adminInvoicesPage: (month: string, cursor: string | undefined) => [...adminInvoices, month, cursor] as const,
 };
