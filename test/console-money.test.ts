@@ -1,10 +1,12 @@
 // The console's money pages in Chromium (contract sections 15 and 21): an admin records a
-// settlement (and sees an API error's message) and sees it listed, creates a payout batch, downloads
-// its CSV, marks a line failed and the batch paid, and runs last month's invoices; a business
-// downloads its invoice's PDF. The app runs in this
+// settlement (and sees an API error's message) and sees it listed, filters the receipts by currency,
+// creates a payout batch, downloads its CSV, marks a line failed and the batch paid, runs last
+// month's invoices, filters them by month and downloads one's PDF; a business downloads its
+// invoice's PDF. The app runs in this
 // process (buildTestApp, listening) so that the ledger can be given last month's entries directly.
 // CONSOLE_SCREENSHOTS=docs/screenshots saves the pages.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -174,6 +176,30 @@ describe('console money pages in Chromium', { skip }, () => {
     await paid.waitFor();
     assert.deepEqual((await paid.getByRole('cell').allInnerTexts()).slice(1).map((c) => c.trim()), ['=1+1 <b>Duka</b>', 'KES 100.00', 'BANK-9', 'Ada Admin']);
     assert.equal(await page.locator('main b').count(), 0, 'the name is text, not markup');
+    // Each list filters by its own currency: none in UGX, the receipt in KES (typed lower case), the
+    // API's message for a currency it refuses, and every currency again when the field is emptied.
+    for (const [name, reference, noun, other] of [
+      ['Recent settlements', 'RCPT-1', 'settlement', 'Recent business payments'],
+      ['Recent business payments', 'BANK-9', 'business payment', 'Recent settlements'],
+    ] as const) {
+      const section = page.getByRole('region', { name });
+      const currency = section.getByLabel('Currency');
+      const row = section.getByRole('table', { name }).getByRole('row').filter({ hasText: reference });
+      await currency.fill('UGX');
+      await section.getByText(`No ${noun} in UGX.`).waitFor();
+      await row.waitFor({ state: 'detached' });
+      assert.equal(await page.getByRole('table', { name: other }).getByRole('row').count(), 2, 'the other list keeps its rows');
+      await currency.fill('kes');
+      assert.equal(await currency.inputValue(), 'KES');
+      await row.waitFor();
+      assert.equal(await section.getByRole('row').count(), 2, 'a header and the one receipt in KES');
+      await currency.fill('K1S');
+      await section.getByRole('alert').filter({ hasText: 'querystring.currency must match pattern "^[A-Z]{3}$"' }).waitFor();
+      assert.equal(await section.getByRole('table').count(), 0);
+      await currency.fill('');
+      await row.waitFor();
+      assert.equal(await section.getByRole('alert').count(), 0);
+    }
     await axe(page, 'balances with the recent receipts');
     await shot(page, 'balances-receipts');
 
@@ -240,7 +266,7 @@ describe('console money pages in Chromium', { skip }, () => {
     const page = await signedIn(admin);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Invoices' }).click();
     await page.getByRole('heading', { name: 'Invoices', level: 1 }).waitFor();
-    assert.equal(await page.getByLabel('Month').inputValue(), lastMonth, 'last month (UTC) by default');
+    assert.equal(await page.getByLabel('Month', { exact: true }).inputValue(), lastMonth, 'last month (UTC) by default');
     const issued = page.getByRole('table', { name: 'Issued invoices' });
     await issued.getByRole('row').filter({ hasText: 'INV-000001' }).waitFor();
     await page.getByRole('button', { name: 'Run invoices' }).click();
@@ -260,6 +286,77 @@ describe('console money pages in Chromium', { skip }, () => {
     );
     await page.getByRole('button', { name: 'Run invoices' }).click();
     await page.getByRole('alert').filter({ hasText: 'body.month has not ended yet' }).waitFor();
+    await page.context().close();
+  });
+
+  test("an admin filters the issued invoices by month, pages through one month's and downloads an invoice's PDF", async () => {
+    // 21 businesses invoiced for the month before last: one more than a page.
+    const now = t.clock.now();
+    const month = (back: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1)).toISOString().slice(0, 7);
+    const earlier = month(2);
+    t.clock.set(new Date(`${earlier}-15T12:00:00Z`));
+    for (let n = 1; n <= 21; n++) {
+      const shop = await createUser(t, { role: 'BUSINESS', businessName: `Shop ${n}` });
+      await post(
+        `job:PACKAGE:${randomUUID()}:completed`,
+        jobCompletedEntries({ driverId: earner.id, payer: { kind: 'BUSINESS', partyId: shop.id }, paymentMethod: 'ACCOUNT', amount: 1_000 * n, bookingFee: 0, commissionRate: 2000 }),
+      );
+    }
+    t.clock.set(now);
+    const run = await t.app.inject({ method: 'POST', url: '/api/admin/invoices/run', headers: admin.headers, payload: { month: earlier } });
+    assert.equal(run.json().created, 21, run.body);
+
+    const page = await signedIn(admin);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Invoices' }).click();
+    await page.getByRole('heading', { name: 'Invoices', level: 1 }).waitFor();
+    const issued = page.getByRole('table', { name: 'Issued invoices' });
+    const rows = issued.getByRole('row');
+    const pages = page.getByRole('navigation', { name: 'Pages' });
+    const months = async () => (await rows.locator('td:nth-child(3)').allInnerTexts()).map((c) => c.trim());
+    await rows.nth(20).waitFor();
+    assert.equal(await rows.count(), 21, 'a header and a page of 20');
+    const filter = page.getByLabel('Filter by month');
+    // The month before last: a full page, then the 21st on the next one.
+    await filter.fill(earlier);
+    await pages.getByRole('button', { name: 'Next page' }).click();
+    await pages.getByRole('button', { name: 'First page' }).waitFor();
+    await rows.nth(2).waitFor({ state: 'detached' });
+    await rows.nth(1).waitFor();
+    assert.deepEqual(await months(), [earlier], 'the 21st alone (without the filter, the two of last month would follow)');
+    await pages.getByRole('button', { name: 'First page' }).click();
+    await rows.nth(20).waitFor();
+    assert.deepEqual(new Set(await months()), new Set([earlier]));
+    // Another month starts again from its first page.
+    await pages.getByRole('button', { name: 'Next page' }).click();
+    await pages.getByRole('button', { name: 'First page' }).waitFor();
+    await filter.fill(lastMonth);
+    await rows.filter({ hasText: 'INV-000001' }).waitFor();
+    assert.deepEqual(await months(), [lastMonth, lastMonth]);
+    assert.equal(await pages.getByRole('button').count(), 0, 'one page, no way back to a page of the other month');
+    // A month with none.
+    await filter.fill(month(3));
+    await page.getByText(`No invoices for ${month(3)}.`).waitFor();
+    await axe(page, 'admin invoices, filtered');
+    await page.getByRole('button', { name: 'All months' }).click();
+    await rows.nth(20).waitFor();
+    assert.equal(await filter.inputValue(), '');
+
+    // A row's PDF: the invoice itself, its number in the text.
+    await filter.fill(lastMonth);
+    const row = rows.filter({ hasText: 'INV-000001' });
+    const [download] = await Promise.all([page.waitForEvent('download'), row.getByRole('button', { name: 'Download PDF of INV-000001' }).click()]);
+    assert.equal(download.suggestedFilename(), 'invoice-INV-000001.pdf');
+    const file = (await download.path())!;
+    assert.equal(readFileSync(file).subarray(0, 5).toString('latin1'), '%PDF-');
+    const text = execFileSync('pdftotext', ['-layout', file, '-'], { encoding: 'utf8' });
+    assert.match(text, /INV-000001/);
+    assert.doesNotMatch(text, /INV-000002/, "the row's invoice, not another");
+    // An API error's message is shown as it is.
+    await page.route(/\/api\/admin\/invoices\/[0-9a-f-]{36}\?/, (route) =>
+      route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ statusCode: 404, error: 'Not Found', code: 'INVOICE_NOT_FOUND', message: 'Invoice not found' }) }),
+    );
+    await rows.filter({ hasText: 'INV-000002' }).getByRole('button', { name: 'Download PDF of INV-000002' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Invoice not found' }).waitFor();
     await page.context().close();
   });
 

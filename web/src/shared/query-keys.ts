@@ -63,11 +63,11 @@ export const queryKeys = {
   invoice: (id: string) => ['invoice', id] as const,
   /** Every page of the settlements an admin recorded. */
   settlements,
-  settlementsPage: (cursor: string | undefined) => [...settlements, cursor] as const,
+  settlementsPage: (currency: string, cursor: string | undefined) => [...settlements, currency, cursor] as const,
   /** Every page of the business payments an admin recorded. */
   businessPayments,
-  businessPaymentsPage: (cursor: string | undefined) => [...businessPayments, cursor] as const,
+  businessPaymentsPage: (currency: string, cursor: string | undefined) => [...businessPayments, currency, cursor] as const,
   /** Every page of the admin's list of invoices (a run adds to it). */
   adminInvoices,
-  adminInvoicesPage: (cursor: string | undefined) => [...adminInvoices, cursor] as const,
+  adminInvoicesPage: (month: string, cursor: string | undefined) => [...adminInvoices, month, cursor] as const,
 };

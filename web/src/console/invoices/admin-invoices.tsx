@@ -1,11 +1,13 @@
 // Admin: run a month's business invoices (POST /admin/invoices/run, idempotent) and the invoices
-// issued, newest first (GET /admin/invoices; contract section 21). Months are UTC.
+// issued, newest first, for every month or one (GET /admin/invoices; contract section 21), each with
+// its PDF (invoice-pdf.tsx). Months are UTC.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney, formatTime } from '../../shared/ui';
 import { Pager, useCursors } from '../pager';
+import { InvoicePdfButton, useInvoicePdf } from './invoice-pdf';
 
 /** The month before this one, UTC, as YYYY-MM: the latest month that can be invoiced. */
 export function lastMonthUtc(now = new Date()): string {
@@ -48,20 +50,39 @@ function RunInvoices() {
   );
 }
 
+/** A whole YYYY-MM goes to the API, which judges it (2026-13: its 400 message); a partial one is no filter yet. */
+const MONTH_SHAPE = /^\d{4}-\d{2}$/;
+
 export function AdminInvoicesPage() {
   const { cursors, setCursors, cursor } = useCursors();
+  const [month, setMonth] = useState('');
+  const filter = MONTH_SHAPE.test(month) ? month : '';
   const list = useQuery({
-    queryKey: queryKeys.adminInvoicesPage(cursor),
-    queryFn: () => ok(api.GET('/api/admin/invoices', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
+    queryKey: queryKeys.adminInvoicesPage(filter, cursor),
+    queryFn: () => ok(api.GET('/api/admin/invoices', { params: { query: { limit: 20, ...(filter ? { month: filter } : {}), ...(cursor ? { cursor } : {}) } } })),
   });
+  const download = useInvoicePdf('admin');
+  const show = (value: string) => {
+    setMonth(value);
+    setCursors([]);
+  };
   return (
     <>
       <PageTitle>Invoices</PageTitle>
       <RunInvoices />
       <h2 id="issued">Issued invoices</h2>
+      <div className="toolbar">
+        <Field label="Filter by month" type="month" max={lastMonthUtc()} value={month} onChange={(e) => show(e.target.value)} />
+        {month && (
+          <button type="button" className="secondary field-button" onClick={() => show('')}>
+            All months
+          </button>
+        )}
+      </div>
       <ErrorBox error={list.error} />
+      <ErrorBox error={download.error} />
       {list.isPending && <p role="status">Loading…</p>}
-      {list.data && list.data.items.length === 0 && <p>No invoices yet.</p>}
+      {list.data && list.data.items.length === 0 && <p>{filter ? `No invoices for ${filter}.` : 'No invoices yet.'}</p>}
       {list.data && list.data.items.length > 0 && (
         <table aria-labelledby="issued">
           <thead>
@@ -71,6 +92,7 @@ export function AdminInvoicesPage() {
               <th scope="col">Month</th>
               <th scope="col" className="amount">Amount due</th>
               <th scope="col">Issued</th>
+              <th scope="col">PDF</th>
             </tr>
           </thead>
           <tbody>
@@ -82,6 +104,9 @@ export function AdminInvoicesPage() {
                 <td className="amount">{formatMoney(i.amountDue, i.currency)}</td>
                 <td>
                   <time dateTime={i.issuedAt}>{formatTime(i.issuedAt)}</time>
+                </td>
+                <td>
+                  <InvoicePdfButton download={download} invoice={i} className="secondary" label={`Download PDF of ${i.number}`} />
                 </td>
               </tr>
             ))}

@@ -1,13 +1,13 @@
 // A business's monthly invoices (contract section 21): the list, one invoice's lines and totals, and
-// its PDF, fetched as a blob with the bearer header (the token is in memory, never in a link).
-import { useMutation, useQuery } from '@tanstack/react-query';
+// its PDF (invoice-pdf.tsx).
+import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../../shared/api/client';
 import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
-import { BusyButton, ErrorBox, PageTitle, formatMoney, formatTime } from '../../shared/ui';
-import { saveBlob } from '../../shared/download';
+import { ErrorBox, PageTitle, formatMoney, formatTime } from '../../shared/ui';
 import { Link } from '../router';
 import { Pager, useCursors } from '../pager';
+import { InvoicePdfButton, useInvoicePdf } from './invoice-pdf';
 
 type Invoice = Schemas['/api/businesses/me/invoices/{id}']['get']['responses'][200]['content']['application/json'];
 
@@ -20,15 +20,6 @@ const KIND: Record<string, string> = {
   PAYOUT: 'Payout',
   OTHER: 'Other',
 };
-
-function useDownload(id: string) {
-  return useMutation({
-    mutationFn: async (number: string) => {
-      const blob = await ok(api.GET('/api/businesses/me/invoices/{id}', { params: { path: { id }, query: { format: 'pdf' } }, parseAs: 'blob' }));
-      saveBlob(blob as Blob, `invoice-${number}.pdf`);
-    },
-  });
-}
 
 export function InvoicesPage() {
   const { cursors, setCursors, cursor } = useCursors();
@@ -82,7 +73,7 @@ export function InvoicePage({ id }: { id: string }) {
     queryKey: queryKeys.invoice(id),
     queryFn: () => ok(api.GET('/api/businesses/me/invoices/{id}', { params: { path: { id } } })) as Promise<Invoice>,
   });
-  const download = useDownload(id);
+  const download = useInvoicePdf('business');
   const i = invoice.data;
   const money = (amount: number) => formatMoney(amount, i!.currency);
   return (
@@ -112,9 +103,7 @@ export function InvoicePage({ id }: { id: string }) {
             <dd data-testid="amount-due">{money(i.amountDue)}</dd>
           </dl>
           <div className="actions">
-            <BusyButton type="button" busy={download.isPending} onClick={() => download.mutate(i.number)}>
-              Download PDF
-            </BusyButton>
+            <InvoicePdfButton download={download} invoice={i} />
           </div>
           <h2 id="totals-heading">Totals</h2>
           <table className="totals" aria-labelledby="totals-heading">
