@@ -8,6 +8,7 @@ import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney } from '../../shared/ui';
 import { newIdempotencyKey, toMajorText, toMinorUnits } from './money';
 import { Pager, useCursors } from '../pager';
+import { CurrencyFilter } from './currency-filter';
 import { Link } from '../router';
 import { RecentBusinessPayments, RecentSettlements } from './receipts';
 
@@ -110,18 +111,13 @@ export function BalancesPage() {
     <>
       <PageTitle>Balances</PageTitle>
       <p className="hint">What the operator owes each account, in its currency. Negative: the party owes the operator (a driver's cash, a business's invoices).</p>
-      <div className="toolbar">
-        <Field
-          label="Currency"
-          placeholder="All"
-          maxLength={3}
-          value={currency}
-          onChange={(e) => {
-            setCurrency(e.target.value.toUpperCase());
-            setCursors([]);
-          }}
-        />
-      </div>
+      <CurrencyFilter
+        value={currency}
+        onChange={(next) => {
+          setCurrency(next);
+          setCursors([]);
+        }}
+      />
       <ErrorBox error={list.error} />
       {list.isPending && <p role="status">Loading…</p>}
       {list.data && list.data.items.length === 0 && <p>Every balance is zero.</p>}

@@ -5,8 +5,9 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
-import { ErrorBox, Field, formatMoney, formatTime } from '../../shared/ui';
+import { ErrorBox, formatMoney, formatTime } from '../../shared/ui';
 import { Pager, useCursors } from '../pager';
+import { CurrencyFilter } from './currency-filter';
 
 interface Row {
   id: string;
@@ -47,18 +48,13 @@ function Receipts({ id, title, party, noun, queryKey, load }: {
   return (
     <section aria-labelledby={id}>
       <h2 id={id}>{title}</h2>
-      <div className="toolbar">
-        <Field
-          label="Currency"
-          placeholder="All"
-          maxLength={3}
-          value={currency}
-          onChange={(e) => {
-            setCurrency(e.target.value.toUpperCase());
-            setCursors([]);
-          }}
-        />
-      </div>
+      <CurrencyFilter
+        value={currency}
+        onChange={(next) => {
+          setCurrency(next);
+          setCursors([]);
+        }}
+      />
       <ErrorBox error={list.error} />
       {rows && rows.length === 0 && <p>{filter ? `No ${noun} in ${filter}.` : `No ${noun} recorded yet.`}</p>}
       {rows && rows.length > 0 && (
