@@ -65,7 +65,7 @@ try {
     // The PostgreSQL backends serving this database (its pool's connections): their CPU too.
     // (A backend that appears during the phase counts from 0; one that exits during it is lost.)
     const backendCpu = async () => {
-      const pids = (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(t.db)).rows.map((r) => r.pid);
+      const pids = (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(t.db)).rows.map((r) => r.pid);
       return new Map(pids.flatMap((pid) => { try { return [[pid, processCpuUs(pid)] as const]; } catch { return []; } }));
     };
     const pgBefore = await backendCpu();

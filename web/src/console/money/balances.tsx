@@ -8,7 +8,7 @@ import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney } from '../../shared/ui';
 import { newIdempotencyKey, toMajorText, toMinorUnits } from './money';
 import { Pager, useCursors } from '../pager';
-import { CurrencyFilter } from './currency-filter';
+import { CurrencyFilter, currencyFilterValue } from './currency-filter';
 import { Link } from '../router';
 import { RecentBusinessPayments, RecentSettlements } from './receipts';
 
@@ -90,7 +90,7 @@ function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Dr
 export function BalancesPage() {
   const [currency, setCurrency] = useState('');
   const { cursors, setCursors, cursor } = useCursors();
-  const filter = /^[A-Z]{3}$/.test(currency) ? currency : '';
+  const filter = currencyFilterValue(currency);
   const list = useQuery({
     queryKey: queryKeys.balancesPage(filter, cursor),
     queryFn: () => ok(api.GET('/api/admin/balances', { params: { query: { limit: 50, ...(filter ? { currency: filter } : {}), ...(cursor ? { cursor } : {}) } } })),

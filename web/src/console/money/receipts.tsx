@@ -7,7 +7,7 @@ import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
 import { ErrorBox, formatMoney, formatTime } from '../../shared/ui';
 import { Pager, useCursors } from '../pager';
-import { CurrencyFilter } from './currency-filter';
+import { CurrencyFilter, currencyFilterValue } from './currency-filter';
 
 interface Row {
   id: string;
@@ -39,7 +39,7 @@ function Receipts({ id, title, party, noun, queryKey, load }: {
 }) {
   const { cursors, setCursors, cursor } = useCursors();
   const [currency, setCurrency] = useState('');
-  const filter = currency.length === 3 ? currency : '';
+  const filter = currencyFilterValue(currency);
   const list = useQuery({
     queryKey: queryKey(filter, cursor),
     queryFn: () => load({ limit: 10, ...(filter ? { currency: filter } : {}), ...(cursor ? { cursor } : {}) }),
