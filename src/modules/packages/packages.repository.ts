@@ -11,7 +11,7 @@ import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
 import type { JobStore, StatusHistoryEntry, StatusSet } from '../jobs/lifecycle.js';
 import { releaseMovedDriver } from '../jobs/driver-claims.repository.js';
-import { prepared, runPrepared } from '../../db/prepared.js';
+import { prepared, preparedName, runPrepared } from '../../db/prepared.js';
 import { FINAL_PACKAGE_STATUSES } from './package-status.js';
 import type { Executor } from '../../db/executor.js';
 
@@ -108,8 +108,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .where(sql<boolean>`p.id = any(array(select value::uuid from jsonb_array_elements_text(${'[]'}::jsonb)))`)
       .compile();
     const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
-    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>('packages_by_id', { one: this.byId.sql, many: this.byIds.sql }, ids), batching);
-    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>('package_json_by_id', { one: PACKAGE_JSON_BY_ID, many: PACKAGE_JSON_BY_IDS }, ids), batching);
+    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>({ one: this.byId.sql, many: this.byIds.sql }, ids), batching);
+    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>({ one: PACKAGE_JSON_BY_ID, many: PACKAGE_JSON_BY_IDS }, ids), batching);
   }
 
   selectPackages(db: Executor = this.db) {
@@ -142,12 +142,14 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
   /**
    * A batch of one (the usual case) by its id, a larger one by the JSON list: both named statements
    * whose plan does not depend on the values, so PostgreSQL plans each once per connection, and the
-   * one-id plan probes each joined table by key whatever their sizes.
+   * one-id plan probes each joined table by key whatever their sizes. Named as every marked
+   * statement is (preparedName: by its text), so the by-id read shares one statement per connection
+   * with the same read inside a transaction.
    */
-  private async byIdsQuery<R extends { id: string }>(name: string, texts: { one: string; many: string }, ids: readonly string[]): Promise<(R | undefined)[]> {
-    const [text, values, statement] = ids.length === 1 ? [texts.one, [ids[0]], `${name}_v6`] : [texts.many, [JSON.stringify(ids)], `${name}s_v6`];
+  private async byIdsQuery<R extends { id: string }>(texts: { one: string; many: string }, ids: readonly string[]): Promise<(R | undefined)[]> {
+    const [text, values] = ids.length === 1 ? [texts.one, [ids[0]]] : [texts.many, [JSON.stringify(ids)]];
     const rows = this.pgPool
-      ? (await this.pgPool.query<R>({ name: statement, text, values })).rows
+      ? (await this.pgPool.query<R>({ name: preparedName(text), text, values })).rows
       : (await this.db.executeQuery<R>(CompiledQuery.raw(text, values))).rows;
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id));
