@@ -8,7 +8,7 @@ import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, formatMoney } from '../../shared/ui';
 import { newIdempotencyKey, toMajorText, toMinorUnits } from './money';
 import { Pager, useCursors } from '../pager';
-import { CurrencyFilter, currencyFilterValue } from './currency-filter';
+import { useCurrencyFilter } from './currency-filter';
 import { Link } from '../router';
 import { RecentBusinessPayments, RecentSettlements } from './receipts';
 
@@ -88,9 +88,8 @@ function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Dr
 }
 
 export function BalancesPage() {
-  const [currency, setCurrency] = useState('');
   const { cursors, setCursors, cursor } = useCursors();
-  const filter = currencyFilterValue(currency);
+  const { filter, field: currencyFilter } = useCurrencyFilter(() => setCursors([]));
   const list = useQuery({
     queryKey: queryKeys.balancesPage(filter, cursor),
     queryFn: () => ok(api.GET('/api/admin/balances', { params: { query: { limit: 50, ...(filter ? { currency: filter } : {}), ...(cursor ? { cursor } : {}) } } })),
@@ -111,13 +110,7 @@ export function BalancesPage() {
     <>
       <PageTitle>Balances</PageTitle>
       <p className="hint">What the operator owes each account, in its currency. Negative: the party owes the operator (a driver's cash, a business's invoices).</p>
-      <CurrencyFilter
-        value={currency}
-        onChange={(next) => {
-          setCurrency(next);
-          setCursors([]);
-        }}
-      />
+      {currencyFilter}
       <ErrorBox error={list.error} />
       {list.isPending && <p role="status">Loading…</p>}
       {list.data && list.data.items.length === 0 && <p>Every balance is zero.</p>}

@@ -2,12 +2,11 @@
 // (GET /admin/settlements, GET /admin/business-payments; contract section 21). Names and references
 // are shown as text.
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
 import { ErrorBox, formatMoney, formatTime } from '../../shared/ui';
 import { Pager, useCursors } from '../pager';
-import { CurrencyFilter, currencyFilterValue } from './currency-filter';
+import { useCurrencyFilter } from './currency-filter';
 
 interface Row {
   id: string;
@@ -38,8 +37,7 @@ function Receipts({ id, title, party, noun, queryKey, load }: {
   load: (query: ReceiptsQuery) => Promise<{ items: Row[]; nextCursor?: string | null }>;
 }) {
   const { cursors, setCursors, cursor } = useCursors();
-  const [currency, setCurrency] = useState('');
-  const filter = currencyFilterValue(currency);
+  const { filter, field: currencyFilter } = useCurrencyFilter(() => setCursors([]));
   const list = useQuery({
     queryKey: queryKey(filter, cursor),
     queryFn: () => load({ limit: 10, ...(filter ? { currency: filter } : {}), ...(cursor ? { cursor } : {}) }),
@@ -48,13 +46,7 @@ function Receipts({ id, title, party, noun, queryKey, load }: {
   return (
     <section aria-labelledby={id}>
       <h2 id={id}>{title}</h2>
-      <CurrencyFilter
-        value={currency}
-        onChange={(next) => {
-          setCurrency(next);
-          setCursors([]);
-        }}
-      />
+      {currencyFilter}
       <ErrorBox error={list.error} />
       {rows && rows.length === 0 && <p>{filter ? `No ${noun} in ${filter}.` : `No ${noun} recorded yet.`}</p>}
       {rows && rows.length > 0 && (
