@@ -60,7 +60,7 @@ export class EarningsRepository {
       .execute() as Promise<{ party_id: string; currency: string; balance: string }[]>;
   }
 
-  /** A party's balance per currency (party accounts keep theirs in the row). */
+  /** A driver's balance per currency (a driver's is kept in the account's row, with no deltas: LedgerService). */
   async balances(db: Executor, partyIds: string[]): Promise<{ party_id: string; currency: string; balance: string }[]> {
     if (!partyIds.length) return [];
     return db

@@ -89,16 +89,17 @@ export class LedgerRepository {
 
   /**
    * Books the transactions whose source key is new, in one statement: their rows, their entries,
-   * the party accounts' balances (those rows locked first, in id order, so that postings and payout
-   * batches touching the same accounts queue instead of deadlocking) and the operator accounts'
-   * deltas (appended: no row lock, so postings do not queue on them). A transaction whose key was
+   * the balances kept in the row (drivers' and customers': those rows locked first, in id order, so
+   * that postings and payout batches touching the same accounts queue instead of deadlocking) and
+   * the deltas of the others (businesses' and the operator's: appended, no row lock, so postings do
+   * not queue on a business that hundreds of completions a second charge). A transaction whose key was
    * booked before books nothing here. Returns the keys it booked, and whether every account its
    * entries name exists (the entries tables have no foreign keys; false means the caller's ids were
    * wrong and the caller must roll back).
    */
   async bookNew(
     trx: Executor,
-    input: { transactions: Omit<TransactionRow, 'created_at'>[]; entries: (EntryRow & { party: boolean })[]; now: Date },
+    input: { transactions: Omit<TransactionRow, 'created_at'>[]; entries: (EntryRow & { inRow: boolean })[]; now: Date },
   ): Promise<{ booked: Set<string>; accountsExist: boolean }> {
     const { transactions, entries, now } = input;
     const query = sql<{ source_key: string | null; accounts_exist: boolean }>`
@@ -110,24 +111,24 @@ export class LedgerRepository {
         on conflict (source_key) do nothing
         returning id, source_key),
       fresh as (
-        select x.transaction_id, x.account_id, x.amount, x.code, x.party, x.n
-        from rows from (jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as (transaction_id uuid, account_id uuid, amount bigint, code text, party boolean))
-          with ordinality as x(transaction_id, account_id, amount, code, party, n)
+        select x.transaction_id, x.account_id, x.amount, x.code, x.in_row, x.n
+        from rows from (jsonb_to_recordset(${JSON.stringify(entries)}::jsonb) as (transaction_id uuid, account_id uuid, amount bigint, code text, "inRow" boolean))
+          with ordinality as x(transaction_id, account_id, amount, code, in_row, n)
         join txs on txs.id = x.transaction_id),
-      party_deltas as (
-        select account_id, sum(amount)::bigint as amount from fresh where party group by account_id having sum(amount) <> 0),
+      row_changes as (
+        select account_id, sum(amount)::bigint as amount from fresh where in_row group by account_id having sum(amount) <> 0),
       locked as materialized (
-        select a.id from ledger_accounts a where a.id = any(array(select account_id from party_deltas)) order by a.id for update),
+        select a.id from ledger_accounts a where a.id = any(array(select account_id from row_changes)) order by a.id for update),
       -- Only rows in array(select id from locked): an InitPlan, run to its end (every party row
       -- locked, in id order) before the update reads a row. Not a join on party_deltas alone, which
       -- would update rows in whatever order the plan reads them.
       balances as (
         update ledger_accounts a set balance = a.balance + d.amount, updated_at = ${now}::timestamptz
-        from party_deltas d
+        from row_changes d
         where a.id = any(array(select id from locked)) and d.account_id = a.id),
-      operator_deltas as (
+      appended as (
         insert into ledger_balance_deltas (account_id, amount)
-        select account_id, sum(amount)::bigint from fresh where not party group by account_id having sum(amount) <> 0),
+        select account_id, sum(amount)::bigint from fresh where not in_row group by account_id having sum(amount) <> 0),
       booked_entries as (
         insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
         select transaction_id, account_id, amount, code, ${now}::timestamptz from fresh order by n),
@@ -157,13 +158,19 @@ export class LedgerRepository {
   /**
    * Folds the committed deltas into their accounts' balances, in one statement: a delta is either
    * still in the table or in the balance, never both or neither, for any reader's snapshot. Deltas
-   * of postings still in flight are not visible, so they stay for the next run.
+   * of postings still in flight are not visible, so they stay for the next run. The accounts are
+   * locked in id order before they are updated, as a payout batch locks the businesses' rows, so
+   * the two queue instead of deadlocking.
    */
   async rollUpDeltas(trx: Executor): Promise<number> {
     const result = await sql<{ n: number }>`
       with moved as (delete from ledger_balance_deltas returning account_id, amount),
       sums as (select account_id, sum(amount)::bigint as amount, count(*) as n from moved group by account_id),
-      updated as (update ledger_accounts a set balance = a.balance + sums.amount from sums where a.id = sums.account_id returning sums.n)
+      locked as materialized (
+        select a.id from ledger_accounts a where a.id = any(array(select account_id from sums)) order by a.id for update),
+      updated as (
+        update ledger_accounts a set balance = a.balance + sums.amount from sums
+        where a.id = any(array(select id from locked)) and a.id = sums.account_id returning sums.n)
       select coalesce(sum(n), 0)::int as n from updated`.execute(trx);
     return result.rows[0]?.n ?? 0;
   }

@@ -35,8 +35,14 @@ export interface PostedTransaction {
   replayed: boolean;
 }
 
-const PARTY_KINDS: readonly string[] = ['DRIVER', 'BUSINESS', 'CUSTOMER'];
-const isParty = (kind: LedgerAccountKind): kind is PartyAccountKind => PARTY_KINDS.includes(kind);
+/**
+ * The kinds whose balance is kept in the account's row, which a posting locks: a driver's is checked
+ * against at settlement (what the driver owes, exactly) and none of them takes more than a few
+ * postings a second. The others (a business's, which every ACCOUNT and cash-on-delivery job of that
+ * business names, and the operator's, named by nearly every posting) take their changes as appended
+ * deltas, so that postings do not queue on their rows (docs/money.md).
+ */
+const IN_ROW_KINDS: readonly LedgerAccountKind[] = ['DRIVER', 'CUSTOMER'];
 
 /** One key per account a ref names: the order accounts are created in (see insertAccounts). */
 const refKey = (currency: string, ref: AccountRef) =>
@@ -116,7 +122,7 @@ export class LedgerService {
     const kindOf = new Map([...accounts.values()].map((a) => [a.id, a.kind]));
     const { booked: inserted, accountsExist } = await this.repo.bookNew(trx, {
       transactions: resolved.map((r) => ({ id: r.id, source_key: r.input.sourceKey, currency: r.input.currency, memo: r.input.memo ?? null })),
-      entries: resolved.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id, party: isParty(kindOf.get(e.account_id)!) }))),
+      entries: resolved.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id, inRow: IN_ROW_KINDS.includes(kindOf.get(e.account_id)!) }))),
       now,
     });
     if (!accountsExist) {
@@ -284,7 +290,7 @@ export class LedgerService {
     return (await this.repo.trialBalance(executor)).map((r) => ({ currency: r.currency.trim(), total: Number(r.total), accounts: r.accounts }));
   }
 
-  /** Folds the operator accounts' pending deltas into their balances; returns how many it folded. */
+  /** Folds the pending deltas (businesses' and the operator's) into their balances; returns how many it folded. */
   async rollUp(): Promise<number> {
     return this.db.transaction().execute((trx) => this.repo.rollUpDeltas(trx));
   }

@@ -143,20 +143,42 @@ export class PayoutsRepository {
 
   /**
    * A line for every DRIVER and BUSINESS account of the currency with a balance at or above the
-   * minimum and no OPEN line, for its whole balance. The accounts are locked in id order (as
-   * LedgerRepository.addToBalances locks them, so a posting and a batch never deadlock); an
-   * account a posting changed meanwhile is re-read after its commit and re-checked against the
-   * minimum, so a line's amount is the balance at the moment it is locked.
+   * minimum and no OPEN line, for its whole balance, in two statements.
+   *
+   * A business's balance is its row plus its pending deltas (postings append them without locking
+   * the row), and the roll-up folds deltas into the row (deleting them) while payouts run. Reading
+   * both in the statement that locks the row would count a delta twice when a roll-up commits while
+   * that statement waits for the row: PostgreSQL then re-reads the row (deltas folded in) but keeps
+   * the statement's older snapshot for the deltas (still there). So the businesses' rows are locked
+   * first, in id order (as the roll-up locks them): once they are held, no roll-up can change them,
+   * and the second statement's snapshot, taken after, sees each delta either in the row or in the
+   * table. Only those businesses are paid; one opened meanwhile waits for the next batch.
+   *
+   * Drivers' balances are only in the row (no deltas): the second statement locks them in id order
+   * (as a posting locks them, so the two never deadlock); a driver a posting changed meanwhile is
+   * re-read after its commit and re-checked against the minimum, so the line's amount is the
+   * balance at the moment it is locked.
    */
   async insertLines(trx: Executor, input: { batchId: string; currency: string; minimum: number; now: Date }): Promise<void> {
     const { batchId, currency, minimum, now } = input;
+    const businesses = await sql<{ id: string }>`
+      select a.id from ledger_accounts a
+      where a.currency = ${currency} and a.kind = 'BUSINESS'
+        and a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) >= ${minimum}
+      order by a.id
+      for update of a`.execute(trx);
+    const locked = JSON.stringify(businesses.rows.map((r) => r.id));
     await sql`
       insert into payout_lines (id, batch_id, seq, account_id, party_kind, party_id, name, phone, amount, status, transaction_id, created_at)
       select gen_random_uuid(), ${batchId}::uuid, row_number() over (order by p.id), p.id, p.kind, p.party_id,
         coalesce(bp.business_name, u.first_name || ' ' || u.last_name), u.phone, p.balance, 'OPEN', gen_random_uuid(), ${now}::timestamptz
       from (
-        select a.id, a.kind, a.party_id, a.balance from ledger_accounts a
-        where a.currency = ${currency} and a.kind in ('DRIVER', 'BUSINESS') and a.balance >= ${minimum}
+        select a.id, a.kind, a.party_id, b.balance from ledger_accounts a
+        cross join lateral (select a.balance + case when a.kind = 'BUSINESS'
+          then coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) else 0 end as balance) b
+        where a.currency = ${currency}
+          and (a.kind = 'DRIVER' or (a.kind = 'BUSINESS' and a.id = any(array(select value::uuid from jsonb_array_elements_text(${locked}::jsonb)))))
+          and b.balance >= ${minimum}
           and not exists (select 1 from payout_lines l where l.account_id = a.id and l.status = 'OPEN')
         order by a.id
         for update of a
