@@ -15,7 +15,7 @@ export const SWEEP_INTERVAL_MS = 10_000;
 /** How often dispatch looks for lapsed offers and jobs due another try (cheap: two indexed statements). */
 export const DISPATCH_SWEEP_INTERVAL_MS = 1000;
 const CODE_PURGE_INTERVAL_MS = 10 * 60_000;
-/** How often the operator accounts' pending balance deltas are folded in (reads are exact either way). */
+/** How often the pending balance deltas (the businesses' and the operator's accounts') are folded in (reads are exact either way). */
 export const LEDGER_ROLL_UP_INTERVAL_MS = 60_000;
 /**
  * How often last month's invoices are looked for: they are issued on the 1st (after a grace of a few

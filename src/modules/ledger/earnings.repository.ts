@@ -61,12 +61,13 @@ export class EarningsRepository {
   }
 
   /** A driver's balance per currency (a driver's is kept in the account's row, with no deltas: LedgerService). */
-  async balances(db: Executor, partyIds: string[]): Promise<{ party_id: string; currency: string; balance: string }[]> {
-    if (!partyIds.length) return [];
+  async balances(db: Executor, driverIds: string[]): Promise<{ party_id: string; currency: string; balance: string }[]> {
+    if (!driverIds.length) return [];
     return db
       .selectFrom('ledger_accounts')
       .select(['party_id', 'currency', sql<string>`balance::bigint`.as('balance')])
-      .where('party_id', 'in', partyIds)
+      .where('party_id', 'in', driverIds)
+      .where('kind', '=', 'DRIVER')
       .orderBy('currency')
       .execute() as Promise<{ party_id: string; currency: string; balance: string }[]>;
   }

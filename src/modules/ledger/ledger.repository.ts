@@ -119,8 +119,8 @@ export class LedgerRepository {
         select account_id, sum(amount)::bigint as amount from fresh where in_row group by account_id having sum(amount) <> 0),
       locked as materialized (
         select a.id from ledger_accounts a where a.id = any(array(select account_id from row_changes)) order by a.id for update),
-      -- Only rows in array(select id from locked): an InitPlan, run to its end (every party row
-      -- locked, in id order) before the update reads a row. Not a join on party_deltas alone, which
+      -- Only rows in array(select id from locked): an InitPlan, run to its end (every row-kept
+      -- account locked, in id order) before the update reads a row. Not a join on row_changes alone, which
       -- would update rows in whatever order the plan reads them.
       balances as (
         update ledger_accounts a set balance = a.balance + d.amount, updated_at = ${now}::timestamptz

@@ -152,7 +152,8 @@ export class PayoutsRepository {
    * the statement's older snapshot for the deltas (still there). So the businesses' rows are locked
    * first, in id order (as the roll-up locks them): once they are held, no roll-up can change them,
    * and the second statement's snapshot, taken after, sees each delta either in the row or in the
-   * table. Only those businesses are paid; one opened meanwhile waits for the next batch.
+   * table. Only those businesses are paid; one opened meanwhile, or whose balance reached the
+   * minimum meanwhile, waits for the next batch.
    *
    * Drivers' balances are only in the row (no deltas): the second statement locks them in id order
    * (as a posting locks them, so the two never deadlock); a driver a posting changed meanwhile is
@@ -161,13 +162,17 @@ export class PayoutsRepository {
    */
   async insertLines(trx: Executor, input: { batchId: string; currency: string; minimum: number; now: Date }): Promise<void> {
     const { batchId, currency, minimum, now } = input;
+    // Chosen from this statement's snapshot, then locked by id: a row a roll-up changes meanwhile is
+    // re-checked for its id only (re-checking the balance would add the new row to the old deltas).
     const businesses = await sql<{ id: string }>`
-      select a.id from ledger_accounts a
-      where a.currency = ${currency} and a.kind = 'BUSINESS'
-        and a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) >= ${minimum}
+      with owed as materialized (
+        select a.id from ledger_accounts a
+        where a.currency = ${currency} and a.kind = 'BUSINESS'
+          and a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) >= ${minimum})
+      select a.id from ledger_accounts a where a.id = any(array(select id from owed))
       order by a.id
       for update of a`.execute(trx);
-    const locked = JSON.stringify(businesses.rows.map((r) => r.id));
+    const locked = businesses.rows.map((r) => r.id);
     await sql`
       insert into payout_lines (id, batch_id, seq, account_id, party_kind, party_id, name, phone, amount, status, transaction_id, created_at)
       select gen_random_uuid(), ${batchId}::uuid, row_number() over (order by p.id), p.id, p.kind, p.party_id,
@@ -177,7 +182,7 @@ export class PayoutsRepository {
         cross join lateral (select a.balance + case when a.kind = 'BUSINESS'
           then coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) else 0 end as balance) b
         where a.currency = ${currency}
-          and (a.kind = 'DRIVER' or (a.kind = 'BUSINESS' and a.id = any(array(select value::uuid from jsonb_array_elements_text(${locked}::jsonb)))))
+          and (a.kind = 'DRIVER' or (a.kind = 'BUSINESS' and a.id = any(${locked}::uuid[])))
           and b.balance >= ${minimum}
           and not exists (select 1 from payout_lines l where l.account_id = a.id and l.status = 'OPEN')
         order by a.id
