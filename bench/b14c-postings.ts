@@ -1,8 +1,9 @@
 // B14c: ledger postings alone (one job completion's transaction each: begin, post, commit), from
 // BENCH_CONNECTIONS concurrent connections in a closed loop, by payment method. What it shows: the
-// posting's PostgreSQL CPU, and the cost of one business's balance row taking every ACCOUNT
-// completion (CASH completions touch only the driver's row and the operator's appended deltas;
-// ACCOUNT ones also lock and update the paying business's row until the commit).
+// posting's PostgreSQL CPU, and whether one business taking every ACCOUNT completion costs more
+// than 50 sharing them (CASH completions touch only the driver's row and the operator's appended
+// deltas; ACCOUNT ones also append a delta for the paying business: until 2026-11-27 they locked
+// and updated the business's row until the commit, and one business queued them all).
 //
 //   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/b14c-postings.ts
 //
