@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createServerDatabase, serverDatabaseUrl } from './helpers/database.js';
-import { spawnNode, waitFor } from './helpers/processes.js';
+import { freePort, spawnNode, waitFor, waitForReady } from './helpers/processes.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 // Inside the project, so that the compiled files find node_modules as dist/ does.
@@ -16,7 +16,7 @@ const STRONG_SECRET = 'Zr8mQ2vLx7Kp4Tn9Wb3Yc6Hd1Jf5Gs0A-build-test';
 
 const run = (script: string, env: Record<string, string>) => spawnNode([path.join(outDir, script)], env);
 
-const port = () => String(20000 + Math.floor(Math.random() * 20000));
+
 
 describe('compiled build', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -55,10 +55,10 @@ describe('compiled build', () => {
 
     const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-build-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    const p = port();
+    const p = String(await freePort());
     const proc = spawnNode([path.join(quickDir, 'server.js')], { PORT: p, HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' });
     cleanups.push(async () => proc.child.kill('SIGKILL'));
-    await waitFor(() => proc.output().includes('"msg":"ready"'), 60_000, 'ready', proc.output);
+    await waitForReady(proc, 60_000, 'ready');
     assert.equal((await fetch(`http://127.0.0.1:${p}/api/countries`)).status, 200);
     proc.child.kill('SIGTERM');
     assert.equal(await proc.exited, 0);
@@ -113,10 +113,10 @@ describe('compiled build', () => {
   test('the compiled server starts with plain node on the embedded database and serves the API', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-build-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    const p = port();
+    const p = String(await freePort());
     const proc = run('server.js', { PORT: p, HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' });
     cleanups.push(async () => proc.child.kill('SIGKILL'));
-    await waitFor(() => proc.output().includes('"msg":"ready"'), 60_000, 'ready', proc.output);
+    await waitForReady(proc, 60_000, 'ready');
     assert.equal((await fetch(`http://127.0.0.1:${p}/health/ready`)).status, 200);
     const countries = await fetch(`http://127.0.0.1:${p}/api/countries`);
     assert.equal(countries.status, 200);
@@ -137,10 +137,10 @@ describe('compiled build', () => {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
     };
-    const api = run('server.js', { ...env, PORT: port() });
+    const api = run('server.js', { ...env, PORT: String(await freePort()) });
     cleanups.push(async () => api.child.kill('SIGKILL'));
-    await waitFor(() => api.output().includes('"msg":"ready"'), 30_000, 'api ready', api.output);
-    const worker = run('worker.js', { ...env, WORKER_PORT: port() });
+    await waitForReady(api, 30_000, 'api ready');
+    const worker = run('worker.js', { ...env, WORKER_PORT: String(await freePort()) });
     cleanups.push(async () => worker.child.kill('SIGKILL'));
     await waitFor(() => /worker.*running|running.*worker/i.test(worker.output()), 30_000, 'worker running', worker.output);
     api.child.kill('SIGTERM');

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { serverDatabaseUrl } from './helpers/database.js';
-import { spawnNode, waitFor } from './helpers/processes.js';
+import { freePort, spawnNode, waitForReady } from './helpers/processes.js';
 
 const start = (env: Record<string, string>) => spawnNode(['--import', 'tsx', 'src/server.ts'], env);
 
@@ -18,11 +18,11 @@ describe('server process', () => {
   test('starts on the embedded database, keeps data across a restart, stops cleanly on SIGTERM', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-server-'));
     dirs.push(dataDir);
-    const port = String(20000 + Math.floor(Math.random() * 20000));
+    const port = String(await freePort());
     const env = { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' };
 
     const first = start(env);
-    await waitFor(() => first.output().includes('"msg":"ready"'), 60_000, 'first start');
+    await waitForReady(first, 120_000, 'first start');
     assert.match(first.output(), /"database":"pglite"/);
     assert.match(first.output(), /applied migrations/);
     const res = await fetch(`http://127.0.0.1:${port}/api/countries`);
@@ -33,7 +33,7 @@ describe('server process', () => {
     assert.match(first.output(), /"signal":"SIGTERM".*shutting down/);
 
     const second = start(env);
-    await waitFor(() => second.output().includes('"msg":"ready"'), 60_000, 'second start');
+    await waitForReady(second, 120_000, 'second start');
     // The database in DATA_DIR was kept: nothing left to migrate.
     assert.doesNotMatch(second.output(), /applied migrations/);
     second.child.kill('SIGINT');
@@ -53,9 +53,9 @@ describe('server process', () => {
     try {
       const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-server-'));
       dirs.push(dataDir);
-      const port = String(20000 + Math.floor(Math.random() * 20000));
+      const port = String(await freePort());
       const proc = start({ PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url!, RATE_LIMIT_GLOBAL: 'off' });
-      await waitFor(() => proc.output().includes('"msg":"ready"'), 60_000, 'start on PostgreSQL');
+      await waitForReady(proc, 120_000, 'start on PostgreSQL');
       assert.match(proc.output(), /"database":"postgres"/);
       const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
       assert.deepEqual(await ready.json(), { status: 'ok', checks: { database: 'ok' } });

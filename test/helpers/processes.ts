@@ -44,3 +44,20 @@ export async function waitFor(check: () => boolean | Promise<boolean>, ms: numbe
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * Waits for a server child to log that it is ready. Fails at once, with its output, if it exits
+ * first (a port taken, a bad setting), and with its output on a timeout.
+ */
+export async function waitForReady(proc: NodeProcess, ms: number, what: string): Promise<void> {
+  await waitFor(
+    () => {
+      if (proc.output().includes('"msg":"ready"')) return true;
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) before it was ready:\n${proc.output()}`);
+      return false;
+    },
+    ms,
+    what,
+    proc.output,
+  );
+}
