@@ -16,8 +16,6 @@ const STRONG_SECRET = 'Zr8mQ2vLx7Kp4Tn9Wb3Yc6Hd1Jf5Gs0A-build-test';
 
 const run = (script: string, env: Record<string, string>) => spawnNode([path.join(outDir, script)], env);
 
-
-
 describe('compiled build', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   before(() => {

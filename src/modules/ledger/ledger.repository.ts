@@ -42,7 +42,7 @@ const anyOf = (values: string[], type: 'uuid' | 'text') =>
   sql`any(array(select value::${sql.raw(type)} from jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)))`;
 
 /** The balance of `ledger_accounts a`: the stored part plus the deltas not yet rolled up (one snapshot). */
-const balanceExpression = sql<number>`(a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0))::bigint`;
+export const balanceExpression = sql<number>`(a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0))::bigint`;
 
 export class LedgerRepository {
   /**

@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { PayoutBatchStatus, PayoutLineStatus } from '../../db/tables/ledger.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
-import type { Executor } from './ledger.repository.js';
+import { balanceExpression, type Executor } from './ledger.repository.js';
 
 export interface PartyRow {
   id: string;
@@ -168,7 +168,7 @@ export class PayoutsRepository {
       with owed as materialized (
         select a.id from ledger_accounts a
         where a.currency = ${currency} and a.kind = 'BUSINESS'
-          and a.balance + coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) >= ${minimum})
+          and ${balanceExpression} >= ${minimum})
       select a.id from ledger_accounts a where a.id = any(array(select id from owed))
       order by a.id
       for update of a`.execute(trx);
@@ -179,8 +179,7 @@ export class PayoutsRepository {
         coalesce(bp.business_name, u.first_name || ' ' || u.last_name), u.phone, p.balance, 'OPEN', gen_random_uuid(), ${now}::timestamptz
       from (
         select a.id, a.kind, a.party_id, b.balance from ledger_accounts a
-        cross join lateral (select a.balance + case when a.kind = 'BUSINESS'
-          then coalesce((select sum(d.amount) from ledger_balance_deltas d where d.account_id = a.id), 0) else 0 end as balance) b
+        cross join lateral (select case when a.kind = 'BUSINESS' then ${balanceExpression} else a.balance end as balance) b
         where a.currency = ${currency}
           and (a.kind = 'DRIVER' or (a.kind = 'BUSINESS' and a.id = any(${locked}::uuid[])))
           and b.balance >= ${minimum}
