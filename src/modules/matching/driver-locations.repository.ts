@@ -51,8 +51,9 @@ export class DriverLocationsRepository {
   }
 
   /**
-   * One statement for the batch: each driver's position where it is newer than the stored one, and a
-   * point of the trip of its ride in progress (its final fare is priced from it).
+   * One statement for the batch: each driver's position where it is not older than the stored one (a
+   * second position in the same whole second, as OsmAnd stamps them, is the newer one), and a point
+   * of the trip of its ride in progress (its final fare is priced from it).
    */
   async writePositions(batch: [string, Position][], db: Executor = this.db): Promise<void> {
     // Six array parameters in PostgreSQL's text form instead of six parameters per row: building
@@ -81,7 +82,7 @@ export class DriverLocationsRepository {
             update driver_profiles as d
             set last_lat = v.lat, last_lng = v.lng, last_heading = v.heading, last_speed = v.speed, last_location_at = v.at
             from v
-            where d.user_id = v.id and (d.last_location_at is null or d.last_location_at < v.at)
+            where d.user_id = v.id and (d.last_location_at is null or d.last_location_at <= v.at)
           )
           insert into ride_positions (ride_id, lat, lng, at)
           select r.id, v.lat, v.lng, v.at from v join rides r on r.driver_id = v.id and r.status = 'IN_PROGRESS'

@@ -176,7 +176,8 @@ export class LiveMap {
   }
 }
 
-const stamp = (r: DriverRecord) => `${r.position!.at}:${r.busy ? 1 : 0}`;
+// The place too, not only the time: two positions in one whole second (OsmAnd sends seconds) differ only there.
+const stamp = (r: DriverRecord) => `${r.position!.at}:${r.position!.lat}:${r.position!.lng}:${r.busy ? 1 : 0}`;
 
 function toLiveDriver(r: DriverRecord): LiveDriver {
   const p = r.position!;
