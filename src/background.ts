@@ -86,6 +86,8 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
 export function perProcessWork(services: Services): Loop[] {
   return [
     { name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() },
+    // The set of live device keys the OsmAnd route tells real keys from guesses by (kept current through the bus).
+    { name: 'device keys', start: () => services.deviceKeys.start(), stop: async () => undefined },
     // Surge is stepped from this process's index (one process at a time when Redis is shared).
     { name: 'surge', start: () => services.pricing.start(), stop: () => services.pricing.stop() },
   ];

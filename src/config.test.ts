@@ -333,6 +333,15 @@ test('Web Push: VAPID keys are validated and set together; the test-only switche
   assert.equal(loadConfig(production).push.vapid, undefined, 'production without keys: push off (deps generates none with DATABASE_URL)');
 });
 
+test('MAX_PLAUSIBLE_SPEED: 250 km/h by default, a number of km/h, or off', () => {
+  assert.equal(loadConfig({}).maxPlausibleSpeedKmh, 250);
+  assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: '120.5' }).maxPlausibleSpeedKmh, 120.5);
+  assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: 'OFF' }).maxPlausibleSpeedKmh, null);
+  for (const value of ['0', '5', 'fast', '-250', '250km/h', '1e9']) {
+    assert.throws(() => loadConfig({ MAX_PLAUSIBLE_SPEED: value }), (err: ConfigError) => err.problems.some((p) => p.startsWith('MAX_PLAUSIBLE_SPEED')), value);
+  }
+});
+
 test('ratings and tips: RATING_ALERT_BELOW 1.0 to 5.0 with one decimal, TIP_MAX_SHARE as 50% or 0.5', () => {
   assert.deepEqual(loadConfig({}).ratings, { alertBelowTenths: 40, tipMaxShareBasisPoints: 5000 });
   assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '3.5', TIP_MAX_SHARE: '25%' }).ratings, { alertBelowTenths: 35, tipMaxShareBasisPoints: 2500 });

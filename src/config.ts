@@ -60,6 +60,8 @@ export interface Config {
   /** false, a hop count, or a list of trusted proxy addresses/CIDRs (Fastify's trustProxy). */
   trustProxy: boolean | number | string[];
   driverLocationTtlMs: number;
+  /** km/h a position may imply from the last accepted one (contract section 19); null: not checked (MAX_PLAUSIBLE_SPEED=off). */
+  maxPlausibleSpeedKmh: number | null;
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
   webhookAllowHttp: boolean;
@@ -180,6 +182,7 @@ function readConfig(r: EnvReader): Config {
     mapTileUrl: readMapTileUrl(r),
     rateLimits: readRateLimits(r),
     driverLocationTtlMs: r.duration('DRIVER_LOCATION_TTL', '2m', '1d'),
+    maxPlausibleSpeedKmh: readMaxPlausibleSpeed(r),
     ...readWebhooks(r, server),
     pricing: readPricing(r),
     dispatch: readDispatch(r),
@@ -189,6 +192,15 @@ function readConfig(r: EnvReader): Config {
     geocoder: readGeocoder(r),
     proof: readProof(r),
   };
+}
+
+function readMaxPlausibleSpeed(r: EnvReader): number | null {
+  const raw = r.str('MAX_PLAUSIBLE_SPEED', '250').trim();
+  if (raw.toLowerCase() === 'off') return null;
+  const kmh = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (kmh >= 10 && kmh <= 100_000) return kmh;
+  r.problem(`MAX_PLAUSIBLE_SPEED must be a speed in km/h from 10 to 100000, or off (got "${raw}")`);
+  return 250;
 }
 
 function readRatings(r: EnvReader): Config['ratings'] {

@@ -15,6 +15,7 @@ import { UsersRepository } from './modules/auth/users.repository.js';
 import { CountriesRepository } from './modules/countries/countries.repository.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
+import { PositionIntake } from './modules/drivers/position-intake.js';
 import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
 import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
@@ -74,6 +75,8 @@ export interface Services {
   countries: CountriesRepository;
   /** This process's live driver index (loaded and written behind by background.ts). */
   live: LiveDrivers;
+  /** Every driver position's way in: validation, plausibility (MAX_PLAUSIBLE_SPEED), then the live index. */
+  positions: PositionIntake;
   matching: MatchingService;
   driversRepo: DriversRepository;
   drivers: DriversService;
@@ -151,6 +154,7 @@ export function createServices(deps: Deps): Services {
       onPosition: (driverId, position) => trackingHub.position(driverId, position),
     },
   );
+  const positions = new PositionIntake({ live, registry: deps.metrics.registry, maxPlausibleSpeedKmh: config.maxPlausibleSpeedKmh });
   const driversRepo = new DriversRepository(db, clock);
   const pushRepo = new PushRepository(db);
   const vapid = config.push.vapid;
@@ -235,7 +239,7 @@ export function createServices(deps: Deps): Services {
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
-  const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus });
+  const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus, logger: deps.logger });
   const payoutsRepo = new PayoutsRepository();
   // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
   const proofStorage: ProofStorage = config.proof.s3 ? new S3ProofStorage(config.proof.s3) : new PostgresProofStorage(db, clock);
@@ -252,9 +256,10 @@ export function createServices(deps: Deps): Services {
     admin: new AdminService({ db, clock, sms, users, countries, accounts, sessions }),
     countries,
     live,
+    positions,
     matching: new MatchingService({ index: live.index, clock, driverLocationTtlMs: config.driverLocationTtlMs, users, countries }),
     driversRepo,
-    drivers: new DriversService({ repo: driversRepo, live, bus }),
+    drivers: new DriversService({ repo: driversRepo, live, positions, bus }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,

@@ -255,9 +255,38 @@ describe('Traccar Client positions (OsmAnd)', () => {
     await t.app.inject({ method: 'POST', url: '/api/positions/osmand', headers: { 'content-type': 'application/json' }, payload: `{"device_id":"${key}",` });
     const lines = t.logLines.slice(from);
     assert.ok(lines.length >= 8, `${lines.length} lines`);
-    assert.ok(lines.some((l) => l.includes('/api/positions/osmand?id=[redacted]')));
     const keyPart = key.slice(3);
     for (const line of lines) assert.ok(!line.includes(keyPart), line);
+  });
+
+  test('no query string is logged on the OsmAnd route: a key under a name the decoder does not read stays out of the logs too', async () => {
+    const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
+    const { key } = await makeKey(t, driver);
+    const from = t.logLines.length;
+    for (const query of [`id[]=${key}&lat=1&lon=1`, `id;x=1=${key}&lat=1&lon=1`, `lat=1&lon=1&device%5Bid%5D=${key}`, `x=${key}`]) {
+      const res = await osmand(t, query);
+      assert.equal(res.statusCode, 401, query);
+      assert.equal(res.json().code, 'MISSING_DEVICE_KEY');
+    }
+    assert.equal((await osmand(t, `id=${key}&lat=1&lon=1`, { method: 'POST' })).statusCode, 200);
+    const lines = t.logLines.slice(from).map((l) => JSON.parse(l) as { req?: { url: string } });
+    const urls = lines.filter((l) => l.req).map((l) => l.req!.url);
+    assert.deepEqual(urls, Array(5).fill('/api/positions/osmand'));
+    for (const line of t.logLines.slice(from)) assert.ok(!line.includes(key.slice(3)), line);
+  });
+
+  test('a body over 16 KiB gets 413 naming that limit', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/positions/osmand',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `lat=1&lon=1&pad=${'x'.repeat(16 * 1024)}`,
+    });
+    assert.equal(res.statusCode, 413);
+    assert.deepEqual(res.json(), { statusCode: 413, error: 'Payload Too Large', code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 16 KiB' });
+    // Other routes keep the 1 MiB limit and its message.
+    const big = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"x":"${'x'.repeat(1024 * 1024)}"}` });
+    assert.equal(big.json().message, 'Request body is larger than 1 MiB');
   });
 });
 

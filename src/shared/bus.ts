@@ -44,8 +44,10 @@ export interface BusEvents {
     /** The driver handed the job back (it waits again; the driver is free). */
     released?: boolean;
   };
-  /** A driver revoked a device key (Traccar Client): every instance drops its cached lookup. */
-  'device-key.revoked': { keyId: string };
+  /** A driver made a device key (Traccar Client): every instance adds it to its set of live keys (`tag`: the start of its hash). */
+  'device-key.created': { keyId: string; tag: string };
+  /** A driver revoked a device key (Traccar Client): every instance drops its cached lookup and its tag. */
+  'device-key.revoked': { keyId: string; tag?: string };
   /** A job got a tip or a rating (contract section 20): caches drop their copy. */
   'job.annotated': { jobType: 'PACKAGE' | 'RIDE'; jobId: string };
   /** A package's tracking link was replaced: the old one's streams end, caches drop the package. */

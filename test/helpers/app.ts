@@ -48,6 +48,8 @@ export const TEST_ENV: Record<string, string> = {
   RATE_LIMIT_LOGIN: 'off',
   RATE_LIMIT_LOGIN_SEND_OTP: 'off',
   RATE_LIMIT_REGISTER_SEND_OTP: 'off',
+  // Tests move drivers about freely; those of the plausibility rule turn it on.
+  MAX_PLAUSIBLE_SPEED: 'off',
   SMS_TRANSPORT: 'console',
   WEBHOOK_WORKER_IN_PROCESS: 'false',
 };

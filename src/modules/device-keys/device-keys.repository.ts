@@ -49,10 +49,17 @@ export class DeviceKeysRepository {
     await db.insertInto('device_keys').values(row).execute();
   }
 
-  /** Deletes the driver's own key; whether there was one. */
-  async deleteOwn(driverId: string, id: string, db: Executor = this.db): Promise<boolean> {
-    const res = await db.deleteFrom('device_keys').where('id', '=', id).where('driver_id', '=', driverId).executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+  /** Deletes the driver's own key; its hash, undefined when there was none. */
+  async deleteOwn(driverId: string, id: string, db: Executor = this.db): Promise<string | undefined> {
+    const row = await db.deleteFrom('device_keys').where('id', '=', id).where('driver_id', '=', driverId).returning(['key_hash']).executeTakeFirst();
+    return row?.key_hash;
+  }
+
+  /** Every key's hash (at most 3 per driver), in pages of `limit` after `after`. */
+  async listHashes(limit: number, after: string | undefined, db: Executor = this.db): Promise<string[]> {
+    let query = db.selectFrom('device_keys').select(['key_hash']).orderBy('key_hash').limit(limit);
+    if (after !== undefined) query = query.where('key_hash', '>', after);
+    return (await query.execute()).map((r) => r.key_hash);
   }
 
   getOwnerByHash(keyHash: string, db: Executor = this.db): Promise<DeviceKeyOwner | undefined> {

@@ -2,22 +2,21 @@
 // the OsmAnd protocol (contract section 19).
 import { parse as parseQuery } from 'node:querystring';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { noContent, type App, type FeatureModule } from '../../http/context.js';
 import { clientKey, createKeyedLimiter } from '../../http/rate-limit.js';
-import { badRequest, tooManyRequests, unauthorized } from '../../shared/errors.js';
+import { serializeRequest } from '../../http/request-logger.js';
+import { AppError } from '../../shared/errors.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
-import { acceptPosition } from '../drivers/position-intake.js';
 import { CreateDeviceKeyBody, CreatedDeviceKeyResponse, DeviceKeyList, DeviceKeyParams, OsmAndQuery } from './device-keys.schemas.js';
-import { DeviceKeysService, hashDeviceKey } from './device-keys.service.js';
-import { decodeJson, decodeParams, deviceKeyOf } from './osmand-decode.js';
+import { OsmAndIntake } from './osmand-intake.js';
 
 /** Traccar Client's requests are small: a form or JSON body of a few hundred bytes. */
 const OSMAND_BODY_LIMIT = 16 * 1024;
 
 export const deviceKeysModule: FeatureModule = async (app, ctx) => {
   const { guard, deps } = ctx;
-  const { deviceKeys, live } = ctx.services;
+  const { deviceKeys, live, positions } = ctx.services;
   const driverOnly = guard.required(['DRIVER']);
   const security = [{ bearerAuth: [] }];
 
@@ -70,64 +69,29 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
       done(null, parseQuery(body as string)),
     );
-    const perKey = deps.config.rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', deps.config.rateLimits.osmand) : undefined;
-    // Outside the global per-IP limit, a client could make the database look up one made-up key after
-    // another: unknown keys count per IP against the global limit's numbers, and an IP beyond them is
-    // refused before any lookup (a key already known here is still served from the cache).
-    const unknownKeys = deps.config.rateLimits.global ? createKeyedLimiter(deps, 'osmand-unknown', deps.config.rateLimits.global) : undefined;
-    const blocked = new Map<string, number>();
-    const refuseIfBlocked = (ip: string) => async () => {
-      const until = blocked.get(ip);
-      if (until === undefined) return;
-      const left = until - Date.now();
-      if (left > 0) throw tooManyRequests(`Too many unknown device keys from this address; retry in ${Math.ceil(left / 1000)} seconds`, left / 1000);
-      blocked.delete(ip);
-    };
-    const countUnknown = async (ip: string) => {
-      if (!unknownKeys) return;
-      const limit = await unknownKeys(ip);
-      // Its allowance used up: the next lookup from there is refused.
-      if (!limit.allowed || limit.remaining === 0) {
-        if (blocked.size >= 100_000) blocked.clear();
-        blocked.set(ip, Date.now() + Math.max(1, limit.resetSeconds) * 1000);
-      }
-    };
-
-    const handler = async (request: { query: unknown; body: unknown; ip: string }, reply: FastifyReply) => {
-      const query = (request.query ?? {}) as Record<string, unknown>;
-      const body = request.body;
-      const key = deviceKeyOf(body, query);
-      if (key === undefined) throw unauthorized('Missing device key (id)', 'MISSING_DEVICE_KEY');
-      const ip = clientKey(request.ip);
-      if (!DeviceKeysService.wellFormed(key)) {
-        await countUnknown(ip);
-        throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
-      }
-      // Counted per key, before the database is asked (the route is outside the global per-IP limit).
-      if (perKey) {
-        const limit = await perKey(hashDeviceKey(key));
+    const { rateLimits } = deps.config;
+    const intake = new OsmAndIntake({
+      deviceKeys,
+      live,
+      positions,
+      clock: deps.clock,
+      perKey: rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', rateLimits.osmand) : undefined,
+      unknownKeys: rateLimits.global ? createKeyedLimiter(deps, 'osmand-unknown', rateLimits.global) : undefined,
+    });
+    scope.setErrorHandler((err: FastifyError, _request, _reply) => {
+      // The framework's 413 names the 1 MiB limit of every other route.
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than 16 KiB');
+      throw err;
+    });
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      await intake.receive({ query: (request.query ?? {}) as Record<string, unknown>, body: request.body, address: clientKey(request.ip) }, (limit) => {
         reply.header('x-ratelimit-limit', String(limit.limit));
         reply.header('x-ratelimit-remaining', String(limit.remaining));
         reply.header('x-ratelimit-reset', String(limit.resetSeconds));
-        if (!limit.allowed) throw tooManyRequests(`Too many positions for this device key; retry in ${Math.max(1, limit.resetSeconds)} seconds`, limit.resetSeconds);
-      }
-      const owner = await deviceKeys.resolve(key, refuseIfBlocked(ip)).catch(async (err: { statusCode?: number }) => {
-        if (err.statusCode === 401) await countUnknown(ip);
-        throw err;
       });
-      const isJson = !!body && typeof body === 'object' && !Array.isArray(body) && ('location' in body || 'device_id' in body);
-      const decoded = isJson
-        ? decodeJson(body as Record<string, unknown>, query)
-        : decodeParams({ ...query, ...(body && typeof body === 'object' ? (body as Record<string, unknown>) : {}) });
-      if (!decoded.ok) throw badRequest(decoded.message);
-      if (!(await live.ensure(owner.driverId))) throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
-      // The WebSocket's checks and pipeline (position-intake.ts).
-      const outcome = acceptPosition(live, owner.driverId, decoded.message, 'position');
-      if (!outcome.ok) throw badRequest(outcome.message);
       // Traccar Client wants a 200; an empty body is what Traccar's server answers.
       return reply.code(200).send();
     };
-
     const schema = (method: string) => ({
       tags: ['drivers'],
       summary: `A position from Traccar Client (OsmAnd protocol, ${method})`,
@@ -142,7 +106,10 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
     // The input is read by the decoder (osmand-decode.ts), as Traccar's server reads it: the query's
     // schema is there for the document, and extra pairs (altitude, batt ...) are allowed.
     const anything = () => () => true;
-    scope.get('/positions/osmand', { schema: schema('GET'), validatorCompiler: anything }, handler);
-    scope.post('/positions/osmand', { schema: { ...schema('POST'), body: Type.Unknown() }, validatorCompiler: anything, bodyLimit: OSMAND_BODY_LIMIT }, handler);
+    // No query string in the logs: the device key may come under a name the decoder does not read
+    // (`id[]=`, `id;x=1=`), which no redaction by name would catch.
+    const logSerializers = { req: (req: FastifyRequest) => ({ ...serializeRequest(req), url: req.url.replace(/[?#].*$/s, '') }) };
+    scope.get('/positions/osmand', { schema: schema('GET'), validatorCompiler: anything, logSerializers }, handler);
+    scope.post('/positions/osmand', { schema: { ...schema('POST'), body: Type.Unknown() }, validatorCompiler: anything, bodyLimit: OSMAND_BODY_LIMIT, logSerializers }, handler);
   });
 };

@@ -5,7 +5,6 @@ import { accessTokenOf } from '../../http/authenticate.js';
 import type { App, ModuleContext } from '../../http/context.js';
 import { forbidden, notFound, unauthorized } from '../../shared/errors.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
-import { acceptPosition } from './position-intake.js';
 
 /** Per-connection cap: messages beyond it within one second are dropped with an error message. */
 export const MAX_MESSAGES_PER_SECOND = 10;
@@ -23,6 +22,7 @@ interface Connection {
 
 export async function registerDriverStream(app: App, ctx: ModuleContext, { live }: { live: LiveDrivers }) {
   const { deps, guard } = ctx;
+  const { positions } = ctx.services;
   await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
   const byDriver = new Map<string, Set<Connection>>();
 
@@ -120,7 +120,7 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
         if (type === 'ping') return send(socket, { type: 'pong' });
         if (type !== 'location') return send(socket, { type: 'error', message: 'message.type must be one of location, ping' });
         // Validated exactly like the HTTP route's body (same Ajv, same formats), then the live index.
-        const outcome = acceptPosition(live, conn.driverId, message);
+        const outcome = positions.accept(conn.driverId, message, 'websocket');
         if (!outcome.ok) return send(socket, { type: 'error', message: outcome.message });
       });
       // A socket is a hijacked request: it gets no "request completed" line, so it logs its own.

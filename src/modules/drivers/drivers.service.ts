@@ -3,11 +3,12 @@ import type { Bus } from '../../shared/bus.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { newerPosition } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
+import type { PositionIntake } from './position-intake.js';
 import type { DriverRow, DriversRepository } from './drivers.repository.js';
 import type { LocationBody, PatchDriverBody } from './drivers.schemas.js';
 
 export class DriversService {
-  constructor(private readonly deps: { repo: DriversRepository; live: LiveDrivers; bus: Bus }) {}
+  constructor(private readonly deps: { repo: DriversRepository; live: LiveDrivers; positions: PositionIntake; bus: Bus }) {}
 
   async getDriver(id: string) {
     const row = await this.deps.repo.getDriver(id);
@@ -50,7 +51,7 @@ export class DriversService {
   async reportLocation(id: string, body: LocationBody): Promise<void> {
     const rec = await this.deps.live.ensure(id);
     if (!rec) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
-    this.deps.live.report(id, body);
+    this.deps.positions.report(id, body, 'http');
   }
 
   toResponse(row: DriverRow) {

@@ -277,14 +277,7 @@ export class LiveDrivers {
    * recordedAt in the future counts as now. Returns whether it was applied.
    */
   report(driverId: string, input: { lat: number; lng: number; heading?: number; speed?: number; recordedAt?: string }): boolean {
-    const now = this.deps.clock.nowMs();
-    let at = now;
-    if (input.recordedAt !== undefined) {
-      const parsed = Date.parse(input.recordedAt);
-      // A report older than a day can never be matched; keep it old but within what PostgreSQL stores.
-      if (Number.isFinite(parsed) && parsed < now) at = Math.max(parsed, now - 86_400_000);
-    }
-    const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at };
+    const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at: this.positionTime(input.recordedAt) };
     if (!this.index.setPosition(driverId, position)) return false;
     this.positionsApplied += 1;
     this.markDirty(driverId, position);
@@ -292,6 +285,15 @@ export class LiveDrivers {
     this.onAvailable?.(driverId, false);
     this.onPosition?.(driverId, position);
     return true;
+  }
+
+  /** The time a reported position is held at: its recordedAt, but never in the future nor more than a day old. */
+  positionTime(recordedAt: string | undefined): number {
+    const now = this.deps.clock.nowMs();
+    if (recordedAt === undefined) return now;
+    const parsed = Date.parse(recordedAt);
+    // A report older than a day can never be matched; keep it old but within what PostgreSQL stores.
+    return Number.isFinite(parsed) && parsed < now ? Math.max(parsed, now - 86_400_000) : now;
   }
 
   /** Applies an availability change here at once; other instances reload it (driver.changed). */
