@@ -195,6 +195,38 @@ describe('Traccar Client positions (OsmAnd)', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: ip })).statusCode, 429);
   }
 
+  test('one address full of made-up keys (carrier-grade NAT) does not lock out the live keys behind it', async () => {
+    const limited = await buildTestApp({ database: t.database, clock: t.clock, env: { RATE_LIMIT_GLOBAL: '100/15m' } });
+    try {
+      const driver = await createUser(limited, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
+      const used = await makeKey(limited, driver);
+      const nat = '100.64.0.1';
+      assert.equal((await osmand(limited, `id=${used.key}&lat=1&lon=1`, { ip: nat })).statusCode, 200);
+      for (let i = 0; i < 100; i += 1) {
+        const res = await osmand(limited, `id=dk_${String(i).padStart(32, 'G')}&lat=1&lon=1`, { ip: nat });
+        assert.equal(res.statusCode, 401, `unknown key ${i + 1}`);
+      }
+      const guess = await osmand(limited, `id=dk_${'H'.repeat(32)}&lat=1&lon=1`, { ip: nat });
+      assert.equal(guess.statusCode, 429);
+      assert.equal(guess.headers['retry-after'], '900');
+      assert.equal((await osmand(limited, `id=${used.key}&lat=1&lon=1`, { ip: nat })).statusCode, 200);
+      // Its cached lookup lapses after 60 s: still served (a live key is resolved whatever its address's state).
+      limited.clock.advance(65_000);
+      const later = await osmand(limited, `id=${used.key}&lat=1&lon=1`, { ip: nat });
+      assert.equal(later.statusCode, 200, later.body);
+      // A key made now and never used from there, too; a made-up one is still refused without a lookup.
+      const fresh = await makeKey(limited, driver);
+      assert.equal((await osmand(limited, `id=${fresh.key}&lat=1&lon=1`, { ip: nat })).statusCode, 200);
+      assert.equal((await osmand(limited, `id=dk_${'J'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
+      // Revoked: an unknown key like any other.
+      assert.equal((await limited.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${fresh.id}`, headers: driver.headers })).statusCode, 204);
+      assert.equal((await osmand(limited, `id=${fresh.key}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
+    } finally {
+      t.clock.advance(-65_000);
+      await limited.close();
+    }
+  });
+
   test('the same pipeline as the WebSocket: live index, tracking hook, an older position ignored, bad values refused alike', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address();
@@ -319,6 +351,34 @@ describe('Traccar Client positions across two instances (Redis)', { skip: redisS
     for (const t of [a, b, a, b]) assert.equal((await osmand(t, `id=${key}&lat=1&lon=1`)).statusCode, 200);
     assert.equal((await osmand(a, `id=${key}&lat=1&lon=1`)).statusCode, 429);
     assert.equal((await osmand(b, `id=${key}&lat=1&lon=1`)).statusCode, 429);
+  });
+
+  test('a live key made on one instance is served by another from an address full of made-up keys, and by an instance started later', async () => {
+    const env = { RATE_LIMIT_GLOBAL: '100/15m' };
+    const prefix2 = `test:osmand-nat:${process.pid}:`;
+    const first = await buildTestApp({ redis: true, redisKeyPrefix: prefix2, database: a.database, env });
+    const second = await buildTestApp({ redis: true, redisKeyPrefix: prefix2, database: a.database, clock: first.clock, env });
+    let third: TestApp | undefined;
+    try {
+      const driver = await createUser(first, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
+      const { key } = await makeKey(first, driver);
+      const nat = '100.64.0.2';
+      for (let i = 0; i < 100; i += 1) assert.equal((await osmand(second, `id=dk_${String(i).padStart(32, 'K')}&lat=1&lon=1`, { ip: nat })).statusCode, 401);
+      assert.equal((await osmand(second, `id=dk_${'L'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
+      // Never looked up on the second instance: it heard of the key through the bus.
+      await waitFor(async () => (await osmand(second, `id=${key}&lat=1&lon=1`, { ip: nat })).statusCode === 200, 1000);
+      // A third instance loads the live keys at start; the address's count is shared through Redis.
+      third = await buildTestApp({ redis: true, redisKeyPrefix: prefix2, database: a.database, clock: first.clock, env });
+      assert.equal((await osmand(third, `id=dk_${'M'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 401);
+      assert.equal((await osmand(third, `id=dk_${'N'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
+      const res = await osmand(third, `id=${key}&lat=1&lon=1`, { ip: nat });
+      assert.equal(res.statusCode, 200, res.body);
+    } finally {
+      await third?.close();
+      await second.close();
+      await first.close();
+      await deleteRedisKeys(prefix2);
+    }
   });
 
   test("a position sent to one instance reaches the other's live index", async () => {
