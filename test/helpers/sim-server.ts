@@ -38,6 +38,8 @@ export async function startSimServer(options: { serverDatabase?: boolean } = {})
     RATE_LIMIT_LOGIN: 'off',
     RATE_LIMIT_LOGIN_SEND_OTP: 'off',
     RATE_LIMIT_REGISTER_SEND_OTP: 'off',
+    // The simulator runs at --speed 30: vehicles move faster than the default plausible speed in real time.
+    MAX_PLAUSIBLE_SPEED: 'off',
   };
   if (database) env.DATABASE_URL = database.url;
   if (useServer && testRedisUrl) Object.assign(env, { REDIS_URL: testRedisUrl, REDIS_KEY_PREFIX: `sim-${randomBytes(4).toString('hex')}:` });

@@ -2,7 +2,7 @@
 import { seededAccount, type Accounts, type Session } from './accounts.js';
 import { ApiError, sleep, type Api } from './client.js';
 import { SimDriver } from './driver.js';
-import { pointIn, rng, VEHICLES } from './geo.js';
+import { DEFAULT_MAX_PLAUSIBLE_SPEED_KMH, pointIn, rng, SPEED_MPS, VEHICLES } from './geo.js';
 import type { JobRecord, Money } from './model.js';
 import type { SimOptions } from './options.js';
 import { countJobs, summarize, type Summary } from './report.js';
@@ -47,6 +47,13 @@ export class Simulation {
 
   async run(): Promise<Summary> {
     const { opts } = this;
+    // Vehicles move --speed times faster in real time, and the server checks positions in real time.
+    const fastestKmh = Math.max(...Object.values(SPEED_MPS)) * 3.6 * opts.speed;
+    if (fastestKmh > DEFAULT_MAX_PLAUSIBLE_SPEED_KMH) {
+      process.stderr.write(
+        `note: at --speed ${opts.speed} vehicles move up to ${Math.round(fastestKmh)} km/h in real time; a server with the default MAX_PLAUSIBLE_SPEED (${DEFAULT_MAX_PLAUSIBLE_SPEED_KMH} km/h) ignores their positions: start it with MAX_PLAUSIBLE_SPEED=off (docs/simulator.md)\n`,
+      );
+    }
     const prefix = `sim${opts.seed}`;
     // Accounts are deterministic per seed, so a second run reuses them.
     const business = await this.accounts.ensure(
