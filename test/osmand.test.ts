@@ -208,7 +208,8 @@ describe('Traccar Client positions (OsmAnd)', () => {
       }
       const guess = await osmand(limited, `id=dk_${'H'.repeat(32)}&lat=1&lon=1`, { ip: nat });
       assert.equal(guess.statusCode, 429);
-      assert.equal(guess.headers['retry-after'], '900');
+      // Until the global limit's 15-minute window ends (counted by the limiter in real time).
+      assert.ok(Number(guess.headers['retry-after']) > 850 && Number(guess.headers['retry-after']) <= 900, String(guess.headers['retry-after']));
       assert.equal((await osmand(limited, `id=${used.key}&lat=1&lon=1`, { ip: nat })).statusCode, 200);
       // Its cached lookup lapses after 60 s: still served (a live key is resolved whatever its address's state).
       limited.clock.advance(65_000);
