@@ -425,6 +425,10 @@ describe('proof upload timeout', () => {
       assert.ok(res.text.endsWith(JSON.stringify(notFoundBody('Package'))), res.text);
       assert.ok(res.ms < 1000, `answered and closed after ${Math.round(res.ms)} ms`);
     }
+    // A malformed id: 400, as early, never a 5xx.
+    const malformed = await stalled('/api/packages/not-a-uuid/proof', 'multipart/form-data; boundary=b', driver.token, 16 * 1024 * 1024);
+    assert.match(malformed.text, /^HTTP\/1.1 400/, malformed.text);
+    assert.ok(malformed.ms < 1000, `answered and closed after ${Math.round(malformed.ms)} ms`);
     // The package's driver while it is not uploadable: 409 as early.
     const assigned = await packageInTransit(t, 'ASSIGNED');
     const early = await stalled(`/api/packages/${assigned.id}/proof`, 'multipart/form-data; boundary=b', assigned.driver.token, 16 * 1024 * 1024);

@@ -76,12 +76,12 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
     },
     async (request, reply) => {
       const id = request.params.id;
-      const deadline = performance.now() + uploadTimeoutMs;
       // The caller is the package's driver (authorizeFirst); the form's text is checked as it is read.
       const upload = await readParts(request.parts(), maxBytes);
       const auth = request.auth;
       const result = await service.upload<PackageResponse>(id, auth, upload, {
-        waitMs: deadline - performance.now(),
+        // A decode slot is waited for within what is left of PROOF_UPLOAD_TIMEOUT (counted from the request's start).
+        waitMs: uploadTimeoutMs - reply.elapsedTime,
         once: (work) => idempotency.run({ accountId: auth.userId, key: idempotencyKeyFrom(request.headers), scope: `POST /packages/${id}/proof`, body: digestOf(upload) }, work),
         // The package as its driver sees it (GET /packages/:id), stored as the key's answer.
         present: (row) => ({ ...packages.respondTo(row, auth), ...PackageService.moneyFields(row, auth, new Map([[row.id, row.tip_amount ?? 0]])) }),
