@@ -366,3 +366,20 @@ test('geocoder: off without GEOCODER_URL; an http(s) URL; nominatim or photon', 
     assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
   }
 });
+
+test('proof decoding: PROOF_MAX_DECODED_SIZE (96MB, 32MB to 1024MB) and PROOF_DECODE_CONCURRENCY (2, 1 to 64)', () => {
+  const c = loadConfig({});
+  assert.equal(c.proof.maxDecodedBytes, 96 * 1024 * 1024);
+  assert.equal(c.proof.decodeConcurrency, 2);
+  const given = loadConfig({ PROOF_MAX_DECODED_SIZE: '256MB', PROOF_DECODE_CONCURRENCY: '4' });
+  assert.deepEqual([given.proof.maxDecodedBytes, given.proof.decodeConcurrency], [256 * 1024 * 1024, 4]);
+  try {
+    loadConfig({ PROOF_MAX_DECODED_SIZE: '8MB', PROOF_DECODE_CONCURRENCY: '0' });
+    assert.fail('accepted');
+  } catch (err) {
+    assert.deepEqual((err as ConfigError).problems, [
+      'PROOF_MAX_DECODED_SIZE must be a size such as 512KB or 8MB, from 32MB to 1024MB (got "8MB")',
+      'PROOF_DECODE_CONCURRENCY must be a whole number from 1 to 64 (got "0")',
+    ]);
+  }
+});

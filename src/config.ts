@@ -117,8 +117,8 @@ export interface Config {
   ratings: { alertBelowTenths: number; tipMaxShareBasisPoints: number };
   /** Address search (GET /geocode): a Nominatim- or Photon-compatible service; off without a URL. */
   geocoder: { url: string | undefined; kind: 'nominatim' | 'photon'; timeoutMs: number; cacheTtlMs: number };
-  /** Proof of delivery (contract section 19): each image's size cap, the upload's own timeout, where images are kept. */
-  proof: { maxBytes: number; uploadTimeoutMs: number; s3: S3Config | undefined };
+  /** Proof of delivery (contract section 19): each image's size cap, the upload's own timeout, the decoding bounds, where images are kept. */
+  proof: { maxBytes: number; uploadTimeoutMs: number; maxDecodedBytes: number; decodeConcurrency: number; s3: S3Config | undefined };
 }
 
 /** An S3-compatible bucket for the proof images (S3_BUCKET set); PostgreSQL keeps them otherwise. */
@@ -246,6 +246,10 @@ function readProof(r: EnvReader): Config['proof'] {
   return {
     maxBytes: r.size('PROOF_MAX_SIZE', '8MB', 64 * 1024, 50 * MB),
     uploadTimeoutMs: r.duration('PROOF_UPLOAD_TIMEOUT', '120s', '1h'),
+    // 96 MB: a 32-megapixel RGB photo (what an 8 MB JPEG from a phone camera holds) or a 1600 px
+    // image of any depth; a 48-megapixel original or a decompression bomb is refused unread.
+    maxDecodedBytes: r.size('PROOF_MAX_DECODED_SIZE', '96MB', 32 * MB, 1024 * MB),
+    decodeConcurrency: r.int('PROOF_DECODE_CONCURRENCY', 2, 1, 64),
     s3: readS3(r),
   };
 }

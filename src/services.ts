@@ -243,7 +243,7 @@ export function createServices(deps: Deps): Services {
   const payoutsRepo = new PayoutsRepository();
   // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
   const proofStorage: ProofStorage = config.proof.s3 ? new S3ProofStorage(config.proof.s3) : new PostgresProofStorage(db, clock);
-  const proof = new ProofService({ repo: new ProofRepository(db), packagesRepo, storage: proofStorage, bus, clock, logger: deps.logger });
+  const proof = new ProofService({ repo: new ProofRepository(db), packagesRepo, storage: proofStorage, bus, clock, logger: deps.logger, limits: config.proof });
   const earnings = new EarningsService({ db, clock });
   return {
     tokens,

@@ -125,6 +125,8 @@ describe('proof of delivery in an S3 bucket', () => {
     assert.deepEqual(ok.proof, {
       maxBytes: 2 * 1024 * 1024,
       uploadTimeoutMs: 120_000,
+      maxDecodedBytes: 96 * 1024 * 1024,
+      decodeConcurrency: 2,
       s3: { bucket: 'ok-bucket', endpoint: undefined, region: 'eu-west-1', credentials: undefined, forcePathStyle: false },
     });
     assert.equal(loadConfig(TEST_ENV).proof.s3, undefined);

@@ -1,10 +1,12 @@
 // Proof of delivery (contract section 19): upload by the assigned driver, re-encoding (no EXIF,
 // at most 1600 px), content checks, size limit, proofRequired, who may read the images.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { crc32 } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
+import { canonicalJson } from '../src/http/idempotency.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { testRedisUrl } from './helpers/database.js';
 import { createUser, type TestUser } from './helpers/factories.js';
@@ -130,16 +132,22 @@ describe('proof of delivery', () => {
     assert.deepEqual([webpMeta.format, webpMeta.width, webpMeta.height], ['webp', 1600, 800]);
   });
 
-  test('a decompression bomb (a small file claiming 20000 × 20000 pixels) is refused before decoding', async () => {
+  test('a decompression bomb (a small file claiming 20000 × 20000 pixels) is refused before decoding: 413 PROOF_IMAGE_TOO_LARGE', async () => {
     const id = await packageAt('IN_TRANSIT');
     const bomb = await png(10, 10);
     // IHDR's width and height (bytes 16 to 23), then its CRC (over the chunk type and data) again.
     bomb.writeUInt32BE(20_000, 16);
     bomb.writeUInt32BE(20_000, 20);
     bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29);
+    const started = performance.now();
     const res = await upload(id, driver, [photo(bomb, 'bomb.png', 'image/png')]);
-    assert.equal(res.statusCode, 400);
-    assert.equal(res.json().code, 'PROOF_INVALID_IMAGE');
+    assert.deepEqual(res.json(), {
+      statusCode: 413,
+      error: 'Payload Too Large',
+      message: 'photo is 20000 × 20000 pixels: decoding it would take 1525.9 MB, more than 96 MB (PROOF_MAX_DECODED_SIZE); send it at most 1600 px',
+      code: 'PROOF_IMAGE_TOO_LARGE',
+    });
+    assert.ok(performance.now() - started < 2000);
   });
 
   test('a photo over PROOF_MAX_SIZE is 413 in the error shape', async () => {
@@ -187,8 +195,8 @@ describe('proof of delivery', () => {
     assert.equal((await upload(id, driver, [photo(await png()), { name: 'recipientName', value: 'A\u0007B' }])).statusCode, 400);
     assert.equal((await upload(id, driver, [photo(await png()), { name: 'recipientName', value: 'x'.repeat(101) }])).statusCode, 400);
     assert.equal((await upload(id, driver, [photo(await png()), photo(await png())])).statusCode, 400);
-    // Control characters are refused before any lookup: someone else's package gets the same 400.
-    assert.equal((await upload(id, otherDriver, [photo(await png()), { name: 'recipientName', value: 'A\u0000B' }])).statusCode, 400);
+    // The caller is authorized before the body is read (section 19): someone else's package is 404 whatever the form holds.
+    assert.equal((await upload(id, otherDriver, [photo(await png()), { name: 'recipientName', value: 'A\u0000B' }])).statusCode, 404);
     // Every other route stays JSON-only.
     const form = multipart([{ name: 'reason', value: 'x' }]);
     const elsewhere = await t.app.inject({ method: 'POST', url: `/api/packages/${id}/fail`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
@@ -243,6 +251,63 @@ describe('proof of delivery', () => {
     }
   });
 
+  test('Idempotency-Key: the same upload again gets the stored answer (Idempotent-Replayed), another upload 422, one in flight 409', async () => {
+    const id = await packageAt('IN_TRANSIT');
+    const first = await jpegWithGps();
+    const keyed = (key: string, parts: FormPart[]) => {
+      const form = multipart(parts);
+      return t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers, 'idempotency-key': key }, payload: form.payload });
+    };
+    const sent = await keyed('proof-1', [photo(first), { name: 'recipientName', value: 'Amina' }]);
+    assert.equal(sent.statusCode, 200, sent.body);
+    assert.equal(sent.headers['idempotent-replayed'], undefined);
+    // The stored answer is the package as its driver reads it.
+    assert.deepEqual(sent.json(), (await get(t, `/api/packages/${id}`, driver.headers)).json());
+    const storedPhoto = (await get(t, `/api/packages/${id}/proof/photo`, driver.headers)).rawPayload;
+
+    // The same parts in another multipart body (another boundary): the same request.
+    const again = await keyed('proof-1', [photo(first, 'renamed.jpg'), { name: 'recipientName', value: 'Amina' }]);
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.json(), sent.json());
+    assert.deepEqual((await get(t, `/api/packages/${id}/proof/photo`, driver.headers)).rawPayload, storedPhoto);
+    // Nothing more is kept: the replay's own re-encoded image is deleted (after the answer).
+    const stored = async () => (await t.db.selectFrom('proof_objects').select('key').where('key', 'like', `proofs/${id}/%`).execute()).length;
+    for (let i = 0; i < 50 && (await stored()) > 1; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (t.services.proof.storageKind === 'postgres') assert.equal(await stored(), 1);
+
+    // Another photo, or another name, with the same key: 422.
+    for (const parts of [[photo(await png()), { name: 'recipientName', value: 'Amina' }], [photo(first), { name: 'recipientName', value: 'Juma' }], [photo(first)]]) {
+      const reused = await keyed('proof-1', parts);
+      assert.equal(reused.statusCode, 422, reused.body);
+      assert.equal(reused.json().code, 'IDEMPOTENCY_KEY_REUSED');
+    }
+
+    // A request with this key still in flight (claimed, say, on another instance): 409.
+    const sig = await png();
+    const hash = createHash('sha256')
+      .update(`POST /packages/${id}/proof\n${canonicalJson({ signature: createHash('sha256').update(sig).digest('hex') })}`)
+      .digest('hex');
+    await t.db
+      .insertInto('idempotency_keys')
+      .values({ account_id: driver.id, key: 'proof-2', request_hash: hash, state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: t.clock.now() })
+      .execute();
+    const inFlight = await keyed('proof-2', [signature(sig)]);
+    assert.equal(inFlight.statusCode, 409, inFlight.body);
+    assert.equal(inFlight.json().code, 'IDEMPOTENCY_KEY_IN_FLIGHT');
+    assert.equal((await get(t, `/api/packages/${id}`, driver.headers)).json().proof.signatureUrl, undefined);
+
+    // Delivered since: the first upload's replay still gets its stored answer; a new key gets 409.
+    assert.equal((await post(t, `/api/packages/${id}/deliver`, driver.headers, {})).statusCode, 200);
+    const late = await keyed('proof-1', [photo(first), { name: 'recipientName', value: 'Amina' }]);
+    assert.equal(late.statusCode, 200, late.body);
+    assert.equal(late.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(late.json(), sent.json());
+    const fresh = await keyed('proof-3', [photo(first)]);
+    assert.equal(fresh.statusCode, 409);
+    assert.equal(fresh.json().code, 'INVALID_STATUS_TRANSITION');
+  });
+
   test('a replaced photo is deleted from the store', async () => {
     const id = await packageAt('IN_TRANSIT');
     await upload(id, driver, [photo(await png())]);
@@ -254,6 +319,55 @@ describe('proof of delivery', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.fail('the replaced photo is still stored');
+  });
+});
+
+describe('proof decoding bounds', () => {
+  let t: TestApp;
+
+  before(async () => {
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'off', PROOF_DECODE_CONCURRENCY: '1' } });
+  });
+  after(async () => t.close());
+
+  test('the decoded size counts width × height × channels × bytes per channel (PROOF_MAX_DECODED_SIZE, 96 MB by default)', async () => {
+    const { id, driver } = await packageInTransit(t);
+    const upload = (name: 'photo' | 'signature', value: Buffer) => {
+      const form = multipart([{ name, value, filename: `${name}.png`, contentType: 'image/png' }]);
+      return t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+    };
+    const solid = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#406080' } });
+    // 36 megapixels (a palette PNG of 35 KB, decoded as RGB): 108 MB (under sharp's own 50-megapixel limit, so it used to be decoded).
+    const wide = await solid(6000, 6000).png({ palette: true }).toBuffer();
+    const refused = await upload('photo', wide);
+    assert.equal(refused.statusCode, 413, refused.body);
+    assert.equal(refused.json().code, 'PROOF_IMAGE_TOO_LARGE');
+    // The same 4500 × 4000 pixels: 54 MB at 8 bits a channel is taken, 108 MB at 16 bits is not.
+    const eight = await solid(4500, 4000).png().toBuffer();
+    const sixteen = await solid(4500, 4000).toColourspace('rgb16').png().toBuffer();
+    assert.equal((await sharp(sixteen).metadata()).depth, 'ushort');
+    const deep = await upload('signature', sixteen);
+    assert.equal(deep.statusCode, 413, deep.body);
+    assert.equal(deep.json().message, 'signature is 4500 × 4000 pixels: decoding it would take 103 MB, more than 96 MB (PROOF_MAX_DECODED_SIZE); send it at most 1600 px');
+    const taken = await upload('signature', eight);
+    assert.equal(taken.statusCode, 200, taken.body);
+  });
+
+  test('PROOF_DECODE_CONCURRENCY: uploads past the slots and their short queue get 503 with Retry-After, the others go through', async () => {
+    const { id, driver } = await packageInTransit(t);
+    // 12 megapixels: long enough to decode that every request below arrives while the first holds the slot.
+    const image = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#557799' } }).png().toBuffer();
+    const form = multipart([{ name: 'photo', value: image, filename: 'p.png', contentType: 'image/png' }]);
+    const send = () => t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+    // One decoding, four waiting (4 per slot), two more: refused at once.
+    const answers = await Promise.all(Array.from({ length: 7 }, send));
+    const statuses = answers.map((res) => res.statusCode).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 503, 503]);
+    const busy = answers.find((res) => res.statusCode === 503)!;
+    assert.equal(busy.headers['retry-after'], '5');
+    assert.deepEqual(busy.json(), { statusCode: 503, error: 'Service Unavailable', message: 'Too many proof images are being processed; try again shortly', code: 'PROOF_BUSY' });
+    // The slots are free again afterwards.
+    assert.equal((await send()).statusCode, 200);
   });
 });
 
@@ -269,11 +383,11 @@ describe('proof upload timeout', () => {
   after(async () => t.close());
 
   /** Sends the request's head and the start of a body it never finishes; resolves with what the server answered. */
-  function stalled(path: string, contentType: string, token: string): Promise<{ text: string; ms: number }> {
+  function stalled(path: string, contentType: string, token: string, length = 100_000): Promise<{ text: string; ms: number }> {
     return new Promise((resolve, reject) => {
       const started = performance.now();
       const socket = connect(port, '127.0.0.1', () => {
-        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${contentType}\r\nContent-Length: 100000\r\n\r\n--b\r\n`);
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${contentType}\r\nContent-Length: ${length}\r\n\r\n--b\r\n`);
       });
       let text = '';
       socket.on('data', (chunk) => (text += chunk.toString()));
@@ -283,8 +397,7 @@ describe('proof upload timeout', () => {
   }
 
   test('the upload route has PROOF_UPLOAD_TIMEOUT instead of REQUEST_TIMEOUT; other routes keep REQUEST_TIMEOUT', async () => {
-    const driver = await createUser(t, { role: 'DRIVER' });
-    const id = '00000000-0000-4000-8000-000000000000';
+    const { id, driver } = await packageInTransit(t);
     const [upload, json] = await Promise.all([
       stalled(`/api/packages/${id}/proof`, 'multipart/form-data; boundary=b', driver.token),
       stalled(`/api/packages/${id}/fail`, 'application/json', driver.token),
@@ -295,4 +408,48 @@ describe('proof upload timeout', () => {
     assert.match(upload.text, /"code":"REQUEST_TIMEOUT"/);
     assert.ok(upload.ms >= 3900 && upload.ms < 9000, `the upload was given ${Math.round(upload.ms)} ms`);
   });
+
+  test('the caller is authorized from the URL and the token before the body is read: 404 at once, Connection: close', async () => {
+    const { id, driver } = await packageInTransit(t);
+    const other = await createUser(t, { role: 'DRIVER' });
+    const business = await createUser(t, { role: 'BUSINESS' });
+    // Headers announcing a large body that never comes: the server must not wait for it.
+    for (const [who, path] of [
+      [other, `/api/packages/${id}/proof`],
+      [business, `/api/packages/${id}/proof`],
+      [driver, '/api/packages/00000000-0000-4000-8000-000000000000/proof'],
+    ] as const) {
+      const res = await stalled(path, 'multipart/form-data; boundary=b', who.token, 16 * 1024 * 1024);
+      assert.match(res.text, /^HTTP\/1.1 404/, res.text);
+      assert.match(res.text, /\r\nconnection: close\r\n/i);
+      assert.ok(res.text.endsWith(JSON.stringify(notFoundBody('Package'))), res.text);
+      assert.ok(res.ms < 1000, `answered and closed after ${Math.round(res.ms)} ms`);
+    }
+    // A malformed id: 400, as early, never a 5xx.
+    const malformed = await stalled('/api/packages/not-a-uuid/proof', 'multipart/form-data; boundary=b', driver.token, 16 * 1024 * 1024);
+    assert.match(malformed.text, /^HTTP\/1.1 400/, malformed.text);
+    assert.ok(malformed.ms < 1000, `answered and closed after ${Math.round(malformed.ms)} ms`);
+    // The package's driver while it is not uploadable: 409 as early.
+    const assigned = await packageInTransit(t, 'ASSIGNED');
+    const early = await stalled(`/api/packages/${assigned.id}/proof`, 'multipart/form-data; boundary=b', assigned.driver.token, 16 * 1024 * 1024);
+    assert.match(early.text, /^HTTP\/1.1 409/, early.text);
+    assert.match(early.text, /"code":"INVALID_STATUS_TRANSITION"/);
+    assert.ok(early.ms < 1000, `answered and closed after ${Math.round(early.ms)} ms`);
+  });
 });
+
+/** A package of a new business, assigned to a new driver and moved on to `status` (IN_TRANSIT unless said). */
+async function packageInTransit(t: TestApp, status: 'ASSIGNED' | 'IN_TRANSIT' = 'IN_TRANSIT') {
+  const business = await createUser(t, { role: 'BUSINESS' });
+  const admin = await createUser(t, { role: 'ADMIN' });
+  const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
+  const created = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
+  assert.equal(created.statusCode, 201, created.body);
+  const id: string = created.json().id;
+  assert.equal((await post(t, `/api/packages/${id}/assign`, admin.headers, { driverId: driver.id })).statusCode, 200);
+  if (status === 'IN_TRANSIT') {
+    assert.equal((await post(t, `/api/packages/${id}/pickup`, driver.headers)).statusCode, 200);
+    assert.equal((await post(t, `/api/packages/${id}/start`, driver.headers)).statusCode, 200);
+  }
+  return { id, driver, business };
+}

@@ -1,6 +1,9 @@
 // Kysely for proof of delivery: the package's proof columns, and the images themselves when
 // PostgreSQL keeps them (PostgresProofStorage, the default).
+import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
+import type { Executor } from '../../db/executor.js';
+import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import type { ProofStorage, StoredObject } from './proof-storage.js';
 
@@ -16,8 +19,8 @@ export class ProofRepository {
   constructor(private readonly db: DB) {}
 
   /** What an upload needs to know first: whose package it is, its status, the keys it points to. */
-  state(packageId: string): Promise<ProofState | undefined> {
-    return this.db
+  state(packageId: string, db: Executor = this.db): Promise<ProofState | undefined> {
+    return db
       .selectFrom('packages')
       .select(['id', 'status', 'driver_id', 'proof_photo_key', 'proof_signature_key'])
       .where('id', '=', packageId)
@@ -26,40 +29,39 @@ export class ProofRepository {
 
   /**
    * Points the package at the new images, only while `driverId` holds it PICKED_UP or IN_TRANSIT
-   * (one conditional statement: a delivery in between wins). Returns the keys it replaced, or
+   * (the row locked in `trx`: a delivery in between wins). Returns the keys it replaced, or
    * undefined when the package was not in that state any more.
    */
   async record(
+    trx: Transaction<Database>,
     packageId: string,
     driverId: string,
     proof: { photoKey?: string; signatureKey?: string; recipientName?: string; at: Date },
   ): Promise<{ photo: string | null; signature: string | null } | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const before = await trx
-        .selectFrom('packages')
-        .select(['proof_photo_key', 'proof_signature_key'])
-        .where('id', '=', packageId)
-        .where('driver_id', '=', driverId)
-        .where('status', 'in', ['PICKED_UP', 'IN_TRANSIT'])
-        .forUpdate()
-        .executeTakeFirst();
-      if (!before) return undefined;
-      await trx
-        .updateTable('packages')
-        .set({
-          ...(proof.photoKey ? { proof_photo_key: proof.photoKey } : {}),
-          ...(proof.signatureKey ? { proof_signature_key: proof.signatureKey } : {}),
-          ...(proof.recipientName !== undefined ? { proof_recipient_name: proof.recipientName } : {}),
-          proof_at: proof.at,
-          updated_at: proof.at,
-        })
-        .where('id', '=', packageId)
-        .execute();
-      return {
-        photo: proof.photoKey ? before.proof_photo_key : null,
-        signature: proof.signatureKey ? before.proof_signature_key : null,
-      };
-    });
+    const before = await trx
+      .selectFrom('packages')
+      .select(['proof_photo_key', 'proof_signature_key'])
+      .where('id', '=', packageId)
+      .where('driver_id', '=', driverId)
+      .where('status', 'in', ['PICKED_UP', 'IN_TRANSIT'])
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) return undefined;
+    await trx
+      .updateTable('packages')
+      .set({
+        ...(proof.photoKey ? { proof_photo_key: proof.photoKey } : {}),
+        ...(proof.signatureKey ? { proof_signature_key: proof.signatureKey } : {}),
+        ...(proof.recipientName !== undefined ? { proof_recipient_name: proof.recipientName } : {}),
+        proof_at: proof.at,
+        updated_at: proof.at,
+      })
+      .where('id', '=', packageId)
+      .execute();
+    return {
+      photo: proof.photoKey ? before.proof_photo_key : null,
+      signature: proof.signatureKey ? before.proof_signature_key : null,
+    };
   }
 
   /** For a read: the key of that image, if the package has one. */

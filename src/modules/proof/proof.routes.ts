@@ -1,12 +1,16 @@
 // Routes of proof of delivery (contract section 19). POST /packages/:id/proof is the one route that
 // takes multipart/form-data (section 1's exception): @fastify/multipart is registered in this
 // module's own scope only, so every other route stays JSON-only with its 1 MiB limit.
+import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
-import { sendJsonText, type FeatureModule } from '../../http/context.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FeatureModule } from '../../http/context.js';
+import { idempotencyKeyFrom } from '../../http/idempotency.js';
 import { uploadTimeout } from '../../http/upload-timeout.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
+import { PackageService } from '../packages/packages.service.js';
 import { PackageResponse } from '../packages/packages.schemas.js';
 import type { ProofPart, ProofUpload } from './proof.service.js';
 
@@ -18,7 +22,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
 export const proofModule: FeatureModule = async (app, { services, guard, deps }) => {
-  const { proof: service, packages } = services;
+  const { proof: service, packages, idempotency } = services;
   const { maxBytes, uploadTimeoutMs } = deps.config.proof;
   const tags = ['packages'];
 
@@ -28,13 +32,32 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
     throwFileSizeLimit: true,
   });
 
+  /**
+   * Contract section 19: the caller is authorized from the URL and the token before a byte of the
+   * body is read. A refusal answers at once with Connection: close, and the body is never read, so
+   * that nobody but the package's driver can make the server hold an upload.
+   */
+  const authorizeFirst = async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data');
+      const key = idempotencyKeyFrom(request.headers);
+      // With an Idempotency-Key the status is checked with the work, so that a replay after the
+      // delivery still gets the stored answer; the caller is the package's driver either way.
+      await service.checkUploader((request.params as { id: string }).id, request.auth, { status: key === undefined });
+    } catch (err) {
+      if (!request.raw.complete) reply.header('connection', 'close');
+      throw err;
+    }
+  };
+
   app.post(
     '/packages/:id/proof',
     {
       onRequest: [guard.required(), uploadTimeout(uploadTimeoutMs, 'PROOF_UPLOAD_TIMEOUT')],
+      preHandler: authorizeFirst,
       schema: {
         tags,
-        summary: `Upload proof of delivery (assigned driver; PICKED_UP or IN_TRANSIT): multipart/form-data with photo (JPEG, PNG or WebP) and/or signature (PNG), each at most PROOF_MAX_SIZE, and recipientName. A second upload replaces the parts it sends and keeps the others`,
+        summary: `Upload proof of delivery (assigned driver; PICKED_UP or IN_TRANSIT; honours Idempotency-Key): multipart/form-data with photo (JPEG, PNG or WebP) and/or signature (PNG), each at most PROOF_MAX_SIZE, and recipientName. A second upload replaces the parts it sends and keeps the others`,
         security,
         params: IdParams,
         consumes: ['multipart/form-data'],
@@ -46,19 +69,26 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
           },
           { description: 'multipart/form-data' },
         ),
-        response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 408, 409, 413, 415) },
+        response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 408, 409, 413, 415, 422, 503) },
       },
       // The body is multipart: read below, part by part, not validated as JSON.
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
       const id = request.params.id;
-      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data');
-      // The form is read and its text checked before any lookup (section 1: a 400 reveals nothing);
-      // the images are decoded only once the caller is known to be the package's driver (upload).
+      // The caller is the package's driver (authorizeFirst); the form's text is checked as it is read.
       const upload = await readParts(request.parts(), maxBytes);
-      await service.upload(id, request.auth, upload);
-      return sendJsonText(reply, await packages.getJson(id, request.auth));
+      const auth = request.auth;
+      const result = await service.upload<PackageResponse>(id, auth, upload, {
+        // A decode slot is waited for within what is left of PROOF_UPLOAD_TIMEOUT (counted from the request's start).
+        waitMs: uploadTimeoutMs - reply.elapsedTime,
+        once: (work) => idempotency.run({ accountId: auth.userId, key: idempotencyKeyFrom(request.headers), scope: `POST /packages/${id}/proof`, body: digestOf(upload) }, work),
+        // The package as its driver sees it (GET /packages/:id), stored as the key's answer.
+        present: (row) => ({ ...packages.respondTo(row, auth), ...PackageService.moneyFields(row, auth, new Map([[row.id, row.tip_amount ?? 0]])) }),
+      });
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      // A stored answer is always this route's 200 (a failed request stores nothing).
+      return reply.code(result.statusCode as 200).send(result.body);
     },
   );
 
@@ -94,6 +124,16 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
     );
   }
 };
+
+/** What makes two uploads the same request (Idempotency-Key): each file's SHA-256 and the recipient's name. */
+function digestOf(upload: ProofUpload): Record<string, string> {
+  const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+  return {
+    ...(upload.photo ? { photo: sha256(upload.photo) } : {}),
+    ...(upload.signature ? { signature: sha256(upload.signature) } : {}),
+    ...(upload.recipientName !== undefined ? { recipientName: upload.recipientName } : {}),
+  };
+}
 
 type Part = { type: 'file'; fieldname: string; toBuffer(): Promise<Buffer> } | { type: 'field'; fieldname: string; value: unknown };
 

@@ -3,13 +3,17 @@
 // package may read the images. A second upload replaces what it sends and keeps the rest (a photo
 // first, the signature at the door; or a better photo again), so a part is never lost by omission.
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import type { Executor } from '../../db/executor.js';
+import type { Database } from '../../db/schema.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
-import type { PackagesRepository } from '../packages/packages.repository.js';
+import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
 import { packageNotFound, PackageService } from '../packages/packages.service.js';
+import { DecodeSlots } from './decode-slots.js';
 import { encodePhoto, encodeSignature, type EncodedImage } from './proof-images.js';
 import type { ProofRepository } from './proof.repository.js';
 import type { ProofStorage, StoredObject } from './proof-storage.js';
@@ -24,7 +28,14 @@ export interface ProofUpload {
 
 export type ProofPart = 'photo' | 'signature';
 
+/** The answer as the route stores it: the Idempotency-Key's run (http/idempotency.ts), whose work runs in one transaction. */
+export type OnceRunner<B> = (
+  work: (trx: Transaction<Database>) => Promise<{ statusCode: number; body: B }>,
+) => Promise<{ statusCode: number; body: B; replayed: boolean }>;
+
 export class ProofService {
+  private readonly slots: DecodeSlots;
+
   constructor(
     private readonly deps: {
       repo: ProofRepository;
@@ -33,29 +44,47 @@ export class ProofService {
       bus: Bus;
       clock: Clock;
       logger: Logger;
+      limits: { maxDecodedBytes: number; decodeConcurrency: number };
     },
-  ) {}
+  ) {
+    this.slots = new DecodeSlots(deps.limits.decodeConcurrency);
+  }
 
   get storageKind(): ProofStorage['kind'] {
     return this.deps.storage.kind;
   }
 
-  /** Before the body is read: 404 unless the caller is the package's driver, 409 unless PICKED_UP or IN_TRANSIT. */
-  async checkUploader(packageId: string, auth: AuthContext): Promise<void> {
-    const state = await this.deps.repo.state(packageId);
+  /**
+   * Before the body is read (contract section 19): 404 unless the caller is the package's driver,
+   * then (unless `status` is false) 409 unless PICKED_UP or IN_TRANSIT.
+   */
+  async checkUploader(packageId: string, auth: AuthContext, options: { status?: boolean } = {}, db?: Executor): Promise<void> {
+    const state = await this.deps.repo.state(packageId, db);
     if (!state || state.driver_id === null || state.driver_id !== auth.userId) throw packageNotFound();
-    if (!UPLOADABLE.includes(state.status)) throw notUploadable(state.status);
+    if (options.status !== false && !UPLOADABLE.includes(state.status)) throw notUploadable(state.status);
   }
 
-  async upload(packageId: string, auth: AuthContext, upload: ProofUpload): Promise<void> {
+  /**
+   * Decodes and re-encodes the images (one decode slot for both, waiting at most `waitMs`), stores
+   * them, then points the package at them inside `once` (the Idempotency-Key's transaction), whose
+   * answer is `present(row)`. A replayed or failed request leaves no image behind.
+   */
+  async upload<B>(packageId: string, auth: AuthContext, upload: ProofUpload, options: { waitMs: number; once: OnceRunner<B>; present(row: PackageRow): B }) {
     if (!upload.photo && !upload.signature && upload.recipientName === undefined) {
       throw badRequest('Send a photo, a signature or both (multipart/form-data fields photo, signature, recipientName)', 'PROOF_EMPTY');
     }
     if (!upload.photo && !upload.signature) throw badRequest('Send a photo or a signature with the recipient name', 'PROOF_EMPTY');
-    await this.checkUploader(packageId, auth);
-    // Re-encoded one after the other: two decodes at once would double the memory an upload takes.
-    const photo = upload.photo ? await encodePhoto(upload.photo) : undefined;
-    const signature = upload.signature ? await encodeSignature(upload.signature) : undefined;
+    const { maxDecodedBytes } = this.deps.limits;
+    const release = await this.slots.acquire(options.waitMs);
+    let photo: EncodedImage | undefined;
+    let signature: EncodedImage | undefined;
+    try {
+      // One after the other: two decodes at once would double the memory an upload takes.
+      photo = upload.photo ? await encodePhoto(upload.photo, maxDecodedBytes) : undefined;
+      signature = upload.signature ? await encodeSignature(upload.signature, maxDecodedBytes) : undefined;
+    } finally {
+      release();
+    }
     const keyFor = (part: ProofPart, image: EncodedImage) => `proofs/${packageId}/${part}-${randomUUID()}.${image.extension}`;
     const photoKey = photo ? keyFor('photo', photo) : undefined;
     const signatureKey = signature ? keyFor('signature', signature) : undefined;
@@ -70,15 +99,23 @@ export class ProofService {
         await storage.put(signatureKey, signature.data, signature.contentType);
         written.push(signatureKey);
       }
-      const replaced = await this.deps.repo.record(packageId, auth.userId, { photoKey, signatureKey, recipientName: upload.recipientName, at: this.deps.clock.now() });
-      if (!replaced) {
-        // Delivered, failed or handed back while the images were being written.
-        await this.checkUploader(packageId, auth);
-        throw conflict('The package changed during the upload; try again', 'CONFLICT');
-      }
+      let replaced: { photo: string | null; signature: string | null } | undefined;
+      const result = await options.once(async (trx) => {
+        replaced = await this.deps.repo.record(trx, packageId, auth.userId, { photoKey, signatureKey, recipientName: upload.recipientName, at: this.deps.clock.now() });
+        if (!replaced) {
+          // Delivered, failed or handed back while the images were being written.
+          await this.checkUploader(packageId, auth, {}, trx);
+          throw conflict('The package changed during the upload; try again', 'CONFLICT');
+        }
+        const row = await this.deps.packagesRepo.load(packageId, trx);
+        return { statusCode: 200, body: options.present(row!) };
+      });
+      // A replay answers what the first request stored: the images of this one are not used.
+      if (result.replayed || !replaced) return result;
       written.length = 0;
       this.deps.bus.publish('package.proof', { packageId });
       this.forget([replaced.photo, replaced.signature].filter((key): key is string => key !== null));
+      return result;
     } finally {
       if (written.length) this.forget(written);
     }
