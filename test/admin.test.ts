@@ -161,7 +161,7 @@ describe('administration', () => {
     assert.equal(created.statusCode, 201, created.body);
     const country = created.json() as Record<string, string>;
     assert.match(country.id, /^[0-9a-f-]{36}$/);
-    assert.deepEqual({ ...country, id: 'x' }, { id: 'x', code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260', codMax: 100_000 });
+    assert.deepEqual({ ...country, id: 'x' }, { id: 'x', code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260', codMax: 100_000, minorUnits: 2 });
     const dup = await call('POST', '/admin/countries', { code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260' });
     assert.deepEqual(dup.json(), { statusCode: 409, message: 'Country ZM already exists', error: 'Conflict', code: 'COUNTRY_EXISTS' });
     assert.equal((await call('POST', '/admin/countries', { code: 'zm', name: 'Z', currency: 'ZMW', dialCode: '+260' })).statusCode, 400);
@@ -173,6 +173,27 @@ describe('administration', () => {
     assert.equal((await call('PATCH', `/admin/countries/${created.json().id}`, {})).statusCode, 400);
     const missing = await call('PATCH', '/admin/countries/00000000-0000-4000-8000-000000000000', { name: 'X' });
     assert.deepEqual(missing.json(), { statusCode: 404, message: 'Country not found', error: 'Not Found', code: 'COUNTRY_NOT_FOUND' });
+  });
+
+  test('countries carry their currency\'s ISO 4217 minor units (PKR 2, IQD 3, where browsers say 0); a currency not in ISO 4217 is refused', async () => {
+    const pk = await call('POST', '/admin/countries', { code: 'PK', name: 'Pakistan', currency: 'PKR', dialCode: '+92' });
+    assert.equal(pk.statusCode, 201, pk.body);
+    assert.equal(pk.json().minorUnits, 2);
+    const iq = await call('POST', '/admin/countries', { code: 'IQ', name: 'Iraq', currency: 'IQD', dialCode: '+964' });
+    assert.equal(iq.json().minorUnits, 3);
+    const items: { code: string; currency: string; minorUnits: number }[] = (await t.app.inject({ method: 'GET', url: '/api/countries' })).json().items;
+    const units = Object.fromEntries(items.map((c) => [c.code, c.minorUnits]));
+    assert.deepEqual([units.PK, units.IQ, units.KE, units.UG], [2, 3, 2, 0]);
+
+    const unknown = { statusCode: 400, message: 'XYZ is not an ISO 4217 currency', error: 'Bad Request', code: 'UNKNOWN_CURRENCY' };
+    const refused = await call('POST', '/admin/countries', { code: 'XY', name: 'Nowhere', currency: 'XYZ', dialCode: '+999' });
+    assert.deepEqual(refused.json(), unknown);
+    assert.deepEqual((await call('PATCH', `/admin/countries/${pk.json().id}`, { currency: 'XYZ' })).json(), unknown);
+    // Not a currency of a country: precious metals and the testing code have no minor unit.
+    assert.equal((await call('PATCH', `/admin/countries/${pk.json().id}`, { currency: 'XAU' })).json().code, 'UNKNOWN_CURRENCY');
+    assert.equal((await t.app.inject({ method: 'GET', url: '/api/countries' })).json().items.find((c: { code: string }) => c.code === 'PK').currency, 'PKR');
+    const changed = await call('PATCH', `/admin/countries/${pk.json().id}`, { currency: 'KWD' });
+    assert.equal(changed.json().minorUnits, 3);
   });
 });
 

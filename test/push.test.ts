@@ -76,6 +76,8 @@ describe('web push', () => {
         deadline: offer.expiresAt,
         pickupArea: 'Moi Avenue 1, Nairobi',
         price: offer.price,
+        // Formatted by the server (ISO 4217's decimals), so the service worker shows it as it is.
+        priceText: `KES ${(offer.price.amount / 100).toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`,
       });
       assert.equal(push.ttl, '20', 'DISPATCH_OFFER_TTL from the offer');
       assert.equal(push.urgency, 'high');

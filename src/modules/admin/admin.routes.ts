@@ -23,7 +23,7 @@ const CreateUserBody = Body({
   ...RoleFields,
 });
 const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
-const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' });
+const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY)' });
 const DialCode = Type.String({ pattern: '^\\+[1-9][0-9]{0,3}$' });
 const CountryName = Type.String({ minLength: 1, maxLength: 100 });
 // The most a cash on delivery may be: up to 2,000,000,000 minor units (the column is a 32-bit integer).

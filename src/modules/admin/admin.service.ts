@@ -5,7 +5,8 @@ import type { DB } from '../../db/database.js';
 import type { AccountStatus, Role } from '../../db/schema.js';
 import type { SmsSender } from '../../sms/sms.js';
 import type { Clock } from '../../shared/clock.js';
-import { conflict, notFound } from '../../shared/errors.js';
+import { badRequest, conflict, notFound } from '../../shared/errors.js';
+import { minorUnitsOf } from '../../shared/money.js';
 import { decodeCursor, toPage } from '../../shared/pagination.js';
 import type { AccountService, NewAccount } from '../auth/accounts.service.js';
 import type { SessionsService } from '../auth/sessions.service.js';
@@ -122,6 +123,7 @@ export class AdminService {
   }
 
   async createCountry(input: CountryInput) {
+    assertIsoCurrency(input.currency);
     if (await this.deps.countries.getIdByCode(input.code)) throw conflict(`Country ${input.code} already exists`, 'COUNTRY_EXISTS');
     const now = this.deps.clock.now();
     const row = await this.deps.countries.insert({
@@ -139,6 +141,7 @@ export class AdminService {
 
   async updateCountry(id: string, changes: Partial<CountryInput>) {
     const { code, name, currency, dialCode, codMax } = changes;
+    if (currency) assertIsoCurrency(currency);
     if (code && (await this.deps.countries.getIdByCode(code, id))) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
     const row = await this.deps.countries.update(id, {
       ...(code ? { code } : {}),
@@ -151,4 +154,9 @@ export class AdminService {
     if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     return toCountryResponse(row);
   }
+}
+
+/** A country's money is counted in its currency's minor unit, which ISO 4217 gives (contract section 6). */
+function assertIsoCurrency(currency: string): void {
+  if (minorUnitsOf(currency) === undefined) throw badRequest(`${currency} is not an ISO 4217 currency`, 'UNKNOWN_CURRENCY');
 }

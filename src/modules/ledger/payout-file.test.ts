@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { minorUnits, payoutFileCsv, toMajorUnits } from './payout-file.js';
+import { decimalsOf as minorUnits } from '../../shared/money.js';
+import { payoutFileCsv, toMajorUnits } from './payout-file.js';
 
 test('major units carry exactly the ISO 4217 decimals of the currency', () => {
   assert.deepEqual([minorUnits('KES'), minorUnits('UGX'), minorUnits('RWF'), minorUnits('KWD'), minorUnits('IQD')], [2, 0, 0, 3, 3]);

@@ -1,31 +1,11 @@
-// A payout batch as a bank's or mobile-money provider's bulk-upload file (contract section 21), and
-// the ISO 4217 minor units it needs to write amounts in major units. Pure.
+// A payout batch as a bank's or mobile-money provider's bulk-upload file (contract section 21), its
+// amounts in major units with ISO 4217's decimals (src/shared/money.ts). Pure.
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCsvText } from '../../shared/csv-text.js';
+import { decimalsOf, toMajorText } from '../../shared/money.js';
 
-/**
- * ISO 4217's minor units (List One, "Minor unit" column) of the currencies where it is not 2.
- * Written out rather than taken from Intl: ICU follows CLDR, which differs for some (CLDR gives
- * IQD 0, ISO 3).
- */
-const MINOR_UNITS: Record<string, number> = {
-  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
-  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
-  CLF: 4, UYW: 4,
-};
-
-/** How many decimals the currency's major unit has (KES 2, UGX 0, KWD 3). */
-export const minorUnits = (currency: string): number => MINOR_UNITS[currency] ?? 2;
-
-/** A positive or negative amount in minor units as major units with exactly the currency's decimals: 1234 KES → "12.34". */
-export function toMajorUnits(amount: number, currency: string): string {
-  const digits = minorUnits(currency);
-  const sign = amount < 0 ? '-' : '';
-  const text = String(Math.abs(amount));
-  if (digits === 0) return sign + text;
-  const padded = text.padStart(digits + 1, '0');
-  return `${sign}${padded.slice(0, -digits)}.${padded.slice(-digits)}`;
-}
+/** A positive or negative amount in minor units as major units with exactly the currency's ISO 4217 decimals: 1234 KES → "12.34". */
+export const toMajorUnits = (amount: number, currency: string): string => toMajorText(amount, decimalsOf(currency));
 
 export interface PayoutFileLine {
   name: string;

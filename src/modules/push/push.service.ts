@@ -7,6 +7,7 @@ import { lookup } from 'node:dns/promises';
 import type { DB } from '../../db/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
+import { formatMoney } from '../../shared/money.js';
 import type { JobChangeWatcher } from '../jobs/lifecycle.js';
 import { checkWebhookUrl, type LookupAll, type UrlRules } from '../webhooks/url-safety.js';
 import type { PushRepository } from './push.repository.js';
@@ -109,6 +110,9 @@ export class PushService implements JobChangeWatcher {
         deadline: offer.expiresAt,
         pickupArea: offer.pickup.address ?? `${lat.toFixed(4)}, ${lng.toFixed(4)}`,
         price: offer.price,
+        // Formatted here, with ISO 4217's decimals: the service worker shows it as it is (a phone's Intl
+        // takes CLDR's digits, which differ for some currencies).
+        ...(offer.price ? { priceText: formatMoney(offer.price.amount, offer.price.currency) } : {}),
       },
       { ttlSeconds, urgency: 'high', kind: 'offer' },
     );

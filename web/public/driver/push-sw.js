@@ -10,17 +10,6 @@
 (function () {
   const scope = self.registration.scope; // https://host/driver/ or https://host/app/
 
-  function money(price) {
-    if (!price || typeof price.amount !== 'number' || typeof price.currency !== 'string') return '';
-    try {
-      const format = new Intl.NumberFormat(undefined, { style: 'currency', currency: price.currency });
-      const digits = format.resolvedOptions().maximumFractionDigits;
-      return format.format(price.amount / Math.pow(10, digits));
-    } catch {
-      return price.amount + ' ' + price.currency;
-    }
-  }
-
   const JOB_TEXT = {
     ACCEPTED: 'A driver accepted your ride',
     ASSIGNED: 'A driver is on the way to pick up your package',
@@ -32,7 +21,8 @@
   /** The notification for a push message: { title, options } or null for what this app does not show. */
   function notificationFor(message) {
     if (message && message.type === 'offer' && typeof message.offerId === 'string') {
-      const parts = [String(message.pickupArea || ''), money(message.price)].filter(Boolean);
+      // The price as the server formatted it (ISO 4217's decimals; the phone's Intl may differ).
+      const parts = [String(message.pickupArea || ''), typeof message.priceText === 'string' ? message.priceText : ''].filter(Boolean);
       return {
         title: 'New offer',
         options: {

@@ -1,18 +1,11 @@
 // Cash on delivery in the driver app (contract section 21): the cash to collect, shown on the job
 // before "Delivered", and the "Cash collected" the driver confirms with the delivery.
+import { decimalsOf, parseMoney } from '../shared/money';
 import { Field, formatMoney } from '../shared/ui';
 import type { Package } from './types';
 
-/** The currency's ISO 4217 digits (Intl's), as formatMoney uses them. */
-const digitsOf = (currency: string) => new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-
-/** "500.5" KES → 50050; undefined when it is not an amount with at most the currency's decimals. */
-export function toMinorUnits(text: string, currency: string): number | undefined {
-  const digits = digitsOf(currency);
-  const m = /^(\d{1,12})(?:[.,](\d*))?$/.exec(text.trim().replace(/[\s']/g, ''));
-  if (!m || (m[2] ?? '').length > digits) return undefined;
-  return Number(m[1]) * 10 ** digits + Number((m[2] ?? '').padEnd(digits, '0') || '0');
-}
+/** "500.5" KES → 50050; undefined when it is not an amount with at most the currency's ISO 4217 decimals. */
+export const toMinorUnits = (text: string, currency: string): number | undefined => parseMoney(text, decimalsOf(currency));
 
 /** What the deliver request carries for a package with cash on delivery (nothing otherwise). */
 export function cashCollectedBody(pkg: Package, text: string): { cashCollected?: number } {

@@ -5,14 +5,14 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from './api/client';
+import { decimalsOf, parseMoney } from './money';
 import { BusyButton, ErrorBox, Field, FocusNotice, formatMoney } from './ui';
 
 type Money = { amount: number; currency: string };
 
-/** The currency's minor units for an amount typed in major units ("50.5" KES → 5050). */
-export function toMinor(value: string, currency: string): number {
-  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  return Math.round(Number(value) * 10 ** digits);
+/** An amount typed in major units as the currency's minor units ("50.5" KES → 5050, "0.29" IQD → 290); undefined when it is not one. */
+export function toMinor(value: string, currency: string): number | undefined {
+  return parseMoney(value, decimalsOf(currency));
 }
 
 const STARS = [1, 2, 3, 4, 5] as const;
@@ -31,7 +31,10 @@ export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' 
   });
   const give = useMutation({
     mutationFn: () => {
-      const body = { amount: toMinor(amount, price?.currency ?? 'KES') };
+      const currency = price?.currency ?? 'KES';
+      const minor = toMinor(amount, currency);
+      if (minor === undefined) throw new Error(`Enter an amount in ${currency} with at most ${decimalsOf(currency)} decimals.`);
+      const body = { amount: minor };
       return ok(kind === 'rides' ? api.POST('/api/rides/{id}/tip', { params, body }) : api.POST('/api/packages/{id}/tip', { params, body }));
     },
     onSuccess: onChanged,

@@ -2,6 +2,7 @@
 // keyboard's helpers: a busy button that keeps the focus, an outcome that takes it, a focus handed over.
 import { useEffect, useId, useRef, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
 import { errorText } from './api/errors';
+import { formatMoney } from './money';
 
 export function Field({ label, hint, ...input }: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();
@@ -145,15 +146,8 @@ export function StatusBadge({ status }: { status: string }) {
 export const VEHICLE_TYPES = ['BIKE', 'CAR', 'VAN', 'TRUCK'] as const;
 export const PACKAGE_STATUSES = ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'DELIVERED', 'FAILED', 'CANCELLED'] as const;
 
-/**
- * "KES 174.30" from 17430: the API gives minor units and no digit count, so the currency's
- * standard ISO 4217 digits (Intl's) say where the point goes (none for UGX, RWF, XOF).
- */
-export function formatMoney(amount: number, currency: string): string {
-  const format = new Intl.NumberFormat('en', { style: 'currency', currency, currencyDisplay: 'code' });
-  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-  return format.format(amount / 10 ** digits).replace(/\u00a0/g, ' ');
-}
+/** "KES 174.30" from 17430, with ISO 4217's decimals (./money.ts, the server's table; not the browser's). */
+export { formatMoney };
 
 export function Money({ money }: { money: { amount: number; currency: string } | null | undefined }) {
   return <>{money ? formatMoney(money.amount, money.currency) : '—'}</>;

@@ -2031,6 +2031,8 @@ export interface operations {
                             name: string;
                             currency: string;
                             dialCode: string;
+                            /** @description the decimals of the currency's major unit, from ISO 4217 (KES 2, UGX 0, IQD 3): money amounts are integers in its minor unit */
+                            minorUnits: number;
                             /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                             codMax: number;
                         }[];
@@ -3997,7 +3999,7 @@ export interface operations {
                     /** @description ISO 3166-1 alpha-2 */
                     code: string;
                     name: string;
-                    /** @description ISO 4217 */
+                    /** @description ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY) */
                     currency: string;
                     dialCode: string;
                     /**
@@ -4025,6 +4027,8 @@ export interface operations {
                         name: string;
                         currency: string;
                         dialCode: string;
+                        /** @description the decimals of the currency's major unit, from ISO 4217 (KES 2, UGX 0, IQD 3): money amounts are integers in its minor unit */
+                        minorUnits: number;
                         /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                         codMax: number;
                     };
@@ -4120,7 +4124,7 @@ export interface operations {
                     /** @description ISO 3166-1 alpha-2 */
                     code?: string;
                     name?: string;
-                    /** @description ISO 4217 */
+                    /** @description ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY) */
                     currency?: string;
                     dialCode?: string;
                     /**
@@ -4148,6 +4152,8 @@ export interface operations {
                         name: string;
                         currency: string;
                         dialCode: string;
+                        /** @description the decimals of the currency's major unit, from ISO 4217 (KES 2, UGX 0, IQD 3): money amounts are integers in its minor unit */
+                        minorUnits: number;
                         /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                         codMax: number;
                     };
