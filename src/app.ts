@@ -15,6 +15,7 @@ import { lazySerializerFactory, validatorCompiler } from './http/validation.js';
 import { registerWebConsole } from './http/web-console.js';
 import { completeOpenApi } from './http/openapi.js';
 import { coalesceWrites } from './http/write-coalescing.js';
+import { noStoreForCredentials } from './http/no-store.js';
 import { allowLongerUploads } from './http/upload-timeout.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
@@ -160,6 +161,7 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
     request.log.info({ req: request }, 'request aborted');
     done();
   });
+  noStoreForCredentials(app);
   coalesceWrites(app);
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
