@@ -15,6 +15,8 @@ import { lazySerializerFactory, validatorCompiler } from './http/validation.js';
 import { registerWebConsole } from './http/web-console.js';
 import { completeOpenApi } from './http/openapi.js';
 import { coalesceWrites } from './http/write-coalescing.js';
+import { noStoreForCredentials } from './http/no-store.js';
+import { strictTransportSecurity } from './http/hsts.js';
 import { allowLongerUploads } from './http/upload-timeout.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
@@ -143,6 +145,7 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
       .header('connection', 'close')
       .send(errorBody(503, 'The server is shutting down; try again', SERVICE_UNAVAILABLE));
   });
+  strictTransportSecurity(app);
   // Ids in paths are used as given (cache keys, webhook payloads): make an upper-case UUID the same id.
   app.addHook('preValidation', (request, _reply, done) => {
     const params = request.params as Record<string, unknown> | undefined;
@@ -160,6 +163,7 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
     request.log.info({ req: request }, 'request aborted');
     done();
   });
+  noStoreForCredentials(app);
   coalesceWrites(app);
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);

@@ -129,6 +129,25 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await p.mouse.click(box.x + box.width / 2 + dx, box.y + box.height / 2 + dy);
   }
 
+  /** Whether the markers of these kinds are drawn inside the map's visible area (Leaflet draws off-screen ones too). */
+  async function markersInView(p: Page, kinds: string[], what: string) {
+    await waitFor(
+      async () => {
+        const map = await p.locator('.leaflet-container').boundingBox();
+        if (!map) return false;
+        for (const kind of kinds) {
+          const box = await p.locator(`path.marker-${kind}`).boundingBox();
+          if (!box) return false;
+          const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+          if (x < map.x || x > map.x + map.width || y < map.y || y > map.y + map.height) return false;
+        }
+        return true;
+      },
+      5000,
+      `the map shows ${kinds.join(' and ')} (${what})`,
+    );
+  }
+
   /** From the booking screen: the phone's position, a tap for the destination, the bike's quote, request. */
   async function bookBike(p: Page) {
     await p.getByRole('heading', { name: 'Where to?' }).waitFor();
@@ -355,6 +374,10 @@ describe('customer app in Chromium (phone)', { skip }, () => {
       assert.equal(res.status, 400);
       return ((await res.json()) as { message: string }).message;
     };
+    // A destination tapped near the pickup first: the map has fitted both, close up.
+    await tapMap(p, 40, 40);
+    await p.getByTestId('destination').filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ }).waitFor();
+    await markersInView(p, ['pickup', 'dropoff'], 'a tapped destination');
     for (const [place, at] of [
       ['Kampala, Uganda', KAMPALA],
       ['Mombasa, Kenya', MOMBASA],
@@ -362,6 +385,8 @@ describe('customer app in Chromium (phone)', { skip }, () => {
       await p.getByLabel('Destination').fill(place.split(',')[0]!);
       await p.getByRole('button', { name: place }).click();
       await p.getByTestId('destination').filter({ hasText: place }).waitFor();
+      // The map follows a destination found by search: the pickup and it, in view.
+      await markersInView(p, ['pickup', 'dropoff'], place).catch((err: Error) => dump(p, err));
       await p
         .getByRole('alert')
         .filter({ hasText: await refusal(at) })
@@ -376,8 +401,17 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     }
 
     // An expired quote: the request waits until the chosen quote has expired, then reaches the
-    // server, whose 409 the app shows; it has a new price ready.
-    await tapMap(p, 60, 60);
+    // server, whose 409 the app shows; it has a new price ready. The map shows Mombasa now: the tap
+    // goes beside the pickup.
+    await p.locator('.leaflet-container').scrollIntoViewIfNeeded();
+    const map = (await p.locator('.leaflet-container').boundingBox())!;
+    const pickupAt = (await p.locator('path.marker-pickup').boundingBox())!;
+    const [px, py] = [pickupAt.x + pickupAt.width / 2, pickupAt.y + pickupAt.height / 2];
+    // 25 px from the pickup, towards the map's centre (inside the map whatever the fit).
+    const [cx, cy] = [map.x + map.width / 2 - px, map.y + map.height / 2 - py];
+    const away = Math.hypot(cx, cy) || 1;
+    await p.mouse.click(px + (cx / away) * 25, py + (cy / away) * 25);
+    await p.getByTestId('destination').filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ }).waitFor();
     const bike = p.getByRole('radio', { name: /^Bike KES/ });
     await waitFor(async () => await bike.isEnabled(), 15_000, "the bike's quote");
     await bike.check();

@@ -142,3 +142,55 @@ describe('GET /geocode', () => {
     }
   });
 });
+
+describe('GEOCODER_URL with a path and a query (a provider key)', () => {
+  test("keeps the base URL's path and query; the key is never logged", async () => {
+    const geocoder = await fakeGeocoder(() => () => ({ body: NOMINATIM_ANSWER }));
+    const app = await buildTestApp({ env: { GEOCODER_URL: `${geocoder.url}/nominatim/?key=SeCrEt-K3y/x`, LOG_LEVEL: 'debug' } });
+    try {
+      const someone = await createUser(app, { role: 'CUSTOMER' });
+      const res = await get(app, `/api/geocode?q=Kenyatta&countryId=${someone.countryId}`, someone.headers);
+      assert.equal(res.statusCode, 200, res.body);
+      const asked = geocoder.requests.at(-1)!;
+      assert.equal(asked.pathname, '/nominatim/search');
+      assert.equal(asked.searchParams.get('key'), 'SeCrEt-K3y/x');
+      assert.equal(asked.searchParams.get('q'), 'Kenyatta');
+      assert.equal(asked.searchParams.get('countrycodes'), 'ke');
+      assert.ok(!app.logLines.some((line) => line.includes('SeCrEt')), 'the key is not in the log');
+    } finally {
+      await app.close();
+      await geocoder.close();
+    }
+  });
+
+  test('Photon: <path>/api with the query kept', async () => {
+    const photon = await fakeGeocoder(() => () => ({ body: { type: 'FeatureCollection', features: [] } }));
+    const app = await buildTestApp({ env: { GEOCODER_URL: `${photon.url}/photon?apikey=K`, GEOCODER_KIND: 'photon' } });
+    try {
+      const someone = await createUser(app, { role: 'CUSTOMER' });
+      assert.equal((await get(app, `/api/geocode?q=Avenue&countryId=${someone.countryId}`, someone.headers)).statusCode, 200);
+      const asked = photon.requests.at(-1)!;
+      assert.equal(asked.pathname, '/photon/api');
+      assert.equal(asked.searchParams.get('apikey'), 'K');
+      assert.equal(asked.searchParams.get('q'), 'Avenue');
+    } finally {
+      await app.close();
+      await photon.close();
+    }
+  });
+
+  test('an answer over 1 MB: 502 GEOCODER_FAILED, read no further', async () => {
+    const huge = `[${Array.from({ length: 20_000 }, () => JSON.stringify(NOMINATIM_ANSWER[0])).join(',')}]`;
+    assert.ok(huge.length > 1024 * 1024);
+    const geocoder = await fakeGeocoder(() => () => ({ raw: huge }));
+    const app = await buildTestApp({ env: { GEOCODER_URL: geocoder.url } });
+    try {
+      const someone = await createUser(app, { role: 'CUSTOMER' });
+      const res = await get(app, `/api/geocode?q=Huge&countryId=${someone.countryId}`, someone.headers);
+      assert.deepEqual(res.json(), { statusCode: 502, error: 'Bad Gateway', code: 'GEOCODER_FAILED', message: 'The geocoder answered more than 1 MB' });
+    } finally {
+      await app.close();
+      await geocoder.close();
+    }
+  });
+});

@@ -95,7 +95,7 @@ describe('proof of delivery in an S3 bucket', () => {
     const served = await get(t, `/api/packages/${id}/proof/photo`, business.headers);
     assert.equal(served.statusCode, 200);
     assert.equal(served.headers['content-type'], 'image/jpeg');
-    assert.equal(served.headers['cache-control'], 'private');
+    assert.equal(served.headers['cache-control'], 'no-store');
     assert.deepEqual(served.rawPayload, storedPhoto);
     assert.equal((await get(t, `/api/packages/${id}/proof/signature`, business.headers)).headers['content-type'], 'image/png');
     assert.equal((await get(t, `/api/packages/${id}/proof/photo`, otherBusiness.headers)).statusCode, 404);

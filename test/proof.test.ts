@@ -71,7 +71,7 @@ describe('proof of delivery', () => {
     const served = await get(t, pkg.proof.photoUrl, business.headers);
     assert.equal(served.statusCode, 200);
     assert.equal(served.headers['content-type'], 'image/jpeg');
-    assert.equal(served.headers['cache-control'], 'private');
+    assert.equal(served.headers['cache-control'], 'no-store');
     assert.equal(served.headers['x-content-type-options'], 'nosniff');
     const out = await sharp(served.rawPayload).metadata();
     assert.equal(out.format, 'jpeg');

@@ -51,8 +51,13 @@ export function consoleHeaders(config: Pick<Config, 'mapTileUrl'>): Record<strin
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
     'cross-origin-opener-policy': 'same-origin',
+    // What the apps use (the driver app: the position, the camera for proof photos, the screen kept
+    // awake while online; the customer app: the position), for this origin only; the rest is off.
+    'permissions-policy': PERMISSIONS_POLICY,
   };
 }
+
+export const PERMISSIONS_POLICY = 'geolocation=(self), camera=(self), screen-wake-lock=(self), microphone=(), payment=(), usb=()';
 
 const escapeAttr = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 

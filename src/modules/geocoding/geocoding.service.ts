@@ -21,6 +21,21 @@ const USER_AGENT = 'delivery-platform-geocode-proxy/1 (+https://nominatim.org/re
 
 const failed = (message: string) => new AppError(502, 'GEOCODER_FAILED', message);
 
+/** The most of a geocoder's answer that is read: a list of at most 50 places is far smaller. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * The URL of an endpoint of the geocoder: GEOCODER_URL's path with `/<endpoint>` added, its query (a
+ * provider's key, say) kept, and the search's parameters after it. `https://h/nominatim/?key=K` and
+ * `search` → `https://h/nominatim/search?key=K`.
+ */
+export function endpointUrl(base: string, endpoint: string, params: Record<string, string>): URL {
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${endpoint}`;
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  return url;
+}
+
 type NominatimItem = { display_name?: unknown; name?: unknown; lat?: unknown; lon?: unknown };
 type PhotonFeature = { geometry?: { coordinates?: unknown }; properties?: Record<string, unknown> };
 
@@ -52,11 +67,7 @@ export class GeocodingService {
   }
 
   private async nominatim(base: string, q: string, code: string, limit: number): Promise<Place[]> {
-    const url = new URL(`${base}/search`);
-    url.searchParams.set('q', q);
-    url.searchParams.set('format', 'jsonv2');
-    url.searchParams.set('countrycodes', code);
-    url.searchParams.set('limit', String(limit));
+    const url = endpointUrl(base, 'search', { q, format: 'jsonv2', countrycodes: code, limit: String(limit) });
     const body = await this.get(url);
     if (!Array.isArray(body)) throw failed('The geocoder answered something other than a list of places');
     return (body as NominatimItem[])
@@ -66,10 +77,8 @@ export class GeocodingService {
   }
 
   private async photon(base: string, q: string, code: string, limit: number): Promise<Place[]> {
-    const url = new URL(`${base}/api`);
-    url.searchParams.set('q', q);
     // Photon has no country filter: ask for more and keep the country's.
-    url.searchParams.set('limit', String(Math.min(50, limit * 4)));
+    const url = endpointUrl(base, 'api', { q, limit: String(Math.min(50, limit * 4)) });
     const body = (await this.get(url)) as { features?: unknown } | null;
     if (!body || !Array.isArray(body.features)) throw failed('The geocoder answered something other than a GeoJSON feature collection');
     return (body.features as PhotonFeature[])
@@ -85,7 +94,10 @@ export class GeocodingService {
       .slice(0, limit);
   }
 
-  /** GET as JSON: 504 when the geocoder takes longer than GEOCODER_TIMEOUT, 502 when it fails. */
+  /**
+   * GET as JSON: 504 when the geocoder takes longer than GEOCODER_TIMEOUT, 502 when it fails or its
+   * answer is over MAX_ANSWER_BYTES (read no further). The URL (it may hold a key) is never in an error.
+   */
   private async get(url: URL): Promise<unknown> {
     let res: Response;
     try {
@@ -99,11 +111,43 @@ export class GeocodingService {
       await res.body?.cancel().catch(() => undefined);
       throw failed(`The geocoder answered ${res.status}`);
     }
+    let raw: string;
     try {
-      return await res.json();
+      raw = await readCapped(res, MAX_ANSWER_BYTES);
     } catch (err) {
+      if (err instanceof AppError) throw err;
       if ((err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError') throw new AppError(504, 'GEOCODER_TIMEOUT', 'The geocoder did not answer in time');
+      throw failed('The geocoder could not be read');
+    }
+    try {
+      return JSON.parse(raw);
+    } catch {
       throw failed('The geocoder answered something other than JSON');
     }
   }
+}
+
+/** The body as text, at most `max` bytes: more (announced or sent) is a 502, and the rest is not read. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  const tooLarge = () => failed(`The geocoder answered more than ${max / (1024 * 1024)} MB`);
+  const announced = Number(res.headers.get('content-length'));
+  if (Number.isFinite(announced) && announced > max) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -104,7 +104,7 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
           params: IdParams,
           response: {
             200: {
-              description: `The ${part}, served with Cache-Control: private`,
+              description: `The ${part}, served with Cache-Control: no-store`,
               content: Object.fromEntries((part === 'photo' ? ['image/jpeg', 'image/webp'] : ['image/png']).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
             },
             ...errors(400, 401, 404),
@@ -115,7 +115,7 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
         const object = await service.read(request.params.id, request.auth, part);
         return reply
           .type(object.contentType)
-          .header('cache-control', 'private')
+          .header('cache-control', 'no-store')
           .header('x-content-type-options', 'nosniff')
           .header('content-disposition', `inline; filename="${part}.${object.contentType.split('/')[1] === 'jpeg' ? 'jpg' : object.contentType.split('/')[1]}"`)
           .header('cross-origin-resource-policy', 'same-origin')

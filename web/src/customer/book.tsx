@@ -107,6 +107,8 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   const [pickup, setPickup] = useState(initial?.pickup);
   const [destination, setDestination] = useState<(Point & { name?: string }) | undefined>(initial?.destination);
   const [tapSets, setTapSets] = useState<'pickup' | 'destination'>(initial?.pickup ? 'destination' : 'pickup');
+  // Bumped when search picks the destination: the map then shows the pickup and it (a tap does not move the map).
+  const [searchFit, setSearchFit] = useState(0);
   const [gps, setGps] = useState<string>();
   const [noSearch, setNoSearch] = useState(false);
   const [vehicle, setVehicle] = useState<VehicleType>();
@@ -176,7 +178,7 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   return (
     <>
       <Title>Where to?</Title>
-      <Map points={points} onPick={onPick} center={pickup ? [pickup.lat, pickup.lng] : undefined} label="Map of the trip: a tap sets the chosen point" />
+      <Map points={points} onPick={onPick} fitKey={searchFit} center={pickup ? [pickup.lat, pickup.lng] : undefined} label="Map of the trip: a tap sets the chosen point" />
       <div className="tap-target" role="group" aria-label="A tap on the map sets">
         <button type="button" className="secondary" aria-pressed={tapSets === 'pickup'} onClick={() => setTapSets('pickup')}>
           Tap sets pickup
@@ -205,6 +207,7 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
           onUnavailable={() => setNoSearch(true)}
           onChoose={(p) => {
             setDestination({ lat: p.location.lat, lng: p.location.lng, name: p.name });
+            setSearchFit((n) => n + 1);
             setTapSets('destination');
           }}
         />

@@ -19078,7 +19078,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The photo, served with Cache-Control: private */
+            /** @description The photo, served with Cache-Control: no-store */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -19165,7 +19165,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The signature, served with Cache-Control: private */
+            /** @description The signature, served with Cache-Control: no-store */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -90,7 +90,7 @@ function marker(p: MapPoint): Held {
   return held;
 }
 
-export default function LeafletMap({ points, onPick, onView, cluster = false, label, fit = true, center }: MapProps) {
+export default function LeafletMap({ points, onPick, onView, cluster = false, label, fit = true, fitKey, center }: MapProps) {
   const element = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map>(undefined);
   const layer = useRef<L.LayerGroup>(undefined);
@@ -100,6 +100,7 @@ export default function LeafletMap({ points, onPick, onView, cluster = false, la
   const latest = useRef<MapPoint[]>([]);
   const frame = useRef(0);
   const fitted = useRef(false);
+  const fittedFor = useRef(fitKey);
   const pick = useRef(onPick);
   pick.current = onPick;
   const view = useRef(onView);
@@ -138,6 +139,10 @@ export default function LeafletMap({ points, onPick, onView, cluster = false, la
   useEffect(() => {
     latest.current = points;
     pending.current.set(points);
+    if (fitKey !== fittedFor.current) {
+      fittedFor.current = fitKey;
+      fitted.current = false;
+    }
     if (frame.current) return;
     const apply = (changes: Change[], group: L.LayerGroup) => {
       const added: L.CircleMarker[] = [];
@@ -207,7 +212,7 @@ export default function LeafletMap({ points, onPick, onView, cluster = false, la
       if (pending.current.size) frame.current = requestAnimationFrame(flush);
     };
     frame.current = requestAnimationFrame(flush);
-  }, [points, cluster, fit, onPick]);
+  }, [points, cluster, fit, fitKey, onPick]);
 
   return <div ref={element} className="map" role="region" aria-label={label} />;
 }

@@ -16,5 +16,7 @@ export interface MapProps {
   cluster?: boolean;
   label: string;
   fit?: boolean;
+  /** A new value fits the map to the points again (after it has fitted once): a place chosen by search. */
+  fitKey?: string | number;
   center?: [number, number];
 }
