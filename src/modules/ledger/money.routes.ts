@@ -1,9 +1,6 @@
 // Admin money routes (contract section 21): balances, settlements, business payments, payout batches.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
 import type { FeatureModule } from '../../http/context.js';
-import { idempotencyKeyFrom } from '../../http/idempotency.js';
+import { createOnce } from '../../http/idempotency.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import {
   BalancePage,
@@ -35,16 +32,6 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
   const { settlements, payouts, idempotency } = services;
   const onlyAdmin = guard.required(['ADMIN']);
 
-  /** A 201 created once per Idempotency-Key (optional; a replay says Idempotent-Replayed: true). */
-  const createOnce = async <T>(request: FastifyRequest, reply: FastifyReply, scope: string, work: (trx: Transaction<Database>) => Promise<T>) => {
-    const result = await idempotency.run(
-      { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body },
-      async (trx) => ({ statusCode: 201, body: await work(trx) }),
-    );
-    if (result.replayed) reply.header('idempotent-replayed', 'true');
-    return reply.code(result.statusCode).send(result.body);
-  };
-
   app.get(
     '/admin/balances',
     {
@@ -73,7 +60,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) =>
-      createOnce(request, reply, 'POST /admin/settlements', async (trx) => {
+      createOnce(idempotency, request, reply, 'POST /admin/settlements', async (trx) => {
         const { partyId, ...receipt } = await settlements.recordSettlement(trx, request.auth.userId, request.body);
         return { driverId: partyId, ...receipt };
       }),
@@ -111,7 +98,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) =>
-      createOnce(request, reply, 'POST /admin/business-payments', async (trx) => {
+      createOnce(idempotency, request, reply, 'POST /admin/business-payments', async (trx) => {
         const { partyId, ...receipt } = await settlements.recordBusinessPayment(trx, request.auth.userId, request.body);
         return { businessId: partyId, ...receipt };
       }),
@@ -143,12 +130,13 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (honours Idempotency-Key)',
+        summary: 'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (requires Idempotency-Key: 400 IDEMPOTENCY_KEY_REQUIRED without one)',
         body: CreatePayoutBody,
         response: { 201: PayoutBatchResponse, ...errors(400, 401, 403, 409, 422) },
       },
     },
-    async (request, reply) => createOnce(request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body)),
+    // The key is required here (contract section 1): a repeated batch would pay twice.
+    async (request, reply) => createOnce(idempotency, request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body)),
   );
 
   app.get(
