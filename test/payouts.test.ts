@@ -80,6 +80,23 @@ describe('payout batches', () => {
     assert.equal(other.statusCode, 422);
   });
 
+  test('without an Idempotency-Key a batch is refused (400 IDEMPOTENCY_KEY_REQUIRED) and nothing is created', async () => {
+    await closeOpenBatches();
+    const driver = await createUser(t, { role: 'DRIVER' });
+    await earn(t, driver.id, (await createUser(t, { role: 'BUSINESS' })).id, 900);
+    const before = (await call('GET', '/admin/payouts?limit=100')).json().items.length;
+    const res = await call('POST', '/admin/payouts', { currency: 'KES' }, admin.headers);
+    assert.deepEqual(res.json(), {
+      statusCode: 400,
+      message: 'This request needs an Idempotency-Key header: repeated without one, it would run twice',
+      error: 'Bad Request',
+      code: 'IDEMPOTENCY_KEY_REQUIRED',
+    });
+    assert.equal((await call('GET', '/admin/payouts?limit=100')).json().items.length, before);
+    const empty = await call('POST', '/admin/payouts', { currency: 'KES' }, { ...admin.headers, 'idempotency-key': '' });
+    assert.equal(empty.json().code, 'INVALID_IDEMPOTENCY_KEY');
+  });
+
   test('the bank file: name, E.164 phone, major units with the currency\'s decimals, currency, reference; names cannot start a formula', async () => {
     await closeOpenBatches();
     const ke = await createUser(t, { role: 'DRIVER', firstName: '=HYPERLINK("http://x")', lastName: 'Otieno', phone: '+254711000001' });

@@ -136,7 +136,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     // The key is required here (contract section 1): a repeated batch would pay twice.
-    async (request, reply) => createOnce(idempotency, request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body)),
+    async (request, reply) => createOnce(idempotency, request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body), { keyRequired: true }),
   );
 
   app.get(
