@@ -1,5 +1,6 @@
 // Admin money routes (contract section 21): balances, settlements, business payments, payout batches.
 import type { FeatureModule } from '../../http/context.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createOnce } from '../../http/idempotency.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import {
@@ -24,9 +25,33 @@ import {
   SettlementPage,
   SettlementResponse,
 } from './money.schemas.js';
+import { receiptsCsv, type ListedReceipt } from './receipts-csv.js';
 
 const tags = ['admin'];
 const security = [{ bearerAuth: [] }];
+
+/** Accept: text/csv, unless `format` says otherwise (as the other CSV routes). */
+const wantsCsv = (format: 'json' | 'csv' | undefined, request: FastifyRequest) =>
+  format === 'csv' || (format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+
+/** A list's 200: its JSON page, or the same page as CSV with the next page's cursor in X-Next-Cursor. */
+const listResponse = (page: unknown, what: string) => ({
+  description: `A page of ${what}`,
+  content: {
+    'application/json': { schema: page },
+    'text/csv': {
+      schema: {
+        type: 'string',
+        description: 'RFC 4180, CRLF, a header row, the same page as the JSON (limit, cursor); amounts in minor units; the next page\'s cursor in the X-Next-Cursor header',
+      },
+    },
+  },
+});
+
+function sendCsv(reply: FastifyReply, filename: string, page: { items: ListedReceipt[]; nextCursor: string | null }, party: 'driver' | 'business') {
+  if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor);
+  return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`).send(receiptsCsv(party, page.items));
+}
 
 export const moneyModule: FeatureModule = async (app, { services, guard }) => {
   const { settlements, payouts, idempotency } = services;
@@ -73,14 +98,15 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency)',
+        summary: 'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency); CSV with Accept: text/csv or format=csv',
         querystring: SettlementListQuery,
-        response: { 200: SettlementPage, ...errors(400, 401, 403) },
+        response: { 200: listResponse(SettlementPage, 'settlements'), ...errors(400, 401, 403) },
       },
     },
-    async (request) => {
-      const { driverId, ...query } = request.query;
+    async (request, reply) => {
+      const { driverId, format, ...query } = request.query;
       const page = await settlements.listReceipts('settlements', { ...query, partyId: driverId });
+      if (wantsCsv(format, request)) return sendCsv(reply, 'settlements.csv', page, 'driver');
       return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ driverId: partyId, driverName: partyName, ...r })) };
     },
   );
@@ -111,14 +137,15 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Business payments recorded, newest first (filter by business and currency)',
+        summary: 'Business payments recorded, newest first (filter by business and currency); CSV with Accept: text/csv or format=csv',
         querystring: BusinessPaymentListQuery,
-        response: { 200: BusinessPaymentPage, ...errors(400, 401, 403) },
+        response: { 200: listResponse(BusinessPaymentPage, 'business payments'), ...errors(400, 401, 403) },
       },
     },
-    async (request) => {
-      const { businessId, ...query } = request.query;
+    async (request, reply) => {
+      const { businessId, format, ...query } = request.query;
       const page = await settlements.listReceipts('business_payments', { ...query, partyId: businessId });
+      if (wantsCsv(format, request)) return sendCsv(reply, 'business-payments.csv', page, 'business');
       return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ businessId: partyId, businessName: partyName, ...r })) };
     },
   );
@@ -171,8 +198,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) => {
-      const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
-      if (!csv) return payouts.getBatch(request.params.id);
+      if (!wantsCsv(request.query.format, request)) return payouts.getBatch(request.params.id);
       const file = await payouts.csv(request.params.id);
       return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${file.filename}"`).send(file.csv);
     },
