@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, type TestApp } from './helpers/app.js';
+import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { get, packageBody, post, rideBody, setDriverPosition, stop } from './packages-helpers.js';
 
@@ -195,5 +196,49 @@ describe('Idempotency-Key on job steps', () => {
     assert.equal(acceptedAgain.statusCode, 200, acceptedAgain.body);
     assert.equal(acceptedAgain.headers['idempotent-replayed'], 'true');
     assert.deepEqual(acceptedAgain.json(), accepted.json());
+  });
+});
+
+describe('Idempotency-Key on job steps: what a key costs in statements', () => {
+  let database: TestDatabase;
+  let t: TestApp;
+  let counting = false;
+  let statements = 0;
+
+  before(async () => {
+    database = await createTestDatabase({ log: () => void (counting && (statements += 1)) });
+    t = await buildTestApp({ database, env: { DISPATCH_MODE: 'off' } });
+  });
+  after(async () => {
+    await t.close();
+    await database.close();
+  });
+
+  const counted = async (run: () => Promise<{ statusCode: number; body: string }>) => {
+    statements = 0;
+    counting = true;
+    const res = await run();
+    counting = false;
+    assert.equal(res.statusCode, 200, res.body);
+    return statements;
+  };
+
+  test('a keyed step costs two statements more than the same step without a key (the claim, and its completion in the step\'s transaction); a replay two', async () => {
+    const business = await createUser(t, { role: 'BUSINESS' });
+    // A package picked up by a driver of its own (a driver has one active job), its session warm.
+    const pickedUp = async () => {
+      const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE' } });
+      await setDriverPosition(t, driver.id, -1.2864, 36.8172);
+      const created = (await post(t, '/api/packages', business.headers, packageBody(business.countryId))).json();
+      assert.equal((await post(t, `/api/packages/${created.id}/accept`, driver.headers)).statusCode, 200);
+      assert.equal((await post(t, `/api/packages/${created.id}/pickup`, driver.headers)).statusCode, 200);
+      return { id: created.id as string, driver };
+    };
+    const [a, b] = [await pickedUp(), await pickedUp()];
+    const plain = await counted(() => post(t, `/api/packages/${a.id}/start`, a.driver.headers));
+    const keyed = await counted(() => post(t, `/api/packages/${b.id}/start`, { ...b.driver.headers, 'idempotency-key': 'count-me' }));
+    const replay = await counted(() => post(t, `/api/packages/${b.id}/start`, { ...b.driver.headers, 'idempotency-key': 'count-me' }));
+    assert.equal(keyed - plain, 2, `without a key ${plain}, with one ${keyed}`);
+    assert.equal(replay, 2, `a replay: ${replay}`);
   });
 });
