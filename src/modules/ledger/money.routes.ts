@@ -1,7 +1,7 @@
 // Admin money routes (contract section 21): balances, settlements, business payments, payout batches.
 import type { FeatureModule } from '../../http/context.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createOnce } from '../../http/idempotency.js';
+import { createOnce, stepOnce } from '../../http/idempotency.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import {
   BalancePage,
@@ -227,12 +227,13 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change",
+        summary: "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change (honours Idempotency-Key)",
         params: IdParams,
-        response: { 200: PayoutBatchResponse, ...errors(400, 401, 403, 404) },
+        response: { 200: PayoutBatchResponse, ...errors(400, 401, 403, 404, 422) },
       },
     },
-    async (request) => payouts.markPaid(request.params.id),
+    // Idempotent by itself; with a key a replay is also the stored answer (stored just after it).
+    async (request, reply) => stepOnce(idempotency, request, reply, `POST /admin/payouts/${request.params.id}/paid`, 200, () => payouts.markPaid(request.params.id)),
   );
 
   app.post(
@@ -242,12 +243,15 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409",
+        summary: "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 (honours Idempotency-Key)",
         params: BatchLineParams,
         body: FailLineBody,
-        response: { 200: PayoutLineResponse, ...errors(400, 401, 403, 404, 409) },
+        response: { 200: PayoutLineResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    async (request) => payouts.markLineFailed(request.params.id, request.params.lineId, request.body?.reason),
+    async (request, reply) => {
+      const { id, lineId } = request.params;
+      return stepOnce(idempotency, request, reply, `POST /admin/payouts/${id}/lines/${lineId}/failed`, 200, () => payouts.markLineFailed(id, lineId, request.body?.reason));
+    },
   );
 };

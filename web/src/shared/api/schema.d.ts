@@ -1415,7 +1415,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change */
+        /** Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change (honours Idempotency-Key) */
         post: operations["postAdminPayoutsIdPaid"];
         delete?: never;
         options?: never;
@@ -1432,7 +1432,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 */
+        /** Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 (honours Idempotency-Key) */
         post: operations["postAdminPayoutsIdLinesLineIdFailed"];
         delete?: never;
         options?: never;
@@ -15630,6 +15630,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -15757,6 +15769,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
