@@ -15,7 +15,8 @@ import { IdempotencyRepository, type Claim } from './idempotency.repository.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 // An older unfinished claim (a crashed instance) may be taken over; a slow request's transaction holds
-// the row locked, so a takeover waits and finds it DONE (or released).
+// the row locked (run), so a takeover waits and finds it DONE (or released). A step (once) locks the
+// row only when it stores its answer: taken over before that, the slow step rolls back with 409.
 export const ABANDONED_CLAIM_MS = 60_000;
 
 export interface StoredResponse<B> {
