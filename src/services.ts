@@ -185,7 +185,7 @@ export function createServices(deps: Deps): Services {
     config,
     index: live.index,
     registry: deps.metrics.registry,
-    acceptors: { PACKAGE: (id, auth) => packages.accept(id, auth), RIDE: (id, auth) => rides.accept(id, auth) },
+    acceptors: { PACKAGE: (id, auth, record) => packages.accept(id, auth, record), RIDE: (id, auth, record) => rides.accept(id, auth, record) },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
   });
   const quotesRepo = new QuotesRepository(db);

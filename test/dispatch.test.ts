@@ -270,7 +270,7 @@ describe('dispatch: offers to the best driver', () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     const accept = doc.paths['/api/offers/{id}/accept'].post;
     assert.ok(accept.summary);
-    assert.deepEqual(Object.keys(accept.responses).sort(), ['200', '400', '401', '403', '404', '409', '429', '500']);
+    assert.deepEqual(Object.keys(accept.responses).sort(), ['200', '400', '401', '403', '404', '409', '422', '429', '500']);
     for (const path of ['/api/offers/{id}/decline', '/api/drivers/me/offers', '/api/admin/dispatch/{jobId}', '/api/packages/{id}/release', '/api/rides/{id}/release', '/api/admin/jobs/{jobType}/{id}/release']) {
       assert.ok(doc.paths[path], path);
     }

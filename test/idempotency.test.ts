@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ABANDONED_CLAIM_MS, IdempotencyStore } from '../src/http/idempotency.js';
+import type { RecordAnswer } from '../src/shared/record-answer.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 
@@ -56,6 +57,46 @@ describe('Idempotency-Key claims', () => {
     t.clock.advance(ABANDONED_CLAIM_MS + 1000);
     assert.deepEqual(await store.run(options, work), { statusCode: 201, body: { run: 'retry' }, replayed: false });
     assert.deepEqual(await store.run(options, work), { statusCode: 201, body: { run: 'retry' }, replayed: true });
+  });
+
+  test('a step (once) whose claim was taken over while it was slow rolls back with 409; the taker\'s answer is stored', async () => {
+    const options = { accountId: user.id, key: 'slow-step', scope: 'step', body: { n: 4 }, statusCode: 200 };
+    const applied: string[] = [];
+    const step = (name: string, wait?: Promise<void>) => async (record: RecordAnswer | undefined) => {
+      await wait;
+      await t.db.transaction().execute(async (trx) => {
+        applied.push(name);
+        await record!(trx, { run: name });
+      });
+      return { run: name };
+    };
+    let finishFirst!: () => void;
+    const first = store.once(options, step('first', new Promise<void>((resolve) => (finishFirst = resolve))));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    t.clock.advance(ABANDONED_CLAIM_MS + 1000);
+    assert.deepEqual(await store.once(options, step('second')), { statusCode: 200, body: { run: 'second' }, replayed: false });
+    finishFirst();
+    await assert.rejects(first, (err: { code?: string }) => err.code === 'IDEMPOTENCY_KEY_IN_FLIGHT');
+    assert.deepEqual(await store.once(options, step('third')), { statusCode: 200, body: { run: 'second' }, replayed: true });
+    // The first step's change was rolled back with its answer; only the second's is kept.
+    assert.deepEqual(applied, ['second', 'first']);
+    const row = await t.db.selectFrom('idempotency_keys').select(['state', 'response_status']).where('key', '=', 'slow-step').executeTakeFirstOrThrow();
+    assert.deepEqual(row, { state: 'DONE', response_status: 200 });
+  });
+
+  test('a step (once) that stores nothing itself has its answer stored after it; one that fails stores nothing', async () => {
+    const options = { accountId: user.id, key: 'plain-step', scope: 'step', body: {}, statusCode: 204 };
+    let runs = 0;
+    const work = async () => {
+      runs += 1;
+      return null;
+    };
+    assert.deepEqual(await store.once(options, work), { statusCode: 204, body: null, replayed: false });
+    assert.deepEqual(await store.once(options, work), { statusCode: 204, body: null, replayed: true });
+    assert.equal(runs, 1);
+    const failing = { ...options, key: 'failing-step' };
+    await assert.rejects(store.once(failing, async () => Promise.reject(new Error('boom'))), /boom/);
+    assert.deepEqual(await t.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'failing-step').execute(), []);
   });
 
   test('a failed request releases only its own claim', async () => {

@@ -80,6 +80,25 @@ describe('payout batches', () => {
     assert.equal(other.statusCode, 422);
   });
 
+  test('without an Idempotency-Key a batch is refused (400 IDEMPOTENCY_KEY_REQUIRED) and nothing is created', async () => {
+    await closeOpenBatches();
+    const driver = await createUser(t, { role: 'DRIVER' });
+    await earn(t, driver.id, (await createUser(t, { role: 'BUSINESS' })).id, 900);
+    const before = (await call('GET', '/admin/payouts?limit=100')).json().items.length;
+    const res = await call('POST', '/admin/payouts', { currency: 'KES' }, admin.headers);
+    assert.deepEqual(res.json(), {
+      statusCode: 400,
+      message: 'This request needs an Idempotency-Key header: repeated without one, it would run twice',
+      error: 'Bad Request',
+      code: 'IDEMPOTENCY_KEY_REQUIRED',
+    });
+    assert.equal((await call('GET', '/admin/payouts?limit=100')).json().items.length, before);
+    const empty = await call('POST', '/admin/payouts', { currency: 'KES' }, { ...admin.headers, 'idempotency-key': '' });
+    assert.equal(empty.json().code, 'INVALID_IDEMPOTENCY_KEY');
+    // With a key it is paid out (and the next test's closeOpenBatches settles it).
+    assert.equal((await createBatch({ currency: 'KES' })).statusCode, 201);
+  });
+
   test('the bank file: name, E.164 phone, major units with the currency\'s decimals, currency, reference; names cannot start a formula', async () => {
     await closeOpenBatches();
     const ke = await createUser(t, { role: 'DRIVER', firstName: '=HYPERLINK("http://x")', lastName: 'Otieno', phone: '+254711000001' });
@@ -242,5 +261,27 @@ describe('payout batches', () => {
       }),
       { numRuns: 15 },
     );
+  });
+
+  test('paid and failed honour Idempotency-Key: a replay is the stored answer, another body 422', async () => {
+    await closeOpenBatches();
+    const driver = await createUser(t, { role: 'DRIVER' });
+    await earn(t, driver.id, (await createUser(t, { role: 'BUSINESS' })).id, 800);
+    const batch = (await createBatch({ currency: 'KES' })).json();
+    const line = (await call('GET', `/admin/payouts/${batch.id}/lines?limit=100`)).json().items.find((l: { partyId: string }) => l.partyId === driver.id);
+    const failUrl = `/admin/payouts/${batch.id}/lines/${line.id}/failed`;
+    const keyed = { ...admin.headers, 'idempotency-key': `fail-${line.id}` };
+    const failed = await call('POST', failUrl, { reason: 'Wrong number' }, keyed);
+    assert.equal(failed.statusCode, 200, failed.body);
+    const again = await call('POST', failUrl, { reason: 'Wrong number' }, keyed);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.json(), failed.json());
+    assert.equal((await call('POST', failUrl, { reason: 'Other' }, keyed)).json().code, 'IDEMPOTENCY_KEY_REUSED');
+    const paidHeaders = { ...admin.headers, 'idempotency-key': `paid-${batch.id}` };
+    const paid = await call('POST', `/admin/payouts/${batch.id}/paid`, undefined, paidHeaders);
+    assert.equal(paid.statusCode, 200, paid.body);
+    const paidAgain = await call('POST', `/admin/payouts/${batch.id}/paid`, undefined, paidHeaders);
+    assert.equal(paidAgain.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(paidAgain.json(), paid.json());
   });
 });

@@ -128,6 +128,49 @@ describe('lists of settlements and business payments', () => {
     assert.deepEqual((await call('GET', `/admin/business-payments?businessId=${other.id}&currency=KES`)).json(), { items: [], nextCursor: null });
   });
 
+  test('CSV with Accept: text/csv (or format=csv): the same page as the JSON, names and references neutralised, the next cursor in X-Next-Cursor', async () => {
+    const driver = await createUser(t, { role: 'DRIVER', firstName: '=HYPERLINK("http://x")', lastName: 'Kamau' });
+    await collectCash(t, driver.id, 100_000);
+    const recorded: { id: string; transactionId: string; createdAt: string }[] = [];
+    for (const reference of ['RCPT-A', '@SUM(1+1)']) {
+      t.clock.advance(1000);
+      const res = await call('POST', '/admin/settlements', { driverId: driver.id, amount: 1234, currency: 'KES', reference });
+      assert.equal(res.statusCode, 201, res.body);
+      recorded.push(res.json());
+    }
+    const [older, newer] = recorded as [(typeof recorded)[0], (typeof recorded)[0]];
+    const header = 'id,createdAt,driverId,driverName,amount,currency,reference,recordedBy,recordedByName,transactionId';
+    const row = (r: typeof older, reference: string) => `${r.id},${r.createdAt},${driver.id},"'=HYPERLINK(""http://x"") Kamau",1234,KES,${reference},${admin.id},Ada Admin,${r.transactionId}`;
+    const first = await call('GET', `/admin/settlements?driverId=${driver.id}&limit=1`, undefined, { ...admin.headers, accept: 'text/csv' });
+    assert.equal(first.statusCode, 200, first.body);
+    assert.match(first.headers['content-type'] as string, /^text\/csv; charset=utf-8/);
+    assert.equal(first.headers['content-disposition'], 'attachment; filename="settlements.csv"');
+    assert.equal(first.body, `${header}\r\n${row(newer, "'@SUM(1+1)")}\r\n`);
+    const cursor = first.headers['x-next-cursor'] as string;
+    assert.equal(cursor, (await call('GET', `/admin/settlements?driverId=${driver.id}&limit=1`)).json().nextCursor);
+    const second = await call('GET', `/admin/settlements?driverId=${driver.id}&limit=1&cursor=${cursor}&format=csv`);
+    assert.equal(second.body, `${header}\r\n${row(older, 'RCPT-A')}\r\n`);
+    assert.equal(second.headers['x-next-cursor'], undefined);
+    // format=json wins over the Accept header; a bad cursor is the same 400 as for JSON.
+    assert.equal((await call('GET', `/admin/settlements?driverId=${driver.id}&format=json`, undefined, { ...admin.headers, accept: 'text/csv' })).json().items.length, 2);
+    assert.equal((await call('GET', '/admin/settlements?cursor=garbage&format=csv')).json().code, 'INVALID_CURSOR');
+
+    const shop = await createUser(t, { role: 'BUSINESS', businessName: '-2+3 Duka; =cmd' });
+    await earn(t, driver.id, shop.id, 50_000);
+    t.clock.advance(1000);
+    const paid = await call('POST', '/admin/business-payments', { businessId: shop.id, amount: 700, currency: 'KES', reference: 'BANK,7' });
+    assert.equal(paid.statusCode, 201, paid.body);
+    const p = paid.json();
+    const csv = await call('GET', `/admin/business-payments?businessId=${shop.id}`, undefined, { ...admin.headers, accept: 'text/csv' });
+    assert.equal(csv.headers['content-disposition'], 'attachment; filename="business-payments.csv"');
+    assert.equal(
+      csv.body,
+      'id,createdAt,businessId,businessName,amount,currency,reference,recordedBy,recordedByName,transactionId\r\n' +
+        `${p.id},${p.createdAt},${shop.id},'-2+3 Duka;' =cmd,700,KES,"BANK,7",${admin.id},Ada Admin,${p.transactionId}\r\n`,
+    );
+    assert.equal((await call('GET', `/admin/business-payments?businessId=${driver.id}&format=csv`)).body, 'id,createdAt,businessId,businessName,amount,currency,reference,recordedBy,recordedByName,transactionId\r\n');
+  });
+
   test('bad queries are 400 in the error shape', async () => {
     const cases: [string, string, string][] = [
       ['/admin/settlements?limit=0', 'VALIDATION_FAILED', 'querystring.limit must be >= 1'],

@@ -55,6 +55,20 @@ export class IdempotencyRepository {
       .execute();
   }
 
+  /**
+   * Stores the response of a claim still held, in the work's transaction: the row's lock and its
+   * completion in one statement; false when the claim was taken over or released meanwhile.
+   */
+  async completeHeld(claim: Claim, response: { status: number; body: string }, trx: Transaction<Database>): Promise<boolean> {
+    const done = await trx
+      .updateTable('idempotency_keys')
+      .where(held(claim))
+      .set({ state: 'DONE', response_status: response.status, response_body: response.body })
+      .returning('account_id')
+      .executeTakeFirst();
+    return done !== undefined;
+  }
+
   async release(claim: Claim, db: Executor = this.db): Promise<void> {
     await db.deleteFrom('idempotency_keys').where(held(claim)).execute();
   }

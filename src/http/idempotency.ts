@@ -1,18 +1,22 @@
 // Idempotency-Key (contract section 1): the key is claimed (a committed IN_FLIGHT row) first, and the
 // response is stored in the work's own transaction, so "created" and "response stored" commit together.
+// Job steps, offers' answers and tips open their transactions themselves: they get a RecordAnswer and
+// store their answer in that transaction (IdempotencyStore.once) in one statement that checks the claim
+// is still held and completes it.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { AuthContext } from '../shared/auth-context.js';
 import type { Clock } from '../shared/clock.js';
+import type { RecordAnswer } from '../shared/record-answer.js';
 import { badRequest, conflict, unprocessable } from '../shared/errors.js';
-import { IdempotencyRepository } from './idempotency.repository.js';
+import { IdempotencyRepository, type Claim } from './idempotency.repository.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 // An older unfinished claim (a crashed instance) may be taken over; a slow request's transaction holds
-// the row locked, so a takeover waits and finds it DONE (or released).
+// the row locked (run), so a takeover waits and finds it DONE (or released). A step (once) locks the
+// row only when it stores its answer: taken over before that, the slow step rolls back with 409.
 export const ABANDONED_CLAIM_MS = 60_000;
 
 export interface StoredResponse<B> {
@@ -30,6 +34,11 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/** What a key's record compares: the route (with its path's ids) and the body. */
+export function requestHash(scope: string, body: unknown): string {
+  return createHash('sha256').update(`${scope}\n${canonicalJson(body)}`).digest('hex');
 }
 
 export function idempotencyKeyFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -58,32 +67,71 @@ export class IdempotencyStore {
   ): Promise<StoredResponse<B> & { replayed: boolean }> {
     const { db } = this.deps;
     if (options.key === undefined) return { ...(await db.transaction().execute(work)), replayed: false };
-    const { accountId, key } = options;
-    const requestHash = createHash('sha256').update(`${options.scope}\n${canonicalJson(options.body)}`).digest('hex');
+    return this.claimed(options, async (claim) => {
+      try {
+        const result = await db.transaction().execute(async (trx) => {
+          if (!(await this.repo.lockClaim(claim, trx))) throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
+          const response = await work(trx);
+          await this.repo.complete(claim, { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) }, trx);
+          return response;
+        });
+        return { ...result, replayed: false };
+      } catch (err) {
+        // A failed request stores nothing: the client may fix it and retry with the same key.
+        await this.repo.release(claim);
+        throw err;
+      }
+    });
+  }
 
+  /**
+   * `work` (a job step, an offer's answer, a tip: it opens its own transaction) once per key: it gets
+   * a RecordAnswer to store its answer in that transaction. Work that stored nothing (one that needs no
+   * transaction of its own) has its answer stored after it.
+   */
+  async once<B>(
+    options: { accountId: string; key: string | undefined; scope: string; body: unknown; statusCode: number },
+    work: (record: RecordAnswer | undefined) => Promise<B>,
+  ): Promise<StoredResponse<B> & { replayed: boolean }> {
+    const { statusCode } = options;
+    if (options.key === undefined) return { statusCode, body: await work(undefined), replayed: false };
+    return this.claimed(options, async (claim) => {
+      let recorded = false;
+      const record: RecordAnswer = async (trx, body) => {
+        // Taken over (a claim older than ABANDONED_CLAIM_MS) or released meanwhile: this change rolls back.
+        if (!(await this.repo.completeHeld(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) }, trx))) {
+          throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
+        }
+        recorded = true;
+      };
+      try {
+        const body = await work(record);
+        if (!recorded) await this.repo.complete(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) });
+        return { statusCode, body, replayed: false };
+      } catch (err) {
+        await this.repo.release(claim);
+        throw err;
+      }
+    });
+  }
+
+  /** Claims the key and runs `fresh`, or answers from the key's record: its response, 422 or 409. */
+  private async claimed<B>(
+    options: { accountId: string; key: string | undefined; scope: string; body: unknown },
+    fresh: (claim: Claim) => Promise<StoredResponse<B> & { replayed: boolean }>,
+  ): Promise<StoredResponse<B> & { replayed: boolean }> {
+    const { accountId } = options;
+    const key = options.key!;
+    const hash = requestHash(options.scope, options.body);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const now = this.deps.clock.now();
       const claim = { accountId, key, claimedAt: now };
       const cutoffs = { expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS), abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS) };
-      if (await this.repo.claim({ ...claim, requestHash }, cutoffs)) {
-        try {
-          const result = await db.transaction().execute(async (trx) => {
-            if (!(await this.repo.lockClaim(claim, trx))) throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
-            const response = await work(trx);
-            await this.repo.complete(claim, { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) }, trx);
-            return response;
-          });
-          return { ...result, replayed: false };
-        } catch (err) {
-          // A failed request stores nothing: the client may fix it and retry with the same key.
-          await this.repo.release(claim);
-          throw err;
-        }
-      }
+      if (await this.repo.claim({ ...claim, requestHash: hash }, cutoffs)) return fresh(claim);
 
       const existing = await this.repo.get(accountId, key);
       if (!existing) continue; // released between our insert and select: claim again
-      if (existing.request_hash !== requestHash) {
+      if (existing.request_hash !== hash) {
         throw unprocessable('Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED');
       }
       if (existing.state === 'IN_FLIGHT' || existing.response_status === null || existing.response_body === null) {
@@ -120,28 +168,55 @@ export class IdempotencyStore {
   }
 }
 
-/** POST that creates a job: once per `Idempotency-Key` (a replay says `Idempotent-Replayed: true`), then offered nearby. */
-export async function createOnce<Body, Created>(
+type KeyedRequest = Pick<FastifyRequest, 'auth' | 'headers' | 'log'> & { body: unknown };
+
+/**
+ * A POST that creates (a job, a settlement, a payout batch) in a transaction, once per
+ * `Idempotency-Key` (a replay says `Idempotent-Replayed: true`); `keyRequired` refuses a request
+ * without one. `announce` runs after the response is sent, never for a replay.
+ */
+export async function createOnce<Created>(
   idempotency: IdempotencyStore,
-  request: Pick<FastifyRequest, 'auth' | 'headers' | 'log'> & { body: Body },
+  request: KeyedRequest,
   reply: FastifyReply,
   scope: string,
-  job: { create(trx: Transaction<Database>, auth: AuthContext, body: Body): Promise<Created>; announce(created: Created): number },
+  create: (trx: Transaction<Database>) => Promise<Created>,
+  options: { announce?(created: Created): unknown; keyRequired?: boolean } = {},
 ): Promise<FastifyReply> {
-  const result = await idempotency.run(
-    { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body },
-    async (trx) => ({ statusCode: 201, body: await job.create(trx, request.auth, request.body) }),
-  );
+  const key = idempotencyKeyFrom(request.headers);
+  if (key === undefined && options.keyRequired) {
+    throw badRequest('This request needs an Idempotency-Key header: repeated without one, it would run twice', 'IDEMPOTENCY_KEY_REQUIRED');
+  }
+  const result = await idempotency.run({ accountId: request.auth.userId, key, scope, body: request.body }, async (trx) => ({ statusCode: 201, body: await create(trx) }));
   if (result.replayed) reply.header('idempotent-replayed', 'true');
-  else {
+  else if (options.announce) {
+    const { announce } = options;
     // After the response: up to 200 pushes (bus messages) need not delay the 201.
     setImmediate(() => {
       try {
-        job.announce(result.body);
+        announce(result.body);
       } catch (err) {
         request.log.warn({ err }, 'nearby push failed');
       }
     });
   }
+  return reply.code(result.statusCode).send(result.body);
+}
+
+/**
+ * A job step, an offer's answer or a tip (`work` opens its own transaction and stores its answer in
+ * it through the RecordAnswer), once per `Idempotency-Key`: `scope` names the route with its ids.
+ */
+export async function stepOnce<B>(
+  idempotency: IdempotencyStore,
+  request: KeyedRequest,
+  reply: FastifyReply,
+  scope: string,
+  statusCode: number,
+  work: (record: RecordAnswer | undefined) => Promise<B>,
+): Promise<FastifyReply> {
+  const options = { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body ?? {}, statusCode };
+  const result = await idempotency.once(options, work);
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(result.statusCode).send(result.body);
 }

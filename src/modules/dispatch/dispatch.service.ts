@@ -16,6 +16,7 @@ import { AppError, conflict, notFound } from '../../shared/errors.js';
 import { SERVICE_BITS, distanceMeters, type DriverIndex } from '../matching/driver-index.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
 import { json } from '../../db/json.js';
+import type { RecordAnswer } from '../../shared/record-answer.js';
 import type { DispatchRepository, DispatchJob, OfferRow } from './dispatch.repository.js';
 import { candidateIds, pickDriver, type Choice, type SkipReason } from './policy.js';
 
@@ -45,7 +46,8 @@ export interface Offer {
   expiresAt: string;
 }
 
-type Acceptor = (jobId: string, auth: AuthContext) => Promise<unknown>;
+/** Takes the job as a direct accept does; `record` stores a keyed request's answer in its transaction. */
+type Acceptor = (jobId: string, auth: AuthContext, record?: RecordAnswer) => Promise<unknown>;
 
 export interface DispatchDeps {
   repo: DispatchRepository;
@@ -345,7 +347,7 @@ export class DispatchService implements DispatchHooks {
     return conflict(`Offer is ${state}`, `OFFER_${state}`);
   }
 
-  async accept(offerId: string, auth: AuthContext): Promise<unknown> {
+  async accept(offerId: string, auth: AuthContext, record?: RecordAnswer): Promise<unknown> {
     const offer = await this.ownOffer(offerId, auth.userId);
     if (offer.state !== 'OPEN') throw this.closedError(offer.state);
     if (new Date(offer.expires_at).getTime() <= this.deps.clock.nowMs()) {
@@ -354,7 +356,7 @@ export class DispatchService implements DispatchHooks {
       throw this.closedError('LAPSED');
     }
     const acceptor = this.deps.acceptors[offer.job_type];
-    return acceptor(offer.job_id, auth);
+    return acceptor(offer.job_id, auth, record);
   }
 
   async decline(offerId: string, auth: AuthContext): Promise<void> {

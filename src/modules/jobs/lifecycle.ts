@@ -110,6 +110,9 @@ export interface JobChangeWatcher {
   jobChanged(change: { jobType: JobType; jobId: string; status: string; driverId: string | null; customerId: string | null }): void;
 }
 
+/** A keyed request's answer, made from the job as the change left it and stored in the change's transaction (http/idempotency.ts). */
+export type AnswerHook<Row> = (trx: Trx, row: Row) => Promise<void>;
+
 export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
 
 /** The job's `dispatch` field: its dispatch row's state while it waits, DONE once it left dispatch, OFF without one. */
@@ -198,7 +201,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     event: E,
     driverId: string,
     actorId: string,
-    options: { createdAfter?: Date; missed?: (current: S) => string; allowReleased?: boolean } = {},
+    options: { createdAfter?: Date; missed?: (current: S) => string; allowReleased?: boolean; answer?: AnswerHook<Row> } = {},
   ): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();
@@ -218,7 +221,9 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
       businessId = moved.business_id ?? null;
       after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, { driverId, assigned: true });
-      return (await store.load(row.id, trx))!;
+      const loaded = (await store.load(row.id, trx))!;
+      await options.answer?.(trx, loaded);
+      return loaded;
     });
     this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false }, updated.customer_id);
     after?.();
@@ -230,7 +235,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     to: S,
     event: E,
     actorId: string,
-    options: { reason?: string; recipientName?: string; set?: Omit<StatusSet<S>, 'status' | 'updated_at'> } = {},
+    options: { reason?: string; recipientName?: string; set?: Omit<StatusSet<S>, 'status' | 'updated_at'>; answer?: AnswerHook<Row> } = {},
   ): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();
@@ -249,6 +254,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       // The money the change moves (earnings, a cancellation fee, cash on delivery) is booked in the same
       // transaction, once per source key: it commits exactly when the status does.
       if (final && this.deps.money && this.kind.moneyFacts) await this.deps.money.settle(trx, this.kind.moneyFacts(loaded));
+      await options.answer?.(trx, loaded);
       return loaded;
     });
     this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final }, updated.customer_id);
@@ -260,7 +266,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
    * The assigned driver (or an admin) hands the job back before pickup: it waits again, the driver is
    * free, and it is never that driver's again (neither offered nor taken). No webhook event (none is defined for it).
    */
-  async release(row: Row, from: S, to: S, actorId: string, reason: string | null): Promise<Row> {
+  async release(row: Row, from: S, to: S, actorId: string, reason: string | null, answer?: AnswerHook<Row>): Promise<Row> {
     const { store } = this.kind;
     if (row.status !== from || !row.driver_id) throw this.invalidTransition(row.status);
     const driverId = row.driver_id;
@@ -273,7 +279,9 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       await recordRelease(trx, { jobId: row.id, driverId, reason, actorId, at: now });
       const releases = await releaseCount(trx, this.kind.jobType, row.id);
       after = await this.deps.dispatch?.released(trx, { jobType: this.kind.jobType, jobId: row.id, driverId, reason, actorId, at: now, releases });
-      return (await store.load(row.id, trx))!;
+      const loaded = (await store.load(row.id, trx))!;
+      await answer?.(trx, loaded);
+      return loaded;
     });
     this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: row.id, status: to, driverId, actorId, assigned: false, final: false, released: true });
     after?.();

@@ -1,9 +1,7 @@
 // Admin money routes (contract section 21): balances, settlements, business payments, payout batches.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
 import type { FeatureModule } from '../../http/context.js';
-import { idempotencyKeyFrom } from '../../http/idempotency.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createOnce, stepOnce } from '../../http/idempotency.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import {
   BalancePage,
@@ -27,23 +25,37 @@ import {
   SettlementPage,
   SettlementResponse,
 } from './money.schemas.js';
+import { receiptsCsv, type ListedReceipt } from './receipts-csv.js';
 
 const tags = ['admin'];
 const security = [{ bearerAuth: [] }];
 
+/** Accept: text/csv, unless `format` says otherwise (as the other CSV routes). */
+const wantsCsv = (format: 'json' | 'csv' | undefined, request: FastifyRequest) =>
+  format === 'csv' || (format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+
+/** A list's 200: its JSON page, or the same page as CSV with the next page's cursor in X-Next-Cursor. */
+const listResponse = (page: unknown, what: string) => ({
+  description: `A page of ${what}`,
+  content: {
+    'application/json': { schema: page },
+    'text/csv': {
+      schema: {
+        type: 'string',
+        description: 'RFC 4180, CRLF, a header row, the same page as the JSON (limit, cursor); amounts in minor units; the next page\'s cursor in the X-Next-Cursor header',
+      },
+    },
+  },
+});
+
+function sendCsv(reply: FastifyReply, filename: string, page: { items: ListedReceipt[]; nextCursor: string | null }, party: 'driver' | 'business') {
+  if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor);
+  return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`).send(receiptsCsv(party, page.items));
+}
+
 export const moneyModule: FeatureModule = async (app, { services, guard }) => {
   const { settlements, payouts, idempotency } = services;
   const onlyAdmin = guard.required(['ADMIN']);
-
-  /** A 201 created once per Idempotency-Key (optional; a replay says Idempotent-Replayed: true). */
-  const createOnce = async <T>(request: FastifyRequest, reply: FastifyReply, scope: string, work: (trx: Transaction<Database>) => Promise<T>) => {
-    const result = await idempotency.run(
-      { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body },
-      async (trx) => ({ statusCode: 201, body: await work(trx) }),
-    );
-    if (result.replayed) reply.header('idempotent-replayed', 'true');
-    return reply.code(result.statusCode).send(result.body);
-  };
 
   app.get(
     '/admin/balances',
@@ -73,7 +85,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) =>
-      createOnce(request, reply, 'POST /admin/settlements', async (trx) => {
+      createOnce(idempotency, request, reply, 'POST /admin/settlements', async (trx) => {
         const { partyId, ...receipt } = await settlements.recordSettlement(trx, request.auth.userId, request.body);
         return { driverId: partyId, ...receipt };
       }),
@@ -86,14 +98,15 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency)',
+        summary: 'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency); CSV with Accept: text/csv or format=csv',
         querystring: SettlementListQuery,
-        response: { 200: SettlementPage, ...errors(400, 401, 403) },
+        response: { 200: listResponse(SettlementPage, 'settlements'), ...errors(400, 401, 403) },
       },
     },
-    async (request) => {
-      const { driverId, ...query } = request.query;
+    async (request, reply) => {
+      const { driverId, format, ...query } = request.query;
       const page = await settlements.listReceipts('settlements', { ...query, partyId: driverId });
+      if (wantsCsv(format, request)) return sendCsv(reply, 'settlements.csv', page, 'driver');
       return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ driverId: partyId, driverName: partyName, ...r })) };
     },
   );
@@ -111,7 +124,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) =>
-      createOnce(request, reply, 'POST /admin/business-payments', async (trx) => {
+      createOnce(idempotency, request, reply, 'POST /admin/business-payments', async (trx) => {
         const { partyId, ...receipt } = await settlements.recordBusinessPayment(trx, request.auth.userId, request.body);
         return { businessId: partyId, ...receipt };
       }),
@@ -124,14 +137,15 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Business payments recorded, newest first (filter by business and currency)',
+        summary: 'Business payments recorded, newest first (filter by business and currency); CSV with Accept: text/csv or format=csv',
         querystring: BusinessPaymentListQuery,
-        response: { 200: BusinessPaymentPage, ...errors(400, 401, 403) },
+        response: { 200: listResponse(BusinessPaymentPage, 'business payments'), ...errors(400, 401, 403) },
       },
     },
-    async (request) => {
-      const { businessId, ...query } = request.query;
+    async (request, reply) => {
+      const { businessId, format, ...query } = request.query;
       const page = await settlements.listReceipts('business_payments', { ...query, partyId: businessId });
+      if (wantsCsv(format, request)) return sendCsv(reply, 'business-payments.csv', page, 'business');
       return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ businessId: partyId, businessName: partyName, ...r })) };
     },
   );
@@ -143,12 +157,13 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (honours Idempotency-Key)',
+        summary: 'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (requires Idempotency-Key: 400 IDEMPOTENCY_KEY_REQUIRED without one)',
         body: CreatePayoutBody,
         response: { 201: PayoutBatchResponse, ...errors(400, 401, 403, 409, 422) },
       },
     },
-    async (request, reply) => createOnce(request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body)),
+    // The key is required here (contract section 1): a repeated batch would pay twice.
+    async (request, reply) => createOnce(idempotency, request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body), { keyRequired: true }),
   );
 
   app.get(
@@ -183,8 +198,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) => {
-      const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
-      if (!csv) return payouts.getBatch(request.params.id);
+      if (!wantsCsv(request.query.format, request)) return payouts.getBatch(request.params.id);
       const file = await payouts.csv(request.params.id);
       return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${file.filename}"`).send(file.csv);
     },
@@ -213,12 +227,13 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change",
+        summary: "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change (honours Idempotency-Key)",
         params: IdParams,
-        response: { 200: PayoutBatchResponse, ...errors(400, 401, 403, 404) },
+        response: { 200: PayoutBatchResponse, ...errors(400, 401, 403, 404, 422) },
       },
     },
-    async (request) => payouts.markPaid(request.params.id),
+    // Idempotent by itself; with a key a replay is also the stored answer (stored just after it).
+    async (request, reply) => stepOnce(idempotency, request, reply, `POST /admin/payouts/${request.params.id}/paid`, 200, () => payouts.markPaid(request.params.id)),
   );
 
   app.post(
@@ -228,12 +243,15 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409",
+        summary: "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 (honours Idempotency-Key)",
         params: BatchLineParams,
         body: FailLineBody,
-        response: { 200: PayoutLineResponse, ...errors(400, 401, 403, 404, 409) },
+        response: { 200: PayoutLineResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    async (request) => payouts.markLineFailed(request.params.id, request.params.lineId, request.body?.reason),
+    async (request, reply) => {
+      const { id, lineId } = request.params;
+      return stepOnce(idempotency, request, reply, `POST /admin/payouts/${id}/lines/${lineId}/failed`, 200, () => payouts.markLineFailed(id, lineId, request.body?.reason));
+    },
   );
 };

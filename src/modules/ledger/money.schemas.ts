@@ -54,12 +54,13 @@ export const SettlementItem = Type.Object({ driverId: Uuid, driverName: Type.Str
 export const BusinessPaymentItem = Type.Object({ businessId: Uuid, businessName: Type.String({ description: "The business's trading name, as it is now" }), ...listedFields });
 export const SettlementPage = pageSchema(SettlementItem);
 export const BusinessPaymentPage = pageSchema(BusinessPaymentItem);
+const ListFormat = Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'Instead of the Accept header (text/csv for CSV), e.g. for a download link' }));
 export const SettlementListQuery = Type.Object(
-  { driverId: Type.Optional(Uuid), currency: Type.Optional(Currency), ...PaginationQuery.properties },
+  { driverId: Type.Optional(Uuid), currency: Type.Optional(Currency), ...PaginationQuery.properties, format: ListFormat },
   { additionalProperties: false },
 );
 export const BusinessPaymentListQuery = Type.Object(
-  { businessId: Type.Optional(Uuid), currency: Type.Optional(Currency), ...PaginationQuery.properties },
+  { businessId: Type.Optional(Uuid), currency: Type.Optional(Currency), ...PaginationQuery.properties, format: ListFormat },
   { additionalProperties: false },
 );
 

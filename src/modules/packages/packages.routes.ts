@@ -1,7 +1,7 @@
 // Routes of the packages module (registered under /api by app.ts).
 import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
-import { createOnce } from '../../http/idempotency.js';
+import { createOnce, stepOnce } from '../../http/idempotency.js';
 import { jobSteps, optionalBody } from '../jobs/job-routes.js';
 import { ReleaseBody } from '../jobs/jobs.schemas.js';
 import {
@@ -36,7 +36,8 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
         response: { 201: CreatedPackageResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    async (request, reply) => createOnce(idempotency, request, reply, 'POST /packages', service),
+    async (request, reply) =>
+      createOnce(idempotency, request, reply, 'POST /packages', (trx) => service.create(trx, request.auth, request.body), { announce: (created) => service.announce(created) }),
   );
 
   app.get(
@@ -90,13 +91,13 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     },
   );
 
-  const step = jobSteps(app, guard, { collection: 'packages', tags, response: PackageResponse });
-  step('accept', 'Take a PENDING package (eligible driver; first wins, the others get 409)', (id, r) => service.accept(id, r.auth), ['DRIVER']);
-  step('pickup', 'Mark the package picked up (assigned driver)', (id, r) => service.pickup(id, r.auth), ['DRIVER']);
-  step('start', 'Start the delivery: IN_TRANSIT (assigned driver)', (id, r) => service.start(id, r.auth), ['DRIVER']);
-  step('deliver', 'Mark the package delivered, with its delivery code when one was set (assigned driver)', (id, r) => service.deliver(id, r.auth, r.body ?? {}), ['DRIVER'], DeliverBody);
-  step('release', 'Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again', (id, r) => service.release(id, r.auth, r.body.reason), ['DRIVER'], ReleaseBody);
-  step('fail', 'Mark the delivery failed, with a reason (assigned driver or admin)', (id, r) => service.fail(id, r.auth, r.body.reason), ['DRIVER', 'ADMIN'], FailBody);
+  const step = jobSteps(app, guard, { collection: 'packages', tags, response: PackageResponse, idempotency });
+  step('accept', 'Take a PENDING package (eligible driver; first wins, the others get 409)', (id, r, record) => service.accept(id, r.auth, record), ['DRIVER']);
+  step('pickup', 'Mark the package picked up (assigned driver)', (id, r, record) => service.pickup(id, r.auth, record), ['DRIVER']);
+  step('start', 'Start the delivery: IN_TRANSIT (assigned driver)', (id, r, record) => service.start(id, r.auth, record), ['DRIVER']);
+  step('deliver', 'Mark the package delivered, with its delivery code when one was set (assigned driver)', (id, r, record) => service.deliver(id, r.auth, r.body ?? {}, record), ['DRIVER'], DeliverBody);
+  step('release', 'Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again', (id, r, record) => service.release(id, r.auth, r.body.reason, record), ['DRIVER'], ReleaseBody);
+  step('fail', 'Mark the delivery failed, with a reason (assigned driver or admin)', (id, r, record) => service.fail(id, r.auth, r.body.reason, record), ['DRIVER', 'ADMIN'], FailBody);
 
   app.post(
     '/packages/:id/assign',
@@ -112,8 +113,9 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     {
       onRequest: guard.required(['BUSINESS', 'CUSTOMER', 'ADMIN']),
       preValidation: optionalBody,
-      schema: { tags, summary: 'Cancel a PENDING or ASSIGNED package (creator or admin)', security, params: IdParams, body: CancelBody, response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409) } },
+      schema: { tags, summary: 'Cancel a PENDING or ASSIGNED package (creator or admin; honours Idempotency-Key)', security, params: IdParams, body: CancelBody, response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409, 422) } },
     },
-    async (request) => service.cancel(request.params.id, request.auth, request.body?.reason),
+    async (request, reply) =>
+      stepOnce(idempotency, request, reply, `POST /packages/${request.params.id}/cancel`, 200, (record) => service.cancel(request.params.id, request.auth, request.body?.reason, record)),
   );
 };

@@ -9,6 +9,7 @@ import type { PackageStatus, ParcelJson, ProofKind, StopJson } from '../../db/ta
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
+import type { RecordAnswer } from '../../shared/record-answer.js';
 import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
@@ -70,6 +71,8 @@ type MoveOptions = {
   recipientName?: string;
   before?: (row: PackageRow) => Promise<void>;
   set?: (row: PackageRow) => { cancellation_fee?: number | null; cash_collected?: number | null };
+  /** A keyed request's answer, stored in the change's transaction (Idempotency-Key). */
+  record?: RecordAnswer;
 };
 
 /** The columns the viewer-dependent fields (cash on delivery, earnings) are computed from: both reads have them. */
@@ -440,11 +443,11 @@ export class PackageService {
     return this.lifecycle.offerNearby({ id: pkg.id, vehicleType: pkg.vehicleType, lat, lng, parcelSize: pkg.parcel.size ?? null });
   }
 
-  async accept(id: string, auth: AuthContext): Promise<PackageResponse> {
+  async accept(id: string, auth: AuthContext, record?: RecordAnswer): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     // A PENDING package is offered to every eligible driver, so losing the race is a 409, not a 404.
     if (!row) throw packageNotFound();
-    return this.assignTo(row, auth.userId, 'DRIVER', auth);
+    return this.assignTo(row, auth.userId, 'DRIVER', auth, record);
   }
 
   async assign(id: string, auth: AuthContext, driverId: string): Promise<PackageResponse> {
@@ -456,32 +459,34 @@ export class PackageService {
     return this.assignTo(row, driverId, auth.role === 'ADMIN' ? 'ADMIN' : 'COMPANY', auth);
   }
 
-  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, auth: AuthContext): Promise<PackageResponse> {
+  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, auth: AuthContext, record?: RecordAnswer): Promise<PackageResponse> {
     const actorId = auth.userId;
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
+    const view = actor === 'COMPANY' ? 'NO_LINK' : 'FULL';
     // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
-    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN' });
-    return this.present(assigned, auth, actor === 'COMPANY' ? 'NO_LINK' : 'FULL');
+    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN', answer: this.answer(auth, record, view) });
+    return this.present(assigned, auth, view);
   }
 
-  pickup(id: string, auth: AuthContext) {
-    return this.move(id, auth, 'PICKED_UP');
+  pickup(id: string, auth: AuthContext, record?: RecordAnswer) {
+    return this.move(id, auth, 'PICKED_UP', { record });
   }
 
-  async start(id: string, auth: AuthContext) {
-    const row = await this.moveRow(id, auth, 'IN_TRANSIT');
+  async start(id: string, auth: AuthContext, record?: RecordAnswer) {
+    const row = await this.moveRow(id, auth, 'IN_TRANSIT', { record });
     const started = this.respond(row);
     if (row.notify_recipient) this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
     return this.present(row, auth);
   }
 
-  fail(id: string, auth: AuthContext, reason: string) {
-    return this.move(id, auth, 'FAILED', { reason });
+  fail(id: string, auth: AuthContext, reason: string, record?: RecordAnswer) {
+    return this.move(id, auth, 'FAILED', { reason, record });
   }
 
-  cancel(id: string, auth: AuthContext, reason: string | undefined) {
+  cancel(id: string, auth: AuthContext, reason: string | undefined, record?: RecordAnswer) {
     return this.move(id, auth, 'CANCELLED', {
       reason,
+      record,
       set: (row) => ({
         cancellation_fee: cancellationFeeFor(this.deps.pricing, row, {
           cancelledBy: PackageService.actorFor(row, auth) === 'CREATOR' ? 'CREATOR' : 'ADMIN',
@@ -491,9 +496,10 @@ export class PackageService {
     });
   }
 
-  deliver(id: string, auth: AuthContext, body: { deliveryCode?: string; recipientName?: string; cashCollected?: number }) {
+  deliver(id: string, auth: AuthContext, body: { deliveryCode?: string; recipientName?: string; cashCollected?: number }, record?: RecordAnswer) {
     return this.move(id, auth, 'DELIVERED', {
       recipientName: body.recipientName,
+      record,
       // What the driver confirmed is kept; the ledger books the cash on delivery itself (section 21).
       set: (row) => (row.cod_amount !== null ? { cash_collected: body.cashCollected ?? null } : {}),
       before: async (row) => {
@@ -525,10 +531,15 @@ export class PackageService {
   }
 
   /** Hands an ASSIGNED package back (its driver before pickup, or an admin): PENDING again, back in dispatch. */
-  async release(id: string, auth: AuthContext, reason: string | null): Promise<PackageResponse> {
+  async release(id: string, auth: AuthContext, reason: string | null, record?: RecordAnswer): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
-    return this.present(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason), auth);
+    return this.present(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason, this.answer(auth, record)), auth);
+  }
+
+  /** Stores a keyed request's answer (the package as `present` shows it) in the change's transaction. */
+  private answer(auth: AuthContext, record: RecordAnswer | undefined, view: PackageView = 'FULL') {
+    return record && (async (trx: Transaction<Database>, row: PackageRow) => record(trx, await this.present(row, auth, view)));
   }
 
   private async move(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageResponse> {
@@ -541,7 +552,7 @@ export class PackageService {
     const event = this.lifecycle.check(row.status, to, PackageService.actorFor(row, auth));
     await options.before?.(row);
     const { reason, recipientName } = options;
-    return this.lifecycle.transition(row, to, event, auth.userId, { reason, recipientName, set: options.set?.(row) });
+    return this.lifecycle.transition(row, to, event, auth.userId, { reason, recipientName, set: options.set?.(row), answer: this.answer(auth, options.record) });
   }
 
   private hashCode(packageId: string, code: string): string {

@@ -1,5 +1,6 @@
 // Routes of ratings and tips (contract section 20), registered under /api by app.ts.
 import type { FeatureModule } from '../../http/context.js';
+import { stepOnce } from '../../http/idempotency.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import type { JobKind } from '../../db/tables/ratings.js';
 import {
@@ -44,14 +45,15 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
         onRequest: guard.required(['CUSTOMER', 'BUSINESS']),
         schema: {
           tags,
-          summary: `Tip the driver of a ${done} ${jobType === 'RIDE' ? 'ride' : 'package'} (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE)`,
+          summary: `Tip the driver of a ${done} ${jobType === 'RIDE' ? 'ride' : 'package'} (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE; honours Idempotency-Key)`,
           security,
           params: IdParams,
           body: TipBody,
-          response: { 201: TipResponse, ...errors(400, 401, 403, 404, 409) },
+          response: { 201: TipResponse, ...errors(400, 401, 403, 404, 409, 422) },
         },
       },
-      async (request, reply) => reply.code(201).send(await ratings.tip(jobType, request.params.id, request.auth, request.body.amount)),
+      async (request, reply) =>
+        stepOnce(services.idempotency, request, reply, `POST /${collection}/${request.params.id}/tip`, 201, (record) => ratings.tip(jobType, request.params.id, request.auth, request.body.amount, record)),
     );
   }
 

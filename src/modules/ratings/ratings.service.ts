@@ -7,6 +7,7 @@ import type { JobKind, RaterSide } from '../../db/tables/ratings.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
+import type { RecordAnswer } from '../../shared/record-answer.js';
 import { AppError, conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
@@ -83,7 +84,7 @@ export class RatingsService {
     return { id, jobType, jobId, side, ratedId, stars: body.stars, comment, createdAt: now.toISOString() };
   }
 
-  async tip(jobType: JobKind, jobId: string, auth: AuthContext, amount: number) {
+  async tip(jobType: JobKind, jobId: string, auth: AuthContext, amount: number, record?: RecordAnswer) {
     const { job, side } = await this.partyJob(jobType, jobId, auth);
     // Only who ordered the job tips it; its driver is not a tipper (a 404 like anyone else's).
     if (side !== 'CREATOR') throw jobNotFound(jobType);
@@ -97,13 +98,15 @@ export class RatingsService {
     const paymentMethod = paymentMethodOf(job);
     const payer: PartyRef = { kind: job.business_id !== null ? 'BUSINESS' : 'CUSTOMER', partyId: job.creator_id };
     const now = this.deps.clock.now();
+    const tip = { jobType, jobId, amount, currency, paymentMethod, createdAt: now.toISOString() };
     await this.deps.db.transaction().execute(async (trx) => {
       const row = { id: randomUUID(), job_type: jobType, job_id: jobId, payer_id: auth.userId, driver_id: driverId, amount, currency, payment_method: paymentMethod, created_at: now };
       if (!(await this.deps.repo.insertTip(trx, row))) throw conflict(`You tipped this ${noun(jobType)} already`, 'ALREADY_TIPPED');
       await this.deps.ledger.post(trx, { sourceKey: sourceKeys.tip(jobType, jobId), currency, entries: tipEntries({ driverId, payer, paymentMethod, amount }), memo: `Tip on ${noun(jobType)} ${jobId}` });
+      await record?.(trx, tip);
     });
     this.deps.bus.publish('job.annotated', { jobType, jobId });
-    return { jobType, jobId, amount, currency, paymentMethod, createdAt: now.toISOString() };
+    return tip;
   }
 
   /** GET /admin/ratings: every rating, comments included. */

@@ -19,7 +19,8 @@ export const ridesModule: FeatureModule = async (app, { services, guard }) => {
       onRequest: guard.required(['CUSTOMER']),
       schema: { tags, summary: 'Request a ride (honours Idempotency-Key)', security, body: CreateRideBody, response: { 201: RideResponse, ...errors(400, 401, 403, 404, 409, 422) } },
     },
-    async (request, reply) => createOnce(idempotency, request, reply, 'POST /rides', service),
+    async (request, reply) =>
+      createOnce(idempotency, request, reply, 'POST /rides', (trx) => service.create(trx, request.auth, request.body), { announce: (created) => service.announce(created) }),
   );
 
   app.get(
@@ -34,11 +35,11 @@ export const ridesModule: FeatureModule = async (app, { services, guard }) => {
     async (request) => service.get(request.params.id, request.auth),
   );
 
-  const step = jobSteps(app, guard, { collection: 'rides', tags, response: RideResponse });
-  step('accept', 'Take a REQUESTED ride (eligible driver; first wins, the others get 409)', (id, r) => service.accept(id, r.auth), ['DRIVER']);
-  step('release', 'Hand an ACCEPTED ride back before arriving (assigned driver): REQUESTED again, back in dispatch, never offered to that driver again', (id, r) => service.release(id, r.auth, r.body.reason), ['DRIVER'], ReleaseBody);
-  step('arrive', 'The driver is at the pickup (assigned driver)', (id, r) => service.arrive(id, r.auth), ['DRIVER']);
-  step('start', 'The passenger is on board: IN_PROGRESS (assigned driver)', (id, r) => service.start(id, r.auth), ['DRIVER']);
-  step('complete', 'The ride is over (assigned driver)', (id, r) => service.complete(id, r.auth), ['DRIVER']);
-  step('cancel', 'Cancel a REQUESTED, ACCEPTED or ARRIVED ride (its customer, its driver or an admin)', (id, r) => service.cancel(id, r.auth, r.body?.reason), ['CUSTOMER', 'DRIVER', 'ADMIN'], CancelRideBody);
+  const step = jobSteps(app, guard, { collection: 'rides', tags, response: RideResponse, idempotency });
+  step('accept', 'Take a REQUESTED ride (eligible driver; first wins, the others get 409)', (id, r, record) => service.accept(id, r.auth, record), ['DRIVER']);
+  step('release', 'Hand an ACCEPTED ride back before arriving (assigned driver): REQUESTED again, back in dispatch, never offered to that driver again', (id, r, record) => service.release(id, r.auth, r.body.reason, record), ['DRIVER'], ReleaseBody);
+  step('arrive', 'The driver is at the pickup (assigned driver)', (id, r, record) => service.arrive(id, r.auth, record), ['DRIVER']);
+  step('start', 'The passenger is on board: IN_PROGRESS (assigned driver)', (id, r, record) => service.start(id, r.auth, record), ['DRIVER']);
+  step('complete', 'The ride is over (assigned driver)', (id, r, record) => service.complete(id, r.auth, record), ['DRIVER']);
+  step('cancel', 'Cancel a REQUESTED, ACCEPTED or ARRIVED ride (its customer, its driver or an admin)', (id, r, record) => service.cancel(id, r.auth, r.body?.reason, record), ['CUSTOMER', 'DRIVER', 'ADMIN'], CancelRideBody);
 };

@@ -7,6 +7,7 @@ import type { RideStatus } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
+import type { RecordAnswer } from '../../shared/record-answer.js';
 import { badRequest, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import { json } from '../../db/json.js';
@@ -172,7 +173,7 @@ export class RideService {
     return this.lifecycle.offerNearby({ id: ride.id, vehicleType: ride.vehicleType, ...ride.pickupLocation, parcelSize: null });
   }
 
-  async accept(id: string, auth: AuthContext): Promise<RideResponse> {
+  async accept(id: string, auth: AuthContext, record?: RecordAnswer): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row) throw rideNotFound();
     const event = this.lifecycle.check(row.status, 'ACCEPTED', 'DRIVER');
@@ -182,33 +183,39 @@ export class RideService {
     const updated = await this.lifecycle.assign(row, 'ACCEPTED', event, auth.userId, auth.userId, {
       createdAfter: cutoff,
       missed: (current) => (current === 'REQUESTED' ? 'EXPIRED' : current),
+      answer: this.answer(auth, record),
     });
     return this.present(updated, auth);
   }
 
-  arrive(id: string, auth: AuthContext) {
-    return this.move(id, auth, 'ARRIVED');
+  arrive(id: string, auth: AuthContext, record?: RecordAnswer) {
+    return this.move(id, auth, 'ARRIVED', undefined, undefined, record);
   }
 
-  start(id: string, auth: AuthContext) {
-    return this.move(id, auth, 'IN_PROGRESS');
+  start(id: string, auth: AuthContext, record?: RecordAnswer) {
+    return this.move(id, auth, 'IN_PROGRESS', undefined, undefined, record);
   }
 
-  complete(id: string, auth: AuthContext) {
+  complete(id: string, auth: AuthContext, record?: RecordAnswer) {
     return this.move(id, auth, 'COMPLETED', undefined, async (row) => {
       const fare = await this.finalFare(row);
       // A CASH ride: the driver collected the fare (the ledger books it as CASH_COLLECTED).
       const amount = fare.fare_amount ?? row.price_amount;
       return { ...fare, ...(row.payment_method === 'CASH' && amount != null ? { cash_collected: amount } : {}) };
-    });
+    }, record);
   }
 
-  cancel(id: string, auth: AuthContext, reason: string | undefined) {
+  cancel(id: string, auth: AuthContext, reason: string | undefined, record?: RecordAnswer) {
     return this.move(id, auth, 'CANCELLED', reason, async (row) => {
       const actor = RideService.actorFor(row, auth);
       const cancelledBy = actor === 'CUSTOMER' ? 'CREATOR' : actor === 'ADMIN' ? 'ADMIN' : 'DRIVER';
       return { cancellation_fee: cancellationFeeFor(this.deps.pricing, row, { cancelledBy, afterAssignment: row.status !== 'REQUESTED' }) };
-    });
+    }, record);
+  }
+
+  /** Stores a keyed request's answer (the ride as `present` shows it) in the change's transaction. */
+  private answer(auth: AuthContext, record: RecordAnswer | undefined) {
+    return record && (async (trx: Transaction<Database>, row: RideRow) => record(trx, await this.present(row, auth)));
   }
 
   /**
@@ -232,10 +239,10 @@ export class RideService {
   }
 
   /** Hands an ACCEPTED ride back (its driver before arriving, or an admin): REQUESTED again, back in dispatch. */
-  async release(id: string, auth: AuthContext, reason: string | null): Promise<RideResponse> {
+  async release(id: string, auth: AuthContext, reason: string | null, record?: RecordAnswer): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw rideNotFound();
-    return this.present(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason), auth);
+    return this.present(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason, this.answer(auth, record)), auth);
   }
 
   private async move(
@@ -244,11 +251,12 @@ export class RideService {
     to: RideStatus,
     reason?: string,
     set?: (row: RideRow) => Promise<Omit<StatusSet<RideStatus>, 'status' | 'updated_at'>>,
+    record?: RecordAnswer,
   ): Promise<RideResponse> {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
     const event = this.lifecycle.check(row.status, to, RideService.actorFor(row, auth));
-    return this.present(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row) }), auth);
+    return this.present(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row), answer: this.answer(auth, record) }), auth);
   }
 
   /** Expires REQUESTED rides older than 5 minutes (safe to run on several instances at once). */

@@ -3,10 +3,15 @@
 // are shown as text.
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../../shared/api/client';
+import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
 import { ErrorBox, formatMoney, formatTime } from '../../shared/ui';
 import { Pager, useCursors } from '../pager';
 import { useCurrencyFilter } from './currency-filter';
+
+// The JSON page (the routes also answer CSV with Accept: text/csv).
+type SettlementPage = Schemas['/api/admin/settlements']['get']['responses'][200]['content']['application/json'];
+type BusinessPaymentPage = Schemas['/api/admin/business-payments']['get']['responses'][200]['content']['application/json'];
 
 interface Row {
   id: string;
@@ -89,7 +94,7 @@ export function RecentSettlements() {
       noun="settlement"
       queryKey={queryKeys.settlementsPage}
       load={async (query) => {
-        const page = await ok(api.GET('/api/admin/settlements', { params: { query } }));
+        const page = (await ok(api.GET('/api/admin/settlements', { params: { query } }))) as SettlementPage;
         return { ...page, items: page.items.map((s) => ({ ...s, party: s.driverName })) };
       }}
     />
@@ -105,7 +110,7 @@ export function RecentBusinessPayments() {
       noun="business payment"
       queryKey={queryKeys.businessPaymentsPage}
       load={async (query) => {
-        const page = await ok(api.GET('/api/admin/business-payments', { params: { query } }));
+        const page = (await ok(api.GET('/api/admin/business-payments', { params: { query } }))) as BusinessPaymentPage;
         return { ...page, items: page.items.map((p) => ({ ...p, party: p.businessName })) };
       }}
     />

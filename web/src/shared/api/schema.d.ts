@@ -567,7 +567,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take a PENDING package (eligible driver; first wins, the others get 409) */
+        /** Take a PENDING package (eligible driver; first wins, the others get 409) (honours Idempotency-Key) */
         post: operations["postPackagesIdAccept"];
         delete?: never;
         options?: never;
@@ -584,7 +584,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark the package picked up (assigned driver) */
+        /** Mark the package picked up (assigned driver) (honours Idempotency-Key) */
         post: operations["postPackagesIdPickup"];
         delete?: never;
         options?: never;
@@ -601,7 +601,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start the delivery: IN_TRANSIT (assigned driver) */
+        /** Start the delivery: IN_TRANSIT (assigned driver) (honours Idempotency-Key) */
         post: operations["postPackagesIdStart"];
         delete?: never;
         options?: never;
@@ -618,7 +618,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark the package delivered, with its delivery code when one was set (assigned driver) */
+        /** Mark the package delivered, with its delivery code when one was set (assigned driver) (honours Idempotency-Key) */
         post: operations["postPackagesIdDeliver"];
         delete?: never;
         options?: never;
@@ -635,7 +635,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again */
+        /** Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again (honours Idempotency-Key) */
         post: operations["postPackagesIdRelease"];
         delete?: never;
         options?: never;
@@ -652,7 +652,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark the delivery failed, with a reason (assigned driver or admin) */
+        /** Mark the delivery failed, with a reason (assigned driver or admin) (honours Idempotency-Key) */
         post: operations["postPackagesIdFail"];
         delete?: never;
         options?: never;
@@ -686,7 +686,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a PENDING or ASSIGNED package (creator or admin) */
+        /** Cancel a PENDING or ASSIGNED package (creator or admin; honours Idempotency-Key) */
         post: operations["postPackagesIdCancel"];
         delete?: never;
         options?: never;
@@ -738,7 +738,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take a REQUESTED ride (eligible driver; first wins, the others get 409) */
+        /** Take a REQUESTED ride (eligible driver; first wins, the others get 409) (honours Idempotency-Key) */
         post: operations["postRidesIdAccept"];
         delete?: never;
         options?: never;
@@ -755,7 +755,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hand an ACCEPTED ride back before arriving (assigned driver): REQUESTED again, back in dispatch, never offered to that driver again */
+        /** Hand an ACCEPTED ride back before arriving (assigned driver): REQUESTED again, back in dispatch, never offered to that driver again (honours Idempotency-Key) */
         post: operations["postRidesIdRelease"];
         delete?: never;
         options?: never;
@@ -772,7 +772,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The driver is at the pickup (assigned driver) */
+        /** The driver is at the pickup (assigned driver) (honours Idempotency-Key) */
         post: operations["postRidesIdArrive"];
         delete?: never;
         options?: never;
@@ -789,7 +789,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The passenger is on board: IN_PROGRESS (assigned driver) */
+        /** The passenger is on board: IN_PROGRESS (assigned driver) (honours Idempotency-Key) */
         post: operations["postRidesIdStart"];
         delete?: never;
         options?: never;
@@ -806,7 +806,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The ride is over (assigned driver) */
+        /** The ride is over (assigned driver) (honours Idempotency-Key) */
         post: operations["postRidesIdComplete"];
         delete?: never;
         options?: never;
@@ -823,7 +823,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a REQUESTED, ACCEPTED or ARRIVED ride (its customer, its driver or an admin) */
+        /** Cancel a REQUESTED, ACCEPTED or ARRIVED ride (its customer, its driver or an admin) (honours Idempotency-Key) */
         post: operations["postRidesIdCancel"];
         delete?: never;
         options?: never;
@@ -996,7 +996,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept an open offer: the job is the driver's (as a direct accept); 409 names a lapsed, declined or withdrawn offer's state */
+        /** Accept an open offer: the job is the driver's (as a direct accept); 409 names a lapsed, declined or withdrawn offer's state (honours Idempotency-Key) */
         post: operations["postOffersIdAccept"];
         delete?: never;
         options?: never;
@@ -1013,7 +1013,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Decline an open offer: the job goes to the next driver */
+        /** Decline an open offer: the job goes to the next driver (honours Idempotency-Key) */
         post: operations["postOffersIdDecline"];
         delete?: never;
         options?: never;
@@ -1047,7 +1047,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take a job back from its driver before pickup (package ASSIGNED, ride ACCEPTED): waiting again, back in dispatch */
+        /** Take a job back from its driver before pickup (package ASSIGNED, ride ACCEPTED): waiting again, back in dispatch (honours Idempotency-Key) */
         post: operations["postAdminJobsJobTypeIdRelease"];
         delete?: never;
         options?: never;
@@ -1325,7 +1325,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Settlements recorded (cash drivers handed in), newest first (filter by driver and currency) */
+        /** Settlements recorded (cash drivers handed in), newest first (filter by driver and currency); CSV with Accept: text/csv or format=csv */
         get: operations["getAdminSettlements"];
         put?: never;
         /** Record cash a driver handed in (at most what the driver owes; honours Idempotency-Key) */
@@ -1343,7 +1343,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Business payments recorded, newest first (filter by business and currency) */
+        /** Business payments recorded, newest first (filter by business and currency); CSV with Accept: text/csv or format=csv */
         get: operations["getAdminBusinessPayments"];
         put?: never;
         /** Record a business paying its invoice (honours Idempotency-Key) */
@@ -1364,7 +1364,7 @@ export interface paths {
         /** Payout batches, newest first */
         get: operations["getAdminPayouts"];
         put?: never;
-        /** Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (honours Idempotency-Key) */
+        /** Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (requires Idempotency-Key: 400 IDEMPOTENCY_KEY_REQUIRED without one) */
         post: operations["postAdminPayouts"];
         delete?: never;
         options?: never;
@@ -1415,7 +1415,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change */
+        /** Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change (honours Idempotency-Key) */
         post: operations["postAdminPayoutsIdPaid"];
         delete?: never;
         options?: never;
@@ -1432,7 +1432,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 */
+        /** Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 (honours Idempotency-Key) */
         post: operations["postAdminPayoutsIdLinesLineIdFailed"];
         delete?: never;
         options?: never;
@@ -1719,7 +1719,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Tip the driver of a COMPLETED ride (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE) */
+        /** Tip the driver of a COMPLETED ride (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE; honours Idempotency-Key) */
         post: operations["postRidesIdTip"];
         delete?: never;
         options?: never;
@@ -1753,7 +1753,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Tip the driver of a DELIVERED package (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE) */
+        /** Tip the driver of a DELIVERED package (its creator; once: 409 ALREADY_TIPPED; within 24 h: 409 TIP_CLOSED; at most TIP_MAX_SHARE of the price: 400 TIP_TOO_LARGE; honours Idempotency-Key) */
         post: operations["postPackagesIdTip"];
         delete?: never;
         options?: never;
@@ -6563,6 +6563,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -6820,6 +6832,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -7067,6 +7091,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -7347,6 +7383,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -7610,6 +7658,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -7863,6 +7923,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -8390,6 +8462,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -9238,6 +9322,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -9443,6 +9539,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -9662,6 +9770,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -9861,6 +9981,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -10080,6 +10212,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -10285,6 +10429,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -12034,6 +12190,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -12132,6 +12300,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -12640,6 +12820,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -14273,6 +14465,8 @@ export interface operations {
                 currency?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description Instead of the Accept header (text/csv for CSV), e.g. for a download link */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -14280,7 +14474,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested resource */
+            /** @description A page of settlements */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -14312,6 +14506,7 @@ export interface operations {
                         }[];
                         nextCursor: string | null;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Invalid input (the message names the field) */
@@ -14537,6 +14732,8 @@ export interface operations {
                 currency?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description Instead of the Accept header (text/csv for CSV), e.g. for a download link */
+                format?: "json" | "csv";
             };
             header?: never;
             path?: never;
@@ -14544,7 +14741,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The requested resource */
+            /** @description A page of business payments */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -14576,6 +14773,7 @@ export interface operations {
                         }[];
                         nextCursor: string | null;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Invalid input (the message names the field) */
@@ -15438,6 +15636,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -15565,6 +15775,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -17908,6 +18130,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -18160,6 +18394,18 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
