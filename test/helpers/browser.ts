@@ -91,6 +91,9 @@ export function useBrowserHarness(options: BrowserHarnessOptions): BrowserHarnes
       DATA_DIR: dataDir,
       SMS_TRANSPORT: 'file',
       SMS_FILE: smsFile,
+      // The flows post positions kilometres apart a moment later (a teleport, as the API tests do):
+      // plausibility is tested in test/positions.test.ts.
+      MAX_PLAUSIBLE_SPEED: 'off',
       ...options.env,
     };
     if (serverDatabaseUrl) {
