@@ -31,11 +31,6 @@ export class PushRepository {
       .executeTakeFirst();
   }
 
-  /** Deletes the user's subscription with this endpoint (sign-out); someone else's stays. */
-  async deleteOwnedWith(ex: Executor, userId: string, endpoint: string): Promise<void> {
-    await ex.deleteFrom('push_subscriptions').where('user_id', '=', userId).where('endpoint', '=', endpoint).execute();
-  }
-
   /** Deletes the user's oldest subscriptions beyond `keep` (newest first by creation). */
   async trimUser(ex: Executor, userId: string, keep: number): Promise<number> {
     const keepIds = ex.selectFrom('push_subscriptions').select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(keep);

@@ -94,6 +94,11 @@ export class PushService implements JobChangeWatcher {
     if (!(await this.deps.repo.deleteOwned(userId, endpoint))) throw notFound('Push subscription not found', 'PUSH_SUBSCRIPTION_NOT_FOUND');
   }
 
+  /** Sign-out (POST /auth/logout with pushEndpoint): the user's subscription with it, if any, is deleted. */
+  async forget(userId: string, endpoint: string): Promise<void> {
+    await this.deps.repo.deleteOwned(userId, endpoint);
+  }
+
   /** An offer was made to a driver (contract section 19): pushed to each of its subscriptions until the offer's deadline. */
   offerMade(driverId: string, offer: OfferForPush): void {
     const sender = this.deps.sender;

@@ -162,7 +162,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke the session of a refresh token (its access tokens stop working at once) */
+        /**
+         * Revoke the session of a refresh token (its access tokens stop working at once)
+         * @description A driver's live session revoked also sets the driver OFFLINE (even on a job: nobody is behind the phone), and `pushEndpoint`, when given, deletes the session user's push subscription with that endpoint. An unknown or already revoked token: 200, nothing else changes.
+         */
         post: operations["postAuthLogout"];
         delete?: never;
         options?: never;
@@ -1466,7 +1469,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced) */
+        /** Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced; another account's endpoint: 409 PUSH_ENDPOINT_TAKEN) */
         post: operations["postPushSubscriptions"];
         /** Delete one of the caller's push subscriptions by its endpoint (anyone else's: 404) */
         delete: operations["deletePushSubscriptions"];
@@ -2705,6 +2708,8 @@ export interface operations {
             content: {
                 "application/json": {
                     refreshToken: string;
+                    /** @description The browser's push endpoint on this phone: the caller's subscription with it is deleted with the session */
+                    pushEndpoint?: string;
                 };
             };
         };
@@ -15724,6 +15729,18 @@ export interface operations {
             };
             /** @description Not found (or not yours) */
             404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
