@@ -107,9 +107,23 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
     await page.getByLabel('Recipient name').fill('Achieng Otieno');
     const layout = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth }));
     assert.ok(layout.scrollWidth <= layout.width, 'no horizontal scrolling');
+    await page.evaluate(() => {
+      const original = window.fetch;
+      window.fetch = async (input, init) => {
+        if (input instanceof Request && input.method === 'POST' && input.url.endsWith('/proof')) {
+          const photo = (await input.clone().formData()).get('photo');
+          if (photo instanceof Blob) (window as unknown as { sentPhoto: number[] }).sentPhoto = [...new Uint8Array(await photo.arrayBuffer())];
+        }
+        return original(input, init);
+      };
+    });
     const upload = page.waitForResponse((r) => r.url().endsWith(`/api/packages/${pkg.id}/proof`) && r.request().method() === 'POST');
     await page.getByRole('button', { name: 'Delivered' }).click();
     assert.equal((await upload).status(), 200);
+    // The app scaled the 3000 × 2000 photo to 1600 px (JPEG) before sending it (the page's fetch
+    // kept what it sent: Playwright does not give a multipart body with a file).
+    const sentPhoto = await sharp(Buffer.from(await page.evaluate(() => (window as unknown as { sentPhoto: number[] }).sentPhoto))).metadata();
+    assert.deepEqual([sentPhoto.format, sentPhoto.width, sentPhoto.height, sentPhoto.exif], ['jpeg', 1600, 1067, undefined]);
     await page.getByText('Delivered. Well done.').waitFor();
 
     const delivered = await call<{ status: string; proof: { photoUrl: string; signatureUrl: string; recipientName: string } }>('GET', `/packages/${pkg.id}`, shop.accessToken);

@@ -86,7 +86,16 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     assert.equal(await page.evaluate(() => Notification.permission), 'granted');
   });
 
+  test('with nobody signed in on the phone, an offer push shows nothing', async () => {
+    const offerId = '1d2c3b4a-0000-4000-8000-00000000000a';
+    await deliver({ type: 'offer', offerId, jobType: 'PACKAGE', jobId: 'x', deadline: new Date(Date.now() + 60_000).toISOString(), pickupArea: 'A', price: null });
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(!(await notifications()).some((n) => n.tag === `offer-${offerId}`));
+  });
+
   test('an offer pushed to the worker is shown as "New offer" with the pickup area and the price as the server wrote it; its data opens the offer', async () => {
+    // What the driver app keeps while a driver is signed in (web/src/driver/sign-out.ts).
+    await page.evaluate(async () => (await caches.open('driver-signed-in')).put('/driver/signed-in', new Response('1')));
     const offerId = '5b6c1c2e-8d1f-4a43-9d51-0f2f6f1b9a11';
     await deliver({
       type: 'offer',

@@ -189,6 +189,24 @@ describe('web push', () => {
     assert.equal((await subscriptionsOf(t, owner.id)).length, 0);
     assert.equal((await del(t, owner.headers, { endpoint: s.endpoint })).statusCode, 404);
   });
+  test('an endpoint belongs to one account: another account posting it gets 409 PUSH_ENDPOINT_TAKEN and the owner keeps it', async () => {
+    const owner = await createUser(t, { role: 'DRIVER' });
+    const other = await createUser(t, { role: 'DRIVER' });
+    const s = receiver.subscription().json;
+    assert.equal((await post(t, '/api/push/subscriptions', owner.headers, s)).statusCode, 201);
+    const taken = await post(t, '/api/push/subscriptions', other.headers, s);
+    assert.deepEqual(taken.json(), {
+      statusCode: 409,
+      message: 'This push endpoint is registered to another account',
+      error: 'Conflict',
+      code: 'PUSH_ENDPOINT_TAKEN',
+    });
+    assert.deepEqual((await subscriptionsOf(t, owner.id)).map((r) => r.endpoint), [s.endpoint]);
+    assert.equal((await subscriptionsOf(t, other.id)).length, 0);
+    // The owner posting it again (new keys after a re-subscribe, say) still works.
+    assert.equal((await post(t, '/api/push/subscriptions', owner.headers, s)).statusCode, 201);
+    assert.equal((await subscriptionsOf(t, owner.id)).length, 1);
+  });
 });
 
 describe('web push: endpoint rules and push off', () => {

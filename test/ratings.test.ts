@@ -224,6 +224,38 @@ describe('ratings and tips', () => {
     assert.notEqual(page2.items[0].id, page1.items[1].id);
   });
 
+  test('GET /drivers/me/ratings: side=received shows stars only (no comment, no rater), side=given the driver\'s own comments; paginated', async () => {
+    const me = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } });
+    const ids = [await ride(customer, me), await ride(otherCustomer, me), await ride(customer, me)];
+    for (const [i, id] of ids.entries()) {
+      assert.equal((await rate('rides', id, i === 1 ? otherCustomer : customer, { stars: i + 2, comment: `Secret ${i}` })).statusCode, 201);
+      t.clock.advance(1000);
+    }
+    assert.equal((await rate('rides', ids[0]!, me, { stars: 5, comment: 'Friendly' })).statusCode, 201);
+    // Someone else's ratings are not in the driver's lists.
+    const theirs = await ride(customer, driver);
+    assert.equal((await rate('rides', theirs, customer, { stars: 1 })).statusCode, 201);
+
+    const received = await get(t, '/api/drivers/me/ratings?side=received&limit=2', me.headers);
+    assert.equal(received.statusCode, 200, received.body);
+    const page1 = received.json();
+    assert.deepEqual(page1.items.map((r: { stars: number }) => r.stars), [4, 3], 'newest first');
+    for (const item of page1.items) assert.deepEqual(Object.keys(item).sort(), ['createdAt', 'id', 'jobId', 'jobType', 'side', 'stars']);
+    assert.equal(received.body.includes('Secret'), false);
+    assert.equal(received.body.includes(customer.id), false);
+    const page2 = (await get(t, `/api/drivers/me/ratings?side=received&limit=2&cursor=${page1.nextCursor}`, me.headers)).json();
+    assert.deepEqual(page2.items.map((r: { stars: number }) => r.stars), [2]);
+    assert.equal(page2.nextCursor, null);
+
+    const given = (await get(t, '/api/drivers/me/ratings?side=given', me.headers)).json();
+    assert.equal(given.items.length, 1);
+    assert.deepEqual({ ...given.items[0], id: undefined, createdAt: undefined }, { id: undefined, createdAt: undefined, jobType: 'RIDE', jobId: ids[0], side: 'DRIVER', stars: 5, comment: 'Friendly' });
+
+    assert.equal((await get(t, '/api/drivers/me/ratings', me.headers)).statusCode, 400);
+    assert.equal((await get(t, '/api/drivers/me/ratings?side=all', me.headers)).json().error, 'Bad Request');
+    assert.equal((await get(t, '/api/drivers/me/ratings?side=received', customer.headers)).statusCode, 403);
+  });
+
   test('alerts: drivers below RATING_ALERT_BELOW with at least 20 ratings', async () => {
     const low = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'CAR' } });
     const fewRatings = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'CAR' } });

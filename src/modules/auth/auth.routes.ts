@@ -7,6 +7,7 @@ import {
   CodeSessionResponse,
   ForgotPasswordBody,
   LoginBody,
+  LogoutBody,
   RefreshResponse,
   RefreshTokenBody,
   RegisterBody,
@@ -130,12 +131,19 @@ export const authModule: FeatureModule = async (app, ctx) => {
       schema: {
         tags,
         summary: 'Revoke the session of a refresh token (its access tokens stop working at once)',
-        body: RefreshTokenBody,
+        description:
+          "A driver's live session revoked also sets the driver OFFLINE (even on a job: nobody is behind the phone), and `pushEndpoint`, when given, deletes the session user's push subscription with that endpoint. An unknown or already revoked token: 200, nothing else changes.",
+        body: LogoutBody,
         response: { 200: SuccessMessage, ...errors(400) },
       },
     },
     async (request) => {
-      await sessions.logout(request.body.refreshToken);
+      const ended = await sessions.logout(request.body.refreshToken);
+      if (ended) {
+        // Only for a session that was live: a late sign-out of an old phone leaves the driver alone.
+        if (ended.role === 'DRIVER') await ctx.services.drivers.signedOut(ended.userId);
+        if (request.body.pushEndpoint) await ctx.services.push.forget(ended.userId, request.body.pushEndpoint);
+      }
       return { success: true, message: 'Logged out' };
     },
   );

@@ -48,6 +48,12 @@ export const LoginBody = Body({
 export const CodeSessionBody = Body({ sessionId: Uuid, phone: PhoneText });
 export const VerifyOtpBody = Body({ sessionId: Uuid, phone: PhoneText, code: Code });
 export const RefreshTokenBody = Body({ refreshToken: Type.String({ minLength: 1, maxLength: 200 }) });
+export const LogoutBody = Body({
+  refreshToken: Type.String({ minLength: 1, maxLength: 200 }),
+  pushEndpoint: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 2048, description: "The browser's push endpoint on this phone: the caller's subscription with it is deleted with the session" }),
+  ),
+});
 export const ForgotPasswordBody = Body({ identifier: Type.String({ minLength: 1, maxLength: 254 }) });
 export const ResetPasswordBody = Body({ sessionId: Uuid, phone: PhoneText, code: Code, newPassword: NewPassword });
 export const ChangePasswordBody = Body({

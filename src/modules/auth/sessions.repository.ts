@@ -2,7 +2,7 @@
 import type { Insertable } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
-import type { AuthSessionsTable } from '../../db/schema.js';
+import type { AuthSessionsTable, Role } from '../../db/schema.js';
 
 export class SessionsRepository {
   constructor(private readonly db: DB) {}
@@ -25,16 +25,19 @@ export class SessionsRepository {
     await this.db.updateTable('auth_sessions').set({ last_used_at: now }).where('id', '=', id).execute();
   }
 
-  /** Revokes the live session of a refresh token; its id, or undefined when none was live. */
-  async revokeByRefreshHash(refreshTokenHash: string, now: Date): Promise<string | undefined> {
+  /** Revokes the live session of a refresh token; its id and user, or undefined when none was live. */
+  async revokeByRefreshHash(refreshTokenHash: string, now: Date): Promise<{ id: string; userId: string; role: Role } | undefined> {
     const row = await this.db
-      .updateTable('auth_sessions')
+      .updateTable('auth_sessions as s')
       .set({ revoked_at: now })
-      .where('refresh_token_hash', '=', refreshTokenHash)
-      .where('revoked_at', 'is', null)
-      .returning('id')
+      .from('users as u')
+      .whereRef('u.id', '=', 's.user_id')
+      .where('s.refresh_token_hash', '=', refreshTokenHash)
+      .where('s.revoked_at', 'is', null)
+      .where('s.expires_at', '>', now)
+      .returning(['s.id', 's.user_id', 'u.role'])
       .executeTakeFirst();
-    return row?.id;
+    return row && { id: row.id, userId: row.user_id, role: row.role };
   }
 
   /** Revokes every live session of a user (optionally but one); returns their ids. */

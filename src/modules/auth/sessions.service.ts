@@ -65,9 +65,12 @@ export class SessionsService {
     return token;
   }
 
-  async logout(refreshToken: string): Promise<void> {
+  /** Revokes the session of a refresh token; whose it was when it was live (else undefined). */
+  async logout(refreshToken: string): Promise<{ userId: string; role: Role } | undefined> {
     const revoked = await this.deps.repo.revokeByRefreshHash(sha256(refreshToken), this.now());
-    if (revoked) this.publishRevoked([revoked]);
+    if (!revoked) return undefined;
+    this.publishRevoked([revoked.id]);
+    return { userId: revoked.userId, role: revoked.role };
   }
 
   /** Revokes every live session of a user (optionally but one); returns their ids. */

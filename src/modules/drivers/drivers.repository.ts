@@ -71,6 +71,12 @@ export class DriversRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /** Signing out: OFFLINE even during an active job (nobody is behind the phone); whether it was ONLINE. */
+  async setOfflineOnSignOut(id: string): Promise<boolean> {
+    const result = await this.db.updateTable('driver_profiles').set({ availability: 'OFFLINE', updated_at: this.clock.now() }).where('user_id', '=', id).where('availability', '=', 'ONLINE').executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   userStatus(id: string) {
     return this.db.selectFrom('users').select(['status', 'role']).where('id', '=', id).executeTakeFirst();
   }

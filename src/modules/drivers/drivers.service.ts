@@ -48,6 +48,13 @@ export class DriversService {
     return this.toResponse({ ...row, availability: status });
   }
 
+  /** The driver signed out (POST /auth/logout): OFFLINE, here at once and on the other instances. */
+  async signedOut(id: string): Promise<void> {
+    if (!(await this.deps.repo.setOfflineOnSignOut(id))) return;
+    await this.deps.live.ensure(id);
+    this.deps.live.setOnline(id, false);
+  }
+
   async reportLocation(id: string, body: LocationBody): Promise<void> {
     const rec = await this.deps.live.ensure(id);
     if (!rec) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');

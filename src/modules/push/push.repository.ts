@@ -8,22 +8,27 @@ export type PushSubscriptionRow = PushSubscriptionsTable;
 export class PushRepository {
   constructor(private readonly db: DB) {}
 
-  /** Saves the subscription for the user; an endpoint another account registered before becomes this one's (the browser holds it). */
-  async upsert(ex: Executor, row: PushSubscriptionRow): Promise<PushSubscriptionRow> {
+  /**
+   * Saves the subscription for the user (the user's own endpoint again: its keys replaced). An
+   * endpoint another account holds is left alone: undefined (contract 19, PUSH_ENDPOINT_TAKEN).
+   */
+  async upsert(ex: Executor, row: PushSubscriptionRow): Promise<PushSubscriptionRow | undefined> {
     return ex
       .insertInto('push_subscriptions')
       .values(row)
       .onConflict((oc) =>
-        oc.column('endpoint').doUpdateSet((eb) => ({
-          user_id: eb.ref('excluded.user_id'),
-          p256dh: eb.ref('excluded.p256dh'),
-          auth: eb.ref('excluded.auth'),
-          created_at: eb.ref('excluded.created_at'),
-          last_success_at: null,
-        })),
+        oc
+          .column('endpoint')
+          .doUpdateSet((eb) => ({
+            p256dh: eb.ref('excluded.p256dh'),
+            auth: eb.ref('excluded.auth'),
+            created_at: eb.ref('excluded.created_at'),
+            last_success_at: null,
+          }))
+          .whereRef('push_subscriptions.user_id', '=', 'excluded.user_id'),
       )
       .returning(['id', 'user_id', 'endpoint', 'p256dh', 'auth', 'created_at', 'last_success_at'])
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
   }
 
   /** Deletes the user's oldest subscriptions beyond `keep` (newest first by creation). */

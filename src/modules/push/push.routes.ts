@@ -30,9 +30,9 @@ export const pushModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced)",
+        summary: "Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced; another account's endpoint: 409 PUSH_ENDPOINT_TAKEN)",
         body: SubscribeBody,
-        response: { 201: SubscriptionResponse, ...errors(400, 401, 404) },
+        response: { 201: SubscriptionResponse, ...errors(400, 401, 404, 409) },
       },
     },
     async (request, reply) => reply.code(201).send(await service.subscribe(request.auth.userId, request.body)),

@@ -6,7 +6,7 @@ import { createECDH, randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import type { DB } from '../../db/database.js';
 import type { Clock } from '../../shared/clock.js';
-import { badRequest, notFound } from '../../shared/errors.js';
+import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { formatMoney } from '../../shared/money.js';
 import type { JobChangeWatcher } from '../jobs/lifecycle.js';
 import { checkWebhookUrl, type LookupAll, type UrlRules } from '../webhooks/url-safety.js';
@@ -82,6 +82,8 @@ export class PushService implements JobChangeWatcher {
     const row = await this.deps.db.transaction().execute(async (trx) => {
       await this.deps.repo.lockUser(trx, userId);
       const saved = await this.deps.repo.upsert(trx, { id: randomUUID(), user_id: userId, endpoint: body.endpoint, p256dh, auth, created_at: now, last_success_at: null });
+      // Another account's endpoint is not taken over (its owner would silently stop getting pushes).
+      if (!saved) throw conflict('This push endpoint is registered to another account', 'PUSH_ENDPOINT_TAKEN');
       await this.deps.repo.trimUser(trx, userId, MAX_SUBSCRIPTIONS_PER_USER);
       return saved;
     });
@@ -91,6 +93,11 @@ export class PushService implements JobChangeWatcher {
   /** Only the caller's own subscription; anyone else's (or none) is a 404. */
   async unsubscribe(userId: string, endpoint: string): Promise<void> {
     if (!(await this.deps.repo.deleteOwned(userId, endpoint))) throw notFound('Push subscription not found', 'PUSH_SUBSCRIPTION_NOT_FOUND');
+  }
+
+  /** Sign-out (POST /auth/logout with pushEndpoint): the user's subscription with it, if any, is deleted. */
+  async forget(userId: string, endpoint: string): Promise<void> {
+    await this.deps.repo.deleteOwned(userId, endpoint);
   }
 
   /** An offer was made to a driver (contract section 19): pushed to each of its subscriptions until the offer's deadline. */

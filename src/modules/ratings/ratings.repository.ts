@@ -25,6 +25,7 @@ export interface RatingListFilter {
   /** Ratings the drivers of this company received. */
   companyId?: string;
   raterId?: string;
+  ratedId?: string;
   cursor?: Cursor;
   limit: number;
 }
@@ -118,6 +119,7 @@ export class RatingsRepository {
       .select(['rater.role as rater_role', 'rated.role as rated_role']);
     if (filter.driverId) q = q.where('r.driver_id', '=', filter.driverId);
     if (filter.raterId) q = q.where('r.rater_id', '=', filter.raterId);
+    if (filter.ratedId) q = q.where('r.rated_id', '=', filter.ratedId);
     if (filter.companyId) {
       const companyId = filter.companyId;
       q = q

@@ -7,6 +7,8 @@ import {
   AdminRatingsQuery,
   AlertsQuery,
   CompanyRatingsQuery,
+  DriverRatingPage,
+  DriverRatingsQuery,
   OwnRatingsQuery,
   RateBody,
   RatingAlerts,
@@ -91,5 +93,20 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
       schema: { tags, summary: 'The ratings the business gave its drivers, with its comments, newest first', security, querystring: OwnRatingsQuery, response: { 200: RatingPage, ...errors(400, 401, 403) } },
     },
     async (request) => ratings.givenBy(request.auth, request.query),
+  );
+
+  app.get(
+    '/drivers/me/ratings',
+    {
+      onRequest: guard.required(['DRIVER']),
+      schema: {
+        tags,
+        summary: "The driver's ratings, newest first: side=received, the stars it was given (no comment, no rater); side=given, the ratings it gave, with its comments",
+        security,
+        querystring: DriverRatingsQuery,
+        response: { 200: DriverRatingPage, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => ratings.driverList(request.auth, request.query),
   );
 };

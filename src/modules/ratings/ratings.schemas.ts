@@ -57,6 +57,28 @@ export type AdminRatingsQuery = Static<typeof AdminRatingsQuery>;
 export const CompanyRatingsQuery = AdminRatingsQuery;
 export const OwnRatingsQuery = Type.Object({ ...PaginationQuery.properties }, { additionalProperties: false });
 
+export const DriverRatingsQuery = Type.Object(
+  {
+    ...PaginationQuery.properties,
+    side: Type.Union([Type.Literal('given'), Type.Literal('received')], { description: 'received: the ratings of the driver (stars only); given: the ratings the driver gave, with its comments' }),
+  },
+  { additionalProperties: false },
+);
+export type DriverRatingsQuery = Static<typeof DriverRatingsQuery>;
+
+/** A rating in the driver's own lists: no rater (received ones are anonymous), a comment only on those it gave. */
+export const DriverRatingItem = Type.Object({
+  id: Type.String(),
+  jobType: JobType,
+  jobId: Type.String(),
+  side: Side,
+  stars: Type.Integer(),
+  comment: Type.Optional(Nullable(Type.String({ description: 'Only on the ratings the driver gave' }))),
+  createdAt: DateTime,
+});
+export type DriverRatingItem = Static<typeof DriverRatingItem>;
+export const DriverRatingPage = pageSchema(DriverRatingItem);
+
 export const RatingAlerts = Type.Object({
   threshold: Type.Number({ description: 'RATING_ALERT_BELOW' }),
   minimumRatings: Type.Integer(),

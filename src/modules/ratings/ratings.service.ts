@@ -13,7 +13,7 @@ import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import { BASIS_POINTS, sourceKeys, tipEntries, type PartyRef, type PaymentMethod } from '../ledger/postings.js';
 import type { JobForRating, RatingListFilter, RatingsRepository } from './ratings.repository.js';
-import type { RateBody, RatingItem } from './ratings.schemas.js';
+import type { DriverRatingItem, DriverRatingsQuery, RateBody, RatingItem } from './ratings.schemas.js';
 
 export const RATING_WINDOW_MS = 7 * 24 * 3600_000;
 export const TIP_WINDOW_MS = 24 * 3600_000;
@@ -122,6 +122,25 @@ export class RatingsService {
   /** The ratings the caller gave (GET /businesses/me/ratings), with its own comments. */
   givenBy(auth: AuthContext, query: { limit?: number; cursor?: string }) {
     return this.page({ raterId: auth.userId }, query, () => true);
+  }
+
+  /**
+   * GET /drivers/me/ratings: received, the stars of the ratings of the driver (no comment, no rater:
+   * who gave a low rating stays unknown); given, the ratings the driver gave, with its comments.
+   */
+  async driverList(auth: AuthContext, query: DriverRatingsQuery) {
+    const limit = query.limit ?? 20;
+    const given = query.side === 'given';
+    const rows = await this.deps.repo.list({ ...(given ? { raterId: auth.userId } : { ratedId: auth.userId }), cursor: decodeCursor(query.cursor), limit });
+    return toRowPage(rows, limit, (r): DriverRatingItem => ({
+      id: r.id,
+      jobType: r.job_type,
+      jobId: r.job_id,
+      side: r.rater_side,
+      stars: r.stars,
+      ...(given ? { comment: r.comment } : {}),
+      createdAt: r.created_at.toISOString(),
+    }));
   }
 
   private async page(filter: Omit<RatingListFilter, 'limit' | 'cursor'>, query: { limit?: number; cursor?: string }, showComment: (row: RatingRow) => boolean) {

@@ -62,8 +62,36 @@
     if (!shown) return;
     // An offer past its deadline (the push service held it while the phone was away) is not shown.
     if (message.type === 'offer' && Date.parse(message.deadline) <= Date.now()) return;
-    event.waitUntil(self.registration.showNotification(shown.title, shown.options));
+    if (message.type !== 'offer') {
+      event.waitUntil(self.registration.showNotification(shown.title, shown.options));
+      return;
+    }
+    // Nor an offer while nobody is signed in on this phone (a driver signed out, offline perhaps,
+    // before the server heard of it): the driver app keeps this entry while a driver is signed in
+    // (web/src/driver/sign-out.ts).
+    event.waitUntil(
+      signedIn().then(function (yes) {
+        return yes ? self.registration.showNotification(shown.title, shown.options) : undefined;
+      }),
+    );
   });
+
+  function signedIn() {
+    if (!self.caches) return Promise.resolve(true);
+    return self.caches
+      .open('driver-signed-in')
+      .then(function (cache) {
+        return cache.match(scope + 'signed-in');
+      })
+      .then(
+        function (entry) {
+          return Boolean(entry);
+        },
+        function () {
+          return true;
+        },
+      );
+  }
 
   self.addEventListener('notificationclick', function (event) {
     event.notification.close();

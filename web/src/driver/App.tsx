@@ -13,10 +13,12 @@ import { EarningsScreen } from './earnings';
 import { isActive, JobView } from './job';
 import { forgetJob, loadJob, saveJob } from './last-job';
 import { useDriverLink, type LinkState } from './link';
-import { NotificationsSwitch, unsubscribePush } from '../shared/notifications';
+import { NotificationsSwitch } from '../shared/notifications';
 import { OfferCard, unlockSound } from './offer';
 import { useStepReplay } from './offline-queue';
 import { TraccarSetup } from './traccar';
+import { RatingsScreen } from './ratings';
+import { markSignedIn, sendPendingSignOuts, signOutDriver, stepsLostOnSignOut } from './sign-out';
 import { RateStep, type RateTarget } from './rate';
 import type { Job, Offer, Package, Ride } from './types';
 import { formatPoint, Title } from './ui';
@@ -31,6 +33,12 @@ export function App() {
   const boot = useStoredSession(forgetJob);
   const user = useUser();
   const [screen, setScreen] = useState<'sign-in' | 'register'>('sign-in');
+  // A sign-out made while the phone was offline goes out now.
+  useEffect(() => void sendPendingSignOuts(), []);
+  // The service worker shows offers only while a driver is signed in (opened offline: as it was).
+  useEffect(() => {
+    if (boot.state === 'ready') void markSignedIn(user?.role === 'DRIVER');
+  }, [boot.state, user]);
   if (boot.state === 'pending') {
     return (
       <PublicShell>
@@ -38,14 +46,25 @@ export function App() {
       </PublicShell>
     );
   }
-  if (boot.state === 'offline' && !user) return <OfflineStart onRetry={boot.retry} />;
+  if (boot.state === 'offline' && !user) return <OfflineStart onRetry={boot.retry} onSignOut={() => void confirmSignOut()} />;
   if (!user) return screen === 'register' ? <Register onSignIn={() => setScreen('sign-in')} /> : <SignIn onRegister={() => setScreen('register')} />;
   if (user.role !== 'DRIVER') return <NotADriver />;
   return <Home user={user} />;
 }
 
 /** Opened with no network: the job as last seen, read-only, and a way to try again. */
-function OfflineStart({ onRetry }: { onRetry: () => void }) {
+/**
+ * Signs out after saying how many steps queued offline would be lost; false when the driver kept them.
+ * Online or not, nothing of this driver stays on the phone (./sign-out.ts).
+ */
+async function confirmSignOut(): Promise<boolean> {
+  const lost = stepsLostOnSignOut();
+  if (lost > 0 && !window.confirm(`${lost} step${lost === 1 ? '' : 's'} taken offline ${lost === 1 ? 'has' : 'have'} not reached the service yet and will be lost. Sign out anyway?`)) return false;
+  await signOutDriver();
+  return true;
+}
+
+function OfflineStart({ onRetry, onSignOut }: { onRetry: () => void; onSignOut: () => void }) {
   const saved = loadJob();
   return (
     <PublicShell>
@@ -61,6 +80,9 @@ function OfflineStart({ onRetry }: { onRetry: () => void }) {
       )}
       <button type="button" className="big" onClick={onRetry}>
         Try again
+      </button>
+      <button type="button" className="big secondary" onClick={onSignOut}>
+        Sign out
       </button>
     </PublicShell>
   );
@@ -85,7 +107,7 @@ const asJob = (job: Package | Ride): Job => (job.orderType === 'RIDE' ? { jobTyp
 
 function Home({ user }: { user: User }) {
   const qc = useQueryClient();
-  const [tab, setTab] = useState<'home' | 'past' | 'earnings' | 'traccar'>('home');
+  const [tab, setTab] = useState<'home' | 'past' | 'earnings' | 'ratings' | 'traccar'>('home');
   const [offers, setOffers] = useState<Offer[]>([]);
   const [outcome, setOutcome] = useState<{ key: number; text: string }>();
   const [toRate, setToRate] = useState<RateTarget>();
@@ -132,6 +154,37 @@ function Home({ user }: { user: User }) {
     },
   });
 
+  // A push's tap: /driver/?offer=<id> on a cold start, or the worker's message to the open app. The
+  // offers are read at once (not when the socket connects): that offer, or why it is not there.
+  const openOffer = useCallback((offerId: string) => {
+    ok(api.GET('/api/drivers/me/offers')).then(
+      (r) => {
+        const tapped = r.offers.filter((o) => o.id === offerId && Date.parse(o.expiresAt) > Date.now());
+        setOffers([...tapped, ...r.offers.filter((o) => o.id !== offerId)]);
+        if (!tapped.length) setOutcome({ key: Date.now(), text: 'This offer has lapsed or was taken.' });
+      },
+      () => setOutcome({ key: Date.now(), text: 'The offer could not be read: no connection to the service.' }),
+    );
+  }, []);
+  useEffect(() => {
+    const params = new URLSearchParams(window.location.search);
+    const offerId = params.get('offer');
+    if (offerId) {
+      // Dropped at once: a reload or the back button does not open it again.
+      params.delete('offer');
+      const rest = params.toString();
+      window.history.replaceState(window.history.state, '', `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
+      openOffer(offerId);
+    }
+    if (!('serviceWorker' in navigator)) return;
+    const onMessage = (e: MessageEvent) => {
+      const data = e.data as { type?: unknown; offerId?: unknown } | null;
+      if (data?.type === 'notification.click' && typeof data.offerId === 'string') openOffer(data.offerId);
+    };
+    navigator.serviceWorker.addEventListener('message', onMessage);
+    return () => navigator.serviceWorker.removeEventListener('message', onMessage);
+  }, [openOffer]);
+
   const availability = useMutation({
     mutationFn: (status: 'ONLINE' | 'OFFLINE') => ok(api.POST('/api/drivers/me/availability', { body: { status } })),
     onSuccess: (driver) => {
@@ -145,7 +198,15 @@ function Home({ user }: { user: User }) {
     if (!isActive(job)) {
       forgetJob();
       if (job.job.status === 'DELIVERED' || job.job.status === 'COMPLETED') setToRate({ jobType: job.jobType, id: job.job.id });
-      const done = job.job.status === 'DELIVERED' ? 'Delivered. Well done.' : job.job.status === 'COMPLETED' ? 'Trip completed.' : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.`;
+      const released = job.job.status === 'PENDING' || job.job.status === 'REQUESTED';
+      const done =
+        job.job.status === 'DELIVERED'
+          ? 'Delivered. Well done.'
+          : job.job.status === 'COMPLETED'
+            ? 'Trip completed.'
+            : released
+              ? 'Job released: it goes to another driver.'
+              : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.`;
       setOutcome({ key: Date.now(), text: job.queued ? `${done} (Queued: it is sent when the phone is back online.)` : done });
     }
     if (!job.queued) void qc.invalidateQueries({ queryKey: keys.jobs });
@@ -167,12 +228,9 @@ function Home({ user }: { user: User }) {
   const saved = jobs.isError || (active && detail.isError) ? loadJob() : undefined;
   const shown = detail.data ?? (saved && isActive(saved.job) ? saved.job : undefined);
 
+  // The server sets the driver OFFLINE and deletes this phone's subscription with the logout.
   const leave = async () => {
-    if (online) await availability.mutateAsync('OFFLINE').catch(() => undefined);
-    forgetJob();
-    await unsubscribePush('/driver/').catch(() => undefined);
-    await signOut();
-    qc.clear();
+    if (await confirmSignOut()) qc.clear();
   };
 
   return (
@@ -192,6 +250,13 @@ function Home({ user }: { user: User }) {
         {!browserOnline && <p className="offline-banner" role="status">Offline: showing what was last seen. Steps wait until the phone is back online.</p>}
         {tab === 'earnings' ? (
           <EarningsScreen />
+        ) : tab === 'ratings' ? (
+          <>
+            <RatingsScreen />
+            <button type="button" className="big secondary" onClick={() => setTab('home')}>
+              Back
+            </button>
+          </>
         ) : tab === 'traccar' ? (
           <>
             <TraccarSetup />
@@ -242,6 +307,9 @@ function Home({ user }: { user: User }) {
               <NotificationsSwitch scope="/driver/" onHint="Offers reach this phone while the app is closed." offHint="Turn on to hear of offers while the app is closed." />
               <button type="button" className="big secondary" onClick={() => setTab('traccar')}>
                 Background positions (Traccar Client)
+              </button>
+              <button type="button" className="big secondary" onClick={() => setTab('ratings')}>
+                Ratings
               </button>
             </section>
             {!shown && jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>}

@@ -4,6 +4,7 @@
 // or texted while the job is active. Every answer of the server replaces the job shown.
 import { useMutation } from '@tanstack/react-query';
 import { useCallback, useRef, useState } from 'react';
+import { api, ok } from '../shared/api/client';
 import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
 import { CashToCollect, cashCollectedBody } from './cash';
 import { performStep, useQueuedSteps } from './offline-queue';
@@ -82,7 +83,55 @@ export function JobView({ job, readOnly, onChanged }: { job: Job; readOnly?: boo
       {price && <p>Price: {formatMoney(price.amount, price.currency)}</p>}
       <QueuedSteps jobId={job.job.id} />
       {active && !readOnly && (job.jobType === 'PACKAGE' ? <PackageSteps pkg={job.job} onChanged={onChanged} /> : <RideSteps ride={job.job} onChanged={onChanged} />)}
+      {!readOnly && (job.jobType === 'PACKAGE' ? job.job.status === 'ASSIGNED' : job.job.status === 'ACCEPTED') && <ReleaseJob job={job} onChanged={onChanged} />}
     </section>
+  );
+}
+
+/**
+ * Handing the job back before pickup (contract section 13): a package from ASSIGNED, a ride from
+ * ACCEPTED, with a reason, after a confirmation. Not queued offline: the job goes back to dispatch
+ * only when the server says so (an error is shown instead).
+ */
+function ReleaseJob({ job, onChanged }: { job: Job; onChanged: (job: Job) => void }) {
+  const [open, setOpen] = useState(false);
+  const [reason, setReason] = useState('');
+  const [key] = useState(() => crypto.getRandomValues(new Uint32Array(4)).join('-'));
+  const release = useMutation({
+    mutationFn: async (): Promise<Job> => {
+      const options = { params: { path: { id: job.job.id } }, body: { reason: reason.trim() }, headers: { 'Idempotency-Key': key } };
+      return job.jobType === 'PACKAGE'
+        ? { jobType: 'PACKAGE', job: await ok(api.POST('/api/packages/{id}/release', options)) }
+        : { jobType: 'RIDE', job: await ok(api.POST('/api/rides/{id}/release', options)) };
+    },
+    onSuccess: (released) => onChanged(released),
+  });
+  if (!open) {
+    return (
+      <button type="button" className="big secondary danger-text" onClick={() => setOpen(true)}>
+        Release job
+      </button>
+    );
+  }
+  return (
+    <form
+      className="steps"
+      aria-label="Release job"
+      onSubmit={(e) => {
+        e.preventDefault();
+        release.mutate();
+      }}
+    >
+      <p>The job goes back to dispatch for another driver and is never offered to you again.</p>
+      <Field label="Reason for releasing" required maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} hint="Why you cannot do this job" />
+      <ErrorBox error={release.error} />
+      <BusyButton type="submit" className="big danger" busy={release.isPending}>
+        Confirm release
+      </BusyButton>
+      <button type="button" className="big secondary" onClick={() => setOpen(false)}>
+        Back
+      </button>
+    </form>
   );
 }
 

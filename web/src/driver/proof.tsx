@@ -16,9 +16,44 @@ export interface ProofCaptureHandle {
 }
 
 /** Sends what was captured; the server's package (with its `proof`) is the answer. */
+/** The longest side of the photo sent (the server keeps at most the same). */
+const MAX_SIDE = 1600;
+
+/**
+ * The photo scaled on the phone to at most 1600 px (canvas, JPEG) before upload: a camera's 12 MP
+ * file is a slow upload on mobile data, and the server would scale it down anyway. The original is
+ * sent when the browser cannot decode or encode it, or when it is small enough already.
+ */
+export async function scaledPhoto(file: File): Promise<File> {
+  try {
+    if (typeof createImageBitmap !== 'function') return file;
+    const bitmap = await createImageBitmap(file, { imageOrientation: 'from-image' });
+    try {
+      const scale = Math.min(1, MAX_SIDE / Math.max(bitmap.width, bitmap.height));
+      if (scale === 1) return file;
+      const canvas = document.createElement('canvas');
+      canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+      canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+      const context = canvas.getContext('2d');
+      if (!context) return file;
+      context.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+      const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, 'image/jpeg', 0.85));
+      if (!blob || blob.type !== 'image/jpeg') return file;
+      return new File([blob], `${(file.name || 'photo').replace(/\.[^.]*$/, '')}.jpg`, { type: 'image/jpeg' });
+    } finally {
+      bitmap.close();
+    }
+  } catch {
+    return file;
+  }
+}
+
 export async function uploadProof(packageId: string, proof: { photo?: File; signature?: Blob; recipientName?: string }): Promise<Package> {
   const form = new FormData();
-  if (proof.photo) form.append('photo', proof.photo, proof.photo.name || 'photo.jpg');
+  if (proof.photo) {
+    const photo = await scaledPhoto(proof.photo);
+    form.append('photo', photo, photo.name || 'photo.jpg');
+  }
   if (proof.signature) form.append('signature', proof.signature, 'signature.png');
   if (proof.recipientName) form.append('recipientName', proof.recipientName);
   const response = await fetchWithSession(`/api/packages/${encodeURIComponent(packageId)}/proof`, { method: 'POST', body: form });

@@ -162,7 +162,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke the session of a refresh token (its access tokens stop working at once) */
+        /**
+         * Revoke the session of a refresh token (its access tokens stop working at once)
+         * @description A driver's live session revoked also sets the driver OFFLINE (even on a job: nobody is behind the phone), and `pushEndpoint`, when given, deletes the session user's push subscription with that endpoint. An unknown or already revoked token: 200, nothing else changes.
+         */
         post: operations["postAuthLogout"];
         delete?: never;
         options?: never;
@@ -1466,7 +1469,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced) */
+        /** Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced; another account's endpoint: 409 PUSH_ENDPOINT_TAKEN) */
         post: operations["postPushSubscriptions"];
         /** Delete one of the caller's push subscriptions by its endpoint (anyone else's: 404) */
         delete: operations["deletePushSubscriptions"];
@@ -1821,6 +1824,23 @@ export interface paths {
         };
         /** The ratings the business gave its drivers, with its comments, newest first */
         get: operations["getBusinessesMeRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/drivers/me/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The driver's ratings, newest first: side=received, the stars it was given (no comment, no rater); side=given, the ratings it gave, with its comments */
+        get: operations["getDriversMeRatings"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2707,6 +2727,8 @@ export interface operations {
             content: {
                 "application/json": {
                     refreshToken: string;
+                    /** @description The browser's push endpoint on this phone: the caller's subscription with it is deleted with the session */
+                    pushEndpoint?: string;
                 };
             };
         };
@@ -15962,6 +15984,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Too many requests: wait Retry-After seconds */
             429: {
                 headers: {
@@ -18790,6 +18824,108 @@ export interface operations {
                             ratedRole: "CUSTOMER" | "BUSINESS" | "DRIVER";
                             /** @description The job's driver (the rated party or the rater) */
                             driverId: string;
+                            stars: number;
+                            comment?: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getDriversMeRatings: {
+        parameters: {
+            query: {
+                limit?: number;
+                cursor?: string;
+                /** @description received: the ratings of the driver (stars only); given: the ratings the driver gave, with its comments */
+                side: "given" | "received";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            jobType: "PACKAGE" | "RIDE";
+                            jobId: string;
+                            /** @description CREATOR: the ride's customer or the package's creator rated the driver; DRIVER: the driver rated them */
+                            side: "CREATOR" | "DRIVER";
                             stars: number;
                             comment?: string | null;
                             /** Format: date-time */
