@@ -29,9 +29,21 @@ let next = 0;
 await load({
   url,
   amount: headers.length,
-  requests: [{ ...requests[0], setupRequest: (req: any) => ({ ...requests[0].setupRequest(req), headers: headers[next++ % headers.length] }) }],
+  requests: [
+    {
+      ...requests[0],
+      setupRequest: (req: any) => ({ ...requests[0].setupRequest(req), headers: headers[next++ % headers.length] }),
+    },
+  ],
 });
-const { max, atRate, stats } = await measureRoute({ server, url, requests, duration, rate, request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }) });
+const { max, atRate, stats } = await measureRoute({
+  server,
+  url,
+  requests,
+  duration,
+  rate,
+  request: () => requests[0].setupRequest({ method: 'POST', path: requests[0].path }),
+});
 
 console.log(
   JSON.stringify({
@@ -48,7 +60,14 @@ console.log(
     serverMemoryMB: stats.memoryMB,
     // During the open-loop run (its warm-up included): the server's event-loop delay and the write-behind batches.
     serverEventLoopDelayMsAtRate: atRate ? stats.eventLoopDelayMs : undefined,
-    writeBehindAtRate: atRate ? { batches: stats.flushes.length, rows: stats.flushes.map((f: { rows: number }) => f.rows), ms: stats.flushes.map((f: { durationMs: number }) => Math.round(f.durationMs)), endedAt: stats.flushes.map((f: { endedAt: number }) => f.endedAt) } : undefined,
+    writeBehindAtRate: atRate
+      ? {
+          batches: stats.flushes.length,
+          rows: stats.flushes.map((f: { rows: number }) => f.rows),
+          ms: stats.flushes.map((f: { durationMs: number }) => Math.round(f.durationMs)),
+          endedAt: stats.flushes.map((f: { endedAt: number }) => f.endedAt),
+        }
+      : undefined,
     machine: machine(),
   }),
 );

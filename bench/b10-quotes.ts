@@ -4,12 +4,24 @@
 // Each quote is priced from the tariff (cached), the routing function, the surge state and the live
 // index (pickup ETA), and kept under its UUID where every instance finds it: a key in Redis with
 // REDIS_URL, else a row in PostgreSQL (memory on the embedded database).
-import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
+import {
+  baseline,
+  durationArg,
+  load,
+  machine,
+  openLoop,
+  randomPoint,
+  startServer,
+  withServerCpu,
+} from './lib/harness.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 5000);
 const base = await baseline(duration);
-const server = await startServer('app', { BENCH_SESSIONS: '10', BENCH_CUSTOMERS: process.env.BENCH_CUSTOMERS ?? '200' });
+const server = await startServer('app', {
+  BENCH_SESSIONS: '10',
+  BENCH_CUSTOMERS: process.env.BENCH_CUSTOMERS ?? '200',
+});
 const customers = server.info.customers as { token: string }[];
 const headers = customers.map((c) => ({ 'content-type': 'application/json', authorization: `Bearer ${c.token}` }));
 const countryId = server.info.kenyaId as string;
@@ -38,7 +50,16 @@ const quoteRequest = {
 const url = `http://127.0.0.1:${server.port}`;
 let next = 0;
 // Every session once (the guard caches sessions), then a short warm-up.
-await load({ url, amount: headers.length, requests: [{ ...quoteRequest, setupRequest: (r: any) => ({ ...quoteRequest.setupRequest(r), headers: headers[next++ % headers.length] }) }] });
+await load({
+  url,
+  amount: headers.length,
+  requests: [
+    {
+      ...quoteRequest,
+      setupRequest: (r: any) => ({ ...quoteRequest.setupRequest(r), headers: headers[next++ % headers.length] }),
+    },
+  ],
+});
 await load({ url, requests: [quoteRequest], duration: 2 });
 const max = await withServerCpu(server.child.pid!, () => load({ url, requests: [quoteRequest], duration }));
 await server.ask('stats');
@@ -48,7 +69,12 @@ const atRate = await openLoop({
   duration,
   connections: 100,
   serverPid: server.child.pid!,
-  request: () => ({ method: 'POST', path: quoteRequest.path, headers: headers[Math.floor(Math.random() * headers.length)], body: quoteBody() }),
+  request: () => ({
+    method: 'POST',
+    path: quoteRequest.path,
+    headers: headers[Math.floor(Math.random() * headers.length)],
+    body: quoteBody(),
+  }),
 });
 const stats = await server.ask('stats');
 await server.stop();

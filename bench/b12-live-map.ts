@@ -88,7 +88,10 @@ const clampTo = (v: number, centre: number) => Math.min(centre + SPREAD_DEG, Mat
 const normal = () => Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random());
 const where = auth.map(() => {
   const sigma = Math.random() < 0.6 ? 0.03 : SPREAD_DEG / 3;
-  return { lat: fixed(clampTo(CENTRE.lat + normal() * sigma, CENTRE.lat)), lng: fixed(clampTo(CENTRE.lng + normal() * sigma, CENTRE.lng)) };
+  return {
+    lat: fixed(clampTo(CENTRE.lat + normal() * sigma, CENTRE.lat)),
+    lng: fixed(clampTo(CENTRE.lng + normal() * sigma, CENTRE.lng)),
+  };
 });
 interface Post {
   driver: number;
@@ -177,7 +180,10 @@ function follow(streamPath: string) {
         const name = /^event: (\w+)/m.exec(block)?.[1];
         if (name === 'snapshot') snapshot();
         if (name !== 'positions') continue;
-        const data = JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as { drivers: { driverId: string; updatedAt: string }[]; removed: string[] };
+        const data = JSON.parse(/^data: (.*)$/m.exec(block)![1]!) as {
+          drivers: { driverId: string; updatedAt: string }[];
+          removed: string[];
+        };
         const now = Date.now();
         counts.push(data.drivers.length);
         arrivals.push(performance.now());
@@ -199,7 +205,14 @@ function follow(streamPath: string) {
       controller.abort();
       await reading;
       const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]!);
-      return { events: counts.length, counts, driverEntries: entries, removed, eventIntervalMs: { p50: pct(gaps, 50), max: pct(gaps, 100) }, postToEventMs: { p50: pct(lags, 50), p99: pct(lags, 99), max: pct(lags, 100) } };
+      return {
+        events: counts.length,
+        counts,
+        driverEntries: entries,
+        removed,
+        eventIntervalMs: { p50: pct(gaps, 50), max: pct(gaps, 100) },
+        postToEventMs: { p50: pct(lags, 50), p99: pct(lags, 99), max: pct(lags, 100) },
+      };
     },
   };
 }
@@ -207,7 +220,15 @@ function follow(streamPath: string) {
 // ---- the page ---------------------------------------------------------------------------------
 const browser = await chromium.launch({
   executablePath: chromiumPath,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--enable-precise-memory-info'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--no-first-run',
+    '--enable-precise-memory-info',
+  ],
 });
 const chromiumVersion = browser.version();
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -224,7 +245,17 @@ await context.addInitScript((refreshToken: string) => {
     frames: [] as number[],
     longTasks: [] as { start: number; duration: number }[],
     loafs: [] as { start: number; duration: number; blocking: number }[],
-    stream: { url: '', opened: 0, snapshots: 0, snapshotAt: 0, events: 0, driverEntries: 0, bytes: 0, arrivals: [] as number[], counts: [] as number[] },
+    stream: {
+      url: '',
+      opened: 0,
+      snapshots: 0,
+      snapshotAt: 0,
+      events: 0,
+      driverEntries: 0,
+      bytes: 0,
+      arrivals: [] as number[],
+      counts: [] as number[],
+    },
     moves: 0,
     /** When the markers moved (frames in which some did), to see how long a tick takes to apply. */
     moveFrames: [] as number[],
@@ -262,7 +293,8 @@ await context.addInitScript((refreshToken: string) => {
   }).observe({ type: 'longtask', buffered: true });
   if (PerformanceObserver.supportedEntryTypes.includes('long-animation-frame')) {
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) bench.loafs.push({ start: e.startTime, duration: e.duration, blocking: (e as any).blockingDuration ?? 0 });
+      for (const e of list.getEntries())
+        bench.loafs.push({ start: e.startTime, duration: e.duration, blocking: (e as any).blockingDuration ?? 0 });
     }).observe({ type: 'long-animation-frame', buffered: true });
   }
   // What the page's stream brings: events, driver entries (counted in the text, not parsed twice).
@@ -293,22 +325,41 @@ const page = await context.newPage();
 const pageErrors: string[] = [];
 page.on('pageerror', (err) => pageErrors.push(err.message));
 // No tile server: every tile is a blank 1×1 image (Leaflet stretches it), loaded as if from the network.
-const BLANK_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==', 'base64');
-await page.route(/tile\.openstreetmap\.org/, (route) => route.fulfill({ status: 200, contentType: 'image/png', body: BLANK_PNG }));
+const BLANK_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==',
+  'base64',
+);
+await page.route(/tile\.openstreetmap\.org/, (route) =>
+  route.fulfill({ status: 200, contentType: 'image/png', body: BLANK_PNG }),
+);
 const cdp = await context.newCDPSession(page);
 await cdp.send('Performance.enable');
 await page.goto(`${base}/map`);
 await page.getByRole('heading', { name: 'Live map' }).waitFor({ timeout: 30_000 });
 await page.locator('.page-head .live-live').waitFor({ timeout: 30_000 });
-await page.waitForFunction(() => (window as any).__b12.map && (window as any).__b12.group, undefined, { timeout: 10_000 }).catch(async (err: Error) => {
-  const state = await page.evaluate(() => ({ bench: typeof (window as any).__b12, map: !!(window as any).__b12?.map, group: !!(window as any).__b12?.group, main: document.querySelector('main')?.textContent }));
-  throw new Error(`${err.message}: ${JSON.stringify(state)} ${pageErrors.join('; ')}`);
-});
+await page
+  .waitForFunction(() => (window as any).__b12.map && (window as any).__b12.group, undefined, { timeout: 10_000 })
+  .catch(async (err: Error) => {
+    const state = await page.evaluate(() => ({
+      bench: typeof (window as any).__b12,
+      map: !!(window as any).__b12?.map,
+      group: !!(window as any).__b12?.group,
+      main: document.querySelector('main')?.textContent,
+    }));
+    throw new Error(`${err.message}: ${JSON.stringify(state)} ${pageErrors.join('; ')}`);
+  });
 
-const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value])) as Record<string, number>;
+const metrics = async () =>
+  Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value])) as Record<
+    string,
+    number
+  >;
 const inPage = <T>(fn: (b: any) => T): Promise<T> => page.evaluate(`(${fn.toString()})(window.__b12)`);
 
-async function setView(change: string, view: { bounds?: [[number, number], [number, number]]; centre?: [number, number]; zoom?: number }) {
+async function setView(
+  change: string,
+  view: { bounds?: [[number, number], [number, number]]; centre?: [number, number]; zoom?: number },
+) {
   const opened = await inPage((b) => b.stream.opened);
   await page.evaluate(
     ({ change, view }) => {
@@ -319,12 +370,20 @@ async function setView(change: string, view: { bounds?: [[number, number], [numb
     { change, view },
   );
   // The page reopens its stream for the new area 0.4 s after the map settles; then the snapshot.
-  await page.waitForFunction((n) => (window as any).__b12.stream.opened > n && (window as any).__b12.stream.snapshots >= (window as any).__b12.stream.opened, opened, { timeout: 30_000 });
+  await page.waitForFunction(
+    (n) =>
+      (window as any).__b12.stream.opened > n &&
+      (window as any).__b12.stream.snapshots >= (window as any).__b12.stream.opened,
+    opened,
+    { timeout: 30_000 },
+  );
   // The snapshot on the map: the group holds as many markers as the page counts drivers in view.
   await page.waitForFunction(
     () => {
       const b = (window as any).__b12;
-      const n = Number(/^(\d+) drivers? in view/.exec(document.querySelector('main p[role="status"]')?.textContent ?? '')?.[1]);
+      const n = Number(
+        /^(\d+) drivers? in view/.exec(document.querySelector('main p[role="status"]')?.textContent ?? '')?.[1],
+      );
       return n > 0 && b.group.getLayers().length === n;
     },
     undefined,
@@ -335,7 +394,10 @@ async function setView(change: string, view: { bounds?: [[number, number], [numb
     return {
       snapshotOnTheMapMs: Math.round(performance.now() - b.stream.snapshotAt),
       markers: b.group.getLayers().length,
-      longTasks: { count: tasks.length, maxMs: Math.round(Math.max(0, ...tasks.map((l: { duration: number }) => l.duration))) },
+      longTasks: {
+        count: tasks.length,
+        maxMs: Math.round(Math.max(0, ...tasks.map((l: { duration: number }) => l.duration))),
+      },
     };
   });
 }
@@ -372,7 +434,18 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
   await sleep(duration * 1000);
   const pageEnd = await inPage((b) => {
     b.recording = false;
-    return { t: performance.now(), events: b.stream.events, entries: b.stream.driverEntries, bytes: b.stream.bytes, moves: b.moves, moveFrames: b.moveFrames.slice(), arrivals: b.stream.arrivals.slice(), frames: b.frames.slice(), longTasks: b.longTasks.slice(), loafs: b.loafs.slice() };
+    return {
+      t: performance.now(),
+      events: b.stream.events,
+      entries: b.stream.driverEntries,
+      bytes: b.stream.bytes,
+      moves: b.moves,
+      moveFrames: b.moveFrames.slice(),
+      arrivals: b.stream.arrivals.slice(),
+      frames: b.frames.slice(),
+      longTasks: b.longTasks.slice(),
+      loafs: b.loafs.slice(),
+    };
   });
   const after = await metrics();
   if (profileDir) {
@@ -425,7 +498,8 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
       const x = Number(d[1]) + Number(d[3]);
       const y = Number(d[2]);
       let hit = false;
-      for (let dx = -1; dx <= 1 && !hit; dx++) for (let dy = -1; dy <= 1 && !hit; dy++) hit = onScreen.has(`${Math.round(x) + dx},${Math.round(y) + dy}`);
+      for (let dx = -1; dx <= 1 && !hit; dx++)
+        for (let dy = -1; dy <= 1 && !hit; dy++) hit = onScreen.has(`${Math.round(x) + dx},${Math.round(y) + dy}`);
       if (hit) drawnMatched += 1;
     }
     // Every cluster drawn shows its count; with every marker in view, the counts and the single
@@ -443,7 +517,17 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
     const bounds = b.map.getBounds();
     const allInView = b.group.getLayers().every((m: any) => bounds.contains(m.getLatLng()));
     const status = document.querySelector('main p[role="status"]')?.textContent ?? '';
-    return { held, matched, drawn, drawnMatched, clusters, clustersWrong, addUp: allInView ? shown + drawn === held : null, zoom: b.map.getZoom(), status };
+    return {
+      held,
+      matched,
+      drawn,
+      drawnMatched,
+      clusters,
+      clustersWrong,
+      addUp: allInView ? shown + drawn === held : null,
+      zoom: b.map.getZoom(),
+      status,
+    };
   }, lastKeys);
 
   // Posts the server's follower did not get (inside the box, sent at least a tick before the end).
@@ -467,7 +551,8 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
   posts.length = 0;
   for (const p of last.values()) posts.push(p);
 
-  if (process.env.BENCH_SCREENSHOTS) await page.screenshot({ path: path.join(process.env.BENCH_SCREENSHOTS, `b12-${name.replace(/\W+/g, '-')}.png`) });
+  if (process.env.BENCH_SCREENSHOTS)
+    await page.screenshot({ path: path.join(process.env.BENCH_SCREENSHOTS, `b12-${name.replace(/\W+/g, '-')}.png`) });
   const heap = await metrics();
   await cdp.send('HeapProfiler.collectGarbage');
   const heapAfterGc = (await metrics()).JSHeapUsedSize!;
@@ -491,7 +576,12 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
     load,
     zoom: check.zoom,
     bbox: bbox.join(','),
-    inView: { status: check.status, markersHeld: check.held, singleMarkersDrawn: check.drawn, clusterIcons: check.clusters },
+    inView: {
+      status: check.status,
+      markersHeld: check.held,
+      singleMarkersDrawn: check.drawn,
+      clusterIcons: check.clusters,
+    },
     clusterIcons: { wrongCount: check.clustersWrong, countsAndSinglesAddUpToTheMarkers: check.addUp },
     seconds: round(measuredMs / 1000),
     frames: {
@@ -501,21 +591,57 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
       over34Ms: frames.filter((f) => f > 34).length,
       over50Ms: frames.filter((f) => f > 50).length,
     },
-    longTasks: { count: tasks.length, totalMs: round(longTaskMs, 0), maxMs: round(Math.max(0, ...tasks.map((l: { duration: number }) => l.duration)), 0), shareOfTime: round(longTaskMs / measuredMs, 3) },
-    longAnimationFrames: { count: loafs.length, maxMs: round(Math.max(0, ...loafs.map((l: { duration: number }) => l.duration)), 0), blockingMs: round(loafs.reduce((s: number, l: { blocking: number }) => s + l.blocking, 0), 0) },
-    mainThreadMs: { task: main('TaskDuration'), script: main('ScriptDuration'), layout: main('LayoutDuration'), style: main('RecalcStyleDuration'), perSecond: round((after.TaskDuration! - before.TaskDuration!) * 1000 / (measuredMs / 1000), 0) },
-    heapMB: { used: round(heap.JSHeapUsedSize! / 1048576), afterGc: round(heapAfterGc / 1048576), total: round(heap.JSHeapTotalSize! / 1048576) },
+    longTasks: {
+      count: tasks.length,
+      totalMs: round(longTaskMs, 0),
+      maxMs: round(Math.max(0, ...tasks.map((l: { duration: number }) => l.duration)), 0),
+      shareOfTime: round(longTaskMs / measuredMs, 3),
+    },
+    longAnimationFrames: {
+      count: loafs.length,
+      maxMs: round(Math.max(0, ...loafs.map((l: { duration: number }) => l.duration)), 0),
+      blockingMs: round(
+        loafs.reduce((s: number, l: { blocking: number }) => s + l.blocking, 0),
+        0,
+      ),
+    },
+    mainThreadMs: {
+      task: main('TaskDuration'),
+      script: main('ScriptDuration'),
+      layout: main('LayoutDuration'),
+      style: main('RecalcStyleDuration'),
+      perSecond: round(((after.TaskDuration! - before.TaskDuration!) * 1000) / (measuredMs / 1000), 0),
+    },
+    heapMB: {
+      used: round(heap.JSHeapUsedSize! / 1048576),
+      afterGc: round(heapAfterGc / 1048576),
+      total: round(heap.JSHeapTotalSize! / 1048576),
+    },
     domNodes: heap.Nodes,
     stream: {
-      page: { events: pageEnd.events - pageStart.events, driverEntries: pageEnd.entries - pageStart.entries, MB: round((pageEnd.bytes - pageStart.bytes) / 1048576) },
+      page: {
+        events: pageEnd.events - pageStart.events,
+        driverEntries: pageEnd.entries - pageStart.entries,
+        MB: round((pageEnd.bytes - pageStart.bytes) / 1048576),
+      },
       server: serverStream,
-      pageEventsLikeTheServers: { compared: compared.length, equal: pageGotAll, page: pageCounts.slice(1), server: compared },
+      pageEventsLikeTheServers: {
+        compared: compared.length,
+        equal: pageGotAll,
+        page: pageCounts.slice(1),
+        server: compared,
+      },
       postsInBox: expected,
       postsSent: delivered,
       postsCoalesced: expected - delivered,
       postsCoalescedTwiceInARow: twiceInARow,
     },
-    applied: { markerMoves: pageEnd.moves, tickOnTheMapWithinMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100), ticks: applyMs.length }, finalPositions: { held: check.held, atLastPost: check.matched }, drawnSingles: { drawn: check.drawn, atLastPostOnScreen: check.drawnMatched } },
+    applied: {
+      markerMoves: pageEnd.moves,
+      tickOnTheMapWithinMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100), ticks: applyMs.length },
+      finalPositions: { held: check.held, atLastPost: check.matched },
+      drawnSingles: { drawn: check.drawn, atLastPostOnScreen: check.drawnMatched },
+    },
     positions: { ...posting, errors: postErrors },
     loadavg1m: { before: round(loadBefore, 2), end: round(loadDuring, 2) },
     uptime: uptime(),
@@ -525,14 +651,26 @@ async function measureView(name: string, load: unknown): Promise<ViewResult> {
     frameP99: (result.frames.intervalMs.p99 ?? Infinity) <= SMOOTH.frameP99Ms,
     noLongTaskOver100Ms: result.longTasks.maxMs <= SMOOTH.longTaskMaxMs,
     longTaskShare: result.longTasks.shareOfTime <= SMOOTH.longTaskShare,
-    nothingLost: check.held > 0 && check.matched === check.held && check.drawnMatched === check.drawn && check.clustersWrong === 0 && check.addUp !== false && pageGotAll && twiceInARow === 0,
+    nothingLost:
+      check.held > 0 &&
+      check.matched === check.held &&
+      check.drawnMatched === check.drawn &&
+      check.clustersWrong === 0 &&
+      check.addUp !== false &&
+      pageGotAll &&
+      twiceInARow === 0,
   };
   return { ...result, smooth: { ...smooth, all: Object.values(smooth).every(Boolean) } };
 }
 
 const results: ViewResult[] = [];
 const startedAt = uptime();
-const wholeArea = await setView('fit', { bounds: [[CENTRE.lat - SPREAD_DEG, CENTRE.lng - SPREAD_DEG], [CENTRE.lat + SPREAD_DEG, CENTRE.lng + SPREAD_DEG]] });
+const wholeArea = await setView('fit', {
+  bounds: [
+    [CENTRE.lat - SPREAD_DEG, CENTRE.lng - SPREAD_DEG],
+    [CENTRE.lat + SPREAD_DEG, CENTRE.lng + SPREAD_DEG],
+  ],
+});
 if (wholeArea.markers !== drivers) throw new Error(`the whole area shows ${wholeArea.markers} drivers, not ${drivers}`);
 const heapLoaded = await metrics();
 /** Counts the moves of driver markers: every setLatLng on a circle marker of the driver kinds. */

@@ -21,7 +21,8 @@ import { createUser, type TestUser } from '../test/helpers/factories.js';
 import { packageBody } from '../test/packages-helpers.js';
 import { machine, processCpuUs } from './lib/harness.js';
 
-if (!process.env.TEST_DATABASE_URL) throw new Error('set TEST_DATABASE_URL (a PostgreSQL server: the figure is for the server)');
+if (!process.env.TEST_DATABASE_URL)
+  throw new Error('set TEST_DATABASE_URL (a PostgreSQL server: the figure is for the server)');
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const PER_PHASE = Math.round(RATE * SECONDS);
@@ -30,7 +31,8 @@ const t = await buildTestApp({ env: { DISPATCH_MODE: 'off', LOG_LEVEL: 'warn' } 
 try {
   const business = await createUser(t, { role: 'BUSINESS' });
   const drivers: TestUser[] = [];
-  for (let i = 0; i < PER_PHASE; i++) drivers.push(await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE' } }));
+  for (let i = 0; i < PER_PHASE; i++)
+    drivers.push(await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE' } }));
   const cold = process.env.BENCH_COLD === '1';
   if (!cold) {
     for (const driver of drivers) {
@@ -45,13 +47,22 @@ try {
   async function prepare(count = PER_PHASE): Promise<{ id: string; driver: TestUser }[]> {
     const jobs: { id: string; driver: TestUser }[] = [];
     for (let i = 0; i < count; i++) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/packages', headers: business.headers, payload: packageBody(business.countryId, { paymentMethod: i % 2 ? 'CASH' : 'ACCOUNT' }) });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/packages',
+        headers: business.headers,
+        payload: packageBody(business.countryId, { paymentMethod: i % 2 ? 'CASH' : 'ACCOUNT' }),
+      });
       if (res.statusCode !== 201) throw new Error(res.body);
       jobs.push({ id: res.json().id, driver: drivers[i]! });
     }
     for (const job of jobs) {
-      await sql`update packages set status = 'IN_TRANSIT', driver_id = ${job.driver.id} where id = ${job.id}`.execute(t.db);
-      await sql`update driver_profiles set active_job_type = 'PACKAGE', active_job_id = ${job.id} where user_id = ${job.driver.id}`.execute(t.db);
+      await sql`update packages set status = 'IN_TRANSIT', driver_id = ${job.driver.id} where id = ${job.id}`.execute(
+        t.db,
+      );
+      await sql`update driver_profiles set active_job_type = 'PACKAGE', active_job_id = ${job.id} where user_id = ${job.driver.id}`.execute(
+        t.db,
+      );
     }
     await sql`analyze`.execute(t.db);
     return jobs;
@@ -65,8 +76,22 @@ try {
     // The PostgreSQL backends serving this database (its pool's connections): their CPU too.
     // (A backend that appears during the phase counts from 0; one that exits during it is lost.)
     const backendCpu = async () => {
-      const pids = (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(t.db)).rows.map((r) => r.pid);
-      return new Map(pids.flatMap((pid) => { try { return [[pid, processCpuUs(pid)] as const]; } catch { return []; } }));
+      const pids = (
+        await sql<{
+          pid: number;
+        }>`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(
+          t.db,
+        )
+      ).rows.map((r) => r.pid);
+      return new Map(
+        pids.flatMap((pid) => {
+          try {
+            return [[pid, processCpuUs(pid)] as const];
+          } catch {
+            return [];
+          }
+        }),
+      );
     };
     const pgBefore = await backendCpu();
     const cpu = process.cpuUsage();
@@ -76,7 +101,12 @@ try {
         const due = start + (i * 1000) / RATE;
         const wait = due - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const res = await t.app.inject({ method: 'POST', url: `/api/packages/${job.id}/deliver`, headers: job.driver.headers, payload: {} });
+        const res = await t.app.inject({
+          method: 'POST',
+          url: `/api/packages/${job.id}/deliver`,
+          headers: job.driver.headers,
+          payload: {},
+        });
         latencies.push(performance.now() - due);
         if (res.statusCode !== 200) {
           errors++;
@@ -90,7 +120,8 @@ try {
     const pgAfter = await backendCpu();
     const pgUsed = [...pgAfter].reduce((sum, [pid, us]) => sum + us - (pgBefore.get(pid) ?? 0), 0);
     latencies.sort((a, b) => a - b);
-    const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 10) / 10;
+    const pct = (p: number) =>
+      Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 10) / 10;
     return {
       requests: jobs.length,
       errors,
@@ -117,14 +148,18 @@ try {
   lifecycle.deps.money = money;
   await warmUp();
   const withLedger = await phase(await prepare());
-  const booked = await sql<{ n: number }>`select count(*)::int as n from ledger_transactions where source_key like 'job:PACKAGE:%:completed'`.execute(t.db);
+  const booked = await sql<{
+    n: number;
+  }>`select count(*)::int as n from ledger_transactions where source_key like 'job:PACKAGE:%:completed'`.execute(t.db);
   const trial = await t.services.ledger.trialBalance();
   console.log(
     JSON.stringify(
       {
         bench: 'b14-completions',
         targetPerSecond: RATE,
-        drivers: cold ? 'cold (first request, not in the live index, no ledger account)' : 'warm (session cached, in the live index, ledger account open)',
+        drivers: cold
+          ? 'cold (first request, not in the live index, no ledger account)'
+          : 'warm (session cached, in the live index, ledger account open)',
         perPhase: PER_PHASE,
         withoutLedger: without,
         withLedger,

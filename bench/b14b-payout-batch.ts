@@ -32,7 +32,9 @@ try {
   const country = await db.selectFrom('countries').select('id').where('code', '=', 'KE').executeTakeFirstOrThrow();
   const adminId = randomUUID();
   await sql`insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
-    values (${adminId}, 'admin@bench.test', '+254700000000', 'x', 'A', 'Admin', 'ADMIN', 'ACTIVE', ${country.id})`.execute(db);
+    values (${adminId}, 'admin@bench.test', '+254700000000', 'x', 'A', 'Admin', 'ADMIN', 'ACTIVE', ${country.id})`.execute(
+    db,
+  );
   await sql`insert into users (id, email, phone, password_hash, first_name, last_name, role, status, country_id)
     select gen_random_uuid(), 'd' || i || '@bench.test', '+2547' || lpad(i::text, 8, '0'), 'x', 'Driver', 'No ' || i, 'DRIVER', 'ACTIVE', ${country.id}
     from generate_series(1, ${N}) i`.execute(db);
@@ -41,12 +43,20 @@ try {
   const now = new Date();
   await db.transaction().execute(async (trx) => {
     await sql`insert into ledger_accounts (id, kind, party_id, currency, balance, created_at, updated_at)
-      select gen_random_uuid(), 'DRIVER', id, 'KES', 1 + (hashtext(id::text) & 65535) % 50000, ${now}::timestamptz, ${now}::timestamptz from users where role = 'DRIVER'`.execute(trx);
-    await sql`insert into ledger_transactions (id, source_key, currency, created_at) values (${seedTx}, 'bench:seed', 'KES', ${now})`.execute(trx);
+      select gen_random_uuid(), 'DRIVER', id, 'KES', 1 + (hashtext(id::text) & 65535) % 50000, ${now}::timestamptz, ${now}::timestamptz from users where role = 'DRIVER'`.execute(
+      trx,
+    );
+    await sql`insert into ledger_transactions (id, source_key, currency, created_at) values (${seedTx}, 'bench:seed', 'KES', ${now})`.execute(
+      trx,
+    );
     await sql`insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
       select ${seedTx}::uuid, id, balance, 'EARNINGS', ${now}::timestamptz from ledger_accounts where kind = 'DRIVER'
-      union all select ${seedTx}::uuid, ${cash.id}::uuid, -(select sum(balance) from ledger_accounts where kind = 'DRIVER'), 'SETTLEMENT', ${now}::timestamptz`.execute(trx);
-    await sql`insert into ledger_balance_deltas (account_id, amount) select ${cash.id}::uuid, -sum(balance) from ledger_accounts where kind = 'DRIVER'`.execute(trx);
+      union all select ${seedTx}::uuid, ${cash.id}::uuid, -(select sum(balance) from ledger_accounts where kind = 'DRIVER'), 'SETTLEMENT', ${now}::timestamptz`.execute(
+      trx,
+    );
+    await sql`insert into ledger_balance_deltas (account_id, amount) select ${cash.id}::uuid, -sum(balance) from ledger_accounts where kind = 'DRIVER'`.execute(
+      trx,
+    );
   });
   await sql`vacuum analyze`.execute(db);
   const seedMs = performance.now() - t;
@@ -64,7 +74,9 @@ try {
   const paidMs = performance.now() - t;
 
   const trial = await ledger.trialBalance();
-  const left = await sql<{ n: number }>`select count(*)::int as n from ledger_accounts where kind = 'DRIVER' and balance <> 0`.execute(db);
+  const left = await sql<{
+    n: number;
+  }>`select count(*)::int as n from ledger_accounts where kind = 'DRIVER' and balance <> 0`.execute(db);
   const round = (ms: number) => Math.round(ms);
   console.log(
     JSON.stringify(

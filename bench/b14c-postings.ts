@@ -40,7 +40,13 @@ try {
   await sql`analyze`.execute(t.db);
 
   const backends = async () =>
-    (await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(t.db)).rows.map((r) => r.pid);
+    (
+      await sql<{
+        pid: number;
+      }>`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(
+        t.db,
+      )
+    ).rows.map((r) => r.pid);
 
   const cpuOf = (pid: number) => {
     try {
@@ -51,7 +57,12 @@ try {
   };
 
   async function run(method: (i: number) => PaymentMethod, seconds: number) {
-    const before = new Map((await backends()).flatMap((pid) => { const us = cpuOf(pid); return us === undefined ? [] : [[pid, us] as const]; }));
+    const before = new Map(
+      (await backends()).flatMap((pid) => {
+        const us = cpuOf(pid);
+        return us === undefined ? [] : [[pid, us] as const];
+      }),
+    );
     const latencies: number[] = [];
     const start = performance.now();
     const stop = start + seconds * 1000;
@@ -83,18 +94,43 @@ try {
     const elapsed = (performance.now() - start) / 1000;
     const pgUs = (await backends()).reduce((sum, pid) => sum + (cpuOf(pid) ?? 0) - (before.get(pid) ?? 0), 0);
     latencies.sort((a, b) => a - b);
-    const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 100) / 100;
-    return { postings: latencies.length, perSecond: Math.round(latencies.length / elapsed), p50Ms: pct(50), p99Ms: pct(99), postgresCpuUsPerPosting: Math.round(pgUs / latencies.length) };
+    const pct = (p: number) =>
+      Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]! * 100) / 100;
+    return {
+      postings: latencies.length,
+      perSecond: Math.round(latencies.length / elapsed),
+      p50Ms: pct(50),
+      p99Ms: pct(99),
+      postgresCpuUsPerPosting: Math.round(pgUs / latencies.length),
+    };
   }
 
-  const cases: Record<string, (i: number) => PaymentMethod> = { cash: () => 'CASH', half: (i) => (i % 2 ? 'CASH' : 'ACCOUNT'), account: () => 'ACCOUNT' };
+  const cases: Record<string, (i: number) => PaymentMethod> = {
+    cash: () => 'CASH',
+    half: (i) => (i % 2 ? 'CASH' : 'ACCOUNT'),
+    account: () => 'ACCOUNT',
+  };
   const results: Record<string, unknown> = {};
   for (const [name, method] of Object.entries(cases)) {
     await run(method, 1); // warm-up: connections, prepared statements, remembered accounts
     results[name] = await run(method, SECONDS);
   }
   const trial = await ledger.trialBalance();
-  console.log(JSON.stringify({ bench: 'b14c-postings', connections: CONNECTIONS, drivers: DRIVERS, businesses: BUSINESSES, ...results, trialBalance: trial, machine: machine() }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'b14c-postings',
+        connections: CONNECTIONS,
+        drivers: DRIVERS,
+        businesses: BUSINESSES,
+        ...results,
+        trialBalance: trial,
+        machine: machine(),
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await t.close();
 }

@@ -41,7 +41,14 @@ const server = await startServer('app', {
 });
 const base = `http://127.0.0.1:${server.port}/api`;
 const created = new Set<string>();
-const errors = await createPackagesAtRate({ base, token: server.info.businessToken, countryId: server.info.countryId, rate, duration, onCreated: (id) => created.add(id) });
+const errors = await createPackagesAtRate({
+  base,
+  token: server.info.businessToken,
+  countryId: server.info.countryId,
+  rate,
+  duration,
+  onCreated: (id) => created.add(id),
+});
 await new Promise((r) => setTimeout(r, 2000));
 const stats = await server.ask('stats');
 await server.stop();
@@ -64,7 +71,12 @@ console.log(
     distinctOffers: new Set(offers.map((p) => p.payload.offerId)).size,
     jobsWithoutPush: created.size - offeredJobs.size,
     rejectedByReceiver: receiver.rejected.length,
-    offerToPushMs: { p50: pct(latencies, 50), p95: pct(latencies, 95), p99: pct(latencies, 99), max: pct(latencies, 100) },
+    offerToPushMs: {
+      p50: pct(latencies, 50),
+      p95: pct(latencies, 95),
+      p99: pct(latencies, 99),
+      max: pct(latencies, 100),
+    },
     serverEventLoopDelayMs: stats.eventLoopDelayMs,
     note: 'clock resolution 1 ms; offer creation = deadline - DISPATCH_OFFER_TTL (the server stamps the deadline just before inserting the offer)',
   }),

@@ -17,12 +17,31 @@ const path = () => {
   const key = keys[Math.floor(Math.random() * keys.length)];
   return `/api/positions/osmand?id=${key}&lat=${p.lat}&lon=${p.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=16.5&bearing=${Math.floor(Math.random() * 360)}&accuracy=8&altitude=1650&batt=71.0`;
 };
-const requests = [{ method: 'GET' as const, path: '/api/positions/osmand', setupRequest: (req: any) => ({ ...req, path: path() }) }];
+const requests = [
+  { method: 'GET' as const, path: '/api/positions/osmand', setupRequest: (req: any) => ({ ...req, path: path() }) },
+];
 const url = `http://127.0.0.1:${server.port}`;
 // Warm-up: every key once (its lookup is cached for a minute, as in steady state where a phone sends every few seconds).
 let next = 0;
-await load({ url, amount: keys.length, requests: [{ method: 'GET' as const, path: '/', setupRequest: (req: any) => ({ ...req, path: path().replace(/id=[^&]+/, `id=${keys[next++ % keys.length]}`) }) }] });
-const { max, atRate, stats } = await measureRoute({ server, url, requests, duration, rate, request: () => ({ method: 'GET', path: path() }) });
+await load({
+  url,
+  amount: keys.length,
+  requests: [
+    {
+      method: 'GET' as const,
+      path: '/',
+      setupRequest: (req: any) => ({ ...req, path: path().replace(/id=[^&]+/, `id=${keys[next++ % keys.length]}`) }),
+    },
+  ],
+});
+const { max, atRate, stats } = await measureRoute({
+  server,
+  url,
+  requests,
+  duration,
+  rate,
+  request: () => ({ method: 'GET', path: path() }),
+});
 
 console.log(
   JSON.stringify({

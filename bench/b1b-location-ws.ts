@@ -19,14 +19,31 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const validate = addFormats(new Ajv({ strict: false })).compile(LocationMessage);
 const index = new DriverIndex();
 for (let i = 0; i < 100_000; i++) {
-  index.upsert({ id: `d${i}`, firstName: 'D', vehicleType: 'BIKE', vehiclePlate: 'P', rating: null, countryId: null, serviceTypes: ['RIDE'], active: true, online: true, busy: false }, { ...randomPoint(), heading: null, speed: null, at: 1 });
+  index.upsert(
+    {
+      id: `d${i}`,
+      firstName: 'D',
+      vehicleType: 'BIKE',
+      vehiclePlate: 'P',
+      rating: null,
+      countryId: null,
+      serviceTypes: ['RIDE'],
+      active: true,
+      online: true,
+      busy: false,
+    },
+    { ...randomPoint(), heading: null, speed: null, at: 1 },
+  );
 }
-const messages = Array.from({ length: 10_000 }, () => JSON.stringify({ type: 'location', ...randomPoint(), heading: 90, speed: 8 }));
+const messages = Array.from({ length: 10_000 }, () =>
+  JSON.stringify({ type: 'location', ...randomPoint(), heading: 90, speed: 8 }),
+);
 const N = 300_000;
 let t = performance.now();
 for (let i = 0; i < N; i++) {
   const m = JSON.parse(messages[i % messages.length]) as { lat: number; lng: number; heading: number; speed: number };
-  if (validate(m)) index.setPosition(`d${i % 100_000}`, { lat: m.lat, lng: m.lng, heading: m.heading, speed: m.speed, at: 2 + i });
+  if (validate(m))
+    index.setPosition(`d${i % 100_000}`, { lat: m.lat, lng: m.lng, heading: m.heading, speed: m.speed, at: 2 + i });
 }
 const pathPerSec = Math.round(N / ((performance.now() - t) / 1000));
 
@@ -46,7 +63,9 @@ let opened = 0;
 for (let i = 0; i < auth.length; i += 200) {
   await Promise.all(
     auth.slice(i, i + 200).map((a) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/drivers/me/stream`, { headers: { authorization: `Bearer ${a.token}` } });
+      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/drivers/me/stream`, {
+        headers: { authorization: `Bearer ${a.token}` },
+      });
       ws.on('message', () => (errors += 1));
       ws.on('error', () => undefined);
       sockets.push(ws);
@@ -86,9 +105,19 @@ const flushes = sockets.map(() => {
     lng += STEP_DEG * Math.sin((heading * Math.PI) / 180);
     fixes.push({ lat, lng, heading });
   }
-  const loop = [...fixes, ...fixes.slice().reverse().map((f) => ({ ...f, heading: (f.heading + 180) % 360 }))];
+  const loop = [
+    ...fixes,
+    ...fixes
+      .slice()
+      .reverse()
+      .map((f) => ({ ...f, heading: (f.heading + 180) % 360 })),
+  ];
   return Array.from({ length: FLUSHES }, (_, b) =>
-    Buffer.concat(loop.slice(b * BURST, (b + 1) * BURST).map((f) => frame(`{"type":"location","lat":${f.lat},"lng":${f.lng},"heading":${f.heading},"speed":13.9}`))),
+    Buffer.concat(
+      loop
+        .slice(b * BURST, (b + 1) * BURST)
+        .map((f) => frame(`{"type":"location","lat":${f.lat},"lng":${f.lng},"heading":${f.heading},"speed":13.9}`)),
+    ),
   );
 });
 const slots = PERIOD_MS / TICK_MS;

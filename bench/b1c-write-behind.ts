@@ -7,7 +7,10 @@ import { DB_BATCH_ROWS } from '../src/modules/matching/live-drivers.js';
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 20_000);
 const server = await startServer('app', { BENCH_SESSIONS: process.env.BENCH_SESSIONS ?? '5000' });
-const headers = (server.info.auth as { token: string }[]).map((a) => ({ 'content-type': 'application/json', authorization: `Bearer ${a.token}` }));
+const headers = (server.info.auth as { token: string }[]).map((a) => ({
+  'content-type': 'application/json',
+  authorization: `Bearer ${a.token}`,
+}));
 const requests = [locationUpdate(headers)];
 const url = `http://127.0.0.1:${server.port}`;
 await load({ url, requests, amount: headers.length });
@@ -28,9 +31,17 @@ console.log(
     batches: flushes.length,
     rowsWritten: rows,
     updatesPerRow: Math.round((run.requests / Math.max(1, rows)) * 100) / 100,
-    statementsPerSecond: Math.round((flushes.reduce((n, f) => n + Math.ceil(f.rows / DB_BATCH_ROWS), 0) / duration) * 10) / 10,
-    batchMs: { p50: Math.round(flushes.map((f) => f.durationMs).sort((a, b) => a - b)[Math.floor(flushes.length / 2)] ?? 0), max: Math.round(Math.max(0, ...flushes.map((f) => f.durationMs))) },
-    lagMs: { p50: Math.round(lags[Math.floor(lags.length / 2)] ?? 0), p99: Math.round(lags[Math.floor(lags.length * 0.99)] ?? 0), max: Math.round(lags[lags.length - 1] ?? 0) },
+    statementsPerSecond:
+      Math.round((flushes.reduce((n, f) => n + Math.ceil(f.rows / DB_BATCH_ROWS), 0) / duration) * 10) / 10,
+    batchMs: {
+      p50: Math.round(flushes.map((f) => f.durationMs).sort((a, b) => a - b)[Math.floor(flushes.length / 2)] ?? 0),
+      max: Math.round(Math.max(0, ...flushes.map((f) => f.durationMs))),
+    },
+    lagMs: {
+      p50: Math.round(lags[Math.floor(lags.length / 2)] ?? 0),
+      p99: Math.round(lags[Math.floor(lags.length * 0.99)] ?? 0),
+      max: Math.round(lags[lags.length - 1] ?? 0),
+    },
     target: { lagP99Ms: 5000, oneUpdatePerPing: false },
     machine: machine(),
   }),

@@ -14,7 +14,18 @@ let t = performance.now();
 for (let i = 0; i < N; i++) {
   const p = randomPoint();
   index.upsert(
-    { id: `d${i}`, firstName: 'D', vehicleType: VEHICLES[i % 4], vehiclePlate: 'P', rating: 4.5, countryId: 'ke', serviceTypes: ['RIDE', 'PACKAGE_DELIVERY'], active: true, online: true, busy: i % 10 === 0 },
+    {
+      id: `d${i}`,
+      firstName: 'D',
+      vehicleType: VEHICLES[i % 4],
+      vehiclePlate: 'P',
+      rating: 4.5,
+      countryId: 'ke',
+      serviceTypes: ['RIDE', 'PACKAGE_DELIVERY'],
+      active: true,
+      online: true,
+      busy: i % 10 === 0,
+    },
     { ...p, heading: null, speed: null, at: now - Math.floor(Math.random() * 60_000) },
   );
 }
@@ -25,14 +36,27 @@ t = performance.now();
 for (let i = 0; i < 200_000; i++) {
   const id = `d${Math.floor(Math.random() * N)}`;
   const p = index.get(id)!.position!;
-  index.setPosition(id, { lat: p.lat + (Math.random() - 0.5) * 0.01, lng: p.lng + (Math.random() - 0.5) * 0.01, heading: 0, speed: 5, at: p.at + 1 });
+  index.setPosition(id, {
+    lat: p.lat + (Math.random() - 0.5) * 0.01,
+    lng: p.lng + (Math.random() - 0.5) * 0.01,
+    heading: 0,
+    speed: 5,
+    at: p.at + 1,
+  });
 }
 const updateNs = ((performance.now() - t) * 1e6) / 200_000;
 
 const queries: NearestQuery[] = [];
 for (let i = 0; i < Q; i++) {
   const p = randomPoint();
-  queries.push({ ...p, radiusMeters: 5000, limit: 10, vehicleType: VEHICLES[i % 4], orderType: 'RIDE', staleBefore: now - 120_000 });
+  queries.push({
+    ...p,
+    radiusMeters: 5000,
+    limit: 10,
+    vehicleType: VEHICLES[i % 4],
+    orderType: 'RIDE',
+    staleBefore: now - 120_000,
+  });
 }
 for (let i = 0; i < 5000; i++) index.nearest(queries[i]); // warm-up
 const lat = new Float64Array(Q);

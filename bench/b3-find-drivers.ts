@@ -1,6 +1,15 @@
 // B3: POST /matching/find-drivers with 100k online drivers: maximum throughput, then p99 at a fixed rate.
 // Usage: npx tsx bench/b3-find-drivers.ts   (BENCH_DURATION=10, BENCH_RATE=2000, BENCH_DATABASE_URL=...)
-import { baseline, durationArg, load, machine, openLoop, randomPoint, startServer, withServerCpu } from './lib/harness.js';
+import {
+  baseline,
+  durationArg,
+  load,
+  machine,
+  openLoop,
+  randomPoint,
+  startServer,
+  withServerCpu,
+} from './lib/harness.js';
 
 const duration = durationArg();
 const rate = Number(process.env.BENCH_RATE ?? 2000);
@@ -26,12 +35,28 @@ export const findRequest = {
 };
 const url = `http://127.0.0.1:${server.port}`;
 let next = 0;
-await load({ url, amount: headers.length, requests: [{ ...findRequest, setupRequest: (r: any) => ({ ...findRequest.setupRequest(r), headers: headers[next++ % headers.length] }) }] });
+await load({
+  url,
+  amount: headers.length,
+  requests: [
+    {
+      ...findRequest,
+      setupRequest: (r: any) => ({ ...findRequest.setupRequest(r), headers: headers[next++ % headers.length] }),
+    },
+  ],
+});
 await load({ url, requests: [findRequest], duration: 2 });
 const max = await withServerCpu(server.child.pid!, () => load({ url, requests: [findRequest], duration }));
 await server.ask('stats');
 // Open loop at a fixed arrival rate: latencies include any queueing.
-const atRate = await openLoop({ url, rate, duration, connections: 50, serverPid: server.child.pid!, request: () => findRequest.setupRequest({ method: 'POST', path: findRequest.path }) });
+const atRate = await openLoop({
+  url,
+  rate,
+  duration,
+  connections: 50,
+  serverPid: server.child.pid!,
+  request: () => findRequest.setupRequest({ method: 'POST', path: findRequest.path }),
+});
 const stats = await server.ask('stats');
 await server.stop();
 

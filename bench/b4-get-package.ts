@@ -56,7 +56,8 @@ if (mode === '--serve-baseline') {
 }
 
 async function main() {
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const baseUrl =
+    process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const duration = durationArg();
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
   const packageCount = Number(process.env.BENCH_PACKAGES ?? 100_000);
@@ -74,7 +75,9 @@ async function main() {
     // Warm up both (JIT, pools, prepared statements, the session cache) on other packages, then measure.
     await run(`http://127.0.0.1:${baseline.port}/`, 2, connections);
     await run(url, 2, connections, headers, hot.slice(0, 500));
-    const base = await withServerCpu(baseline.child.pid!, () => run(`http://127.0.0.1:${baseline.port}/`, duration, connections));
+    const base = await withServerCpu(baseline.child.pid!, () =>
+      run(`http://127.0.0.1:${baseline.port}/`, duration, connections),
+    );
     // Every package in turn (shuffled): each is read about once, so the read cache cannot help.
     const uniform = await withServerCpu(app.child.pid!, () => run(url, duration, connections, headers, ids));
     // Integrators polling the packages that are moving: 2,000 packages read over and over.
@@ -94,7 +97,8 @@ async function main() {
         getPackageHot2000: { ...polled, ratio: ratio(polled, base) },
         serverRssMb: rssMb,
         target: { requestsPerSecond: 8000, ratioOfBaseline: 0.24 },
-        pass: uniform.requestsPerSecond >= 8000 && uniform.errors + uniform.non2xx + polled.errors + polled.non2xx === 0,
+        pass:
+          uniform.requestsPerSecond >= 8000 && uniform.errors + uniform.non2xx + polled.errors + polled.non2xx === 0,
       }),
     );
   } finally {
@@ -115,27 +119,67 @@ async function seed(dbUrl: string, count: number) {
   const db = handle.db;
   try {
     await migrateToLatest(db);
-    const country = (await db.selectFrom('countries').select('id').where('code', '=', 'KE').executeTakeFirstOrThrow()).id;
+    const country = (await db.selectFrom('countries').select('id').where('code', '=', 'KE').executeTakeFirstOrThrow())
+      .id;
     const businessId = randomUUID();
     const driverId = randomUUID();
     const hash = 'not-a-real-hash';
     await db
       .insertInto('users')
       .values([
-        { id: businessId, email: 'bench-business@example.com', phone: '+254700000001', password_hash: hash, first_name: 'Bench', last_name: 'Business', role: 'BUSINESS', status: 'ACTIVE', status_reason: null, country_id: country },
-        { id: driverId, email: 'bench-driver@example.com', phone: '+254700000002', password_hash: hash, first_name: 'Bench', last_name: 'Driver', role: 'DRIVER', status: 'ACTIVE', status_reason: null, country_id: country },
+        {
+          id: businessId,
+          email: 'bench-business@example.com',
+          phone: '+254700000001',
+          password_hash: hash,
+          first_name: 'Bench',
+          last_name: 'Business',
+          role: 'BUSINESS',
+          status: 'ACTIVE',
+          status_reason: null,
+          country_id: country,
+        },
+        {
+          id: driverId,
+          email: 'bench-driver@example.com',
+          phone: '+254700000002',
+          password_hash: hash,
+          first_name: 'Bench',
+          last_name: 'Driver',
+          role: 'DRIVER',
+          status: 'ACTIVE',
+          status_reason: null,
+          country_id: country,
+        },
       ])
       .execute();
-    await db.insertInto('business_profiles').values({ user_id: businessId, business_name: 'Bench Co', business_address: null }).execute();
+    await db
+      .insertInto('business_profiles')
+      .values({ user_id: businessId, business_name: 'Bench Co', business_address: null })
+      .execute();
     await db
       .insertInto('driver_profiles')
       .values({
-        user_id: driverId, vehicle_type: 'BIKE', vehicle_plate: 'KAA 001B', company_id: null, rating: 4.8,
-        last_lat: -1.28, last_lng: 36.81, last_heading: 90, last_speed: 8, last_location_at: new Date(),
+        user_id: driverId,
+        vehicle_type: 'BIKE',
+        vehicle_plate: 'KAA 001B',
+        company_id: null,
+        rating: 4.8,
+        last_lat: -1.28,
+        last_lng: 36.81,
+        last_heading: 90,
+        last_speed: 8,
+        last_location_at: new Date(),
       })
       .execute();
     const stop = (name: string) =>
-      JSON.stringify({ location: { lat: -1.2864, lng: 36.8172 }, address: 'Moi Avenue 1, Nairobi', contactName: name, contactPhone: '+254712345678', notes: 'Gate B' });
+      JSON.stringify({
+        location: { lat: -1.2864, lng: 36.8172 },
+        address: 'Moi Avenue 1, Nairobi',
+        contactName: name,
+        contactPhone: '+254712345678',
+        notes: 'Gate B',
+      });
     // Half the packages are on their way (a driver and four history rows), half are waiting.
     await sql`
       insert into packages (id, status, vehicle_type, country_id, created_by, business_id, customer_id, driver_id, reference,
@@ -158,14 +202,32 @@ async function seed(dbUrl: string, count: number) {
     const sessionId = randomUUID();
     await db
       .insertInto('auth_sessions')
-      .values({ id: sessionId, user_id: businessId, refresh_token_hash: createHash('sha256').update(randomBytes(16)).digest('hex'), remember_me: false, expires_at: new Date(Date.now() + 86_400_000), revoked_at: null, last_used_at: null })
+      .values({
+        id: sessionId,
+        user_id: businessId,
+        refresh_token_hash: createHash('sha256').update(randomBytes(16)).digest('hex'),
+        remember_me: false,
+        expires_at: new Date(Date.now() + 86_400_000),
+        revoked_at: null,
+        last_used_at: null,
+      })
       .execute();
     const config = loadConfig({ JWT_SECRET, NODE_ENV: 'test', DATA_DIR: '/tmp/rd-packages-bench' });
-    const tokens = new TokenService({ secret: JWT_SECRET, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3600_000, clock: systemClock });
+    const tokens = new TokenService({
+      secret: JWT_SECRET,
+      issuer: config.jwtIssuer,
+      audience: config.jwtAudience,
+      accessTtlMs: 3600_000,
+      clock: systemClock,
+    });
     const token = (await tokens.signAccess({ userId: businessId, role: 'BUSINESS', sessionId })).token;
     const all = await sql<{ id: string }>`select id from packages order by random()`.execute(db);
     const ids = all.rows.map((r) => r.id);
-    const hot = (await sql<{ id: string }>`select id from packages where status = 'IN_TRANSIT' order by random() limit 2000`.execute(db)).rows.map((r) => r.id);
+    const hot = (
+      await sql<{
+        id: string;
+      }>`select id from packages where status = 'IN_TRANSIT' order by random() limit 2000`.execute(db)
+    ).rows.map((r) => r.id);
     return { token, ids, hot };
   } finally {
     await handle.close();
@@ -175,8 +237,13 @@ async function seed(dbUrl: string, count: number) {
 function startChild(args: string[], children: ChildProcess[]): Promise<{ port: number; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
     // BENCH_PROFILE=dir writes a CPU profile of the app server there (it exits cleanly on SIGTERM).
-    const profile = process.env.BENCH_PROFILE && args[0] === '--serve-app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-    const child = spawn(process.execPath, [...profile, '--import', 'tsx', SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const profile =
+      process.env.BENCH_PROFILE && args[0] === '--serve-app'
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+        : [];
+    const child = spawn(process.execPath, [...profile, '--import', 'tsx', SELF, ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(child);
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -188,7 +255,13 @@ function startChild(args: string[], children: ChildProcess[]): Promise<{ port: n
   });
 }
 
-async function run(url: string, duration: number, connections: number, headers: Record<string, string> = {}, ids?: string[]) {
+async function run(
+  url: string,
+  duration: number,
+  connections: number,
+  headers: Record<string, string> = {},
+  ids?: string[],
+) {
   let n = 0;
   const result = await autocannon({
     url,

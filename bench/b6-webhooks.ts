@@ -44,7 +44,9 @@ if (process.argv[2] === '--receiver') {
       const body = Buffer.concat(chunks);
       const path = req.url ?? '/';
       const secret = secrets[path];
-      const ok = secret !== undefined && createHmac('sha256', secret).update(body).digest('hex') === req.headers['x-service-signature'];
+      const ok =
+        secret !== undefined &&
+        createHmac('sha256', secret).update(body).digest('hex') === req.headers['x-service-signature'];
       out.push(`R ${req.headers['webhook-id'] ?? '-'} ${at.toFixed(2)} ${ok ? 1 : 0}\n`);
       const reply = () => res.writeHead(ok ? 200 : 401).end();
       if (path.startsWith('/slow')) setTimeout(reply, 3000);
@@ -93,7 +95,18 @@ async function main() {
   for (const id of [fastBusiness, slowBusiness]) {
     await db
       .insertInto('users')
-      .values({ id, email: `${id}@bench.test`, phone: `+2547${id.replace(/\D/g, '').slice(0, 8).padEnd(8, '0')}`, password_hash: 'x', first_name: 'B', last_name: 'B', role: 'BUSINESS', status: 'ACTIVE', status_reason: null, country_id: null })
+      .values({
+        id,
+        email: `${id}@bench.test`,
+        phone: `+2547${id.replace(/\D/g, '').slice(0, 8).padEnd(8, '0')}`,
+        password_hash: 'x',
+        first_name: 'B',
+        last_name: 'B',
+        role: 'BUSINESS',
+        status: 'ACTIVE',
+        status_reason: null,
+        country_id: null,
+      })
       .execute();
   }
   const secrets: Record<string, string> = {};
@@ -107,7 +120,9 @@ async function main() {
     endpoints.push({ id: randomUUID(), business, path });
   }
 
-  const receiver = spawn(process.execPath, ['--import', 'tsx', SELF, '--receiver', JSON.stringify(secrets)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const receiver = spawn(process.execPath, ['--import', 'tsx', SELF, '--receiver', JSON.stringify(secrets)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   process.on('exit', () => receiver.kill());
   process.on('unhandledRejection', (err) => {
     console.error(err);
@@ -130,7 +145,25 @@ async function main() {
   for (const e of endpoints) {
     await db
       .insertInto('webhook_endpoints')
-      .values({ id: e.id, business_id: e.business, url: target(e.path), events: ['delivery.assigned', 'delivery.picked_up', 'delivery.in_transit', 'delivery.delivered', 'delivery.failed', 'delivery.cancelled'], enabled: true, disabled_reason: null, description: null, secret: secrets[e.path], created_at: at, updated_at: at })
+      .values({
+        id: e.id,
+        business_id: e.business,
+        url: target(e.path),
+        events: [
+          'delivery.assigned',
+          'delivery.picked_up',
+          'delivery.in_transit',
+          'delivery.delivered',
+          'delivery.failed',
+          'delivery.cancelled',
+        ],
+        enabled: true,
+        disabled_reason: null,
+        description: null,
+        secret: secrets[e.path],
+        created_at: at,
+        updated_at: at,
+      })
       .execute();
   }
 
@@ -143,7 +176,12 @@ async function main() {
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'warn' });
   const sender = new WebhookSender({ timeoutMs: 10_000, allowPrivateTargets: true, connectionsPerOrigin: 20 });
   const baselineCount = Math.min(backlog, 10_000);
-  const payload = JSON.stringify({ event: 'delivery.assigned', delivery_id: randomUUID(), status: 'ASSIGNED', timestamp: new Date().toISOString() });
+  const payload = JSON.stringify({
+    event: 'delivery.assigned',
+    delivery_id: randomUUID(),
+    status: 'ASSIGNED',
+    timestamp: new Date().toISOString(),
+  });
   let next = 0;
   const baseStart = now();
   await Promise.all(
@@ -151,7 +189,14 @@ async function main() {
       while (next < baselineCount) {
         next += 1;
         const id = randomUUID();
-        const headers = buildHeaders({ secret: secrets['/fast-1'], signatureHeader: 'X-Service-Signature', event: 'delivery.assigned', webhookId: id, timestampSeconds: Math.floor(Date.now() / 1000), body: payload });
+        const headers = buildHeaders({
+          secret: secrets['/fast-1'],
+          signatureHeader: 'X-Service-Signature',
+          event: 'delivery.assigned',
+          webhookId: id,
+          timestampSeconds: Math.floor(Date.now() / 1000),
+          body: payload,
+        });
         await sender.send(target('/fast-1'), headers, payload);
       }
     }),
@@ -166,7 +211,13 @@ async function main() {
   for (let i = 0; i < packages; i += 500) {
     await db.transaction().execute(async (trx) => {
       for (let j = i; j < Math.min(packages, i + 500); j++) {
-        await recordDeliveryEvent(trx, { packageId: randomUUID(), businessId: fastBusiness, event: 'delivery.assigned', status: 'ASSIGNED', occurredAt: new Date() });
+        await recordDeliveryEvent(trx, {
+          packageId: randomUUID(),
+          businessId: fastBusiness,
+          event: 'delivery.assigned',
+          status: 'ASSIGNED',
+          occurredAt: new Date(),
+        });
       }
     });
   }
@@ -197,7 +248,13 @@ async function main() {
       db
         .transaction()
         .execute((trx) =>
-          recordDeliveryEvent(trx, { packageId, businessId: slow ? slowBusiness : fastBusiness, event: 'delivery.assigned', status: 'ASSIGNED', occurredAt: new Date() }),
+          recordDeliveryEvent(trx, {
+            packageId,
+            businessId: slow ? slowBusiness : fastBusiness,
+            event: 'delivery.assigned',
+            status: 'ASSIGNED',
+            occurredAt: new Date(),
+          }),
         )
         .then(() => {
           (slow ? slowCommittedAt : committedAt).set(packageId, now());
@@ -242,17 +299,39 @@ async function main() {
       date: new Date().toISOString(),
       database: url ? 'postgres' : 'pglite',
       node: process.version,
-      baseline: { what: 'signed POSTs straight to the receiver, 20 in flight, no database', requests: baselineCount, perSecond: Math.round(baselineRate) },
-      throughput: { deliveries: drained, seconds: round(drainSeconds), perSecond: Math.round(throughput), ratioToBaseline: Math.round((throughput / baselineRate) * 100) / 100 },
+      baseline: {
+        what: 'signed POSTs straight to the receiver, 20 in flight, no database',
+        requests: baselineCount,
+        perSecond: Math.round(baselineRate),
+      },
+      throughput: {
+        deliveries: drained,
+        seconds: round(drainSeconds),
+        perSecond: Math.round(throughput),
+        ratioToBaseline: Math.round((throughput / baselineRate) * 100) / 100,
+      },
       latency: {
         load: `${rate} changes/s for ${duration} s, 2 endpoints each (${rate * 2} deliveries/s), open loop`,
         deliveries: latencies.length,
-        firstAttemptMs: { p50: round(percentile(latencies, 50)), p90: round(percentile(latencies, 90)), p99: round(percentile(latencies, 99)), max: round(latencies.at(-1) ?? NaN) },
+        firstAttemptMs: {
+          p50: round(percentile(latencies, 50)),
+          p90: round(percentile(latencies, 90)),
+          p99: round(percentile(latencies, 99)),
+          max: round(latencies.at(-1) ?? NaN),
+        },
         lateSchedules: late,
       },
-      slowEndpoint: { answersAfterMs: 3000, deliveries: slowLatencies.length, firstAttemptP50Ms: round(percentile(slowLatencies, 50)) },
+      slowEndpoint: {
+        answersAfterMs: 3000,
+        deliveries: slowLatencies.length,
+        firstAttemptP50Ms: round(percentile(slowLatencies, 50)),
+      },
       errors: { badSignatures, duplicates, notSucceeded },
-      targets: { perSecond: 1000, p99Ms: 1000, met: throughput >= 1000 && percentile(latencies, 99) <= 1000 && badSignatures + duplicates + notSucceeded === 0 },
+      targets: {
+        perSecond: 1000,
+        p99Ms: 1000,
+        met: throughput >= 1000 && percentile(latencies, 99) <= 1000 && badSignatures + duplicates + notSucceeded === 0,
+      },
       rssMB: Math.round(process.memoryUsage().rss / 1048576),
     }),
   );

@@ -55,7 +55,12 @@ async function waitReady(port: number, child: ChildProcess, timeoutMs = 120_000)
 // server it started, which otherwise outlived the bench (and ran beside the next one).
 function start(command: string, args: string[], env: Record<string, string>): ChildProcess {
   const { MALLOC_MMAP_THRESHOLD_: _inherited, ...inherited } = process.env;
-  return spawn(command, args, { cwd: root, env: { ...inherited, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  return spawn(command, args, {
+    cwd: root,
+    env: { ...inherited, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -90,7 +95,10 @@ async function resetDatabase(): Promise<void> {
   await admin.end();
 }
 
-async function seed(): Promise<{ sessions: { userId: string; sessionId: string; role: string }[]; packageIds: string[] }> {
+async function seed(): Promise<{
+  sessions: { userId: string; sessionId: string; role: string }[];
+  packageIds: string[];
+}> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   const country = (await db.query(`select id from countries where code = 'KE'`)).rows[0].id as string;
@@ -122,7 +130,9 @@ async function seed(): Promise<{ sessions: { userId: string; sessionId: string; 
      from generate_series(1, $3::int) g`,
     [country, business, packages],
   );
-  const packageIds = (await db.query(`select id from packages where business_id = $1 order by random() limit 20000`, [business])).rows.map((r) => r.id as string);
+  const packageIds = (
+    await db.query(`select id from packages where business_id = $1 order by random() limit 20000`, [business])
+  ).rows.map((r) => r.id as string);
   const sessions = (
     await db.query(
       `insert into auth_sessions (id, user_id, refresh_token_hash, remember_me, expires_at)
@@ -143,16 +153,32 @@ async function seed(): Promise<{ sessions: { userId: string; sessionId: string; 
   return { sessions, packageIds };
 }
 
-async function traffic(port: number, sessions: { userId: string; sessionId: string; role: string }[], packageIds: string[]): Promise<{ requests: number; failed: number }> {
-  const tokens = new TokenService({ secret, issuer: 'ride-delivery-backend', audience: 'ride-delivery-api', accessTtlMs: 3_600_000, clock: systemClock });
+async function traffic(
+  port: number,
+  sessions: { userId: string; sessionId: string; role: string }[],
+  packageIds: string[],
+): Promise<{ requests: number; failed: number }> {
+  const tokens = new TokenService({
+    secret,
+    issuer: 'ride-delivery-backend',
+    audience: 'ride-delivery-api',
+    accessTtlMs: 3_600_000,
+    clock: systemClock,
+  });
   const business = sessions.at(-1)!;
-  const businessToken = (await tokens.signAccess({ userId: business.userId, role: 'BUSINESS', sessionId: business.sessionId })).token;
+  const businessToken = (
+    await tokens.signAccess({ userId: business.userId, role: 'BUSINESS', sessionId: business.sessionId })
+  ).token;
   const driverTokens: string[] = [];
-  for (const s of sessions.slice(0, -1)) driverTokens.push((await tokens.signAccess({ userId: s.userId, role: 'DRIVER', sessionId: s.sessionId })).token);
+  for (const s of sessions.slice(0, -1))
+    driverTokens.push((await tokens.signAccess({ userId: s.userId, role: 'DRIVER', sessionId: s.sessionId })).token);
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 20 });
   let requests = 0;
   let failed = 0;
-  const run = async (make: (i: number) => { method: 'GET' | 'POST'; path: string; token: string; body?: string }, count: number) => {
+  const run = async (
+    make: (i: number) => { method: 'GET' | 'POST'; path: string; token: string; body?: string },
+    count: number,
+  ) => {
     let next = 0;
     await Promise.all(
       Array.from({ length: 20 }, async () => {
@@ -172,13 +198,19 @@ async function traffic(port: number, sessions: { userId: string; sessionId: stri
     );
   };
   // Every seeded package read once (fills the package cache), 20k position reports, 5k find-drivers.
-  await run((i) => ({ method: 'GET', path: `/api/packages/${packageIds[i]}`, token: businessToken }), packageIds.length);
+  await run(
+    (i) => ({ method: 'GET', path: `/api/packages/${packageIds[i]}`, token: businessToken }),
+    packageIds.length,
+  );
   await run(
     (i) => ({
       method: 'POST',
       path: '/api/drivers/me/location',
       token: driverTokens[i % driverTokens.length]!,
-      body: JSON.stringify({ lat: CENTRE.lat + (Math.random() - 0.5) * SPREAD_DEG, lng: CENTRE.lng + (Math.random() - 0.5) * SPREAD_DEG }),
+      body: JSON.stringify({
+        lat: CENTRE.lat + (Math.random() - 0.5) * SPREAD_DEG,
+        lng: CENTRE.lng + (Math.random() - 0.5) * SPREAD_DEG,
+      }),
     }),
     20_000,
   );
@@ -188,7 +220,10 @@ async function traffic(port: number, sessions: { userId: string; sessionId: stri
       path: '/api/matching/find-drivers',
       token: businessToken,
       body: JSON.stringify({
-        pickupLocation: { lat: CENTRE.lat + (Math.random() - 0.5) * SPREAD_DEG, lng: CENTRE.lng + (Math.random() - 0.5) * SPREAD_DEG },
+        pickupLocation: {
+          lat: CENTRE.lat + (Math.random() - 0.5) * SPREAD_DEG,
+          lng: CENTRE.lng + (Math.random() - 0.5) * SPREAD_DEG,
+        },
         vehicleType: 'CAR',
         orderType: 'PACKAGE_DELIVERY',
       }),
@@ -203,9 +238,17 @@ async function traffic(port: number, sessions: { userId: string; sessionId: stri
  * RSS before and 10 s after 24 password logins (8 at a time; each an argon2id hash of 19 MiB on
  * libuv's pool), with and without the glibc setting that start:prod and the Dockerfile set.
  */
-async function loginsRss(fixedMmapThreshold: boolean): Promise<{ idleMB: number; after24LoginsMB: number; statuses: Record<string, number> }> {
+async function loginsRss(
+  fixedMmapThreshold: boolean,
+): Promise<{ idleMB: number; after24LoginsMB: number; statuses: Record<string, number> }> {
   const { MALLOC_MMAP_THRESHOLD_: threshold, ...rest } = serverEnv;
-  const env = { ...rest, ...(fixedMmapThreshold ? { MALLOC_MMAP_THRESHOLD_: threshold } : {}), RATE_LIMIT_LOGIN: 'off', RATE_LIMIT_LOGIN_SEND_OTP: 'off', PORT: '3793' };
+  const env = {
+    ...rest,
+    ...(fixedMmapThreshold ? { MALLOC_MMAP_THRESHOLD_: threshold } : {}),
+    RATE_LIMIT_LOGIN: 'off',
+    RATE_LIMIT_LOGIN_SEND_OTP: 'off',
+    PORT: '3793',
+  };
   const server = start('node', ['dist/server.js'], env);
   await waitReady(3793, server);
   await sleep(idleSeconds * 1000);
@@ -238,7 +281,9 @@ async function untilBackfilled(timeoutMs = 300_000): Promise<number> {
   try {
     const t0 = performance.now();
     for (;;) {
-      const { rows } = await db.query('select exists (select 1 from packages where tracking_token_hash is null) as missing');
+      const { rows } = await db.query(
+        'select exists (select 1 from packages where tracking_token_hash is null) as missing',
+      );
       if (!rows[0].missing) return performance.now() - t0;
       if (performance.now() - t0 > timeoutMs) throw new Error('the tracking token backfill did not finish');
       await sleep(100);
@@ -248,9 +293,23 @@ async function untilBackfilled(timeoutMs = 300_000): Promise<number> {
   }
 }
 
-const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, drivers, packages };
+const results: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: os.cpus().length,
+  drivers,
+  packages,
+};
 // As `npm run start:prod` and the Dockerfile run it (MALLOC_MMAP_THRESHOLD_: see docs/operations.md).
-const serverEnv = { MALLOC_MMAP_THRESHOLD_: '131072', DATABASE_URL: url, JWT_SECRET: secret, NODE_ENV: 'production', SMS_TRANSPORT: 'file', SMS_ALLOW_FILE_IN_PRODUCTION: 'true', RATE_LIMIT_GLOBAL: 'off' };
+const serverEnv = {
+  MALLOC_MMAP_THRESHOLD_: '131072',
+  DATABASE_URL: url,
+  JWT_SECRET: secret,
+  NODE_ENV: 'production',
+  SMS_TRANSPORT: 'file',
+  SMS_ALLOW_FILE_IN_PRODUCTION: 'true',
+  RATE_LIMIT_GLOBAL: 'off',
+};
 
 await resetDatabase();
 // First start migrates; the figures come from the second, as a restarted instance sees it.
@@ -305,7 +364,13 @@ await stop(server);
 
 // `npm start` as a newcomer runs it: embedded database in a fresh DATA_DIR, the whole process tree.
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'b7-embedded-'));
-const npmStart = start('npm', ['start'], { DATA_DIR: dataDir, PORT: '3792', NODE_ENV: 'development', DATABASE_URL: '', SMS_TRANSPORT: 'console' });
+const npmStart = start('npm', ['start'], {
+  DATA_DIR: dataDir,
+  PORT: '3792',
+  NODE_ENV: 'development',
+  DATABASE_URL: '',
+  SMS_TRANSPORT: 'console',
+});
 results.embeddedFirstReadyMs = Math.round(await waitReady(3792, npmStart));
 await sleep(idleSeconds * 1000);
 results.embeddedTreeIdleRssMB = mb(rssKb(npmStart.pid!, true));

@@ -15,7 +15,8 @@ const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:543
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const checkouts = process.argv.slice(2).length ? process.argv.slice(2) : [path.resolve(import.meta.dirname, '..')];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const rssMB = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 102.4) / 10;
+const rssMB = (pid) =>
+  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 102.4) / 10;
 const env = {
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'MALLOC_MMAP_THRESHOLD_')),
   MALLOC_MMAP_THRESHOLD_: '131072',
@@ -36,7 +37,8 @@ async function start(cwd) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server in ${cwd} exited with ${child.exitCode}`);
     try {
-      if ((await fetch('http://127.0.0.1:3792/health/ready')).status === 200) return { child, readyMs: Math.round(performance.now() - t0) };
+      if ((await fetch('http://127.0.0.1:3792/health/ready')).status === 200)
+        return { child, readyMs: Math.round(performance.now() - t0) };
     } catch {
       /* not listening yet */
     }

@@ -25,7 +25,18 @@ const index = new DriverIndex();
 const holding = new Set<string>();
 for (let i = 0; i < drivers; i++) {
   index.upsert(
-    { id: `d${i}`, firstName: 'D', vehicleType: VEHICLES[i % 4]!, vehiclePlate: 'P', rating: null, countryId: null, serviceTypes: ['RIDE', 'PACKAGE_DELIVERY'], active: true, online: true, busy: false },
+    {
+      id: `d${i}`,
+      firstName: 'D',
+      vehicleType: VEHICLES[i % 4]!,
+      vehiclePlate: 'P',
+      rating: null,
+      countryId: null,
+      serviceTypes: ['RIDE', 'PACKAGE_DELIVERY'],
+      active: true,
+      online: true,
+      busy: false,
+    },
     { ...randomPoint(), heading: null, speed: null, at: Date.now() },
   );
   if (i % 10 === 0) holding.add(`d${i}`);
@@ -34,7 +45,16 @@ const picks: number[] = [];
 for (let i = 0; i < 20_000; i++) {
   const p = randomPoint();
   const started = performance.now();
-  pickDriver(index, { ...p, vehicleType: 'BIKE', orderType: 'PACKAGE_DELIVERY', staleBefore: 0, radiusMeters: 5000, maxRadiusMeters: 15_000, excluded: new Map(), holding });
+  pickDriver(index, {
+    ...p,
+    vehicleType: 'BIKE',
+    orderType: 'PACKAGE_DELIVERY',
+    staleBefore: 0,
+    radiusMeters: 5000,
+    maxRadiusMeters: 15_000,
+    excluded: new Map(),
+    holding,
+  });
   picks.push(performance.now() - started);
 }
 
@@ -48,17 +68,28 @@ let opened = 0;
 for (let i = 0; i < auth.length; i += 250) {
   await Promise.all(
     auth.slice(i, i + 250).map((a) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/drivers/me/stream`, { headers: { authorization: `Bearer ${a.token}` } });
+      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/drivers/me/stream`, {
+        headers: { authorization: `Bearer ${a.token}` },
+      });
       ws.on('message', (data) => {
         const m = JSON.parse(data.toString());
         if (m.type === 'offer') arrived.set(m.offer.jobId, performance.now());
       });
       ws.on('error', () => undefined);
-      return new Promise((resolve) => ws.once('open', resolve).once('error', resolve)).then(() => ws.readyState === ws.OPEN && (opened += 1));
+      return new Promise((resolve) => ws.once('open', resolve).once('error', resolve)).then(
+        () => ws.readyState === ws.OPEN && (opened += 1),
+      );
     }),
   );
 }
-const errors = await createPackagesAtRate({ base, token: server.info.businessToken, countryId: server.info.countryId, rate, duration, onCreated: (id) => returned.set(id, performance.now()) });
+const errors = await createPackagesAtRate({
+  base,
+  token: server.info.businessToken,
+  countryId: server.info.countryId,
+  rate,
+  duration,
+  onCreated: (id) => returned.set(id, performance.now()),
+});
 await new Promise((r) => setTimeout(r, 1000));
 const latencies: number[] = [];
 let missing = 0;
@@ -81,9 +112,13 @@ console.log(
     created: returned.size,
     createErrors: errors,
     noOfferWithin1s: missing,
-    returnToOfferMs: { p50: pct(latencies, 50), p95: pct(latencies, 95), p99: pct(latencies, 99), max: pct(latencies, 100) },
+    returnToOfferMs: {
+      p50: pct(latencies, 50),
+      p95: pct(latencies, 95),
+      p99: pct(latencies, 99),
+      max: pct(latencies, 100),
+    },
     pickMs: { p50: pct(picks, 50), p99: pct(picks, 99), max: pct(picks, 100) },
     serverEventLoopDelayMs: stats.eventLoopDelayMs,
   }),
 );
-

@@ -42,14 +42,20 @@ const call = async (method: 'GET' | 'POST', path: string, token: string, body?: 
   return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
 };
 const inBatches = async <T>(items: T[], size: number, fn: (item: T, i: number) => Promise<void>) => {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map((item, j) => fn(item, i + j)));
+  for (let i = 0; i < items.length; i += size)
+    await Promise.all(items.slice(i, i + size).map((item, j) => fn(item, i + j)));
 };
 
 // 1. Every driver on a job: a package of its vehicle type, accepted.
 const auth = server.info.auth as { driverId: string; token: string }[];
 const jobs: { driverId: string; token: string; trackingToken: string }[] = [];
 let setupErrors = 0;
-const stop = (p: { lat: number; lng: number }) => ({ location: p, address: 'Bench St 1', contactName: 'Bench', contactPhone: '+254712345678' });
+const stop = (p: { lat: number; lng: number }) => ({
+  location: p,
+  address: 'Bench St 1',
+  contactName: 'Bench',
+  contactPhone: '+254712345678',
+});
 await inBatches(auth, 50, async (a) => {
   const me = await call('GET', '/drivers/me', a.token);
   const created = await call('POST', '/packages', server.info.businessToken, {
@@ -61,7 +67,12 @@ await inBatches(auth, 50, async (a) => {
   });
   const accepted = await call('POST', `/packages/${created.body.id}/accept`, a.token);
   if (created.status !== 201 || accepted.status !== 200) setupErrors += 1;
-  else jobs.push({ driverId: a.driverId, token: a.token, trackingToken: (created.body.trackingUrl as string).split('/t/')[1]! });
+  else
+    jobs.push({
+      driverId: a.driverId,
+      token: a.token,
+      trackingToken: (created.body.trackingUrl as string).split('/t/')[1]!,
+    });
 });
 
 // 2. The subscribers: raw sockets speaking HTTP/1.0 (no chunked framing), as light as a client can be.
@@ -109,9 +120,13 @@ function subscribe(job: number): Promise<Subscriber> {
 const gcBefore = await server.ask('gc');
 const rssBefore = rssKB(pid);
 const connectStarted = performance.now();
-await inBatches(Array.from({ length: subscribers }, (_, i) => i % jobs.length), 500, async (job) => {
-  subs.push(await subscribe(job));
-});
+await inBatches(
+  Array.from({ length: subscribers }, (_, i) => i % jobs.length),
+  500,
+  async (job) => {
+    subs.push(await subscribe(job));
+  },
+);
 const connectSeconds = (performance.now() - connectStarted) / 1000;
 const okSubs = subs.filter((s) => s.statusCode === 200).length;
 // Idle: what the connections themselves cost, after the garbage of opening them is collected.
@@ -174,7 +189,12 @@ console.log(
       drivers,
       jobs: jobs.length,
       setupErrors,
-      subscribers: { asked: subscribers, connected: okSubs, connectSeconds: Math.round(connectSeconds * 10) / 10, closedEarly },
+      subscribers: {
+        asked: subscribers,
+        connected: okSubs,
+        connectSeconds: Math.round(connectSeconds * 10) / 10,
+        closedEarly,
+      },
       memory: {
         rssBeforeMB: Math.round(rssBefore / 1024),
         rssIdleMB: Math.round(rssIdle / 1024),
@@ -191,7 +211,10 @@ console.log(
         latencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99), max: pct(latencies, 100) },
       },
       serverEventLoopDelayMs: stats.eventLoopDelayMs,
-      generatorEventLoopDelayMs: { p99: Math.round(ownLoop.percentile(99) / 1e4) / 100, max: Math.round(ownLoop.max / 1e4) / 100 },
+      generatorEventLoopDelayMs: {
+        p99: Math.round(ownLoop.percentile(99) / 1e4) / 100,
+        max: Math.round(ownLoop.max / 1e4) / 100,
+      },
       serverRssMB: stats.rssMB,
     },
     null,

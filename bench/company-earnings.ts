@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { EarningsRepository } from '../src/modules/ledger/earnings.repository.js';
 import { summarise } from '../src/modules/ledger/earnings.service.js';
-import { cancellationFeeEntries, cashOnDeliveryEntries, jobCompletedEntries, sourceKeys, tipEntries, type PartyRef } from '../src/modules/ledger/postings.js';
+import {
+  cancellationFeeEntries,
+  cashOnDeliveryEntries,
+  jobCompletedEntries,
+  sourceKeys,
+  tipEntries,
+  type PartyRef,
+} from '../src/modules/ledger/postings.js';
 import { buildTestApp } from '../test/helpers/app.js';
 import { createTestDatabase } from '../test/helpers/database.js';
 import { createUser } from '../test/helpers/factories.js';
@@ -32,15 +39,54 @@ try {
   const payer: PartyRef = { kind: 'BUSINESS', partyId: business.id };
   let started = performance.now();
   for (let i = 0; i < N; i++) {
-    const d = await createUser(t, { role: 'DRIVER', session: false, firstName: `D${String(i).padStart(5, '0')}`, driver: { companyId: company.id } });
+    const d = await createUser(t, {
+      role: 'DRIVER',
+      session: false,
+      firstName: `D${String(i).padStart(5, '0')}`,
+      driver: { companyId: company.id },
+    });
     const [ride, pkg, cancelled] = [randomUUID(), randomUUID(), randomUUID()];
     const driverId = d.id;
     const inputs = [
-      { sourceKey: sourceKeys.jobCompleted('RIDE', ride), currency: 'KES', entries: jobCompletedEntries({ driverId, payer, paymentMethod: 'CASH', amount: 12_000 + i, bookingFee: 2_000, commissionRate: 1500 }) },
-      { sourceKey: sourceKeys.jobCompleted('PACKAGE', pkg), currency: 'KES', entries: jobCompletedEntries({ driverId, payer, paymentMethod: 'ACCOUNT', amount: 9_000, bookingFee: 1_000, commissionRate: 2000 }) },
-      { sourceKey: sourceKeys.cashOnDelivery(pkg), currency: 'KES', entries: cashOnDeliveryEntries({ driverId, businessId: business.id, amount: 3_000 + i }) },
-      { sourceKey: sourceKeys.tip('PACKAGE', pkg), currency: 'KES', entries: tipEntries({ driverId, payer, paymentMethod: 'ACCOUNT', amount: 500 }) },
-      { sourceKey: sourceKeys.cancellationFee('PACKAGE', cancelled), currency: 'KES', entries: cancellationFeeEntries({ driverId, payer, fee: 5_000, commissionRate: 1500 }) },
+      {
+        sourceKey: sourceKeys.jobCompleted('RIDE', ride),
+        currency: 'KES',
+        entries: jobCompletedEntries({
+          driverId,
+          payer,
+          paymentMethod: 'CASH',
+          amount: 12_000 + i,
+          bookingFee: 2_000,
+          commissionRate: 1500,
+        }),
+      },
+      {
+        sourceKey: sourceKeys.jobCompleted('PACKAGE', pkg),
+        currency: 'KES',
+        entries: jobCompletedEntries({
+          driverId,
+          payer,
+          paymentMethod: 'ACCOUNT',
+          amount: 9_000,
+          bookingFee: 1_000,
+          commissionRate: 2000,
+        }),
+      },
+      {
+        sourceKey: sourceKeys.cashOnDelivery(pkg),
+        currency: 'KES',
+        entries: cashOnDeliveryEntries({ driverId, businessId: business.id, amount: 3_000 + i }),
+      },
+      {
+        sourceKey: sourceKeys.tip('PACKAGE', pkg),
+        currency: 'KES',
+        entries: tipEntries({ driverId, payer, paymentMethod: 'ACCOUNT', amount: 500 }),
+      },
+      {
+        sourceKey: sourceKeys.cancellationFee('PACKAGE', cancelled),
+        currency: 'KES',
+        entries: cancellationFeeEntries({ driverId, payer, fee: 5_000, commissionRate: 1500 }),
+      },
     ];
     await t.db.transaction().execute((trx) => t.services.ledger.postMany(trx, inputs));
   }
@@ -60,15 +106,23 @@ try {
     if (res.statusCode !== 200) throw new Error(res.body);
     body = res.body;
   }
-  const report = JSON.parse(body) as { from: string; to: string; drivers: { driverId: string; totals: unknown[]; balances: unknown[] }[] };
+  const report = JSON.parse(body) as {
+    from: string;
+    to: string;
+    drivers: { driverId: string; totals: unknown[]; balances: unknown[] }[];
+  };
 
   const repo = new EarningsRepository();
   const [from, to] = [new Date(report.from), new Date(report.to)];
   let mismatches = 0;
   for (const d of report.drivers) {
     const { totals } = summarise(await repo.driverEntries(t.db, d.driverId, from, to));
-    const balances = (await repo.balances(t.db, [d.driverId])).map((b) => ({ currency: b.currency.trim(), balance: Number(b.balance) }));
-    if (!totals.length || JSON.stringify([totals, balances]) !== JSON.stringify([d.totals, d.balances])) mismatches += 1;
+    const balances = (await repo.balances(t.db, [d.driverId])).map((b) => ({
+      currency: b.currency.trim(),
+      balance: Number(b.balance),
+    }));
+    if (!totals.length || JSON.stringify([totals, balances]) !== JSON.stringify([d.totals, d.balances]))
+      mismatches += 1;
   }
   const rest = times.slice(1).sort((a, b) => a - b);
   console.log(

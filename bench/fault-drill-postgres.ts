@@ -67,7 +67,13 @@ try {
   const database = await openDatabase({ url, poolSize: 2 });
   await migrateToLatest(database.db);
   const accounts = await createLoadAccounts(database.db, 20);
-  const env = { DATA_DIR: dataDir, DATABASE_URL: url, JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_GLOBAL: 'off', LOG_LEVEL: 'info' };
+  const env = {
+    DATA_DIR: dataDir,
+    DATABASE_URL: url,
+    JWT_SECRET: TEST_JWT_SECRET,
+    RATE_LIMIT_GLOBAL: 'off',
+    LOG_LEVEL: 'info',
+  };
   for (let i = 0; i < 2; i++) servers.push(await startServer(env, await freePort()));
   const bases = servers.map((s) => s.base);
 
@@ -95,7 +101,9 @@ try {
       processesUp: servers.every((s) => s.alive()),
     });
   };
-  await fault('pg_terminate_backend (every app connection)', async () => ({ terminated: await cluster.terminateConnections('drill') }));
+  await fault('pg_terminate_backend (every app connection)', async () => ({
+    terminated: await cluster.terminateConnections('drill'),
+  }));
   await fault('pg_ctl restart -m fast', () => cluster.restart());
 
   await load.stop();
@@ -105,12 +113,18 @@ try {
   const exitCodes = await Promise.all(servers.map((s) => s.exited));
 
   const ids = load.createdPackages;
-  const stored = ids.length ? await database.db.selectFrom('packages').select('id').where('id', 'in', ids).execute() : [];
+  const stored = ids.length
+    ? await database.db.selectFrom('packages').select('id').where('id', 'in', ids).execute()
+    : [];
   const rows = await database.db.selectFrom('driver_profiles').select(['user_id', 'last_lat']).execute();
-  const positionsLost = rows.filter((r) => load.lastLatitude.has(r.user_id) && (r.last_lat ?? -90) < load.lastLatitude.get(r.user_id)! - 1e-9).length;
+  const positionsLost = rows.filter(
+    (r) => load.lastLatitude.has(r.user_id) && (r.last_lat ?? -90) < load.lastLatitude.get(r.user_id)! - 1e-9,
+  ).length;
   await database.close();
 
-  const logLines = servers.flatMap((s) => s.output().split('\n')).filter((l) => /"msg":"database (lost|recovered)"/.test(l));
+  const logLines = servers
+    .flatMap((s) => s.output().split('\n'))
+    .filter((l) => /"msg":"database (lost|recovered)"/.test(l));
   console.log(
     JSON.stringify(
       {
@@ -120,7 +134,12 @@ try {
         totals: { answered: load.answered, failedByStatus: load.failuresByStatus() },
         processesStayedUp: alive,
         exitCodes,
-        acknowledged: { packages: ids.length, packagesStored: stored.length, drivers: load.lastLatitude.size, positionsLost },
+        acknowledged: {
+          packages: ids.length,
+          packagesStored: stored.length,
+          drivers: load.lastLatitude.size,
+          positionsLost,
+        },
         stateLogLines: logLines.map((l) => {
           const { msg, code, downMs, failedRequests, connectionErrors } = JSON.parse(l) as Record<string, unknown>;
           return { msg, code, downMs, failedRequests, connectionErrors };

@@ -71,25 +71,63 @@ async function main() {
     const handle = await openDatabase({ url: database.url });
     await migrateToLatest(handle.db);
     const config = loadConfig({ JWT_SECRET, NODE_ENV: 'test', DATA_DIR: '/tmp/rd-drill' });
-    const tokens = new TokenService({ secret: JWT_SECRET, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3_600_000, clock: systemClock });
-    const country = (await handle.db.selectFrom('countries').select('id').where('code', '=', 'KE').executeTakeFirstOrThrow()).id;
+    const tokens = new TokenService({
+      secret: JWT_SECRET,
+      issuer: config.jwtIssuer,
+      audience: config.jwtAudience,
+      accessTtlMs: 3_600_000,
+      clock: systemClock,
+    });
+    const country = (
+      await handle.db.selectFrom('countries').select('id').where('code', '=', 'KE').executeTakeFirstOrThrow()
+    ).id;
     const user = async (role: 'BUSINESS' | 'CUSTOMER' | 'DRIVER') => {
       const id = randomUUID();
       await handle.db
         .insertInto('users')
-        .values({ id, email: `${role.toLowerCase()}-${id.slice(0, 8)}@example.com`, phone: `+2547${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`,
-          password_hash: 'x', first_name: 'Drill', last_name: role, role, status: 'ACTIVE', status_reason: null, country_id: country, is_phone_verified: true })
+        .values({
+          id,
+          email: `${role.toLowerCase()}-${id.slice(0, 8)}@example.com`,
+          phone: `+2547${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`,
+          password_hash: 'x',
+          first_name: 'Drill',
+          last_name: role,
+          role,
+          status: 'ACTIVE',
+          status_reason: null,
+          country_id: country,
+          is_phone_verified: true,
+        })
         .execute();
-      if (role === 'BUSINESS') await handle.db.insertInto('business_profiles').values({ user_id: id, business_name: 'Drill', business_address: null }).execute();
+      if (role === 'BUSINESS')
+        await handle.db
+          .insertInto('business_profiles')
+          .values({ user_id: id, business_name: 'Drill', business_address: null })
+          .execute();
       if (role === 'DRIVER')
-        await handle.db.insertInto('driver_profiles')
-          .values({ user_id: id, vehicle_type: 'BIKE', vehicle_plate: `KD ${id.slice(0, 4)}`, company_id: null, service_types: ['RIDE', 'PACKAGE_DELIVERY'], availability: 'ONLINE' })
+        await handle.db
+          .insertInto('driver_profiles')
+          .values({
+            user_id: id,
+            vehicle_type: 'BIKE',
+            vehicle_plate: `KD ${id.slice(0, 4)}`,
+            company_id: null,
+            service_types: ['RIDE', 'PACKAGE_DELIVERY'],
+            availability: 'ONLINE',
+          })
           .execute();
       const sessionId = randomUUID();
       await handle.db
         .insertInto('auth_sessions')
-        .values({ id: sessionId, user_id: id, refresh_token_hash: createHash('sha256').update(randomBytes(16)).digest('hex'), remember_me: false,
-          expires_at: new Date(Date.now() + 86_400_000), revoked_at: null, last_used_at: null })
+        .values({
+          id: sessionId,
+          user_id: id,
+          refresh_token_hash: createHash('sha256').update(randomBytes(16)).digest('hex'),
+          remember_me: false,
+          expires_at: new Date(Date.now() + 86_400_000),
+          revoked_at: null,
+          last_used_at: null,
+        })
         .execute();
       const { token } = await tokens.signAccess({ userId: id, role, sessionId });
       return { id, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
@@ -123,8 +161,18 @@ async function main() {
         method: 'POST',
         headers: business.headers,
         body: JSON.stringify({
-          pickup: { location: { lat: -1.2864, lng: 36.8172 }, address: 'Moi Avenue 1', contactName: 'A', contactPhone: '+254712345678' },
-          dropoff: { location: { lat: -1.3, lng: 36.8 }, address: 'Ngong Road 2', contactName: 'B', contactPhone: '+254722000111' },
+          pickup: {
+            location: { lat: -1.2864, lng: 36.8172 },
+            address: 'Moi Avenue 1',
+            contactName: 'A',
+            contactPhone: '+254712345678',
+          },
+          dropoff: {
+            location: { lat: -1.3, lng: 36.8 },
+            address: 'Ngong Road 2',
+            contactName: 'B',
+            contactPhone: '+254722000111',
+          },
           vehicleType: 'BIKE',
           countryId: country,
           parcel: { description: 'Documents', weightKg: 1, size: 'SMALL' },
@@ -147,9 +195,26 @@ async function main() {
           : r < 0.6
             ? ['/api/auth/me', { headers: customer.headers }]
             : r < 0.8
-              ? ['/api/drivers/me/location', { method: 'POST', headers: pick(drivers).headers, body: JSON.stringify({ lat: -1.2864 + jitter(), lng: 36.8172 + jitter() }) }]
-              : ['/api/matching/find-drivers', { method: 'POST', headers: customer.headers,
-                  body: JSON.stringify({ pickupLocation: { lat: -1.2864, lng: 36.8172 }, vehicleType: 'BIKE', orderType: 'PACKAGE_DELIVERY' }) }];
+              ? [
+                  '/api/drivers/me/location',
+                  {
+                    method: 'POST',
+                    headers: pick(drivers).headers,
+                    body: JSON.stringify({ lat: -1.2864 + jitter(), lng: 36.8172 + jitter() }),
+                  },
+                ]
+              : [
+                  '/api/matching/find-drivers',
+                  {
+                    method: 'POST',
+                    headers: customer.headers,
+                    body: JSON.stringify({
+                      pickupLocation: { lat: -1.2864, lng: 36.8172 },
+                      vehicleType: 'BIKE',
+                      orderType: 'PACKAGE_DELIVERY',
+                    }),
+                  },
+                ];
       const started = performance.now();
       let status: string;
       try {
@@ -218,7 +283,9 @@ async function main() {
     running = false;
     await Promise.all(workers);
 
-    console.log(`Redis fault drill: 2 instances, ${CONCURRENCY} concurrent clients, ${DRIVERS} drivers, ${packages.length} packages`);
+    console.log(
+      `Redis fault drill: 2 instances, ${CONCURRENCY} concurrent clients, ${DRIVERS} drivers, ${packages.length} packages`,
+    );
     for (const p of phases) {
       const inPhase = samples.filter((s) => s.at >= p.from && s.at < p.to);
       const byStatus: Record<string, number> = {};
@@ -244,12 +311,16 @@ async function main() {
       });
       const notable = lines.filter((l) => l.level >= 40 || /redis/i.test(l.msg));
       const errors = lines.filter((l) => l.level >= 50).length;
-      console.log(`instance ${i + 1}: ${errors} error lines; Redis and warning lines: ${JSON.stringify(notable.map((l) => l.msg))}`);
+      console.log(
+        `instance ${i + 1}: ${errors} error lines; Redis and warning lines: ${JSON.stringify(notable.map((l) => l.msg))}`,
+      );
     }
   } finally {
     for (const instance of instances) {
       instance.child.kill('SIGTERM');
-      await new Promise((resolve) => (instance.child.exitCode !== null ? resolve(null) : instance.child.once('exit', resolve)));
+      await new Promise((resolve) =>
+        instance.child.exitCode !== null ? resolve(null) : instance.child.once('exit', resolve),
+      );
     }
     await redis.close();
     await database.drop();

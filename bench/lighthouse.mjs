@@ -21,7 +21,7 @@ const opt = (name, fallback) => {
 };
 const runs = Number(opt('runs', '3'));
 let base = opt('url', undefined);
-const pages = (opt('pages', '/driver/,/app/')).split(',');
+const pages = opt('pages', '/driver/,/app/').split(',');
 
 let server;
 let dataDir;
@@ -29,7 +29,15 @@ if (!base) {
   dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lh-'));
   const port = 20000 + Math.floor(Math.random() * 20000);
   base = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SMS_TRANSPORT: 'file', LOG_LEVEL: 'warn', RATE_LIMIT_GLOBAL: 'off' };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    SMS_TRANSPORT: 'file',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_GLOBAL: 'off',
+  };
   delete env.MAP_TILE_URL;
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
@@ -42,7 +50,13 @@ if (!base) {
   server = spawn(process.execPath, ['dist/server.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const until = Date.now() + 60_000;
   for (;;) {
-    if (await fetch(`${base}/health/ready`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${base}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > until) throw new Error('the server did not become ready in 60 s');
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -61,10 +75,24 @@ try {
       // A fresh browser per run: no warm cache or service worker from the run before.
       const chrome = await chromeLauncher.launch({
         chromePath: process.env.CHROME_PATH ?? '/usr/bin/chromium',
-        chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        chromeFlags: [
+          '--headless=new',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       });
       try {
-        const result = await lighthouse(`${base}${page}`, { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: CATEGORIES });
+        const result = await lighthouse(`${base}${page}`, {
+          port: chrome.port,
+          output: 'json',
+          logLevel: 'error',
+          onlyCategories: CATEGORIES,
+        });
         const lhr = result.lhr;
         const run = Object.fromEntries(CATEGORIES.map((c) => [c, Math.round((lhr.categories[c]?.score ?? 0) * 100)]));
         run.lcpMs = Math.round(lhr.audits['largest-contentful-paint']?.numericValue ?? 0);
@@ -72,7 +100,9 @@ try {
         const failed = Object.values(lhr.audits)
           .filter((a) => a.score !== null && a.score < 0.9 && a.scoreDisplayMode === 'binary')
           .map((a) => a.id);
-        console.log(`${page} run ${i + 1}: ${JSON.stringify(run)}${failed.length ? ` failing: ${failed.join(', ')}` : ''}`);
+        console.log(
+          `${page} run ${i + 1}: ${JSON.stringify(run)}${failed.length ? ` failing: ${failed.join(', ')}` : ''}`,
+        );
         scores.push(run);
       } finally {
         await chrome.kill();

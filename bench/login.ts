@@ -59,21 +59,44 @@ for (let i = 0; i < USERS; i++) {
   await db
     .insertInto('users')
     .values({
-      id: randomUUID(), email, phone: `+2547${String(10_000_000 + i + Math.floor(Math.random() * 80_000_000)).slice(0, 8)}`,
-      password_hash: hash, first_name: 'Bench', last_name: String(i), role: 'CUSTOMER', status: 'ACTIVE', status_reason: null, country_id: country,
+      id: randomUUID(),
+      email,
+      phone: `+2547${String(10_000_000 + i + Math.floor(Math.random() * 80_000_000)).slice(0, 8)}`,
+      password_hash: hash,
+      first_name: 'Bench',
+      last_name: String(i),
+      role: 'CUSTOMER',
+      status: 'ACTIVE',
+      status_reason: null,
+      country_id: country,
     })
     .execute();
 }
-const meUser = (await db.selectFrom('users').select(['id', 'role']).where('email', '=', emails[0]).executeTakeFirstOrThrow());
+const meUser = await db
+  .selectFrom('users')
+  .select(['id', 'role'])
+  .where('email', '=', emails[0])
+  .executeTakeFirstOrThrow();
 const sessionId = randomUUID();
 await db
   .insertInto('auth_sessions')
   .values({
-    id: sessionId, user_id: meUser.id, refresh_token_hash: createHash('sha256').update(randomUUID()).digest('hex'), remember_me: false,
-    expires_at: new Date(Date.now() + 86_400_000), revoked_at: null, last_used_at: null,
+    id: sessionId,
+    user_id: meUser.id,
+    refresh_token_hash: createHash('sha256').update(randomUUID()).digest('hex'),
+    remember_me: false,
+    expires_at: new Date(Date.now() + 86_400_000),
+    revoked_at: null,
+    last_used_at: null,
   })
   .execute();
-const tokens = new TokenService({ secret: deps.config.jwtSecret, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3_600_000, clock: deps.clock });
+const tokens = new TokenService({
+  secret: deps.config.jwtSecret,
+  issuer: config.jwtIssuer,
+  audience: config.jwtAudience,
+  accessTtlMs: 3_600_000,
+  clock: deps.clock,
+});
 const accessToken = (await tokens.signAccess({ userId: meUser.id, role: meUser.role, sessionId })).token;
 
 /** Bare library baseline: argon2id verifications per second with the thread pool kept busy. */
@@ -113,7 +136,10 @@ function loginStorm(seconds: number) {
         method: 'POST',
         path: '/api/auth/login',
         headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: JSON.stringify({ identifier: emails[i++ % emails.length], password: PASSWORD }) }),
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({ identifier: emails[i++ % emails.length], password: PASSWORD }),
+        }),
       },
     ],
   });
@@ -137,12 +163,22 @@ try {
   const result = {
     benchmark: 'B5 login under load',
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, threadPool: Number(process.env.UV_THREADPOOL_SIZE ?? 4), loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))) },
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      node: process.version,
+      threadPool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
+      loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+    },
     hashConcurrency: HASH_CONCURRENCY,
     database: deps.database.kind,
     seconds: SECONDS,
     argon2idVerifyPerSecondBare: Math.round(bare),
-    logins: { ...summary(storm), connections: LOGIN_CONNECTIONS, ratioToBare: Number((storm.requests.total / storm.duration / bare).toFixed(2)) },
+    logins: {
+      ...summary(storm),
+      connections: LOGIN_CONNECTIONS,
+      ratioToBare: Number((storm.requests.total / storm.duration / bare).toFixed(2)),
+    },
     meSolo: { rate: ME_RATE, ...summary(solo) },
     meDuringLoginStorm: { rate: ME_RATE, ...summary(during) },
     meP99DuringStormOverSolo: Number((during.latency.p99 / Math.max(solo.latency.p99, 1)).toFixed(2)),

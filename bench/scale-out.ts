@@ -61,7 +61,13 @@ const rows = await sql<{ id: string; user_id: string }>`
   select gen_random_uuid(), id, md5(random()::text || id::text), false, now() + interval '1 day'
   from (select id from users where email like 'bench-%' order by id limit ${sessions}::int) u
   returning id, user_id`.execute(db);
-const tokens = new TokenService({ secret: jwtSecret, issuer: 'ride-delivery-backend', audience: 'ride-delivery-api', accessTtlMs: 3_600_000, clock: systemClock });
+const tokens = new TokenService({
+  secret: jwtSecret,
+  issuer: 'ride-delivery-backend',
+  audience: 'ride-delivery-api',
+  accessTtlMs: 3_600_000,
+  clock: systemClock,
+});
 const headers = await Promise.all(
   rows.rows.map(async (r) => ({
     'content-type': 'application/json',
@@ -90,7 +96,11 @@ const find = {
   path: '/api/matching/find-drivers',
   setupRequest: (req: any) => {
     req.headers = headers[Math.floor(Math.random() * headers.length)];
-    req.body = JSON.stringify({ pickupLocation: randomPoint(), vehicleType: VEHICLES[Math.floor(Math.random() * 4)], orderType: 'RIDE' });
+    req.body = JSON.stringify({
+      pickupLocation: randomPoint(),
+      vehicleType: VEHICLES[Math.floor(Math.random() * 4)],
+      orderType: 'RIDE',
+    });
     return req;
   },
 };
@@ -101,7 +111,12 @@ for (const n of counts) {
   for (let i = 0; i < n; i++) {
     const port = await freePort();
     const proc = spawnNode(['dist/server.js'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200, 120_000, `API ${i + 1}`, proc.output);
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200,
+      120_000,
+      `API ${i + 1}`,
+      proc.output,
+    );
     apis.push({ port, proc });
   }
   const startLb = async (servers: typeof apis, name: string) => {
@@ -109,12 +124,29 @@ for (const n of counts) {
     const cfg = path.join(dir, `haproxy-${name}.cfg`);
     writeFileSync(
       cfg,
-      ['global', '  maxconn 4000', 'defaults', '  mode http', '  timeout connect 1s', '  timeout client 30s', '  timeout server 30s',
-        'frontend api', `  bind 127.0.0.1:${lbPort}`, '  default_backend api', 'backend api', '  balance leastconn',
-        ...servers.map((a, i) => `  server api${i + 1} 127.0.0.1:${a.port}`), ''].join('\n'),
+      [
+        'global',
+        '  maxconn 4000',
+        'defaults',
+        '  mode http',
+        '  timeout connect 1s',
+        '  timeout client 30s',
+        '  timeout server 30s',
+        'frontend api',
+        `  bind 127.0.0.1:${lbPort}`,
+        '  default_backend api',
+        'backend api',
+        '  balance leastconn',
+        ...servers.map((a, i) => `  server api${i + 1} 127.0.0.1:${a.port}`),
+        '',
+      ].join('\n'),
     );
     const child: ChildProcess = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${lbPort}/health`).catch(() => undefined))?.ok === true, 10_000, 'HAProxy');
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${lbPort}/health`).catch(() => undefined))?.ok === true,
+      10_000,
+      'HAProxy',
+    );
     return { url: `http://127.0.0.1:${lbPort}`, child };
   };
   const lb = await startLb(apis, String(n));
@@ -141,7 +173,9 @@ for (const n of counts) {
       apiCoresUsed: Math.round((apiCpuUs / 1e6 / duration) * 100) / 100,
       apiCpuUsPerRequest: Math.round(perRequest * 10) / 10,
       requestsPerApiCoreSecond: perRequest ? Math.round(1e6 / perRequest) : 0,
-      haproxyCpuUsPerRequest: result.requests ? Math.round(((processCpuUs(haproxy.pid!) - lbBefore) / result.requests) * 10) / 10 : 0,
+      haproxyCpuUsPerRequest: result.requests
+        ? Math.round(((processCpuUs(haproxy.pid!) - lbBefore) / result.requests) * 10) / 10
+        : 0,
     });
   };
   // What the instances spend with no requests at all (timers, sweeps, heartbeats), to tell it apart.
@@ -170,7 +204,9 @@ for (const n of counts) {
       bench: 'B1 follower (an instance that gets no requests)',
       instances: n,
       updatesPerSec: result.requestsPerSec,
-      followerCpuUsPerUpdate: result.requests ? Math.round(((processCpuUs(follower) - before) / result.requests) * 10) / 10 : 0,
+      followerCpuUsPerUpdate: result.requests
+        ? Math.round(((processCpuUs(follower) - before) / result.requests) * 10) / 10
+        : 0,
     });
     partial.child.kill('SIGKILL');
   }
@@ -183,4 +219,10 @@ for (const n of counts) {
 await redis.close();
 await database.drop();
 rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify({ bench: 'scale-out', drivers: driverCount, durationS: duration, results, machine: machine() }, null, 1));
+console.log(
+  JSON.stringify(
+    { bench: 'scale-out', drivers: driverCount, durationS: duration, results, machine: machine() },
+    null,
+    1,
+  ),
+);

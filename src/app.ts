@@ -93,7 +93,9 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId' } as ConstructorParameters<typeof OneLinePerRequest>[0]),
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId' } as ConstructorParameters<
+      typeof OneLinePerRequest
+    >[0]),
     childLoggerFactory: requestLogger as never,
     // Our own 503 while closing (below), in the error shape.
     return503OnClosing: false,
@@ -127,7 +129,10 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
   );
   app.addSchema(ErrorResponse);
   const consolePage = await registerWebConsole(app as unknown as App, config);
-  registerErrorHandling(app, { onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err), consolePage });
+  registerErrorHandling(app, {
+    onDatabaseUnavailable: (err) => deps.database.availability.requestFailed(err),
+    consolePage,
+  });
 
   // Requests that still arrive while closing (on a connection already open) are refused, so that the
   // client retries on another instance.
@@ -152,7 +157,8 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
     if (params) {
       for (const key in params) {
         const value = params[key];
-        if (typeof value === 'string' && /[A-F]/.test(value) && UUID_PATTERN.test(value)) params[key] = value.toLowerCase();
+        if (typeof value === 'string' && /[A-F]/.test(value) && UUID_PATTERN.test(value))
+          params[key] = value.toLowerCase();
       }
     }
     done();
@@ -166,7 +172,12 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
   noStoreForCredentials(app);
   coalesceWrites(app);
   app.addHook('onResponse', (request, reply, done) => {
-    deps.metrics.http.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    deps.metrics.http.observe(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 
@@ -185,25 +196,31 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: 'The access token from POST /api/auth/login/verify-otp: a JWT (HS256 only, exp, iss and aud checked, as RFC8725 advises).',
+            description:
+              'The access token from POST /api/auth/login/verify-otp: a JWT (HS256 only, exp, iss and aud checked, as RFC8725 advises).',
           },
           deviceKey: {
             type: 'apiKey',
             in: 'query',
             name: 'id',
-            description: "A driver's device key for Traccar Client (POST /api/drivers/me/device-keys), as the OsmAnd protocol sends it: id (or deviceid, or device_id in the JSON body). Stored hashed, never logged.",
+            description:
+              "A driver's device key for Traccar Client (POST /api/drivers/me/device-keys), as the OsmAnd protocol sends it: id (or deviceid, or device_id in the JSON body). Stored hashed, never logged.",
           },
         },
       },
     },
-    transformObject: (documentObject) => completeOpenApi((documentObject as { openapiObject: Record<string, any> }).openapiObject) as never,
+    transformObject: (documentObject) =>
+      completeOpenApi((documentObject as { openapiObject: Record<string, any> }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, tokens: services.tokens });
   const ctx: ModuleContext = { deps, services, guard };
-  const background = runLoops([...perProcessWork(services), ...sharedWork(deps, services, { webhookWorker: config.webhookWorkerInProcess })]);
+  const background = runLoops([
+    ...perProcessWork(services),
+    ...sharedWork(deps, services, { webhookWorker: config.webhookWorkerInProcess }),
+  ]);
   app.addHook('onReady', () => background.start());
   app.addHook('onClose', async () => {
     await background.stop();

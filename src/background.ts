@@ -26,7 +26,13 @@ export const INVOICE_RUN_INTERVAL_MS = 60 * 60_000;
 const QUOTE_PURGE_INTERVAL_MS = 60_000;
 
 /** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
-export function periodic(deps: Pick<Deps, 'logger'>, name: string, everyMs: number, run: () => Promise<unknown>, atStart = false): Loop {
+export function periodic(
+  deps: Pick<Deps, 'logger'>,
+  name: string,
+  everyMs: number,
+  run: () => Promise<unknown>,
+  atStart = false,
+): Loop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   const tick = () => {
@@ -51,10 +57,18 @@ export function periodic(deps: Pick<Deps, 'logger'>, name: string, everyMs: numb
 
 export function sharedWork(deps: Deps, services: Services, options: { webhookWorker: boolean }): Loop[] {
   const loops = [
-    periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () => Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()])),
+    periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () =>
+      Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()]),
+    ),
     // At start too, so that processes restarted more often than the interval still purge.
     periodic(deps, 'purging expired codes', CODE_PURGE_INTERVAL_MS, () => services.auth.purgeExpired(), true),
-    periodic(deps, 'purging expired quotes', QUOTE_PURGE_INTERVAL_MS, () => services.pricing.deleteExpiredQuotes(), true),
+    periodic(
+      deps,
+      'purging expired quotes',
+      QUOTE_PURGE_INTERVAL_MS,
+      () => services.pricing.deleteExpiredQuotes(),
+      true,
+    ),
     // Packages written without a tracking token hash (before migration 0012, or by an older version).
     periodic(deps, 'tracking token backfill', CODE_PURGE_INTERVAL_MS, () => services.tracking.backfillTokens(), true),
     periodic(deps, 'ledger roll-up', LEDGER_ROLL_UP_INTERVAL_MS, () => services.ledger.rollUp()),
@@ -85,7 +99,11 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
 
 export function perProcessWork(services: Services): Loop[] {
   return [
-    { name: 'driver index and position write-behind', start: () => services.live.start(), stop: () => services.live.stop() },
+    {
+      name: 'driver index and position write-behind',
+      start: () => services.live.start(),
+      stop: () => services.live.stop(),
+    },
     // The set of live device keys the OsmAnd route tells real keys from guesses by (kept current through the bus).
     { name: 'device keys', start: () => services.deviceKeys.start(), stop: async () => undefined },
     // Surge is stepped from this process's index (one process at a time when Redis is shared).

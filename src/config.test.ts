@@ -34,7 +34,14 @@ test('defaults follow the contract', () => {
   assert.equal(c.workerPort, 9465);
   assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
   assert.equal(c.logLevel, 'info');
-  assert.deepEqual(c.dispatch, { mode: 'offer', offerTtlMs: 20_000, radiusMeters: 5000, maxRadiusMeters: 15_000, retryIntervalMs: 30_000, maxReleases: 3 });
+  assert.deepEqual(c.dispatch, {
+    mode: 'offer',
+    offerTtlMs: 20_000,
+    radiusMeters: 5000,
+    maxRadiusMeters: 15_000,
+    retryIntervalMs: 30_000,
+    maxReleases: 3,
+  });
   assert.equal(c.requestTimeoutMs, 30_000);
   assert.equal(c.headersTimeoutMs, 10_000);
   assert.equal(c.keepAliveTimeoutMs, 72_000);
@@ -44,29 +51,60 @@ test('defaults follow the contract', () => {
 });
 
 test('dispatch settings: mode, durations and distances', () => {
-  const c = loadConfig({ DISPATCH_MODE: 'broadcast', DISPATCH_OFFER_TTL: '45s', DISPATCH_RADIUS: '800m', DISPATCH_MAX_RADIUS: '2.5km', DISPATCH_RETRY_INTERVAL: '1m', DISPATCH_MAX_RELEASES: '0' });
-  assert.deepEqual(c.dispatch, { mode: 'broadcast', offerTtlMs: 45_000, radiusMeters: 800, maxRadiusMeters: 2500, retryIntervalMs: 60_000, maxReleases: 0 });
-  assert.throws(() => loadConfig({ DISPATCH_MAX_RELEASES: '-1' }), /DISPATCH_MAX_RELEASES must be a whole number from 0 to 1000/);
+  const c = loadConfig({
+    DISPATCH_MODE: 'broadcast',
+    DISPATCH_OFFER_TTL: '45s',
+    DISPATCH_RADIUS: '800m',
+    DISPATCH_MAX_RADIUS: '2.5km',
+    DISPATCH_RETRY_INTERVAL: '1m',
+    DISPATCH_MAX_RELEASES: '0',
+  });
+  assert.deepEqual(c.dispatch, {
+    mode: 'broadcast',
+    offerTtlMs: 45_000,
+    radiusMeters: 800,
+    maxRadiusMeters: 2500,
+    retryIntervalMs: 60_000,
+    maxReleases: 0,
+  });
+  assert.throws(
+    () => loadConfig({ DISPATCH_MAX_RELEASES: '-1' }),
+    /DISPATCH_MAX_RELEASES must be a whole number from 0 to 1000/,
+  );
   assert.throws(
     () => loadConfig({ DISPATCH_MODE: 'nearest', DISPATCH_RADIUS: 'far', DISPATCH_OFFER_TTL: '0s' }),
     (err: unknown) => {
       const problems = (err as ConfigError).problems.join('\n');
-      return /DISPATCH_MODE must be one of offer, broadcast, off/.test(problems) && /DISPATCH_RADIUS must be a distance/.test(problems) && /DISPATCH_OFFER_TTL/.test(problems);
+      return (
+        /DISPATCH_MODE must be one of offer, broadcast, off/.test(problems) &&
+        /DISPATCH_RADIUS must be a distance/.test(problems) &&
+        /DISPATCH_OFFER_TTL/.test(problems)
+      );
     },
   );
 });
 
 test('slow-client limits are configurable', () => {
-  const c = loadConfig({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '2s', KEEP_ALIVE_TIMEOUT: '10s', MAX_CONNECTIONS: '500', WS_MAX_PER_DRIVER: '1', METRICS_TOKEN: 'tok' });
+  const c = loadConfig({
+    REQUEST_TIMEOUT: '5s',
+    HEADERS_TIMEOUT: '2s',
+    KEEP_ALIVE_TIMEOUT: '10s',
+    MAX_CONNECTIONS: '500',
+    WS_MAX_PER_DRIVER: '1',
+    METRICS_TOKEN: 'tok',
+  });
   assert.deepEqual(
     [c.requestTimeoutMs, c.headersTimeoutMs, c.keepAliveTimeoutMs, c.maxConnections, c.wsMaxPerDriver, c.metricsToken],
     [5000, 2000, 10_000, 500, 1, 'tok'],
   );
-  assert.throws(() => loadConfig({ MAX_CONNECTIONS: '0', WS_MAX_PER_DRIVER: 'two' }), (err: unknown) => {
-    assert.ok(err instanceof ConfigError);
-    assert.equal(err.problems.length, 2);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ MAX_CONNECTIONS: '0', WS_MAX_PER_DRIVER: 'two' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.problems.length, 2);
+      return true;
+    },
+  );
 });
 
 test('one error names every bad variable', () => {
@@ -85,7 +123,16 @@ test('one error names every bad variable', () => {
   } catch (err) {
     assert.ok(err instanceof ConfigError);
     const text = err.message;
-    for (const name of ['PORT', 'ACCESS_TOKEN_TTL', 'RATE_LIMIT_LOGIN', 'JWT_SECRET', 'TRUST_PROXY', 'SMS_TRANSPORT', 'WEBHOOK_ALLOW_HTTP', 'ADMIN_PASSWORD']) {
+    for (const name of [
+      'PORT',
+      'ACCESS_TOKEN_TTL',
+      'RATE_LIMIT_LOGIN',
+      'JWT_SECRET',
+      'TRUST_PROXY',
+      'SMS_TRANSPORT',
+      'WEBHOOK_ALLOW_HTTP',
+      'ADMIN_PASSWORD',
+    ]) {
       assert.match(text, new RegExp(name), `${name} should be named`);
     }
     assert.equal(err.problems.length, 8);
@@ -93,13 +140,16 @@ test('one error names every bad variable', () => {
 });
 
 test('production refuses unsafe defaults and flips webhook safety', () => {
-  assert.throws(() => loadConfig({ NODE_ENV: 'production' }), (err: unknown) => {
-    assert.ok(err instanceof ConfigError);
-    assert.match(err.message, /DATABASE_URL is required/);
-    assert.match(err.message, /JWT_SECRET is required/);
-    assert.match(err.message, /SMS_TRANSPORT=console is refused/);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ NODE_ENV: 'production' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.match(err.message, /DATABASE_URL is required/);
+      assert.match(err.message, /JWT_SECRET is required/);
+      assert.match(err.message, /SMS_TRANSPORT=console is refused/);
+      return true;
+    },
+  );
   const c = loadConfig({
     NODE_ENV: 'production',
     DATABASE_URL: 'postgres://db/app',
@@ -112,27 +162,63 @@ test('production refuses unsafe defaults and flips webhook safety', () => {
 });
 
 test('production refuses a weak JWT_SECRET and the file SMS transport unless allowed, naming the variables', () => {
-  const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/app', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example.com/send' };
+  const base = {
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgres://db/app',
+    SMS_TRANSPORT: 'http',
+    SMS_HTTP_URL: 'https://sms.example.com/send',
+  };
   for (const weak of ['x'.repeat(32), 'change-me-please-change-me-please-123', 'abababababababababababababababab']) {
     assert.throws(() => loadConfig({ ...base, JWT_SECRET: weak }), /JWT_SECRET looks weak/);
   }
   const strong = 'kP3v9Qz7Lw2mXr8Tn5Yb1Hc6Jd4Fg0Ae-Us_Io';
-  assert.throws(() => loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file' }), /SMS_ALLOW_FILE_IN_PRODUCTION/);
-  assert.equal(loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file', SMS_ALLOW_FILE_IN_PRODUCTION: 'true' }).smsTransport, 'file');
+  assert.throws(
+    () => loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file' }),
+    /SMS_ALLOW_FILE_IN_PRODUCTION/,
+  );
+  assert.equal(
+    loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file', SMS_ALLOW_FILE_IN_PRODUCTION: 'true' })
+      .smsTransport,
+    'file',
+  );
   // Outside production the development defaults stay usable.
   assert.equal(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).jwtSecret, 'x'.repeat(32));
 });
 
 test('the provider SMS transports need their credentials, and name the missing ones', () => {
-  assert.throws(() => loadConfig({ SMS_TRANSPORT: 'twilio', TWILIO_ACCOUNT_SID: 'AC1' }), /TWILIO_AUTH_TOKEN, TWILIO_FROM required when SMS_TRANSPORT=twilio/);
-  assert.throws(() => loadConfig({ SMS_TRANSPORT: 'africastalking' }), /AT_USERNAME, AT_API_KEY required when SMS_TRANSPORT=africastalking/);
-  assert.throws(() => loadConfig({ SMS_TRANSPORT: 'carrier-pigeon' }), /SMS_TRANSPORT must be one of console, file, http, twilio, africastalking/);
-  const twilio = loadConfig({ SMS_TRANSPORT: 'twilio', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006' });
-  assert.deepEqual(twilio.sms.twilio, { accountSid: 'AC1', authToken: 't', from: '+15005550006', baseUrl: 'https://api.twilio.com' });
+  assert.throws(
+    () => loadConfig({ SMS_TRANSPORT: 'twilio', TWILIO_ACCOUNT_SID: 'AC1' }),
+    /TWILIO_AUTH_TOKEN, TWILIO_FROM required when SMS_TRANSPORT=twilio/,
+  );
+  assert.throws(
+    () => loadConfig({ SMS_TRANSPORT: 'africastalking' }),
+    /AT_USERNAME, AT_API_KEY required when SMS_TRANSPORT=africastalking/,
+  );
+  assert.throws(
+    () => loadConfig({ SMS_TRANSPORT: 'carrier-pigeon' }),
+    /SMS_TRANSPORT must be one of console, file, http, twilio, africastalking/,
+  );
+  const twilio = loadConfig({
+    SMS_TRANSPORT: 'twilio',
+    TWILIO_ACCOUNT_SID: 'AC1',
+    TWILIO_AUTH_TOKEN: 't',
+    TWILIO_FROM: '+15005550006',
+  });
+  assert.deepEqual(twilio.sms.twilio, {
+    accountSid: 'AC1',
+    authToken: 't',
+    from: '+15005550006',
+    baseUrl: 'https://api.twilio.com',
+  });
   const sandbox = loadConfig({ SMS_TRANSPORT: 'africastalking', AT_USERNAME: 'sandbox', AT_API_KEY: 'k' });
   assert.equal(sandbox.sms.africasTalking?.baseUrl, 'https://api.sandbox.africastalking.com');
   const live = loadConfig({ SMS_TRANSPORT: 'africastalking', AT_USERNAME: 'acme', AT_API_KEY: 'k', AT_FROM: 'ACME' });
-  assert.deepEqual(live.sms.africasTalking, { username: 'acme', apiKey: 'k', from: 'ACME', baseUrl: 'https://api.africastalking.com' });
+  assert.deepEqual(live.sms.africasTalking, {
+    username: 'acme',
+    apiKey: 'k',
+    from: 'ACME',
+    baseUrl: 'https://api.africastalking.com',
+  });
 });
 
 test('rate limits take off, trust proxy takes hops and CIDRs', () => {
@@ -151,14 +237,35 @@ test('pricing: defaults of section 18, distances in m or km, the surge cap with 
     surgeAccountCap: 3,
     maxTripDistanceMeters: 300_000,
   });
-  const c = loadConfig({ QUOTE_TTL: '5m', SURGE_CELL: '1500m', SURGE_INTERVAL: '30s', SURGE_MAX: '3.5', MAX_TRIP_DISTANCE: '50km' });
-  assert.deepEqual(c.pricing, { quoteTtlMs: 300_000, surgeCellMeters: 1500, surgeIntervalMs: 30_000, surgeMaxTenths: 35, surgeAccountCap: 3, maxTripDistanceMeters: 50_000 });
+  const c = loadConfig({
+    QUOTE_TTL: '5m',
+    SURGE_CELL: '1500m',
+    SURGE_INTERVAL: '30s',
+    SURGE_MAX: '3.5',
+    MAX_TRIP_DISTANCE: '50km',
+  });
+  assert.deepEqual(c.pricing, {
+    quoteTtlMs: 300_000,
+    surgeCellMeters: 1500,
+    surgeIntervalMs: 30_000,
+    surgeMaxTenths: 35,
+    surgeAccountCap: 3,
+    maxTripDistanceMeters: 50_000,
+  });
   assert.equal(loadConfig({ SURGE_CELL: '2.5km' }).pricing.surgeCellMeters, 2500);
   assert.throws(
-    () => loadConfig({ QUOTE_TTL: 'soon', SURGE_CELL: '2 miles', SURGE_INTERVAL: '0s', SURGE_MAX: '1.25', MAX_TRIP_DISTANCE: '10m' }),
+    () =>
+      loadConfig({
+        QUOTE_TTL: 'soon',
+        SURGE_CELL: '2 miles',
+        SURGE_INTERVAL: '0s',
+        SURGE_MAX: '1.25',
+        MAX_TRIP_DISTANCE: '10m',
+      }),
     (err: unknown) => {
       assert.ok(err instanceof ConfigError);
-      for (const name of ['QUOTE_TTL', 'SURGE_CELL', 'SURGE_INTERVAL', 'SURGE_MAX', 'MAX_TRIP_DISTANCE']) assert.match(err.message, new RegExp(name));
+      for (const name of ['QUOTE_TTL', 'SURGE_CELL', 'SURGE_INTERVAL', 'SURGE_MAX', 'MAX_TRIP_DISTANCE'])
+        assert.match(err.message, new RegExp(name));
       assert.equal(err.problems.length, 5);
       return true;
     },
@@ -172,7 +279,10 @@ test('tracking: links on PUBLIC_BASE_URL (default this port on localhost), TRACK
     publicBaseUrl: 'https://track.example.com',
     intervalMs: 5000,
   });
-  assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://example.com/deliveries/' }).tracking.publicBaseUrl, 'https://example.com/deliveries');
+  assert.equal(
+    loadConfig({ PUBLIC_BASE_URL: 'https://example.com/deliveries/' }).tracking.publicBaseUrl,
+    'https://example.com/deliveries',
+  );
   for (const bad of ['example.com', 'ftp://example.com', 'https://example.com/?a=1', 'https://user:pw@example.com']) {
     assert.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL must be an http\(s\) URL/, bad);
   }
@@ -184,23 +294,29 @@ test('stream caps: STREAMS_PER_ACCOUNT (20) and STREAMS_PER_IP (200), positive w
   assert.deepEqual([defaults.streamsPerAccount, defaults.streamsPerIp], [20, 200]);
   const set = loadConfig({ STREAMS_PER_ACCOUNT: '5', STREAMS_PER_IP: '5000' });
   assert.deepEqual([set.streamsPerAccount, set.streamsPerIp], [5, 5000]);
-  assert.throws(() => loadConfig({ STREAMS_PER_ACCOUNT: '0', STREAMS_PER_IP: 'off' }), (err: unknown) => {
-    assert.ok(err instanceof ConfigError);
-    assert.deepEqual(err.problems, [
-      'STREAMS_PER_ACCOUNT must be a whole number from 1 to 1000000 (got "0")',
-      'STREAMS_PER_IP must be a whole number from 1 to 10000000 (got "off")',
-    ]);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ STREAMS_PER_ACCOUNT: '0', STREAMS_PER_IP: 'off' }),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.deepEqual(err.problems, [
+        'STREAMS_PER_ACCOUNT must be a whole number from 1 to 1000000 (got "0")',
+        'STREAMS_PER_IP must be a whole number from 1 to 10000000 (got "off")',
+      ]);
+      return true;
+    },
+  );
 });
 
 /** The configuration is refused with exactly these problems. */
 function refused(env: Record<string, string>, problems: string[]) {
-  assert.throws(() => loadConfig(env), (err: unknown) => {
-    assert.ok(err instanceof ConfigError);
-    assert.deepEqual(err.problems, problems);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig(env),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.deepEqual(err.problems, problems);
+      return true;
+    },
+  );
 }
 
 // Contract section 12: a variable set alone never stops the service because of a default the
@@ -213,7 +329,9 @@ test('headers and request timeouts: the untouched one follows the one set; both 
   assert.deepEqual(timeouts({ REQUEST_TIMEOUT: '5s' }), [5000, 5000]);
   assert.deepEqual(timeouts({ HEADERS_TIMEOUT: '45s' }), [45_000, 45_000]);
   assert.deepEqual(timeouts({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '5s' }), [5000, 5000]);
-  refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '6s' }, ['HEADERS_TIMEOUT (6s) must not exceed REQUEST_TIMEOUT (5s)']);
+  refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '6s' }, [
+    'HEADERS_TIMEOUT (6s) must not exceed REQUEST_TIMEOUT (5s)',
+  ]);
 });
 
 test('dispatch radius and its maximum: the untouched one follows the one set; both set and contradicting are refused', () => {
@@ -224,7 +342,9 @@ test('dispatch radius and its maximum: the untouched one follows the one set; bo
   assert.deepEqual(radii({ DISPATCH_RADIUS: '20km' }), [20_000, 20_000]);
   assert.deepEqual(radii({ DISPATCH_MAX_RADIUS: '2km' }), [2000, 2000]);
   assert.deepEqual(radii({ DISPATCH_RADIUS: '8km' }), [8000, 15_000]);
-  refused({ DISPATCH_RADIUS: '10km', DISPATCH_MAX_RADIUS: '5km' }, ['DISPATCH_RADIUS (10km) must not exceed DISPATCH_MAX_RADIUS (5km)']);
+  refused({ DISPATCH_RADIUS: '10km', DISPATCH_MAX_RADIUS: '5km' }, [
+    'DISPATCH_RADIUS (10km) must not exceed DISPATCH_MAX_RADIUS (5km)',
+  ]);
 });
 
 test('token lifetimes: access <= refresh <= remember-me; untouched ones follow, set ones that contradict are refused', () => {
@@ -238,10 +358,16 @@ test('token lifetimes: access <= refresh <= remember-me; untouched ones follow, 
   assert.deepEqual(ttls({ REMEMBER_ME_REFRESH_TOKEN_TTL: '1d' }), [15 * m, 1 * d, 1 * d]);
   assert.deepEqual(ttls({ REMEMBER_ME_REFRESH_TOKEN_TTL: '10m' }), [10 * m, 10 * m, 10 * m]);
   assert.deepEqual(ttls({ ACCESS_TOKEN_TTL: '1d' }), [1 * d, 7 * d, 30 * d]);
-  refused({ ACCESS_TOKEN_TTL: '1d', REFRESH_TOKEN_TTL: '1h' }, ['ACCESS_TOKEN_TTL (1d) must not exceed REFRESH_TOKEN_TTL (1h)']);
-  refused({ REFRESH_TOKEN_TTL: '40d', REMEMBER_ME_REFRESH_TOKEN_TTL: '30d' }, ['REFRESH_TOKEN_TTL (40d) must not exceed REMEMBER_ME_REFRESH_TOKEN_TTL (30d)']);
+  refused({ ACCESS_TOKEN_TTL: '1d', REFRESH_TOKEN_TTL: '1h' }, [
+    'ACCESS_TOKEN_TTL (1d) must not exceed REFRESH_TOKEN_TTL (1h)',
+  ]);
+  refused({ REFRESH_TOKEN_TTL: '40d', REMEMBER_ME_REFRESH_TOKEN_TTL: '30d' }, [
+    'REFRESH_TOKEN_TTL (40d) must not exceed REMEMBER_ME_REFRESH_TOKEN_TTL (30d)',
+  ]);
   // Not neighbours: the one between them cannot follow both.
-  refused({ ACCESS_TOKEN_TTL: '1d', REMEMBER_ME_REFRESH_TOKEN_TTL: '1h' }, ['ACCESS_TOKEN_TTL (1d) must not exceed REMEMBER_ME_REFRESH_TOKEN_TTL (1h)']);
+  refused({ ACCESS_TOKEN_TTL: '1d', REMEMBER_ME_REFRESH_TOKEN_TTL: '1h' }, [
+    'ACCESS_TOKEN_TTL (1d) must not exceed REMEMBER_ME_REFRESH_TOKEN_TTL (1h)',
+  ]);
 });
 
 test('code and login session lifetimes: the untouched one follows the one set; both set and contradicting are refused', () => {
@@ -255,7 +381,9 @@ test('code and login session lifetimes: the untouched one follows the one set; b
 });
 
 test('a bad value does not also count as a contradiction', () => {
-  refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: 'soon' }, ['HEADERS_TIMEOUT must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "soon")']);
+  refused({ REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: 'soon' }, [
+    'HEADERS_TIMEOUT must be a duration such as 500ms, 30s, 15m, 2h or 7d (got "soon")',
+  ]);
 });
 
 test('a duration above its maximum is refused, naming the variable and its maximum', () => {
@@ -263,7 +391,9 @@ test('a duration above its maximum is refused, naming the variable and its maxim
   refused({ DATABASE_CONNECT_TIMEOUT: '30d' }, ['DATABASE_CONNECT_TIMEOUT must be at most 5m (got "30d")']);
   refused({ SURGE_INTERVAL: '30d' }, ['SURGE_INTERVAL must be at most 1h (got "30d")']);
   refused({ RATE_LIMIT_LOGIN: '5/30d' }, ['RATE_LIMIT_LOGIN must have a window of at most 7d (got "5/30d")']);
-  refused({ WEBHOOK_RETRY_SCHEDULE: '5s,30d' }, ['WEBHOOK_RETRY_SCHEDULE entries must be at most 7d (bad entry "30d")']);
+  refused({ WEBHOOK_RETRY_SCHEDULE: '5s,30d' }, [
+    'WEBHOOK_RETRY_SCHEDULE entries must be at most 7d (bad entry "30d")',
+  ]);
 });
 
 // Dates compared in the database, never a timer: these may exceed what a Node timer takes.
@@ -273,7 +403,15 @@ const TIMER_LIMIT_MS = 2 ** 31 - 1;
 test('every duration variable has a maximum: accepted at it, refused above it (30d too), documented', () => {
   const settings = durationSettings();
   const names = settings.map((s) => s.name);
-  for (const known of ['DATABASE_CONNECT_TIMEOUT', 'REQUEST_TIMEOUT', 'KEEP_ALIVE_TIMEOUT', 'OTP_TTL', 'RATE_LIMIT_GLOBAL', 'WEBHOOK_RETRY_SCHEDULE', 'TRACKING_INTERVAL']) {
+  for (const known of [
+    'DATABASE_CONNECT_TIMEOUT',
+    'REQUEST_TIMEOUT',
+    'KEEP_ALIVE_TIMEOUT',
+    'OTP_TTL',
+    'RATE_LIMIT_GLOBAL',
+    'WEBHOOK_RETRY_SCHEDULE',
+    'TRACKING_INTERVAL',
+  ]) {
     assert.ok(names.includes(known), known);
   }
   assert.equal(new Set(names).size, names.length, 'each variable once');
@@ -296,17 +434,33 @@ test('every duration variable has a maximum: accepted at it, refused above it (3
       );
     }
     const row = docs.find((line) => line.startsWith(`| \`${name}\` |`));
-    assert.ok(row?.includes(`at most \`${max}\``), `docs/configuration.md gives ${name}'s maximum (at most \`${max}\`)`);
+    assert.ok(
+      row?.includes(`at most \`${max}\``),
+      `docs/configuration.md gives ${name}'s maximum (at most \`${max}\`)`,
+    );
   }
 });
 
 test('Web Push: VAPID keys are validated and set together; the test-only switches are refused in production', () => {
   const c = loadConfig({});
-  assert.deepEqual(c.push, { vapid: undefined, subject: 'mailto:admin@localhost', timeoutMs: 10_000, concurrency: 50, allowHttp: false, allowPrivateTargets: false });
+  assert.deepEqual(c.push, {
+    vapid: undefined,
+    subject: 'mailto:admin@localhost',
+    timeoutMs: 10_000,
+    concurrency: 50,
+    allowHttp: false,
+    allowPrivateTargets: false,
+  });
   // A real pair: 65-byte uncompressed point, 32-byte scalar.
   const publicKey = `BA${'A'.repeat(85)}`;
   const privateKey = 'A'.repeat(43);
-  const given = loadConfig({ VAPID_PUBLIC_KEY: publicKey, VAPID_PRIVATE_KEY: privateKey, VAPID_SUBJECT: 'https://ops.example.com/contact', PUSH_TIMEOUT: '3s', PUSH_CONCURRENCY: '8' });
+  const given = loadConfig({
+    VAPID_PUBLIC_KEY: publicKey,
+    VAPID_PRIVATE_KEY: privateKey,
+    VAPID_SUBJECT: 'https://ops.example.com/contact',
+    PUSH_TIMEOUT: '3s',
+    PUSH_CONCURRENCY: '8',
+  });
   assert.deepEqual(given.push.vapid, { publicKey, privateKey, subject: 'https://ops.example.com/contact' });
   assert.equal(given.push.timeoutMs, 3000);
   assert.equal(given.push.concurrency, 8);
@@ -318,19 +472,36 @@ test('Web Push: VAPID keys are validated and set together; the test-only switche
       return (err as ConfigError).problems;
     }
   };
-  assert.deepEqual(problems({ VAPID_PUBLIC_KEY: publicKey }), ['VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together']);
+  assert.deepEqual(problems({ VAPID_PUBLIC_KEY: publicKey }), [
+    'VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together',
+  ]);
   assert.deepEqual(problems({ VAPID_PUBLIC_KEY: 'short', VAPID_PRIVATE_KEY: 'x+y' }), [
     'VAPID_PUBLIC_KEY must be an uncompressed P-256 public key, base64url (65 bytes, 87 characters)',
     'VAPID_PRIVATE_KEY must be a P-256 private key, base64url (32 bytes, 43 characters)',
   ]);
-  assert.deepEqual(problems({ VAPID_SUBJECT: 'admin@example.com' }), ['VAPID_SUBJECT must be a mailto: address or an https: URL (got "admin@example.com")']);
-  assert.deepEqual(problems({ PUSH_TIMEOUT: '2m', PUSH_CONCURRENCY: '0' }), ['PUSH_TIMEOUT must be at most 1m (got "2m")', 'PUSH_CONCURRENCY must be a whole number from 1 to 1000 (got "0")']);
-  const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x', JWT_SECRET: 'Zq8#vT2!kLm9@pW4$rX7^nB3&cY6*dF1(gH5)', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example.com' };
+  assert.deepEqual(problems({ VAPID_SUBJECT: 'admin@example.com' }), [
+    'VAPID_SUBJECT must be a mailto: address or an https: URL (got "admin@example.com")',
+  ]);
+  assert.deepEqual(problems({ PUSH_TIMEOUT: '2m', PUSH_CONCURRENCY: '0' }), [
+    'PUSH_TIMEOUT must be at most 1m (got "2m")',
+    'PUSH_CONCURRENCY must be a whole number from 1 to 1000 (got "0")',
+  ]);
+  const production = {
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgres://db/x',
+    JWT_SECRET: 'Zq8#vT2!kLm9@pW4$rX7^nB3&cY6*dF1(gH5)',
+    SMS_TRANSPORT: 'http',
+    SMS_HTTP_URL: 'https://sms.example.com',
+  };
   assert.deepEqual(problems({ ...production, PUSH_ALLOW_HTTP: 'true', PUSH_ALLOW_PRIVATE_TARGETS: 'true' }), [
     'PUSH_ALLOW_HTTP=true is refused in production',
     'PUSH_ALLOW_PRIVATE_TARGETS=true is refused in production',
   ]);
-  assert.equal(loadConfig(production).push.vapid, undefined, 'production without keys: push off (deps generates none with DATABASE_URL)');
+  assert.equal(
+    loadConfig(production).push.vapid,
+    undefined,
+    'production without keys: push off (deps generates none with DATABASE_URL)',
+  );
 });
 
 test('MAX_PLAUSIBLE_SPEED: 250 km/h by default, a number of km/h, or off', () => {
@@ -338,31 +509,63 @@ test('MAX_PLAUSIBLE_SPEED: 250 km/h by default, a number of km/h, or off', () =>
   assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: '120.5' }).maxPlausibleSpeedKmh, 120.5);
   assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: 'OFF' }).maxPlausibleSpeedKmh, null);
   for (const value of ['0', '5', 'fast', '-250', '250km/h', '1e9']) {
-    assert.throws(() => loadConfig({ MAX_PLAUSIBLE_SPEED: value }), (err: ConfigError) => err.problems.some((p) => p.startsWith('MAX_PLAUSIBLE_SPEED')), value);
+    assert.throws(
+      () => loadConfig({ MAX_PLAUSIBLE_SPEED: value }),
+      (err: ConfigError) => err.problems.some((p) => p.startsWith('MAX_PLAUSIBLE_SPEED')),
+      value,
+    );
   }
 });
 
 test('ratings and tips: RATING_ALERT_BELOW 1.0 to 5.0 with one decimal, TIP_MAX_SHARE as 50% or 0.5', () => {
   assert.deepEqual(loadConfig({}).ratings, { alertBelowTenths: 40, tipMaxShareBasisPoints: 5000 });
-  assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '3.5', TIP_MAX_SHARE: '25%' }).ratings, { alertBelowTenths: 35, tipMaxShareBasisPoints: 2500 });
-  assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '5', TIP_MAX_SHARE: '0.125' }).ratings, { alertBelowTenths: 50, tipMaxShareBasisPoints: 1250 });
+  assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '3.5', TIP_MAX_SHARE: '25%' }).ratings, {
+    alertBelowTenths: 35,
+    tipMaxShareBasisPoints: 2500,
+  });
+  assert.deepEqual(loadConfig({ RATING_ALERT_BELOW: '5', TIP_MAX_SHARE: '0.125' }).ratings, {
+    alertBelowTenths: 50,
+    tipMaxShareBasisPoints: 1250,
+  });
   for (const value of ['0.9', '5.1', '4.25', 'four', '-1']) {
-    assert.throws(() => loadConfig({ RATING_ALERT_BELOW: value }), (err: ConfigError) => err.problems.some((p) => p.startsWith('RATING_ALERT_BELOW')), value);
+    assert.throws(
+      () => loadConfig({ RATING_ALERT_BELOW: value }),
+      (err: ConfigError) => err.problems.some((p) => p.startsWith('RATING_ALERT_BELOW')),
+      value,
+    );
   }
   for (const value of ['0', '0%', '101%', '1.5', 'half', '50']) {
-    assert.throws(() => loadConfig({ TIP_MAX_SHARE: value }), (err: ConfigError) => err.problems.some((p) => p.startsWith('TIP_MAX_SHARE')), value);
+    assert.throws(
+      () => loadConfig({ TIP_MAX_SHARE: value }),
+      (err: ConfigError) => err.problems.some((p) => p.startsWith('TIP_MAX_SHARE')),
+      value,
+    );
   }
 });
 
 test('geocoder: off without GEOCODER_URL; an http(s) URL; nominatim or photon', () => {
-  assert.deepEqual(loadConfig({}).geocoder, { url: undefined, kind: 'nominatim', timeoutMs: 5000, cacheTtlMs: 600_000 });
-  assert.deepEqual(loadConfig({ GEOCODER_URL: 'https://geo.example.org/nominatim/', GEOCODER_KIND: 'PHOTON', GEOCODER_TIMEOUT: '2s' }).geocoder, {
-    url: 'https://geo.example.org/nominatim',
-    kind: 'photon',
-    timeoutMs: 2000,
+  assert.deepEqual(loadConfig({}).geocoder, {
+    url: undefined,
+    kind: 'nominatim',
+    timeoutMs: 5000,
     cacheTtlMs: 600_000,
   });
-  for (const env of [{ GEOCODER_URL: 'ftp://x' }, { GEOCODER_URL: 'not a url' }, { GEOCODER_KIND: 'google' }, { GEOCODER_TIMEOUT: '2m' }]) {
+  assert.deepEqual(
+    loadConfig({ GEOCODER_URL: 'https://geo.example.org/nominatim/', GEOCODER_KIND: 'PHOTON', GEOCODER_TIMEOUT: '2s' })
+      .geocoder,
+    {
+      url: 'https://geo.example.org/nominatim',
+      kind: 'photon',
+      timeoutMs: 2000,
+      cacheTtlMs: 600_000,
+    },
+  );
+  for (const env of [
+    { GEOCODER_URL: 'ftp://x' },
+    { GEOCODER_URL: 'not a url' },
+    { GEOCODER_KIND: 'google' },
+    { GEOCODER_TIMEOUT: '2m' },
+  ]) {
     assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
   }
 });

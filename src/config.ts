@@ -22,7 +22,8 @@ export interface Config {
   /** A single Redis (redis:// or rediss://). */
   redisUrl: string | undefined;
   /** A Redis Cluster: its seed nodes (REDIS_CLUSTER_NODES or a redis+cluster:// URL), and the password if any. */
-  redisCluster: { nodes: { host: string; port: number }[]; username: string | undefined; password: string | undefined } | undefined;
+  redisCluster:
+    { nodes: { host: string; port: number }[]; username: string | undefined; password: string | undefined } | undefined;
   redisKeyPrefix: string;
   /** undefined in development until deps fill it from DATA_DIR/jwt-secret. */
   jwtSecret: string | undefined;
@@ -72,7 +73,14 @@ export interface Config {
   /** Where `npm run worker` serves /health, /health/ready and /metrics. */
   workerPort: number;
   /** Pricing (contract section 18): distances in metres, the surge cap in tenths (20 is ×2.0). */
-  pricing: { quoteTtlMs: number; surgeCellMeters: number; surgeIntervalMs: number; surgeMaxTenths: number; surgeAccountCap: number; maxTripDistanceMeters: number };
+  pricing: {
+    quoteTtlMs: number;
+    surgeCellMeters: number;
+    surgeIntervalMs: number;
+    surgeMaxTenths: number;
+    surgeAccountCap: number;
+    maxTripDistanceMeters: number;
+  };
   logLevel: string;
   dispatch: {
     /** offer: each job offered to one driver at a time; broadcast: nearby pushes only; off: neither. */
@@ -118,7 +126,13 @@ export interface Config {
   /** Address search (GET /geocode): a Nominatim- or Photon-compatible service; off without a URL. */
   geocoder: { url: string | undefined; kind: 'nominatim' | 'photon'; timeoutMs: number; cacheTtlMs: number };
   /** Proof of delivery (contract section 19): each image's size cap, the upload's own timeout, the decoding bounds, where images are kept. */
-  proof: { maxBytes: number; uploadTimeoutMs: number; maxDecodedBytes: number; decodeConcurrency: number; s3: S3Config | undefined };
+  proof: {
+    maxBytes: number;
+    uploadTimeoutMs: number;
+    maxDecodedBytes: number;
+    decodeConcurrency: number;
+    s3: S3Config | undefined;
+  };
 }
 
 /** An S3-compatible bucket for the proof images (S3_BUCKET set); PostgreSQL keeps them otherwise. */
@@ -206,7 +220,8 @@ function readMaxPlausibleSpeed(r: EnvReader): number | null {
 function readRatings(r: EnvReader): Config['ratings'] {
   const alertRaw = r.str('RATING_ALERT_BELOW', '4.0');
   let alertBelowTenths = 40;
-  if (/^\d(\.\d)?$/.test(alertRaw) && Number(alertRaw) >= 1 && Number(alertRaw) <= 5) alertBelowTenths = Math.round(Number(alertRaw) * 10);
+  if (/^\d(\.\d)?$/.test(alertRaw) && Number(alertRaw) >= 1 && Number(alertRaw) <= 5)
+    alertBelowTenths = Math.round(Number(alertRaw) * 10);
   else r.problem(`RATING_ALERT_BELOW must be a rating from 1.0 to 5.0 with at most one decimal (got "${alertRaw}")`);
   // 50% or 0.5: a share of the price from 1 % to 100 %, in basis points.
   const shareRaw = r.str('TIP_MAX_SHARE', '50%');
@@ -229,7 +244,8 @@ function readGeocoder(r: EnvReader): Config['geocoder'] {
     } catch {
       parsed = undefined;
     }
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.hash) r.problem(`GEOCODER_URL must be an http(s) URL without a fragment (got "${raw}")`);
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.hash)
+      r.problem(`GEOCODER_URL must be an http(s) URL without a fragment (got "${raw}")`);
     else url = parsed.href.replace(/\/+$/, '');
   }
   return {
@@ -262,21 +278,33 @@ function readS3(r: EnvReader): S3Config | undefined {
   const region = r.get('S3_REGION');
   const forcePathStyle = r.bool('S3_FORCE_PATH_STYLE', false);
   if (bucket === undefined) {
-    const stray = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'].filter((name) => r.get(name) !== undefined);
-    if (stray.length) r.problem(`${stray.join(', ')} set without S3_BUCKET (proof images go to S3 only when S3_BUCKET is set)`);
+    const stray = [
+      'S3_ENDPOINT',
+      'S3_REGION',
+      'S3_ACCESS_KEY_ID',
+      'S3_SECRET_ACCESS_KEY',
+      'S3_FORCE_PATH_STYLE',
+    ].filter((name) => r.get(name) !== undefined);
+    if (stray.length)
+      r.problem(`${stray.join(', ')} set without S3_BUCKET (proof images go to S3 only when S3_BUCKET is set)`);
     return undefined;
   }
   // Bucket names as S3 takes them: 3 to 63 lowercase letters, digits, dots and dashes.
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) r.problem(`S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, dots and dashes; got "${bucket}")`);
-  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) r.problem('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
-  if (region !== undefined && !/^[a-z0-9-]{1,50}$/.test(region)) r.problem(`S3_REGION must be a region name such as eu-west-1 (got "${region}")`);
-  if (endpoint === undefined && region === undefined) r.problem('S3_REGION is required with S3_BUCKET when S3_ENDPOINT is not set');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    r.problem(`S3_BUCKET must be a bucket name (3 to 63 lowercase letters, digits, dots and dashes; got "${bucket}")`);
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined))
+    r.problem('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  if (region !== undefined && !/^[a-z0-9-]{1,50}$/.test(region))
+    r.problem(`S3_REGION must be a region name such as eu-west-1 (got "${region}")`);
+  if (endpoint === undefined && region === undefined)
+    r.problem('S3_REGION is required with S3_BUCKET when S3_ENDPOINT is not set');
   return {
     bucket,
     endpoint,
     // An S3-compatible server behind S3_ENDPOINT usually ignores the region; the signature still names one.
     region: region ?? 'us-east-1',
-    credentials: accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : undefined,
+    credentials:
+      accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : undefined,
     forcePathStyle,
   };
 }
@@ -312,7 +340,10 @@ type Server = ReturnType<typeof readServer>;
 function readDatabase(r: EnvReader, { isProduction }: Server) {
   const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
   if (isProduction && !databaseUrl) r.problem('DATABASE_URL is required in production');
-  return { databaseUrl, databaseConnectTimeoutMs: r.duration('DATABASE_CONNECT_TIMEOUT', '5s', '5m') } satisfies Partial<Config>;
+  return {
+    databaseUrl,
+    databaseConnectTimeoutMs: r.duration('DATABASE_CONNECT_TIMEOUT', '5s', '5m'),
+  } satisfies Partial<Config>;
 }
 
 function readRedis(r: EnvReader) {
@@ -337,10 +368,13 @@ function readRedis(r: EnvReader) {
 
 function readAuth(r: EnvReader, { nodeEnv, isProduction }: Server) {
   const jwtSecret = r.get('JWT_SECRET');
-  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32) r.problem('JWT_SECRET must be at least 32 bytes');
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret, 'utf8') < 32)
+    r.problem('JWT_SECRET must be at least 32 bytes');
   if (isProduction && !jwtSecret) r.problem('JWT_SECRET is required in production');
   else if (isProduction && jwtSecret !== undefined && weakSecret(jwtSecret)) {
-    r.problem('JWT_SECRET looks weak (a placeholder or few distinct characters): use 32+ random bytes, e.g. `openssl rand -base64 48`');
+    r.problem(
+      'JWT_SECRET looks weak (a placeholder or few distinct characters): use 32+ random bytes, e.g. `openssl rand -base64 48`',
+    );
   }
   // Authenticated requests do not look at the session's expiry: an access token must not outlive
   // its refresh token, and "remember me" never gives the shorter session.
@@ -375,14 +409,18 @@ function readAuth(r: EnvReader, { nodeEnv, isProduction }: Server) {
     otpMaxAttempts: r.int('OTP_MAX_ATTEMPTS', 5, 1, 100),
     otpMaxResends: r.int('OTP_MAX_RESENDS', 3, 0, 100),
     admin: adminCount === 3 ? { email: adminEmail!, phone: adminPhone!, password: adminPassword! } : undefined,
-    firstRunAdmin: nodeEnv === 'development' && adminCount < 3 ? { email: 'admin@localhost', phone: adminPhone ?? '+254700000000' } : undefined,
+    firstRunAdmin:
+      nodeEnv === 'development' && adminCount < 3
+        ? { email: 'admin@localhost', phone: adminPhone ?? '+254700000000' }
+        : undefined,
   } satisfies Partial<Config>;
 }
 
 function readSms(r: EnvReader, { isProduction, dataDir }: Server) {
   const smsTransport = r.oneOf('SMS_TRANSPORT', SMS_TRANSPORTS, 'console');
   const smsHttpUrl = r.url('SMS_HTTP_URL', ['http:', 'https:']);
-  if (smsTransport === 'http' && smsHttpUrl === undefined) r.problem('SMS_HTTP_URL is required when SMS_TRANSPORT=http');
+  if (smsTransport === 'http' && smsHttpUrl === undefined)
+    r.problem('SMS_HTTP_URL is required when SMS_TRANSPORT=http');
   const required = (names: string[]) => {
     const missing = names.filter((name) => r.get(name) === undefined);
     if (missing.length) r.problem(`${missing.join(', ')} required when SMS_TRANSPORT=${smsTransport}`);
@@ -391,7 +429,12 @@ function readSms(r: EnvReader, { isProduction, dataDir }: Server) {
   const twilioBaseUrl = r.url('TWILIO_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com';
   const twilio =
     smsTransport === 'twilio' && required(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'])
-      ? { accountSid: r.get('TWILIO_ACCOUNT_SID')!, authToken: r.get('TWILIO_AUTH_TOKEN')!, from: r.get('TWILIO_FROM')!, baseUrl: twilioBaseUrl }
+      ? {
+          accountSid: r.get('TWILIO_ACCOUNT_SID')!,
+          authToken: r.get('TWILIO_AUTH_TOKEN')!,
+          from: r.get('TWILIO_FROM')!,
+          baseUrl: twilioBaseUrl,
+        }
       : undefined;
   const atBaseUrl = r.url('AT_BASE_URL', ['http:', 'https:']);
   const africasTalking =
@@ -400,11 +443,16 @@ function readSms(r: EnvReader, { isProduction, dataDir }: Server) {
           username: r.get('AT_USERNAME')!,
           apiKey: r.get('AT_API_KEY')!,
           from: r.get('AT_FROM'),
-          baseUrl: atBaseUrl ?? (r.get('AT_USERNAME') === 'sandbox' ? 'https://api.sandbox.africastalking.com' : 'https://api.africastalking.com'),
+          baseUrl:
+            atBaseUrl ??
+            (r.get('AT_USERNAME') === 'sandbox'
+              ? 'https://api.sandbox.africastalking.com'
+              : 'https://api.africastalking.com'),
         }
       : undefined;
   const allowFileInProduction = r.bool('SMS_ALLOW_FILE_IN_PRODUCTION', false);
-  if (isProduction && smsTransport === 'console') r.problem('SMS_TRANSPORT=console is refused in production (use twilio, africastalking or http)');
+  if (isProduction && smsTransport === 'console')
+    r.problem('SMS_TRANSPORT=console is refused in production (use twilio, africastalking or http)');
   if (isProduction && smsTransport === 'file' && !allowFileInProduction) {
     r.problem('SMS_TRANSPORT=file is refused in production unless SMS_ALLOW_FILE_IN_PRODUCTION=true');
   }
@@ -455,7 +503,8 @@ function readWebhooks(r: EnvReader, { isProduction }: Server) {
 function readPricing(r: EnvReader): Config['pricing'] {
   const surgeMaxRaw = r.str('SURGE_MAX', '2.0');
   let surgeMaxTenths = 20;
-  if (/^\d+(\.\d)?$/.test(surgeMaxRaw) && Number(surgeMaxRaw) >= 1 && Number(surgeMaxRaw) <= 10) surgeMaxTenths = Math.round(Number(surgeMaxRaw) * 10);
+  if (/^\d+(\.\d)?$/.test(surgeMaxRaw) && Number(surgeMaxRaw) >= 1 && Number(surgeMaxRaw) <= 10)
+    surgeMaxTenths = Math.round(Number(surgeMaxRaw) * 10);
   else r.problem(`SURGE_MAX must be a multiplier from 1.0 to 10.0 with at most one decimal (got "${surgeMaxRaw}")`);
   return {
     quoteTtlMs: r.duration('QUOTE_TTL', '10m', '1d'),
@@ -487,14 +536,17 @@ function readPush(r: EnvReader, { isProduction }: Server): Config['push'] {
   const publicKey = r.get('VAPID_PUBLIC_KEY');
   const privateKey = r.get('VAPID_PRIVATE_KEY');
   const subject = r.str('VAPID_SUBJECT', 'mailto:admin@localhost');
-  if (!/^(mailto:[^\s@]+@[^\s@]+|https:\/\/[^\s]+)$/.test(subject)) r.problem(`VAPID_SUBJECT must be a mailto: address or an https: URL (got "${subject}")`);
+  if (!/^(mailto:[^\s@]+@[^\s@]+|https:\/\/[^\s]+)$/.test(subject))
+    r.problem(`VAPID_SUBJECT must be a mailto: address or an https: URL (got "${subject}")`);
   let vapid: Config['push']['vapid'];
   if ((publicKey === undefined) !== (privateKey === undefined)) {
     r.problem('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together');
   } else if (publicKey !== undefined && privateKey !== undefined) {
     const publicOk = base64urlBytes(publicKey) === 65 && Buffer.from(publicKey, 'base64url')[0] === 4;
-    if (!publicOk) r.problem('VAPID_PUBLIC_KEY must be an uncompressed P-256 public key, base64url (65 bytes, 87 characters)');
-    if (base64urlBytes(privateKey) !== 32) r.problem('VAPID_PRIVATE_KEY must be a P-256 private key, base64url (32 bytes, 43 characters)');
+    if (!publicOk)
+      r.problem('VAPID_PUBLIC_KEY must be an uncompressed P-256 public key, base64url (65 bytes, 87 characters)');
+    if (base64urlBytes(privateKey) !== 32)
+      r.problem('VAPID_PRIVATE_KEY must be a P-256 private key, base64url (32 bytes, 43 characters)');
     vapid = { publicKey, privateKey, subject };
   }
   const allowHttp = r.bool('PUSH_ALLOW_HTTP', false);
@@ -549,13 +601,18 @@ function readTrustProxy(r: EnvReader): boolean | number | string[] {
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const [address, bits] = entry.split('/');
     const family = isIP(address);
     const maxBits = family === 6 ? 128 : 32;
     if (family === 0 || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > maxBits))) {
-      r.problem(`TRUST_PROXY must be false, true, a hop count or a comma-separated list of addresses/CIDRs (bad entry "${entry}")`);
+      r.problem(
+        `TRUST_PROXY must be false, true, a hop count or a comma-separated list of addresses/CIDRs (bad entry "${entry}")`,
+      );
       return false;
     }
   }

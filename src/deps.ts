@@ -60,7 +60,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger(config);
   const jwtSecret = config.jwtSecret ?? (await developmentJwtSecret(config.dataDir));
   // Push is on with keys from the environment, or on the embedded default with keys kept in DATA_DIR; off otherwise.
-  const vapid = config.push.vapid ?? (config.databaseUrl ? undefined : { ...(await developmentVapidKeys(config.dataDir)), subject: config.push.subject });
+  const vapid =
+    config.push.vapid ??
+    (config.databaseUrl
+      ? undefined
+      : { ...(await developmentVapidKeys(config.dataDir)), subject: config.push.subject });
 
   const database =
     overrides.database ??

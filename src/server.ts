@@ -25,19 +25,22 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   await deps.close();
 });
 
-const firstRunPassword = config.firstRunAdmin ? await services.admin.ensureFirstRunAdmin(config.firstRunAdmin) : undefined;
+const firstRunPassword = config.firstRunAdmin
+  ? await services.admin.ensureFirstRunAdmin(config.firstRunAdmin)
+  : undefined;
 await app.listen({ port: config.port, host: config.host });
 const consoleUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/`;
 if (firstRunPassword && config.firstRunAdmin) {
   // The one secret ever written out (contract section 3): straight to stdout, never through the logger.
-  process.stdout.write(firstRunBanner(consoleUrl, config.firstRunAdmin.email, config.firstRunAdmin.phone, firstRunPassword));
+  process.stdout.write(
+    firstRunBanner(consoleUrl, config.firstRunAdmin.email, config.firstRunAdmin.phone, firstRunPassword),
+  );
 }
 app.log.info(
   { database: deps.database.kind, redis: Boolean(deps.redis), startupMs: Math.round(performance.now() - started) },
   'ready',
 );
 app.log.info({ url: consoleUrl }, 'web console');
-
 
 function firstRunBanner(url: string, email: string, phone: string, password: string): string {
   const lines = [

@@ -150,11 +150,15 @@ export function createServices(deps: Deps): Services {
       config,
     },
     {
-    onAvailable: (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline),
+      onAvailable: (driverId, cameOnline) => dispatch.driverAvailable(driverId, cameOnline),
       onPosition: (driverId, position) => trackingHub.position(driverId, position),
     },
   );
-  const positions = new PositionIntake({ live, registry: deps.metrics.registry, maxPlausibleSpeedKmh: config.maxPlausibleSpeedKmh });
+  const positions = new PositionIntake({
+    live,
+    registry: deps.metrics.registry,
+    maxPlausibleSpeedKmh: config.maxPlausibleSpeedKmh,
+  });
   const driversRepo = new DriversRepository(db, clock);
   const pushRepo = new PushRepository(db);
   const vapid = config.push.vapid;
@@ -185,7 +189,10 @@ export function createServices(deps: Deps): Services {
     config,
     index: live.index,
     registry: deps.metrics.registry,
-    acceptors: { PACKAGE: (id, auth, record) => packages.accept(id, auth, record), RIDE: (id, auth, record) => rides.accept(id, auth, record) },
+    acceptors: {
+      PACKAGE: (id, auth, record) => packages.accept(id, auth, record),
+      RIDE: (id, auth, record) => rides.accept(id, auth, record),
+    },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
   });
   const quotesRepo = new QuotesRepository(db);
@@ -207,7 +214,16 @@ export function createServices(deps: Deps): Services {
   const ledger = new LedgerService({ db, clock });
   // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
   const money = new JobMoney({ ledger });
-  const jobs = { bus, clock, driverLocationTtlMs: config.driverLocationTtlMs, driverIndex: live.index, dispatch, pricing, watcher: push, money };
+  const jobs = {
+    bus,
+    clock,
+    driverLocationTtlMs: config.driverLocationTtlMs,
+    driverIndex: live.index,
+    dispatch,
+    pricing,
+    watcher: push,
+    money,
+  };
   const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   const ridesRepo = new RidesRepository(db);
@@ -223,7 +239,14 @@ export function createServices(deps: Deps): Services {
     driverIndex: live.index,
     driverLocationTtlMs: config.driverLocationTtlMs,
   });
-  const packages: PackageService = new PackageService({ ...jobs, db, repo: packagesRepo, secret: config.jwtSecret, links, notifier: tracking });
+  const packages: PackageService = new PackageService({
+    ...jobs,
+    db,
+    repo: packagesRepo,
+    secret: config.jwtSecret,
+    links,
+    notifier: tracking,
+  });
   const rides: RideService = new RideService({ ...jobs, db, repo: ridesRepo, flushPositions: () => live.flush() });
   const trackingHub = new TrackingHub({
     bus,
@@ -233,7 +256,14 @@ export function createServices(deps: Deps): Services {
     positionTtlMs: config.driverLocationTtlMs,
     nowMs: () => clock.nowMs(),
   });
-  const liveMap = new LiveMap({ driverIdsOfCompany: (companyId) => driversRepo.driverIdsOfCompany(companyId), bus, index: live.index, intervalMs: config.tracking.intervalMs, positionTtlMs: config.driverLocationTtlMs, nowMs: () => clock.nowMs() });
+  const liveMap = new LiveMap({
+    driverIdsOfCompany: (companyId) => driversRepo.driverIdsOfCompany(companyId),
+    bus,
+    index: live.index,
+    intervalMs: config.tracking.intervalMs,
+    positionTtlMs: config.driverLocationTtlMs,
+    nowMs: () => clock.nowMs(),
+  });
   const stopFollowingJobs = followJobChanges(bus);
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
@@ -242,8 +272,18 @@ export function createServices(deps: Deps): Services {
   const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus, logger: deps.logger });
   const payoutsRepo = new PayoutsRepository();
   // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
-  const proofStorage: ProofStorage = config.proof.s3 ? new S3ProofStorage(config.proof.s3) : new PostgresProofStorage(db, clock);
-  const proof = new ProofService({ repo: new ProofRepository(db), packagesRepo, storage: proofStorage, bus, clock, logger: deps.logger, limits: config.proof });
+  const proofStorage: ProofStorage = config.proof.s3
+    ? new S3ProofStorage(config.proof.s3)
+    : new PostgresProofStorage(db, clock);
+  const proof = new ProofService({
+    repo: new ProofRepository(db),
+    packagesRepo,
+    storage: proofStorage,
+    bus,
+    clock,
+    logger: deps.logger,
+    limits: config.proof,
+  });
   const earnings = new EarningsService({ db, clock });
   return {
     tokens,
@@ -257,7 +297,13 @@ export function createServices(deps: Deps): Services {
     countries,
     live,
     positions,
-    matching: new MatchingService({ index: live.index, clock, driverLocationTtlMs: config.driverLocationTtlMs, users, countries }),
+    matching: new MatchingService({
+      index: live.index,
+      clock,
+      driverLocationTtlMs: config.driverLocationTtlMs,
+      users,
+      countries,
+    }),
     driversRepo,
     drivers: new DriversService({ repo: driversRepo, live, positions, bus }),
     deviceKeys,

@@ -7,8 +7,11 @@ import { registerErrorHandling } from './http/errors.js';
 import { healthModule } from './modules/health/health.routes.js';
 
 export async function buildWorkerApp({ deps }: { deps: Deps }): Promise<App> {
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, return503OnClosing: true, forceCloseConnections: true })
-    .withTypeProvider<TypeBoxTypeProvider>();
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
   registerErrorHandling(app);
   await healthModule(app, { deps });
   return app;

@@ -23,7 +23,10 @@ test('the file transport appends one JSON line per message, creating the folder'
     const sms = new FileSmsSender(file, clock);
     await sms.send('+254712345678', 'Your login code is 123456.');
     await sms.send('+254712345679', 'second');
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.deepEqual(lines, [
       { to: '+254712345678', text: 'Your login code is 123456.', sentAt: '2030-01-02T03:04:05.000Z' },
       { to: '+254712345679', text: 'second', sentAt: '2030-01-02T03:04:05.000Z' },
@@ -58,7 +61,12 @@ test('the http transport posts {to, text} with the bearer token; a failure is a 
   try {
     const sms = new HttpSmsSender(`http://127.0.0.1:${port}/send`, 'provider-token', logger);
     await sms.send('+254712345678', 'Your login code is 111222.');
-    assert.deepEqual(received, [{ auth: 'Bearer provider-token', body: JSON.stringify({ to: '+254712345678', text: 'Your login code is 111222.' }) }]);
+    assert.deepEqual(received, [
+      {
+        auth: 'Bearer provider-token',
+        body: JSON.stringify({ to: '+254712345678', text: 'Your login code is 111222.' }),
+      },
+    ]);
     status = 500;
     await assert.rejects(sms.send('+254712345678', 'Your login code is 333444.'), (err: unknown) => {
       assert.ok(err instanceof AppError);
@@ -76,6 +84,15 @@ test('createSmsSender follows SMS_TRANSPORT', () => {
   const logger = pino({ level: 'silent' });
   const clock = new ManualClock();
   assert.ok(createSmsSender(loadConfig({ SMS_TRANSPORT: 'console' }), logger, clock) instanceof ConsoleSmsSender);
-  assert.ok(createSmsSender(loadConfig({ SMS_TRANSPORT: 'file', SMS_FILE: '/tmp/x.log' }), logger, clock) instanceof FileSmsSender);
-  assert.ok(createSmsSender(loadConfig({ SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example/send' }), logger, clock) instanceof HttpSmsSender);
+  assert.ok(
+    createSmsSender(loadConfig({ SMS_TRANSPORT: 'file', SMS_FILE: '/tmp/x.log' }), logger, clock) instanceof
+      FileSmsSender,
+  );
+  assert.ok(
+    createSmsSender(
+      loadConfig({ SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example/send' }),
+      logger,
+      clock,
+    ) instanceof HttpSmsSender,
+  );
 });

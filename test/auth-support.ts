@@ -31,7 +31,9 @@ export async function buildSmsTestApp(options: TestAppOptions = {}): Promise<Sms
     smsFile,
     messages,
     lastCode(phone: string) {
-      const last = messages().filter((m) => m.to === phone).at(-1);
+      const last = messages()
+        .filter((m) => m.to === phone)
+        .at(-1);
       const code = last && /\b(\d{6})\b/.exec(last.text)?.[1];
       if (!code) throw new Error(`no code sent to ${phone}`);
       return code;

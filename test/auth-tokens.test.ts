@@ -15,7 +15,8 @@ describe('access token verification', () => {
   });
   after(async () => t.close());
 
-  const me = (token: string) => t.app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
+  const me = (token: string) =>
+    t.app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
   const invalid = { statusCode: 401, message: 'Invalid access token', error: 'Unauthorized', code: 'INVALID_TOKEN' };
 
   function claims(overrides: { iss?: string; aud?: string; exp?: number } = {}) {
@@ -69,7 +70,9 @@ describe('access token verification', () => {
     assert.deepEqual((await me(`${header}.${forged}.${signature}`)).json(), invalid);
     const flipped = signature.slice(0, -2) + (signature.at(-2) === 'A' ? 'B' : 'A') + signature.at(-1);
     assert.deepEqual((await me(`${header}.${payload}.${flipped}`)).json(), invalid);
-    const otherKey = await claims().setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('x'.repeat(48)));
+    const otherKey = await claims()
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('x'.repeat(48)));
     assert.deepEqual((await me(otherKey)).json(), invalid);
   });
 
@@ -77,12 +80,22 @@ describe('access token verification', () => {
     const fresh = (await t.tokens.signAccess({ userId: user.id, role: user.role, sessionId: user.sessionId })).token;
     assert.equal((await me(fresh)).statusCode, 200);
     t.clock.advance(15 * 60_000 + 1000);
-    assert.deepEqual((await me(fresh)).json(), { statusCode: 401, message: 'Access token has expired', error: 'Unauthorized', code: 'TOKEN_EXPIRED' });
+    assert.deepEqual((await me(fresh)).json(), {
+      statusCode: 401,
+      message: 'Access token has expired',
+      error: 'Unauthorized',
+      code: 'TOKEN_EXPIRED',
+    });
   });
 
   test('a role that may not act gets 403', async () => {
     const customer = await createUser(t, { role: 'CUSTOMER' });
     const res = await t.app.inject({ method: 'GET', url: '/api/admin/users', headers: customer.headers });
-    assert.deepEqual(res.json(), { statusCode: 403, message: 'This action requires role ADMIN', error: 'Forbidden', code: 'WRONG_ROLE' });
+    assert.deepEqual(res.json(), {
+      statusCode: 403,
+      message: 'This action requires role ADMIN',
+      error: 'Forbidden',
+      code: 'WRONG_ROLE',
+    });
   });
 });

@@ -20,16 +20,25 @@ describe('accounts and authentication', () => {
 
   const post = (url: string, payload: object, headers: Record<string, string> = {}) =>
     t.app.inject({ method: 'POST', url: `/api${url}`, payload, headers });
-  const me = (token: string) => t.app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
+  const me = (token: string) =>
+    t.app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${token}` } });
 
   async function startLogin(identifier: string, password = TEST_PASSWORD, rememberMe?: boolean) {
-    const res = await post('/auth/login', { identifier, password, ...(rememberMe === undefined ? {} : { rememberMe }) });
+    const res = await post('/auth/login', {
+      identifier,
+      password,
+      ...(rememberMe === undefined ? {} : { rememberMe }),
+    });
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { success: boolean; sessionId: string; phone: string; message: string };
   }
   async function login(identifier: string, password = TEST_PASSWORD, rememberMe?: boolean) {
     const s = await startLogin(identifier, password, rememberMe);
-    const res = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: t.lastCode(s.phone) });
+    const res = await post('/auth/login/verify-otp', {
+      sessionId: s.sessionId,
+      phone: s.phone,
+      code: t.lastCode(s.phone),
+    });
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { accessToken: string; refreshToken: string; user: Record<string, unknown> };
   }
@@ -66,18 +75,37 @@ describe('accounts and authentication', () => {
     assert.equal(body.accessToken, undefined);
     assert.equal(body.refreshToken, undefined);
     assert.deepEqual(Object.keys(body.user).sort(), [
-      'countryId', 'createdAt', 'email', 'firstName', 'id', 'isEmailVerified', 'isPhoneVerified', 'lastName', 'phone', 'role', 'status',
+      'countryId',
+      'createdAt',
+      'email',
+      'firstName',
+      'id',
+      'isEmailVerified',
+      'isPhoneVerified',
+      'lastName',
+      'phone',
+      'role',
+      'status',
     ]);
     assert.equal(body.user.role, 'BUSINESS');
     assert.equal(body.user.status, 'PENDING_APPROVAL');
     assert.equal(body.user.isPhoneVerified, true);
-    const profile = await t.db.selectFrom('business_profiles').selectAll().where('user_id', '=', body.user.id).executeTakeFirstOrThrow();
+    const profile = await t.db
+      .selectFrom('business_profiles')
+      .selectAll()
+      .where('user_id', '=', body.user.id)
+      .executeTakeFirstOrThrow();
     assert.equal(profile.business_name, 'Acme Deliveries');
 
     // Not usable before approval: the right password gets 403 naming the state.
     const early = await post('/auth/login', { identifier: address, password: 'shipping-things-daily' });
     assert.equal(early.statusCode, 403);
-    assert.deepEqual(early.json(), { statusCode: 403, message: 'Account is pending approval', error: 'Forbidden', code: 'ACCOUNT_PENDING_APPROVAL' });
+    assert.deepEqual(early.json(), {
+      statusCode: 403,
+      message: 'Account is pending approval',
+      error: 'Forbidden',
+      code: 'ACCOUNT_PENDING_APPROVAL',
+    });
 
     const approved = await post(`/admin/users/${body.user.id}/approve`, {}, admin.headers);
     assert.equal(approved.statusCode, 200, approved.body);
@@ -105,12 +133,24 @@ describe('accounts and authentication', () => {
     assert.equal(who.json().status, 'ACTIVE');
 
     // Codes and refresh tokens are stored only as hashes.
-    const stored = await t.db.selectFrom('otp_sessions').selectAll().where('id', '=', session.sessionId).executeTakeFirstOrThrow();
+    const stored = await t.db
+      .selectFrom('otp_sessions')
+      .selectAll()
+      .where('id', '=', session.sessionId)
+      .executeTakeFirstOrThrow();
     assert.notEqual(stored.code_hash, code);
     assert.ok(!stored.code_hash.includes(code));
-    const authSession = await t.db.selectFrom('auth_sessions').selectAll().where('user_id', '=', body.user.id).executeTakeFirstOrThrow();
+    const authSession = await t.db
+      .selectFrom('auth_sessions')
+      .selectAll()
+      .where('user_id', '=', body.user.id)
+      .executeTakeFirstOrThrow();
     assert.notEqual(authSession.refresh_token_hash, tokens.refreshToken);
-    const user = await t.db.selectFrom('users').select('password_hash').where('id', '=', body.user.id).executeTakeFirstOrThrow();
+    const user = await t.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', body.user.id)
+      .executeTakeFirstOrThrow();
     assert.match(user.password_hash, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
   });
 
@@ -118,7 +158,15 @@ describe('accounts and authentication', () => {
     const phone = uniquePhone();
     const { sessionId, code } = await registerCode(phone);
     const res = await post('/auth/register', {
-      sessionId, phone, code, email: email(), password: 'riding-around-town', firstName: 'C', lastName: 'D', role: 'CUSTOMER', countryId: kenya,
+      sessionId,
+      phone,
+      code,
+      email: email(),
+      password: 'riding-around-town',
+      firstName: 'C',
+      lastName: 'D',
+      role: 'CUSTOMER',
+      countryId: kenya,
     });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().user.status, 'ACTIVE');
@@ -130,19 +178,43 @@ describe('accounts and authentication', () => {
     const dphone = uniquePhone();
     const d = await registerCode(dphone);
     const driver = await post('/auth/register', {
-      sessionId: d.sessionId, phone: dphone, code: d.code, email: email(), password: 'driving-all-night', firstName: 'E', lastName: 'F',
-      role: 'DRIVER', countryId: kenya, vehicleType: 'BIKE', vehiclePlate: 'KMEA 123A', companyId: company.id, serviceTypes: ['PACKAGE_DELIVERY'],
+      sessionId: d.sessionId,
+      phone: dphone,
+      code: d.code,
+      email: email(),
+      password: 'driving-all-night',
+      firstName: 'E',
+      lastName: 'F',
+      role: 'DRIVER',
+      countryId: kenya,
+      vehicleType: 'BIKE',
+      vehiclePlate: 'KMEA 123A',
+      companyId: company.id,
+      serviceTypes: ['PACKAGE_DELIVERY'],
     });
     assert.equal(driver.statusCode, 201, driver.body);
     assert.equal(driver.json().user.status, 'PENDING_APPROVAL');
-    const profile = await t.db.selectFrom('driver_profiles').selectAll().where('user_id', '=', driver.json().user.id).executeTakeFirstOrThrow();
+    const profile = await t.db
+      .selectFrom('driver_profiles')
+      .selectAll()
+      .where('user_id', '=', driver.json().user.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(profile.service_types, ['PACKAGE_DELIVERY']);
     assert.equal(profile.company_id, company.id);
 
     const cphone = uniquePhone();
     const c = await registerCode(cphone);
     const comp = await post('/auth/register', {
-      sessionId: c.sessionId, phone: cphone, code: c.code, email: email(), password: 'fleet-of-vans-99', firstName: 'G', lastName: 'H', role: 'COMPANY', countryId: kenya, companyName: 'Fleet Ltd',
+      sessionId: c.sessionId,
+      phone: cphone,
+      code: c.code,
+      email: email(),
+      password: 'fleet-of-vans-99',
+      firstName: 'G',
+      lastName: 'H',
+      role: 'COMPANY',
+      countryId: kenya,
+      companyName: 'Fleet Ltd',
     });
     assert.equal(comp.statusCode, 201, comp.body);
     assert.equal(comp.json().user.status, 'PENDING_APPROVAL');
@@ -151,46 +223,105 @@ describe('accounts and authentication', () => {
   test('registration errors: 400, 401, 404, 409', async () => {
     const taken = await createUser(t);
     const dup = await post('/auth/register/send-otp', { phone: taken.phone });
-    assert.deepEqual(dup.json(), { statusCode: 409, message: 'Phone number is already registered', error: 'Conflict', code: 'PHONE_TAKEN' });
+    assert.deepEqual(dup.json(), {
+      statusCode: 409,
+      message: 'Phone number is already registered',
+      error: 'Conflict',
+      code: 'PHONE_TAKEN',
+    });
     const badPhone = await post('/auth/register/send-otp', { phone: '0712345678' });
     assert.equal(badPhone.statusCode, 400);
     assert.equal(badPhone.json().code, 'INVALID_PHONE');
     assert.equal((await post('/auth/register/send-otp', { phone: '+15555550100' })).statusCode, 400);
     const extra = await post('/auth/register/send-otp', { phone: uniquePhone(), role: 'ADMIN' });
-    assert.deepEqual(extra.json(), { statusCode: 400, message: 'body has an unknown property "role"', error: 'Bad Request', code: 'VALIDATION_FAILED' });
+    assert.deepEqual(extra.json(), {
+      statusCode: 400,
+      message: 'body has an unknown property "role"',
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
 
     const phone = uniquePhone();
     const { sessionId, code } = await registerCode(phone);
-    const base = { sessionId, phone, code, email: email(), password: 'a-fine-password', firstName: 'A', lastName: 'B', role: 'CUSTOMER', countryId: kenya };
+    const base = {
+      sessionId,
+      phone,
+      code,
+      email: email(),
+      password: 'a-fine-password',
+      firstName: 'A',
+      lastName: 'B',
+      role: 'CUSTOMER',
+      countryId: kenya,
+    };
 
     const asAdmin = await post('/auth/register', { ...base, role: 'ADMIN' });
-    assert.deepEqual(asAdmin.json(), { statusCode: 400, message: 'body.role must be one of CUSTOMER, DRIVER, BUSINESS, COMPANY', error: 'Bad Request', code: 'VALIDATION_FAILED' });
+    assert.deepEqual(asAdmin.json(), {
+      statusCode: 400,
+      message: 'body.role must be one of CUSTOMER, DRIVER, BUSINESS, COMPANY',
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
     const withStatus = await post('/auth/register', { ...base, status: 'ACTIVE' });
     assert.equal(withStatus.statusCode, 400);
     const short = await post('/auth/register', { ...base, password: 'short' });
     assert.equal(short.statusCode, 400);
     const common = await post('/auth/register', { ...base, password: 'Password123' });
-    assert.deepEqual(common.json(), { statusCode: 400, message: 'body.password is too common; choose another', error: 'Bad Request', code: 'PASSWORD_TOO_COMMON' });
+    assert.deepEqual(common.json(), {
+      statusCode: 400,
+      message: 'body.password is too common; choose another',
+      error: 'Bad Request',
+      code: 'PASSWORD_TOO_COMMON',
+    });
     const noName = await post('/auth/register', { ...base, role: 'BUSINESS' });
-    assert.deepEqual(noName.json(), { statusCode: 400, message: 'body.businessName is required for role BUSINESS', error: 'Bad Request', code: 'VALIDATION_FAILED' });
+    assert.deepEqual(noName.json(), {
+      statusCode: 400,
+      message: 'body.businessName is required for role BUSINESS',
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
     const notAllowed = await post('/auth/register', { ...base, vehicleType: 'CAR' });
-    assert.deepEqual(notAllowed.json(), { statusCode: 400, message: 'body.vehicleType is not allowed for role CUSTOMER', error: 'Bad Request', code: 'VALIDATION_FAILED' });
+    assert.deepEqual(notAllowed.json(), {
+      statusCode: 400,
+      message: 'body.vehicleType is not allowed for role CUSTOMER',
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
     const badEmail = await post('/auth/register', { ...base, email: 'not-an-email' });
     assert.equal(badEmail.statusCode, 400);
 
     const wrong = await post('/auth/register', { ...base, code: wrongCode(code) });
-    assert.deepEqual(wrong.json(), { statusCode: 401, message: 'Invalid code', error: 'Unauthorized', code: 'INVALID_OTP' });
+    assert.deepEqual(wrong.json(), {
+      statusCode: 401,
+      message: 'Invalid code',
+      error: 'Unauthorized',
+      code: 'INVALID_OTP',
+    });
     const otherPhone = await post('/auth/register', { ...base, phone: uniquePhone() });
     assert.equal(otherPhone.statusCode, 401);
 
     const noCountry = await post('/auth/register', { ...base, countryId: '00000000-0000-4000-8000-000000000000' });
-    assert.deepEqual(noCountry.json(), { statusCode: 404, message: 'Country not found', error: 'Not Found', code: 'COUNTRY_NOT_FOUND' });
+    assert.deepEqual(noCountry.json(), {
+      statusCode: 404,
+      message: 'Country not found',
+      error: 'Not Found',
+      code: 'COUNTRY_NOT_FOUND',
+    });
     const noCompany = await post('/auth/register', {
-      ...base, role: 'DRIVER', vehicleType: 'CAR', vehiclePlate: 'KAA 1', companyId: '00000000-0000-4000-8000-000000000000',
+      ...base,
+      role: 'DRIVER',
+      vehicleType: 'CAR',
+      vehiclePlate: 'KAA 1',
+      companyId: '00000000-0000-4000-8000-000000000000',
     });
     assert.equal(noCompany.json().code, 'COMPANY_NOT_FOUND');
     const emailTaken = await post('/auth/register', { ...base, email: taken.email.toUpperCase() });
-    assert.deepEqual(emailTaken.json(), { statusCode: 409, message: 'E-mail is already registered', error: 'Conflict', code: 'EMAIL_TAKEN' });
+    assert.deepEqual(emailTaken.json(), {
+      statusCode: 409,
+      message: 'E-mail is already registered',
+      error: 'Conflict',
+      code: 'EMAIL_TAKEN',
+    });
 
     // The failures above did not use up the code.
     const ok = await post('/auth/register', base);
@@ -204,7 +335,12 @@ describe('accounts and authentication', () => {
     const user = await createUser(t);
     const unknown = await post('/auth/login', { identifier: 'nobody@example.com', password: TEST_PASSWORD });
     const wrong = await post('/auth/login', { identifier: user.email, password: 'not-the-password' });
-    const expected = { statusCode: 401, message: 'Invalid credentials', error: 'Unauthorized', code: 'INVALID_CREDENTIALS' };
+    const expected = {
+      statusCode: 401,
+      message: 'Invalid credentials',
+      error: 'Unauthorized',
+      code: 'INVALID_CREDENTIALS',
+    };
     assert.deepEqual(unknown.json(), expected);
     assert.deepEqual(wrong.json(), expected);
     assert.equal(unknown.body, wrong.body);
@@ -213,8 +349,16 @@ describe('accounts and authentication', () => {
     assert.equal(byPhone.phone, user.phone);
 
     assert.equal((await post('/auth/login', { identifier: user.email })).statusCode, 400);
-    assert.equal((await post('/auth/login', { identifier: user.email, password: TEST_PASSWORD, role: 'ADMIN' })).statusCode, 400);
-    const notJson = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: '{"identifier":', headers: { 'content-type': 'application/json' } });
+    assert.equal(
+      (await post('/auth/login', { identifier: user.email, password: TEST_PASSWORD, role: 'ADMIN' })).statusCode,
+      400,
+    );
+    const notJson = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: '{"identifier":',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(notJson.statusCode, 400);
 
     for (const [status, message] of [
@@ -253,11 +397,29 @@ describe('accounts and authentication', () => {
     const s = await startLogin(user.email);
     const code = t.lastCode(user.phone);
     for (let i = 1; i <= 4; i++) {
-      const res = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: wrongCode(code) });
-      assert.deepEqual(res.json(), { statusCode: 401, message: 'Invalid code', error: 'Unauthorized', code: 'INVALID_OTP' });
+      const res = await post('/auth/login/verify-otp', {
+        sessionId: s.sessionId,
+        phone: s.phone,
+        code: wrongCode(code),
+      });
+      assert.deepEqual(res.json(), {
+        statusCode: 401,
+        message: 'Invalid code',
+        error: 'Unauthorized',
+        code: 'INVALID_OTP',
+      });
     }
-    const fifth = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: wrongCode(code) });
-    assert.deepEqual(fifth.json(), { statusCode: 401, message: 'Too many wrong codes; start again', error: 'Unauthorized', code: 'OTP_ATTEMPTS_EXCEEDED' });
+    const fifth = await post('/auth/login/verify-otp', {
+      sessionId: s.sessionId,
+      phone: s.phone,
+      code: wrongCode(code),
+    });
+    assert.deepEqual(fifth.json(), {
+      statusCode: 401,
+      message: 'Too many wrong codes; start again',
+      error: 'Unauthorized',
+      code: 'OTP_ATTEMPTS_EXCEEDED',
+    });
     const right = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code });
     assert.equal(right.statusCode, 401);
     assert.equal(right.json().code, 'OTP_ATTEMPTS_EXCEEDED');
@@ -280,7 +442,10 @@ describe('accounts and authentication', () => {
     const old = second === first ? wrongCode(second) : first;
     const res = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: old });
     assert.equal(res.json().code, 'OTP_ATTEMPTS_EXCEEDED');
-    assert.equal((await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: second })).statusCode, 401);
+    assert.equal(
+      (await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: second })).statusCode,
+      401,
+    );
 
     const s2 = await startLogin(user.email);
     const before = t.lastCode(user.phone);
@@ -294,13 +459,21 @@ describe('accounts and authentication', () => {
     const latest = t.lastCode(user.phone);
     if (latest !== before) {
       const stale = await post('/auth/login/verify-otp', { sessionId: s2.sessionId, phone: s2.phone, code: before });
-      assert.deepEqual(stale.json(), { statusCode: 401, message: 'Invalid code', error: 'Unauthorized', code: 'INVALID_OTP' });
+      assert.deepEqual(stale.json(), {
+        statusCode: 401,
+        message: 'Invalid code',
+        error: 'Unauthorized',
+        code: 'INVALID_OTP',
+      });
     }
     const ok = await post('/auth/login/verify-otp', { sessionId: s2.sessionId, phone: s2.phone, code: latest });
     assert.equal(ok.statusCode, 200, ok.body);
     const used = await post('/auth/login/verify-otp', { sessionId: s2.sessionId, phone: s2.phone, code: latest });
     assert.deepEqual(used.json(), {
-      statusCode: 401, message: 'Verification session is invalid or has expired; start again', error: 'Unauthorized', code: 'OTP_SESSION_INVALID',
+      statusCode: 401,
+      message: 'Verification session is invalid or has expired; start again',
+      error: 'Unauthorized',
+      code: 'OTP_SESSION_INVALID',
     });
   });
 
@@ -308,7 +481,11 @@ describe('accounts and authentication', () => {
     const user = await createUser(t);
     const s = await startLogin(user.email);
     const payload = { sessionId: s.sessionId, phone: s.phone, code: t.lastCode(user.phone) };
-    const results = await Promise.all([post('/auth/login/verify-otp', payload), post('/auth/login/verify-otp', payload), post('/auth/login/verify-otp', payload)]);
+    const results = await Promise.all([
+      post('/auth/login/verify-otp', payload),
+      post('/auth/login/verify-otp', payload),
+      post('/auth/login/verify-otp', payload),
+    ]);
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 401, 401]);
   });
 
@@ -318,14 +495,23 @@ describe('accounts and authentication', () => {
     const code = t.lastCode(user.phone);
     const mismatch = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: uniquePhone(), code });
     assert.equal(mismatch.json().code, 'OTP_SESSION_INVALID');
-    const unknown = await post('/auth/login/verify-otp', { sessionId: '00000000-0000-4000-8000-000000000000', phone: s.phone, code });
+    const unknown = await post('/auth/login/verify-otp', {
+      sessionId: '00000000-0000-4000-8000-000000000000',
+      phone: s.phone,
+      code,
+    });
     assert.equal(unknown.statusCode, 401);
     const malformed = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code: '12ab56' });
     assert.equal(malformed.statusCode, 400);
 
     t.clock.advance(5 * 60_000 + 1000);
     const expired = await post('/auth/login/verify-otp', { sessionId: s.sessionId, phone: s.phone, code });
-    assert.deepEqual(expired.json(), { statusCode: 401, message: 'Code has expired; request a new one', error: 'Unauthorized', code: 'OTP_EXPIRED' });
+    assert.deepEqual(expired.json(), {
+      statusCode: 401,
+      message: 'Code has expired; request a new one',
+      error: 'Unauthorized',
+      code: 'OTP_EXPIRED',
+    });
     assert.equal((await post('/auth/login/send-otp', { sessionId: s.sessionId, phone: s.phone })).statusCode, 200);
     const fresh = t.lastCode(user.phone);
     t.clock.advance(5 * 60_000);
@@ -343,7 +529,10 @@ describe('accounts and authentication', () => {
     const locked = await post('/auth/login', { identifier: user.email, password: TEST_PASSWORD });
     assert.equal(locked.statusCode, 429);
     assert.deepEqual(locked.json(), {
-      statusCode: 429, message: 'Too many wrong passwords; this account is locked for a while', error: 'Too Many Requests', code: 'ACCOUNT_LOCKED',
+      statusCode: 429,
+      message: 'Too many wrong passwords; this account is locked for a while',
+      error: 'Too Many Requests',
+      code: 'ACCOUNT_LOCKED',
     });
     assert.equal(locked.headers['retry-after'], '900');
     t.clock.advance(15 * 60_000 + 1000);
@@ -378,7 +567,12 @@ describe('accounts and authentication', () => {
     assert.deepEqual(Object.keys(res.json()).sort(), ['accessToken', 'success']);
     assert.equal((await me(res.json().accessToken)).statusCode, 200);
     const unknown = await post('/auth/refresh', { refreshToken: '6c0f7a6e-8a43-4d0e-9d33-000000000000' });
-    assert.deepEqual(unknown.json(), { statusCode: 401, message: 'Refresh token is invalid or has expired', error: 'Unauthorized', code: 'INVALID_REFRESH_TOKEN' });
+    assert.deepEqual(unknown.json(), {
+      statusCode: 401,
+      message: 'Refresh token is invalid or has expired',
+      error: 'Unauthorized',
+      code: 'INVALID_REFRESH_TOKEN',
+    });
     assert.equal((await post('/auth/refresh', {})).statusCode, 400);
 
     t.clock.advance(7 * 86_400_000 + 1000);
@@ -396,7 +590,12 @@ describe('accounts and authentication', () => {
     const out = await post('/auth/logout', { refreshToken: a.refreshToken });
     assert.deepEqual(out.json(), { success: true, message: 'Logged out' });
     const after = await me(a.accessToken);
-    assert.deepEqual(after.json(), { statusCode: 401, message: 'Session has been revoked', error: 'Unauthorized', code: 'SESSION_REVOKED' });
+    assert.deepEqual(after.json(), {
+      statusCode: 401,
+      message: 'Session has been revoked',
+      error: 'Unauthorized',
+      code: 'SESSION_REVOKED',
+    });
     assert.equal((await post('/auth/refresh', { refreshToken: a.refreshToken })).statusCode, 401);
     // Another session of the same account is untouched.
     assert.equal((await me(b.accessToken)).statusCode, 200);
@@ -407,12 +606,27 @@ describe('accounts and authentication', () => {
 
   test('GET /auth/me needs a valid bearer token', async () => {
     const none = await t.app.inject({ method: 'GET', url: '/api/auth/me' });
-    assert.deepEqual(none.json(), { statusCode: 401, message: 'Missing bearer token', error: 'Unauthorized', code: 'MISSING_TOKEN' });
+    assert.deepEqual(none.json(), {
+      statusCode: 401,
+      message: 'Missing bearer token',
+      error: 'Unauthorized',
+      code: 'MISSING_TOKEN',
+    });
     const bad = await me('not.a.token');
-    assert.deepEqual(bad.json(), { statusCode: 401, message: 'Invalid access token', error: 'Unauthorized', code: 'INVALID_TOKEN' });
+    assert.deepEqual(bad.json(), {
+      statusCode: 401,
+      message: 'Invalid access token',
+      error: 'Unauthorized',
+      code: 'INVALID_TOKEN',
+    });
     const pending = await createUser(t, { role: 'DRIVER', status: 'PENDING_APPROVAL' });
     const res = await me(pending.token);
-    assert.deepEqual(res.json(), { statusCode: 403, message: 'Account is pending approval', error: 'Forbidden', code: 'ACCOUNT_PENDING_APPROVAL' });
+    assert.deepEqual(res.json(), {
+      statusCode: 403,
+      message: 'Account is pending approval',
+      error: 'Forbidden',
+      code: 'ACCOUNT_PENDING_APPROVAL',
+    });
   });
 
   test('password reset: code to the phone, new password, every session revoked', async () => {
@@ -425,25 +639,48 @@ describe('accounts and authentication', () => {
     assert.equal(body.phone, `+*******${user.phone.slice(-2)}`);
     const code = t.lastCode(user.phone);
 
-    const common = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code, newPassword: 'qwerty123' });
+    const common = await post('/auth/password/reset', {
+      sessionId: body.sessionId,
+      phone: body.phone,
+      code,
+      newPassword: 'qwerty123',
+    });
     assert.equal(common.json().code, 'PASSWORD_TOO_COMMON');
-    const wrong = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code: wrongCode(code), newPassword: NEW_PASSWORD });
+    const wrong = await post('/auth/password/reset', {
+      sessionId: body.sessionId,
+      phone: body.phone,
+      code: wrongCode(code),
+      newPassword: NEW_PASSWORD,
+    });
     assert.equal(wrong.statusCode, 401);
-    const ok = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code, newPassword: NEW_PASSWORD });
+    const ok = await post('/auth/password/reset', {
+      sessionId: body.sessionId,
+      phone: body.phone,
+      code,
+      newPassword: NEW_PASSWORD,
+    });
     assert.equal(ok.statusCode, 200, ok.body);
     assert.equal(ok.json().success, true);
     assert.equal((await me(session.accessToken)).statusCode, 401);
     assert.equal((await post('/auth/refresh', { refreshToken: session.refreshToken })).statusCode, 401);
     assert.equal((await post('/auth/login', { identifier: user.email, password: TEST_PASSWORD })).statusCode, 401);
     await login(user.email, NEW_PASSWORD);
-    const reuse = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code, newPassword: 'yet-another-passphrase' });
+    const reuse = await post('/auth/password/reset', {
+      sessionId: body.sessionId,
+      phone: body.phone,
+      code,
+      newPassword: 'yet-another-passphrase',
+    });
     assert.equal(reuse.statusCode, 401);
 
     // By phone: the phone is echoed in full (the caller gave it) and works in the reset.
     const byPhone = await post('/auth/password/forgot', { identifier: user.phone });
     assert.equal(byPhone.json().phone, user.phone);
     const reset2 = await post('/auth/password/reset', {
-      sessionId: byPhone.json().sessionId, phone: user.phone, code: t.lastCode(user.phone), newPassword: 'third-time-lucky-pass',
+      sessionId: byPhone.json().sessionId,
+      phone: user.phone,
+      code: t.lastCode(user.phone),
+      newPassword: 'third-time-lucky-pass',
     });
     assert.equal(reset2.statusCode, 200);
   });
@@ -457,7 +694,12 @@ describe('accounts and authentication', () => {
     assert.equal(body.message, 'If the account exists, a reset code was sent to its phone');
     assert.match(body.phone, /^\+\*{7}\d{2}$/);
     assert.equal(t.messages().length, count);
-    const reset = await post('/auth/password/reset', { sessionId: body.sessionId, phone: body.phone, code: '123456', newPassword: NEW_PASSWORD });
+    const reset = await post('/auth/password/reset', {
+      sessionId: body.sessionId,
+      phone: body.phone,
+      code: '123456',
+      newPassword: NEW_PASSWORD,
+    });
     assert.equal(reset.statusCode, 401);
   });
 
@@ -468,8 +710,17 @@ describe('accounts and authentication', () => {
     const auth = { authorization: `Bearer ${here.accessToken}` };
     const noToken = await post('/auth/password/change', { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD });
     assert.equal(noToken.statusCode, 401);
-    const wrong = await post('/auth/password/change', { currentPassword: 'not-the-password', newPassword: NEW_PASSWORD }, auth);
-    assert.deepEqual(wrong.json(), { statusCode: 401, message: 'Current password is incorrect', error: 'Unauthorized', code: 'INVALID_CREDENTIALS' });
+    const wrong = await post(
+      '/auth/password/change',
+      { currentPassword: 'not-the-password', newPassword: NEW_PASSWORD },
+      auth,
+    );
+    assert.deepEqual(wrong.json(), {
+      statusCode: 401,
+      message: 'Current password is incorrect',
+      error: 'Unauthorized',
+      code: 'INVALID_CREDENTIALS',
+    });
     const short = await post('/auth/password/change', { currentPassword: TEST_PASSWORD, newPassword: 'short' }, auth);
     assert.equal(short.statusCode, 400);
     const ok = await post('/auth/password/change', { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD }, auth);
@@ -503,8 +754,16 @@ describe('accounts and authentication', () => {
     const fresh = uniquePhone();
     const live = await registerCode(fresh);
     const rows = async () => ({
-      steps: (await t.db.selectFrom('otp_sessions').select('id').where('id', 'in', [stale.sessionId, live.sessionId]).execute()).map((r) => r.id),
-      sends: (await t.db.selectFrom('otp_sends').select('phone').where('phone', 'in', [old, fresh]).execute()).map((r) => r.phone).sort(),
+      steps: (
+        await t.db
+          .selectFrom('otp_sessions')
+          .select('id')
+          .where('id', 'in', [stale.sessionId, live.sessionId])
+          .execute()
+      ).map((r) => r.id),
+      sends: (await t.db.selectFrom('otp_sends').select('phone').where('phone', 'in', [old, fresh]).execute())
+        .map((r) => r.phone)
+        .sort(),
     });
     // Other tests' rows expire too: the counts are at least ours.
     const first = await auth.purgeExpired();
@@ -517,10 +776,15 @@ describe('accounts and authentication', () => {
 
     // An instance purges when it starts, too (its clock: the real time, when this row had long expired).
     const expired = await registerCode(uniquePhone());
-    await t.db.updateTable('otp_sessions').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', expired.sessionId).execute();
+    await t.db
+      .updateTable('otp_sessions')
+      .set({ expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', expired.sessionId)
+      .execute();
     const other = await buildTestApp({ database: t.database });
     try {
-      const gone = async () => !(await t.db.selectFrom('otp_sessions').select('id').where('id', '=', expired.sessionId).executeTakeFirst());
+      const gone = async () =>
+        !(await t.db.selectFrom('otp_sessions').select('id').where('id', '=', expired.sessionId).executeTakeFirst());
       for (let i = 0; i < 50 && !(await gone()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.ok(await gone(), 'the starting instance purged the expired code step');
     } finally {

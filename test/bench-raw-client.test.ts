@@ -41,13 +41,27 @@ describe('bench raw client', () => {
   after(() => server.close());
 
   const send = (pool: RawPool, path: string, body?: string) =>
-    new Promise<number | string>((resolve) => pool.request({ method: 'POST', path, body, headers: { 'content-length': '999' } }, (err, status) => resolve(err ? err.message : status)));
+    new Promise<number | string>((resolve) =>
+      pool.request({ method: 'POST', path, body, headers: { 'content-length': '999' } }, (err, status) =>
+        resolve(err ? err.message : status),
+      ),
+    );
 
   test('reads statuses in order over few connections, skipping bodies of any size; sends its own Content-Length', async () => {
     const pool = await RawPool.open(url, 2);
     try {
       bodies.length = 0;
-      assert.deepEqual(await Promise.all([send(pool, '/204'), send(pool, '/70000', 'abc'), send(pool, '/0'), send(pool, '/5'), send(pool, '/204'), send(pool, '/100000')]), [204, 201, 201, 201, 204, 201]);
+      assert.deepEqual(
+        await Promise.all([
+          send(pool, '/204'),
+          send(pool, '/70000', 'abc'),
+          send(pool, '/0'),
+          send(pool, '/5'),
+          send(pool, '/204'),
+          send(pool, '/100000'),
+        ]),
+        [204, 201, 201, 201, 204, 201],
+      );
       assert.ok(bodies.includes('abc'), 'the body went out with its real length, not the one in the headers');
     } finally {
       await pool.close();

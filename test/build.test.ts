@@ -19,10 +19,14 @@ const run = (script: string, env: Record<string, string>) => spawnNode([path.joi
 describe('compiled build', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   before(() => {
-    const built = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], {
-      cwd: root,
-      encoding: 'utf8',
-    });
+    const built = spawnSync(
+      process.execPath,
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir],
+      {
+        cwd: root,
+        encoding: 'utf8',
+      },
+    );
     assert.equal(built.status, 0, `tsc failed:\n${built.stdout}${built.stderr}`);
   });
   after(async () => {
@@ -31,7 +35,8 @@ describe('compiled build', () => {
   });
 
   test('emits JavaScript for the entry points and no test files', () => {
-    for (const file of ['server.js', 'worker.js', 'db/migrate-cli.js', 'cli/admin-create.js']) assert.ok(existsSync(path.join(outDir, file)), file);
+    for (const file of ['server.js', 'worker.js', 'db/migrate-cli.js', 'cli/admin-create.js'])
+      assert.ok(existsSync(path.join(outDir, file)), file);
     assert.equal(existsSync(path.join(outDir, 'config.test.js')), false);
   });
 
@@ -44,7 +49,10 @@ describe('compiled build', () => {
     const built = await buildServer(sources(), quickDir);
     assert.ok(built.ok, built.message);
     assert.equal(staleReason(sources(), quickDir), undefined);
-    const js = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort();
+    const js = (dir: string) =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.js'))
+        .sort();
     assert.deepEqual(js(quickDir), js(outDir));
     // A source edited after the build: the next `npm start` compiles again, and says which file.
     const past = new Date(Math.min(...sources().map((file: string) => statSync(file).mtimeMs)) - 1000);
@@ -54,7 +62,12 @@ describe('compiled build', () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-build-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const p = String(await freePort());
-    const proc = spawnNode([path.join(quickDir, 'server.js')], { PORT: p, HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' });
+    const proc = spawnNode([path.join(quickDir, 'server.js')], {
+      PORT: p,
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      RATE_LIMIT_GLOBAL: 'off',
+    });
     cleanups.push(async () => proc.child.kill('SIGKILL'));
     await waitForReady(proc, 60_000, 'ready');
     assert.equal((await fetch(`http://127.0.0.1:${p}/api/countries`)).status, 200);
@@ -94,13 +107,22 @@ describe('compiled build', () => {
         }
       }
       assert.ok(seen.size > 50 && packages.has('fastify'), `${entry}: the graph was walked (${seen.size} modules)`);
-      assert.deepEqual([...packages].filter((p) => heavy.test(p)), [], `${entry} imports no heavy library at start`);
+      assert.deepEqual(
+        [...packages].filter((p) => heavy.test(p)),
+        [],
+        `${entry} imports no heavy library at start`,
+      );
       assert.ok(dynamic.has('ioredis'), `${entry} imports ioredis on first use`);
     }
   });
 
   test('production refuses to start without a strong JWT_SECRET, naming the variable', async () => {
-    const base = { NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', SMS_TRANSPORT: 'http', SMS_HTTP_URL: 'https://sms.example/send' };
+    const base = {
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+      SMS_TRANSPORT: 'http',
+      SMS_HTTP_URL: 'https://sms.example/send',
+    };
     for (const env of [base, { ...base, JWT_SECRET: 'change-me-change-me-change-me-change-me' }]) {
       const proc = run('server.js', env);
       assert.equal(await proc.exited, 1);
@@ -123,27 +145,36 @@ describe('compiled build', () => {
     assert.equal(await proc.exited, 0);
   });
 
-  test('in production on a PostgreSQL server, the compiled server and worker start and stop cleanly', { skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server: set TEST_DATABASE_URL' }, async () => {
-    const database = await createServerDatabase(serverDatabaseUrl!, 'build');
-    cleanups.push(database.drop);
-    const env = {
-      NODE_ENV: 'production',
-      DATABASE_URL: database.url,
-      JWT_SECRET: STRONG_SECRET,
-      SMS_TRANSPORT: 'http',
-      SMS_HTTP_URL: 'https://sms.example/send',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-    };
-    const api = run('server.js', { ...env, PORT: String(await freePort()) });
-    cleanups.push(async () => api.child.kill('SIGKILL'));
-    await waitForReady(api, 30_000, 'api ready');
-    const worker = run('worker.js', { ...env, WORKER_PORT: String(await freePort()) });
-    cleanups.push(async () => worker.child.kill('SIGKILL'));
-    await waitFor(() => /worker.*running|running.*worker/i.test(worker.output()), 30_000, 'worker running', worker.output);
-    api.child.kill('SIGTERM');
-    worker.child.kill('SIGTERM');
-    assert.equal(await api.exited, 0);
-    assert.equal(await worker.exited, 0);
-  });
+  test(
+    'in production on a PostgreSQL server, the compiled server and worker start and stop cleanly',
+    { skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server: set TEST_DATABASE_URL' },
+    async () => {
+      const database = await createServerDatabase(serverDatabaseUrl!, 'build');
+      cleanups.push(database.drop);
+      const env = {
+        NODE_ENV: 'production',
+        DATABASE_URL: database.url,
+        JWT_SECRET: STRONG_SECRET,
+        SMS_TRANSPORT: 'http',
+        SMS_HTTP_URL: 'https://sms.example/send',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      };
+      const api = run('server.js', { ...env, PORT: String(await freePort()) });
+      cleanups.push(async () => api.child.kill('SIGKILL'));
+      await waitForReady(api, 30_000, 'api ready');
+      const worker = run('worker.js', { ...env, WORKER_PORT: String(await freePort()) });
+      cleanups.push(async () => worker.child.kill('SIGKILL'));
+      await waitFor(
+        () => /worker.*running|running.*worker/i.test(worker.output()),
+        30_000,
+        'worker running',
+        worker.output,
+      );
+      api.child.kill('SIGTERM');
+      worker.child.kill('SIGTERM');
+      assert.equal(await api.exited, 0);
+      assert.equal(await worker.exited, 0);
+    },
+  );
 });

@@ -30,10 +30,20 @@ describe('Cache-Control: no-store on authenticated answers', () => {
     assert.equal(created.statusCode, 201, created.body);
     packageId = created.json().id;
     trackingToken = created.json().trackingUrl.split('/t/')[1];
-    assert.equal((await post(t, `/api/packages/${packageId}/assign`, admin.headers, { driverId: driver.id })).statusCode, 200);
+    assert.equal(
+      (await post(t, `/api/packages/${packageId}/assign`, admin.headers, { driverId: driver.id })).statusCode,
+      200,
+    );
     assert.equal((await post(t, `/api/packages/${packageId}/pickup`, driver.headers)).statusCode, 200);
-    const form = multipart([{ name: 'signature', value: await png(), filename: 'signature.png', contentType: 'image/png' }]);
-    const proof = await t.app.inject({ method: 'POST', url: `/api/packages/${packageId}/proof`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+    const form = multipart([
+      { name: 'signature', value: await png(), filename: 'signature.png', contentType: 'image/png' },
+    ]);
+    const proof = await t.app.inject({
+      method: 'POST',
+      url: `/api/packages/${packageId}/proof`,
+      headers: { ...driver.headers, ...form.headers },
+      payload: form.payload,
+    });
     assert.equal(proof.statusCode, 200, proof.body);
   });
   after(async () => t.close());
@@ -44,7 +54,11 @@ describe('Cache-Control: no-store on authenticated answers', () => {
       package: await get(t, `/api/packages/${packageId}`, business.headers),
       list: await get(t, '/api/packages', business.headers),
       invoices: await get(t, '/api/businesses/me/invoices', business.headers),
-      csv: await get(t, `/api/businesses/me/statement?from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}&format=csv`, business.headers),
+      csv: await get(
+        t,
+        `/api/businesses/me/statement?from=${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}&format=csv`,
+        business.headers,
+      ),
       signature: await get(t, `/api/packages/${packageId}/proof/signature`, business.headers),
       someoneElses: await get(t, `/api/packages/${packageId}`, otherBusiness.headers),
       wrongRole: await get(t, '/api/admin/users', business.headers),
@@ -61,7 +75,11 @@ describe('Cache-Control: no-store on authenticated answers', () => {
   });
 
   test('the metrics, read with the metrics token, answer no-store', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
   });

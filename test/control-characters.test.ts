@@ -19,8 +19,12 @@ describe('control characters', () => {
   });
   after(async () => t.close());
 
-  const send = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-    t.app.inject({ method, url: `/api${url}`, payload: payload as object, headers });
+  const send = (
+    method: 'POST' | 'PATCH' | 'GET',
+    url: string,
+    payload?: unknown,
+    headers: Record<string, string> = {},
+  ) => t.app.inject({ method, url: `/api${url}`, payload: payload as object, headers });
 
   const refused = (res: Awaited<ReturnType<typeof send>>, where: RegExp) => {
     assert.equal(res.statusCode, 400, res.body);
@@ -50,9 +54,15 @@ describe('control characters', () => {
   });
 
   test('login, forgot password and the profile refuse them too', async () => {
-    refused(await send('POST', '/auth/login', { identifier: 'a\u0000b', password: 'whatever-long' }), /body\.identifier/);
+    refused(
+      await send('POST', '/auth/login', { identifier: 'a\u0000b', password: 'whatever-long' }),
+      /body\.identifier/,
+    );
     refused(await send('POST', '/auth/password/forgot', { identifier: `${business.email}\u0000` }), /body\.identifier/);
-    refused(await send('PATCH', '/businesses/me', { businessName: 'Acme\u0008' }, business.headers), /body\.businessName/);
+    refused(
+      await send('PATCH', '/businesses/me', { businessName: 'Acme\u0008' }, business.headers),
+      /body\.businessName/,
+    );
   });
 
   test('nested fields of a package: contacts refuse them, notes and the parcel description take line breaks only', async () => {
@@ -63,13 +73,30 @@ describe('control characters', () => {
     const ok = packageBody(ke, { dropoff: stop(-1.29, 36.83, { notes: 'Blue gate.\r\nRing twice,\tthen wait.' }) });
     const created = await send('POST', '/packages', ok, business.headers);
     assert.equal(created.statusCode, 201, created.body);
-    assert.equal((created.json() as { dropoff: { notes: string } }).dropoff.notes, 'Blue gate.\r\nRing twice,\tthen wait.');
+    assert.equal(
+      (created.json() as { dropoff: { notes: string } }).dropoff.notes,
+      'Blue gate.\r\nRing twice,\tthen wait.',
+    );
   });
 
   test('webhook descriptions, admin reasons and query strings', async () => {
-    refused(await send('POST', '/webhooks', { url: 'https://example.com/hook', description: 'bad\u001btext' }, business.headers), /body\.description/);
+    refused(
+      await send(
+        'POST',
+        '/webhooks',
+        { url: 'https://example.com/hook', description: 'bad\u001btext' },
+        business.headers,
+      ),
+      /body\.description/,
+    );
     const user = await createUser(t, { role: 'DRIVER', status: 'PENDING_APPROVAL' });
-    refused(await send('POST', `/admin/users/${user.id}/reject`, { reason: 'no\u0000' }, admin.headers), /body\.reason/);
-    refused(await send('GET', '/admin/users?role=DRIVER&cursor=%00abc', undefined, admin.headers), /querystring\.cursor/);
+    refused(
+      await send('POST', `/admin/users/${user.id}/reject`, { reason: 'no\u0000' }, admin.headers),
+      /body\.reason/,
+    );
+    refused(
+      await send('GET', '/admin/users?role=DRIVER&cursor=%00abc', undefined, admin.headers),
+      /querystring\.cursor/,
+    );
   });
 });

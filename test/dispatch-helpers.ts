@@ -61,7 +61,13 @@ export function openSocket(base: string, user: TestUser): Promise<Socket> {
 }
 
 /** An ONLINE driver at (lat, lng), known to the live index, with its socket open. */
-export async function onlineDriver(t: TestApp, base: string, lat: number, lng: number, vehicleType: 'BIKE' | 'CAR' = 'BIKE') {
+export async function onlineDriver(
+  t: TestApp,
+  base: string,
+  lat: number,
+  lng: number,
+  vehicleType: 'BIKE' | 'CAR' = 'BIKE',
+) {
   const user = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType } });
   await setDriverPosition(t, user.id, lat, lng);
   const socket = await openSocket(base, user);

@@ -35,27 +35,61 @@ describe('dispatch across two instances (PostgreSQL and Redis)', { skip: redisSk
 
   test('both instances dispatch 30 jobs to 12 drivers at once, twice over: one open offer per job and per driver', async () => {
     const centre = { lat: 0.3, lng: 37.6 };
-    const drivers = await Promise.all(Array.from({ length: 12 }, () => createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } })));
+    const drivers = await Promise.all(
+      Array.from({ length: 12 }, () => createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } })),
+    );
     for (const [i, d] of drivers.entries()) {
       await setDriverPosition(a, d.id, centre.lat + i * 0.001, centre.lng);
       await b.services.live.reload(d.id);
     }
     const jobs = await Promise.all(
-      Array.from({ length: 30 }, async (_, i) => (await post(i % 2 ? a : b, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(centre.lat + i * 0.0005, centre.lng), dropoff: stop(centre.lat, centre.lng + 0.02) }))).json()),
+      Array.from({ length: 30 }, async (_, i) =>
+        (
+          await post(
+            i % 2 ? a : b,
+            '/api/packages',
+            business.headers,
+            packageBody(business.countryId, {
+              pickup: stop(centre.lat + i * 0.0005, centre.lng),
+              dropoff: stop(centre.lat, centre.lng + 0.02),
+            }),
+          )
+        ).json(),
+      ),
     );
     // Every job dispatched by both instances at once, besides the kicks that followed each 201.
-    await Promise.all(jobs.flatMap((j) => [a.services.dispatch.dispatch('PACKAGE', j.id), b.services.dispatch.dispatch('PACKAGE', j.id)]));
+    await Promise.all(
+      jobs.flatMap((j) => [
+        a.services.dispatch.dispatch('PACKAGE', j.id),
+        b.services.dispatch.dispatch('PACKAGE', j.id),
+      ]),
+    );
     await Promise.all([a.services.dispatch.idle(), b.services.dispatch.idle()]);
     assert.deepEqual(await violations(), { per_job: 0, per_driver: 0, open: 12 });
 
     // Everyone declines (half on each instance): the next round races the same way.
-    const open = (await sql<{ id: string; driver_id: string }>`select id, driver_id from dispatch_offers where state = 'OPEN'`.execute(a.db)).rows;
+    const open = (
+      await sql<{
+        id: string;
+        driver_id: string;
+      }>`select id, driver_id from dispatch_offers where state = 'OPEN'`.execute(a.db)
+    ).rows;
     const byId = new Map(drivers.map((d) => [d.id, d]));
-    await Promise.all(open.map((o, i) => post(i % 2 ? a : b, `/api/offers/${o.id}/decline`, byId.get(o.driver_id)!.headers)));
-    await Promise.all([a.services.dispatch.sweep(), b.services.dispatch.sweep(), ...jobs.map((j) => a.services.dispatch.dispatch('PACKAGE', j.id))]);
+    await Promise.all(
+      open.map((o, i) => post(i % 2 ? a : b, `/api/offers/${o.id}/decline`, byId.get(o.driver_id)!.headers)),
+    );
+    await Promise.all([
+      a.services.dispatch.sweep(),
+      b.services.dispatch.sweep(),
+      ...jobs.map((j) => a.services.dispatch.dispatch('PACKAGE', j.id)),
+    ]);
     await Promise.all([a.services.dispatch.idle(), b.services.dispatch.idle()]);
     assert.deepEqual(await violations(), { per_job: 0, per_driver: 0, open: 12 });
-    const repeated = await sql<{ n: number }>`select count(*)::int as n from (select job_id, driver_id from dispatch_offers group by 1, 2 having count(*) > 1) r`.execute(a.db);
+    const repeated = await sql<{
+      n: number;
+    }>`select count(*)::int as n from (select job_id, driver_id from dispatch_offers group by 1, 2 having count(*) > 1) r`.execute(
+      a.db,
+    );
     assert.equal(repeated.rows[0]!.n, 0, 'no job offered twice to one driver');
   });
 });

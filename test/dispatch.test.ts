@@ -33,13 +33,23 @@ describe('dispatch: offers to the best driver', () => {
   after(async () => t.close());
 
   const createPackage = async (lat: number, lng: number) => {
-    const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(lat, lng), dropoff: stop(lat + 0.02, lng + 0.01) }));
+    const res = await post(
+      t,
+      '/api/packages',
+      business.headers,
+      packageBody(business.countryId, { pickup: stop(lat, lng), dropoff: stop(lat + 0.02, lng + 0.01) }),
+    );
     assert.equal(res.statusCode, 201);
     return res.json();
   };
   const pkg = async (id: string) => (await get(t, `/api/packages/${id}`, admin.headers)).json();
   const openOffers = async () =>
-    (await sql<{ job_id: string; driver_id: string }>`select job_id, driver_id from dispatch_offers where state = 'OPEN'`.execute(t.db)).rows;
+    (
+      await sql<{
+        job_id: string;
+        driver_id: string;
+      }>`select job_id, driver_id from dispatch_offers where state = 'OPEN'`.execute(t.db)
+    ).rows;
 
   test('the nearest driver gets the offer; a decline moves it to the next; accepting assigns the package', async () => {
     const at = nextArea();
@@ -66,13 +76,23 @@ describe('dispatch: offers to the best driver', () => {
 
     // Another driver's offer is a 404, a malformed id a 400.
     const foreign = await post(t, `/api/offers/${first.id}/accept`, far.user.headers);
-    assert.deepEqual(foreign.json(), { statusCode: 404, message: 'Offer not found', error: 'Not Found', code: 'OFFER_NOT_FOUND' });
+    assert.deepEqual(foreign.json(), {
+      statusCode: 404,
+      message: 'Offer not found',
+      error: 'Not Found',
+      code: 'OFFER_NOT_FOUND',
+    });
     assert.equal((await post(t, '/api/offers/not-a-uuid/decline', near.user.headers)).statusCode, 400);
     assert.equal((await post(t, `/api/offers/${created.id}/decline`, near.user.headers)).statusCode, 404);
 
     assert.equal((await post(t, `/api/offers/${first.id}/decline`, near.user.headers)).statusCode, 204);
     const again = await post(t, `/api/offers/${first.id}/accept`, near.user.headers);
-    assert.deepEqual(again.json(), { statusCode: 409, message: 'Offer is DECLINED', error: 'Conflict', code: 'OFFER_DECLINED' });
+    assert.deepEqual(again.json(), {
+      statusCode: 409,
+      message: 'Offer is DECLINED',
+      error: 'Conflict',
+      code: 'OFFER_DECLINED',
+    });
     const second = (await far.socket.next(['offer'])).offer;
     assert.equal(second.jobId, created.id);
     assert.ok(!near.socket.seen.some((m) => m.type === 'job.nearby'), 'offer mode sends no job.nearby push');
@@ -87,7 +107,13 @@ describe('dispatch: offers to the best driver', () => {
 
     const log = (await get(t, `/api/admin/dispatch/${created.id}`, admin.headers)).json();
     assert.equal(log.dispatch.state, 'DONE');
-    assert.deepEqual(log.offers.map((o: any) => [o.driverId, o.outcome]), [[near.user.id, 'DECLINED'], [far.user.id, 'ACCEPTED']]);
+    assert.deepEqual(
+      log.offers.map((o: any) => [o.driverId, o.outcome]),
+      [
+        [near.user.id, 'DECLINED'],
+        [far.user.id, 'ACCEPTED'],
+      ],
+    );
     assert.deepEqual(log.offers[0].why.skipped, []);
     assert.equal(log.offers[0].why.candidates, 2);
     assert.equal(log.offers[0].why.radiusMeters, 5000);
@@ -107,10 +133,21 @@ describe('dispatch: offers to the best driver', () => {
     const first = (await near.socket.next(['offer'])).offer;
     t.clock.advance(20_001);
     const late = await post(t, `/api/offers/${first.id}/accept`, near.user.headers);
-    assert.deepEqual(late.json(), { statusCode: 409, message: 'Offer is LAPSED', error: 'Conflict', code: 'OFFER_LAPSED' });
+    assert.deepEqual(late.json(), {
+      statusCode: 409,
+      message: 'Offer is LAPSED',
+      error: 'Conflict',
+      code: 'OFFER_LAPSED',
+    });
     await t.services.dispatch.sweep();
     await t.services.dispatch.idle();
-    assert.deepEqual(await near.socket.next(['offer.withdrawn']), { type: 'offer.withdrawn', offerId: first.id, jobType: 'PACKAGE', jobId: created.id, state: 'LAPSED' });
+    assert.deepEqual(await near.socket.next(['offer.withdrawn']), {
+      type: 'offer.withdrawn',
+      offerId: first.id,
+      jobType: 'PACKAGE',
+      jobId: created.id,
+      state: 'LAPSED',
+    });
     const second = (await far.socket.next(['offer'])).offer;
     assert.equal(second.jobId, created.id);
     assert.equal((await post(t, `/api/offers/${first.id}/decline`, near.user.headers)).json().code, 'OFFER_LAPSED');
@@ -126,9 +163,20 @@ describe('dispatch: offers to the best driver', () => {
     const created = await createPackage(at.lat, at.lng);
     const offer = (await offered.socket.next(['offer'])).offer;
     assert.equal((await post(t, `/api/packages/${created.id}/accept`, other.user.headers)).statusCode, 200);
-    assert.deepEqual(await offered.socket.next(['offer.withdrawn']), { type: 'offer.withdrawn', offerId: offer.id, jobType: 'PACKAGE', jobId: created.id, state: 'WITHDRAWN' });
+    assert.deepEqual(await offered.socket.next(['offer.withdrawn']), {
+      type: 'offer.withdrawn',
+      offerId: offer.id,
+      jobType: 'PACKAGE',
+      jobId: created.id,
+      state: 'WITHDRAWN',
+    });
     const refused = await post(t, `/api/offers/${offer.id}/accept`, offered.user.headers);
-    assert.deepEqual(refused.json(), { statusCode: 409, message: 'Offer is WITHDRAWN', error: 'Conflict', code: 'OFFER_WITHDRAWN' });
+    assert.deepEqual(refused.json(), {
+      statusCode: 409,
+      message: 'Offer is WITHDRAWN',
+      error: 'Conflict',
+      code: 'OFFER_WITHDRAWN',
+    });
     assert.equal((await openOffers()).filter((o) => o.job_id === created.id).length, 0);
     offered.socket.close();
     other.socket.close();
@@ -168,7 +216,10 @@ describe('dispatch: offers to the best driver', () => {
     assert.equal((await pkg(created.id)).dispatch.state, 'NO_DRIVERS');
     const late = await createUser(t, { role: 'DRIVER', driver: { availability: 'OFFLINE', vehicleType: 'BIKE' } });
     const socket = await openSocket(base, late);
-    assert.equal((await post(t, '/api/drivers/me/location', late.headers, { lat: at.lat + 0.003, lng: at.lng })).statusCode < 300, true);
+    assert.equal(
+      (await post(t, '/api/drivers/me/location', late.headers, { lat: at.lat + 0.003, lng: at.lng })).statusCode < 300,
+      true,
+    );
     assert.equal((await post(t, '/api/drivers/me/availability', late.headers, { status: 'ONLINE' })).statusCode, 200);
     const offer = (await socket.next(['offer'])).offer;
     assert.equal(offer.jobId, created.id);
@@ -179,7 +230,9 @@ describe('dispatch: offers to the best driver', () => {
   test('release: the driver hands the package back, it is offered to another driver and never again to that one', async () => {
     // An endpoint of the business, so the outbox rows of each event can be counted.
     await sql`insert into webhook_endpoints (id, business_id, url, events, enabled, secret, created_at, updated_at)
-      values (${randomUUID()}, ${business.id}, 'https://example.com/hook', array['delivery.assigned','delivery.picked_up'], true, 'whsec_test', now(), now())`.execute(t.db);
+      values (${randomUUID()}, ${business.id}, 'https://example.com/hook', array['delivery.assigned','delivery.picked_up'], true, 'whsec_test', now(), now())`.execute(
+      t.db,
+    );
     const at = nextArea();
     const first = await onlineDriver(t, base, at.lat + 0.001, at.lng);
     const second = await onlineDriver(t, base, at.lat + 0.005, at.lng);
@@ -187,27 +240,52 @@ describe('dispatch: offers to the best driver', () => {
     const offer = (await first.socket.next(['offer'])).offer;
     assert.equal((await post(t, `/api/offers/${offer.id}/accept`, first.user.headers)).statusCode, 200);
     assert.equal((await post(t, `/api/packages/${created.id}/release`, first.user.headers, {})).statusCode, 400);
-    assert.equal((await post(t, `/api/packages/${created.id}/release`, second.user.headers, { reason: 'x' })).statusCode, 404);
+    assert.equal(
+      (await post(t, `/api/packages/${created.id}/release`, second.user.headers, { reason: 'x' })).statusCode,
+      404,
+    );
     const released = await post(t, `/api/packages/${created.id}/release`, first.user.headers, { reason: 'Flat tyre' });
     assert.equal(released.statusCode, 200);
     assert.equal(released.json().status, 'PENDING');
     assert.equal(released.json().driver, null);
-    assert.deepEqual(released.json().statusHistory.at(-1), { status: 'PENDING', at: released.json().updatedAt, reason: 'Flat tyre' });
+    assert.deepEqual(released.json().statusHistory.at(-1), {
+      status: 'PENDING',
+      at: released.json().updatedAt,
+      reason: 'Flat tyre',
+    });
     const next = (await second.socket.next(['offer'])).offer;
     assert.equal(next.jobId, created.id);
-    assert.equal((await post(t, `/api/offers/${next.id}/accept`, second.user.headers)).json().driver.id, second.user.id);
+    assert.equal(
+      (await post(t, `/api/offers/${next.id}/accept`, second.user.headers)).json().driver.id,
+      second.user.id,
+    );
     // Released after pickup: refused with the status.
     await post(t, `/api/packages/${created.id}/pickup`, second.user.headers);
     const tooLate = await post(t, `/api/packages/${created.id}/release`, second.user.headers, { reason: 'no' });
-    assert.deepEqual(tooLate.json(), { statusCode: 409, message: 'Package is PICKED_UP', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(tooLate.json(), {
+      statusCode: 409,
+      message: 'Package is PICKED_UP',
+      error: 'Conflict',
+      code: 'INVALID_STATUS_TRANSITION',
+    });
     // No event for the release; delivery.assigned again, naming the new driver.
-    const events = await sql<{ event: string; payload: string }>`select event, payload from webhook_deliveries where delivery_id = ${created.id} order by seq`.execute(t.db);
+    const events = await sql<{
+      event: string;
+      payload: string;
+    }>`select event, payload from webhook_deliveries where delivery_id = ${created.id} order by seq`.execute(t.db);
     assert.deepEqual(
       events.rows.map((r) => [r.event, JSON.parse(r.payload).status]),
-      [['delivery.assigned', 'ASSIGNED'], ['delivery.assigned', 'ASSIGNED'], ['delivery.picked_up', 'PICKED_UP']],
+      [
+        ['delivery.assigned', 'ASSIGNED'],
+        ['delivery.assigned', 'ASSIGNED'],
+        ['delivery.picked_up', 'PICKED_UP'],
+      ],
     );
     const log = (await get(t, `/api/admin/dispatch/${created.id}`, admin.headers)).json();
-    assert.deepEqual(log.releases.map((r: any) => [r.driverId, r.reason]), [[first.user.id, 'Flat tyre']]);
+    assert.deepEqual(
+      log.releases.map((r: any) => [r.driverId, r.reason]),
+      [[first.user.id, 'Flat tyre']],
+    );
     assert.equal(log.offers.filter((o: any) => o.driverId === first.user.id).length, 1);
     first.socket.close();
     second.socket.close();
@@ -217,7 +295,15 @@ describe('dispatch: offers to the best driver', () => {
     const at = nextArea();
     const a = await onlineDriver(t, base, at.lat + 0.001, at.lng, 'CAR');
     const b = await onlineDriver(t, base, at.lat + 0.003, at.lng, 'CAR');
-    const res = await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: { lat: at.lat, lng: at.lng }, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }));
+    const res = await post(
+      t,
+      '/api/rides',
+      customer.headers,
+      rideBody(customer.countryId, {
+        pickupLocation: { lat: at.lat, lng: at.lng },
+        destinationLocation: { lat: at.lat + 0.02, lng: at.lng },
+      }),
+    );
     const ride = res.json();
     assert.deepEqual(ride.dispatch, { state: 'SEARCHING', attempts: 0 });
     const offer = (await a.socket.next(['offer'])).offer;
@@ -227,9 +313,21 @@ describe('dispatch: offers to the best driver', () => {
     const accepted = await post(t, `/api/offers/${offer.id}/accept`, a.user.headers);
     assert.equal(accepted.json().status, 'ACCEPTED');
     assert.deepEqual(accepted.json().dispatch, { state: 'DONE', attempts: 1 });
-    assert.equal((await post(t, `/api/admin/jobs/RIDE/${ride.id}/release`, admin.headers, { reason: 'Driver unreachable' })).json().status, 'REQUESTED');
-    assert.equal((await post(t, `/api/admin/jobs/TRUCK/${ride.id}/release`, admin.headers, { reason: 'x' })).statusCode, 400);
-    assert.deepEqual(await a.socket.next(['job.updated']), { type: 'job.updated', jobType: 'RIDE', jobId: ride.id, status: 'REQUESTED' });
+    assert.equal(
+      (await post(t, `/api/admin/jobs/RIDE/${ride.id}/release`, admin.headers, { reason: 'Driver unreachable' })).json()
+        .status,
+      'REQUESTED',
+    );
+    assert.equal(
+      (await post(t, `/api/admin/jobs/TRUCK/${ride.id}/release`, admin.headers, { reason: 'x' })).statusCode,
+      400,
+    );
+    assert.deepEqual(await a.socket.next(['job.updated']), {
+      type: 'job.updated',
+      jobType: 'RIDE',
+      jobId: ride.id,
+      status: 'REQUESTED',
+    });
     const next = (await b.socket.next(['offer'])).offer;
     assert.equal(next.jobId, ride.id);
     assert.equal((await post(t, `/api/offers/${next.id}/accept`, b.user.headers)).json().driver.id, b.user.id);
@@ -253,7 +351,13 @@ describe('dispatch: offers to the best driver', () => {
       t.clock.advance(20_000);
       assert.equal((await fresh.services.dispatch.sweep()).lapsed, 1);
       const log = (await get(t, `/api/admin/dispatch/${created.id}`, admin.headers)).json();
-      assert.deepEqual(log.offers.map((o: any) => [o.id === offer.id, o.driverId, o.outcome]), [[true, first.user.id, 'LAPSED'], [false, second.user.id, 'OPEN']]);
+      assert.deepEqual(
+        log.offers.map((o: any) => [o.id === offer.id, o.driverId, o.outcome]),
+        [
+          [true, first.user.id, 'LAPSED'],
+          [false, second.user.id, 'OPEN'],
+        ],
+      );
     } finally {
       await fresh.close();
     }
@@ -270,8 +374,25 @@ describe('dispatch: offers to the best driver', () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     const accept = doc.paths['/api/offers/{id}/accept'].post;
     assert.ok(accept.summary);
-    assert.deepEqual(Object.keys(accept.responses).sort(), ['200', '400', '401', '403', '404', '409', '422', '429', '500']);
-    for (const path of ['/api/offers/{id}/decline', '/api/drivers/me/offers', '/api/admin/dispatch/{jobId}', '/api/packages/{id}/release', '/api/rides/{id}/release', '/api/admin/jobs/{jobType}/{id}/release']) {
+    assert.deepEqual(Object.keys(accept.responses).sort(), [
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '422',
+      '429',
+      '500',
+    ]);
+    for (const path of [
+      '/api/offers/{id}/decline',
+      '/api/drivers/me/offers',
+      '/api/admin/dispatch/{jobId}',
+      '/api/packages/{id}/release',
+      '/api/rides/{id}/release',
+      '/api/admin/jobs/{jobType}/{id}/release',
+    ]) {
       assert.ok(doc.paths[path], path);
     }
   });

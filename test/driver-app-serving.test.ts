@@ -26,9 +26,15 @@ describe('serving the installed apps', () => {
     writeFileSync(path.join(dist, 'index.html'), '<title>Delivery console</title>');
     for (const { dir, title } of APPS) {
       mkdirSync(path.join(dist, dir));
-      writeFileSync(path.join(dist, `${dir}/index.html`), `<title>${title}</title><link rel="manifest" href="/${dir}/manifest.webmanifest">`);
+      writeFileSync(
+        path.join(dist, `${dir}/index.html`),
+        `<title>${title}</title><link rel="manifest" href="/${dir}/manifest.webmanifest">`,
+      );
       writeFileSync(path.join(dist, `${dir}/sw.js`), 'self.addEventListener("fetch", () => {});');
-      writeFileSync(path.join(dist, `${dir}/manifest.webmanifest`), `{"name":"${title}","start_url":"/${dir}/","scope":"/${dir}/","display":"standalone"}`);
+      writeFileSync(
+        path.join(dist, `${dir}/manifest.webmanifest`),
+        `{"name":"${title}","start_url":"/${dir}/","scope":"/${dir}/","display":"standalone"}`,
+      );
     }
     const consolePage = await registerWebConsole(app as unknown as App, loadConfig({}), dist);
     registerErrorHandling(app, { consolePage });

@@ -16,7 +16,9 @@ import { assertPhoneLayout, chromiumSkip, useBrowserHarness } from './helpers/br
 import { projectRoot, waitFor } from './helpers/processes.js';
 
 const skip = chromiumSkip('the driver app');
-const screenshots = process.env.DRIVER_SCREENSHOTS ? path.resolve(projectRoot, process.env.DRIVER_SCREENSHOTS) : undefined;
+const screenshots = process.env.DRIVER_SCREENSHOTS
+  ? path.resolve(projectRoot, process.env.DRIVER_SCREENSHOTS)
+  : undefined;
 const PASSWORD = 'driver-test-Passw0rd';
 const PICKUP = { lat: -1.2864, lng: 36.8172 };
 const DROPOFF = { lat: -1.3, lng: 36.78 };
@@ -38,11 +40,19 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   let context: BrowserContext;
   let page: Page;
   let kenya: string;
-  const driver = { phone: '+254733500001', email: 'otieno.rider@example.com', first: 'Otieno', last: 'Rider', plate: 'KMEA 123B' };
+  const driver = {
+    phone: '+254733500001',
+    email: 'otieno.rider@example.com',
+    first: 'Otieno',
+    last: 'Rider',
+    plate: 'KMEA 123B',
+  };
   const shop = { phone: '+254733500002', email: 'mama.shop@example.com' };
 
   before(async () => {
-    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as {
+      items: { id: string; code: string }[];
+    };
     kenya = countries.items.find((c) => c.code === 'KE')!.id;
     adminToken = await apiLogin('admin@localhost', '+254700000000', h.adminPassword);
     if (screenshots) mkdirSync(screenshots, { recursive: true });
@@ -51,7 +61,11 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   // ---- helpers ----------------------------------------------------------------------------------
 
   async function approve(email: string) {
-    const pending = await call<{ items: { id: string; email: string }[] }>('GET', '/admin/users?status=PENDING_APPROVAL', adminToken);
+    const pending = await call<{ items: { id: string; email: string }[] }>(
+      'GET',
+      '/admin/users?status=PENDING_APPROVAL',
+      adminToken,
+    );
     const user = pending.items.find((u) => u.email === email);
     assert.ok(user, `${email} waits for approval`);
     await call('POST', `/admin/users/${user.id}/approve`, adminToken);
@@ -60,7 +74,8 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   const phoneLayout = (what: string) => assertPhoneLayout(page, what);
 
   async function shot(name: string) {
-    if (screenshots) await page.screenshot({ path: path.join(screenshots, `driver-${name}.png`), scale: 'css', fullPage: true });
+    if (screenshots)
+      await page.screenshot({ path: path.join(screenshots, `driver-${name}.png`), scale: 'css', fullPage: true });
   }
 
   // ---- the flow ---------------------------------------------------------------------------------
@@ -68,9 +83,15 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   test("the driver app's JavaScript at first load is small (gzipped)", (t) => {
     const html = readFileSync(path.join(projectRoot, 'dist/web/driver/index.html'), 'utf8');
     const initial = [...html.matchAll(/(?:src|href)="\/assets\/([^"]+\.js)"/g)].map((m) => m[1]);
-    assert.ok(initial.some((f) => f.startsWith('driver-')), 'its own entry chunk');
+    assert.ok(
+      initial.some((f) => f.startsWith('driver-')),
+      'its own entry chunk',
+    );
     assert.ok(!initial.some((f) => f.startsWith('console-')), "not the console's");
-    const bytes = initial.reduce((sum, file) => sum + gzipSync(readFileSync(path.join(projectRoot, 'dist/web/assets', file)), { level: 9 }).length, 0);
+    const bytes = initial.reduce(
+      (sum, file) => sum + gzipSync(readFileSync(path.join(projectRoot, 'dist/web/assets', file)), { level: 9 }).length,
+      0,
+    );
     t.diagnostic(`driver app initial JavaScript: ${(bytes / 1024).toFixed(1)} KiB gzipped (${initial.join(', ')})`);
     assert.ok(bytes <= 200 * 1024, `${bytes} bytes`);
   });
@@ -89,7 +110,12 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     assert.equal(sw.headers.get('cache-control'), 'no-cache');
     const manifestRes = await fetch(`${h.base}/driver/manifest.webmanifest`);
     assert.match(manifestRes.headers.get('content-type') ?? '', /manifest\+json/);
-    const manifest = (await manifestRes.json()) as { start_url: string; scope: string; display: string; icons: { src: string; sizes: string }[] };
+    const manifest = (await manifestRes.json()) as {
+      start_url: string;
+      scope: string;
+      display: string;
+      icons: { src: string; sizes: string }[];
+    };
     assert.equal(manifest.start_url, '/driver/');
     assert.equal(manifest.scope, '/driver/');
     assert.equal(manifest.display, 'standalone');
@@ -163,14 +189,21 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     const bbox = `${PICKUP.lng - 0.05},${PICKUP.lat - 0.05},${PICKUP.lng + 0.05},${PICKUP.lat + 0.05}`;
     await waitFor(
       async () => {
-        const live = await call<{ drivers: { firstName: string; location: { lat: number; lng: number } | null }[] }>('GET', `/admin/drivers/live?bbox=${bbox}`, adminToken);
+        const live = await call<{ drivers: { firstName: string; location: { lat: number; lng: number } | null }[] }>(
+          'GET',
+          `/admin/drivers/live?bbox=${bbox}`,
+          adminToken,
+        );
         const me = live.drivers.find((d) => d.firstName === driver.first);
         return !!me?.location && Math.abs(me.location.lat - (PICKUP.lat - 0.001)) < 1e-6;
       },
       15_000,
       'the newest position at the server',
     );
-    await page.getByText(/Last position sent: |s ago/).first().waitFor();
+    await page
+      .getByText(/Last position sent: |s ago/)
+      .first()
+      .waitFor();
     await phoneLayout('home, online');
     await shot('home-online');
   });
@@ -181,7 +214,9 @@ describe('driver app in Chromium (phone)', { skip }, () => {
 
   test('a package created nearby is offered: the card shows distance, ETA, areas, price and a countdown; the driver accepts', async () => {
     const before = smsCount(shop.phone);
-    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, { phone: shop.phone });
+    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, {
+      phone: shop.phone,
+    });
     await call('POST', '/auth/register', undefined, {
       sessionId: otp.sessionId,
       phone: otp.phone,
@@ -198,7 +233,12 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     shopToken = await apiLogin(shop.email, shop.phone);
     const created = await call<{ id: string; deliveryCode: string }>('POST', '/packages', shopToken, {
       pickup: { location: PICKUP, address: 'Moi Avenue 1', contactName: 'Wanjiru', contactPhone: '+254711200001' },
-      dropoff: { location: DROPOFF, address: 'Ngong Road 10', contactName: 'Achieng Otieno', contactPhone: '+254722333444' },
+      dropoff: {
+        location: DROPOFF,
+        address: 'Ngong Road 10',
+        contactName: 'Achieng Otieno',
+        contactPhone: '+254722333444',
+      },
       vehicleType: 'BIKE',
       countryId: kenya,
       parcel: { description: 'Flowers', size: 'SMALL' },
@@ -215,8 +255,8 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await offer.waitFor();
     await offer.getByText('Moi Avenue 1').waitFor();
     await offer.getByText(/KES \d/).waitFor();
-    assert.match(await offer.textContent() ?? '', /\d+ m · (under a minute|\d+ min)/);
-    assert.match(await offer.locator('.countdown').textContent() ?? '', /^\d+ s left$/);
+    assert.match((await offer.textContent()) ?? '', /\d+ m · (under a minute|\d+ min)/);
+    assert.match((await offer.locator('.countdown').textContent()) ?? '', /^\d+ s left$/);
     await offer.getByText(`${DROPOFF.lat.toFixed(4)}, ${DROPOFF.lng.toFixed(4)}`).waitFor();
     await phoneLayout('offer');
     await shot('offer');
@@ -228,7 +268,10 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   test('the current job: Navigate to the pickup, call or text its contact', async () => {
     const navigate = page.getByRole('link', { name: 'Navigate' });
     assert.equal(await navigate.getAttribute('href'), `geo:${PICKUP.lat},${PICKUP.lng}?q=${PICKUP.lat},${PICKUP.lng}`);
-    assert.equal(await page.getByRole('link', { name: 'Open in Google Maps' }).getAttribute('href'), `https://www.google.com/maps/dir/?api=1&destination=${PICKUP.lat},${PICKUP.lng}`);
+    assert.equal(
+      await page.getByRole('link', { name: 'Open in Google Maps' }).getAttribute('href'),
+      `https://www.google.com/maps/dir/?api=1&destination=${PICKUP.lat},${PICKUP.lng}`,
+    );
     assert.equal(await page.getByRole('link', { name: 'Call' }).getAttribute('href'), 'tel:+254711200001');
     assert.equal(await page.getByRole('link', { name: 'Text' }).getAttribute('href'), 'sms:+254711200001');
     await phoneLayout('job');
@@ -245,7 +288,11 @@ describe('driver app in Chromium (phone)', { skip }, () => {
 
   test('offline, the installed app shell opens and shows the current job as last seen', async () => {
     await page.evaluate(() => navigator.serviceWorker.ready);
-    await waitFor(() => page.evaluate(() => navigator.serviceWorker.controller !== null), 15_000, 'the service worker controls the page');
+    await waitFor(
+      () => page.evaluate(() => navigator.serviceWorker.controller !== null),
+      15_000,
+      'the service worker controls the page',
+    );
     await context.setOffline(true);
     await page.reload();
     await page.getByRole('heading', { name: 'Offline' }).waitFor();
@@ -262,7 +309,10 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   test('Picked up, Start delivery, the delivery code, Delivered: the business sees DELIVERED', async () => {
     await page.getByRole('button', { name: 'Picked up' }).click();
     await page.getByRole('heading', { name: /Delivery PICKED UP/ }).waitFor();
-    assert.equal(await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'), `geo:${DROPOFF.lat},${DROPOFF.lng}?q=${DROPOFF.lat},${DROPOFF.lng}`);
+    assert.equal(
+      await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'),
+      `geo:${DROPOFF.lat},${DROPOFF.lng}?q=${DROPOFF.lat},${DROPOFF.lng}`,
+    );
     assert.equal(await page.getByRole('link', { name: 'Call' }).getAttribute('href'), 'tel:+254722333444');
     await page.getByRole('button', { name: 'Start delivery' }).click();
     await page.getByRole('heading', { name: /Delivery IN TRANSIT/ }).waitFor();
@@ -272,19 +322,29 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByLabel('Cash collected').fill('1400');
     await page.getByLabel('Delivery code').fill(deliveryCode);
     await page.getByRole('button', { name: 'Delivered' }).click();
-    await page.getByRole('alert').getByText(/cashCollected/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/cashCollected/)
+      .waitFor();
     await page.getByLabel('Cash collected').fill('1500');
     await page.getByLabel('Delivery code').fill('');
     // Without the code the server refuses, and says why.
     await page.getByRole('button', { name: 'Delivered' }).click();
-    await page.getByRole('alert').getByText(/deliveryCode/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/deliveryCode/)
+      .waitFor();
     await page.getByLabel('Delivery code').fill(deliveryCode);
     await phoneLayout('deliver');
     await shot('deliver');
     await page.getByRole('button', { name: 'Delivered' }).click();
     await page.getByText('Delivered. Well done.').waitFor();
     assert.equal(await page.getByRole('link', { name: 'Call' }).count(), 0, 'no contact once the job is over');
-    const pkg = await call<{ status: string; cashCollected: { amount: number } | null }>('GET', `/packages/${packageId}`, shopToken);
+    const pkg = await call<{ status: string; cashCollected: { amount: number } | null }>(
+      'GET',
+      `/packages/${packageId}`,
+      shopToken,
+    );
     assert.equal(pkg.status, 'DELIVERED');
     assert.deepEqual(pkg.cashCollected, { amount: 150_000, currency: 'KES' });
 
@@ -310,8 +370,18 @@ describe('driver app in Chromium (phone)', { skip }, () => {
 
   async function newPackage(reference: string): Promise<string> {
     const created = await call<{ id: string }>('POST', '/packages', shopToken, {
-      pickup: { location: PICKUP, address: `Kenyatta Avenue ${reference}`, contactName: 'Wanjiru', contactPhone: '+254711200001' },
-      dropoff: { location: DROPOFF, address: 'Ngong Road 10', contactName: 'Achieng Otieno', contactPhone: '+254722333444' },
+      pickup: {
+        location: PICKUP,
+        address: `Kenyatta Avenue ${reference}`,
+        contactName: 'Wanjiru',
+        contactPhone: '+254711200001',
+      },
+      dropoff: {
+        location: DROPOFF,
+        address: 'Ngong Road 10',
+        contactName: 'Achieng Otieno',
+        contactPhone: '+254722333444',
+      },
       vehicleType: 'BIKE',
       countryId: kenya,
       parcel: { description: 'Books' },
@@ -327,7 +397,10 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await offer.getByRole('button', { name: 'Decline' }).click();
     await offer.waitFor({ state: 'detached' });
     const log = await call<{ offers: { outcome: string }[] }>('GET', `/admin/dispatch/${id}`, adminToken);
-    assert.deepEqual(log.offers.map((o) => o.outcome), ['DECLINED']);
+    assert.deepEqual(
+      log.offers.map((o) => o.outcome),
+      ['DECLINED'],
+    );
     await call('POST', `/packages/${id}/cancel`, shopToken, {});
   });
 
@@ -367,18 +440,30 @@ describe('driver app in Chromium (phone)', { skip }, () => {
       await page.getByRole('button', { name: 'Start delivery' }).waitFor();
       assert.equal((await call<{ status: string }>('GET', `/packages/${id}`, shopToken)).status, 'ASSIGNED');
       // Kept on the phone (a reload would keep it), with its key.
-      const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('driver.queuedSteps') ?? '[]') as { action: string; key: string }[]);
-      assert.deepEqual(stored.map((s) => s.action), ['pickup']);
+      const stored = await page.evaluate(
+        () => JSON.parse(localStorage.getItem('driver.queuedSteps') ?? '[]') as { action: string; key: string }[],
+      );
+      assert.deepEqual(
+        stored.map((s) => s.action),
+        ['pickup'],
+      );
       await new Promise((r) => setTimeout(r, 3000));
       await phoneLayout('queued');
       await shot('queued');
       await context.setOffline(false);
       await queued.waitFor({ state: 'detached', timeout: 30_000 });
-      const pkg = await call<{ status: string; statusHistory: { status: string }[] }>('GET', `/packages/${id}`, shopToken);
+      const pkg = await call<{ status: string; statusHistory: { status: string }[] }>(
+        'GET',
+        `/packages/${id}`,
+        shopToken,
+      );
       assert.equal(pkg.status, 'PICKED_UP');
       assert.equal(pkg.statusHistory.filter((h) => h.status === 'PICKED_UP').length, 1, 'applied exactly once');
       await page.getByRole('heading', { name: /Delivery PICKED UP/ }).waitFor();
-      assert.ok(sent.length >= 1 && sent.every((k) => k === stored[0]!.key), `every attempt carried the step's key: ${JSON.stringify(sent)}`);
+      assert.ok(
+        sent.length >= 1 && sent.every((k) => k === stored[0]!.key),
+        `every attempt carried the step's key: ${JSON.stringify(sent)}`,
+      );
       assert.equal(await page.evaluate(() => localStorage.getItem('driver.queuedSteps')), null);
     } finally {
       page.off('request', onRequest);
@@ -414,18 +499,26 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     assert.match(key, /^dk_[A-Za-z0-9_-]{32}$/);
     await made.getByRole('img', { name: 'QR code of the device identifier' }).waitFor();
     // Drawn by the lazily loaded library: the canvas is not blank.
-    const drawn = await made.locator('canvas').first().evaluate((c: HTMLCanvasElement) => c.toDataURL().length);
+    const drawn = await made
+      .locator('canvas')
+      .first()
+      .evaluate((c: HTMLCanvasElement) => c.toDataURL().length);
     assert.ok(drawn > 1000, `a QR code is drawn (${drawn})`);
     await phoneLayout('traccar');
     await shot('traccar');
     // Traccar Client's request, as it sends it, with that key.
-    const sent = await fetch(`${h.base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=0&bearing=0&accuracy=5`, { method: 'POST' });
+    const sent = await fetch(
+      `${h.base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}&timestamp=${Math.floor(Date.now() / 1000)}&speed=0&bearing=0&accuracy=5`,
+      { method: 'POST' },
+    );
     assert.equal(sent.status, 200);
     await made.getByRole('button', { name: 'Done' }).click();
     await page.getByText('My Android', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Revoke My Android' }).click();
     await page.getByText('No device keys yet.').waitFor();
-    const refused = await fetch(`${h.base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}`);
+    const refused = await fetch(
+      `${h.base}/api/positions/osmand?id=${encodeURIComponent(key)}&lat=${PICKUP.lat}&lon=${PICKUP.lng}`,
+    );
     assert.equal(refused.status, 401);
     await page.getByRole('button', { name: 'Back' }).click();
     await page.getByRole('button', { name: 'Go offline' }).waitFor();
@@ -434,7 +527,9 @@ describe('driver app in Chromium (phone)', { skip }, () => {
   test('a ride: the offer, Accept, Arrived, Start trip, Complete trip; the customer sees COMPLETED; the next one cancelled by the driver', async () => {
     const phone = '+254733500003';
     const before = smsCount(phone);
-    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, { phone });
+    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, {
+      phone,
+    });
     const customer = await call<{ accessToken: string }>('POST', '/auth/register', undefined, {
       sessionId: otp.sessionId,
       phone: otp.phone,
@@ -446,25 +541,44 @@ describe('driver app in Chromium (phone)', { skip }, () => {
       role: 'CUSTOMER',
       countryId: kenya,
     });
-    const ride = await call<{ id: string }>('POST', '/rides', customer.accessToken, { pickupLocation: PICKUP, destinationLocation: DROPOFF, vehicleType: 'BIKE', countryId: kenya });
+    const ride = await call<{ id: string }>('POST', '/rides', customer.accessToken, {
+      pickupLocation: PICKUP,
+      destinationLocation: DROPOFF,
+      vehicleType: 'BIKE',
+      countryId: kenya,
+    });
     const offer = page.getByRole('dialog', { name: 'Offer' });
     await offer.getByText('Ride', { exact: true }).waitFor();
     await offer.getByRole('button', { name: 'Accept' }).click();
     await offer.waitFor({ state: 'detached' });
     await page.getByRole('heading', { name: /Ride ACCEPTED/ }).waitFor();
-    assert.equal(await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'), `geo:${PICKUP.lat},${PICKUP.lng}?q=${PICKUP.lat},${PICKUP.lng}`);
+    assert.equal(
+      await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'),
+      `geo:${PICKUP.lat},${PICKUP.lng}?q=${PICKUP.lat},${PICKUP.lng}`,
+    );
     await page.getByRole('button', { name: 'Arrived' }).click();
     await page.getByRole('button', { name: 'Start trip' }).click();
     await page.getByRole('heading', { name: /Ride IN PROGRESS/ }).waitFor();
-    assert.equal(await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'), `geo:${DROPOFF.lat},${DROPOFF.lng}?q=${DROPOFF.lat},${DROPOFF.lng}`);
+    assert.equal(
+      await page.getByRole('link', { name: 'Navigate' }).getAttribute('href'),
+      `geo:${DROPOFF.lat},${DROPOFF.lng}?q=${DROPOFF.lat},${DROPOFF.lng}`,
+    );
     await phoneLayout('ride');
     await shot('ride');
     await page.getByRole('button', { name: 'Complete trip' }).click();
     await page.getByText('Trip completed.').waitFor();
-    assert.equal((await call<{ status: string }>('GET', `/rides/${ride.id}`, customer.accessToken)).status, 'COMPLETED');
+    assert.equal(
+      (await call<{ status: string }>('GET', `/rides/${ride.id}`, customer.accessToken)).status,
+      'COMPLETED',
+    );
 
     // The next ride: accepted, then cancelled by the driver before the trip, with a reason.
-    const second = await call<{ id: string }>('POST', '/rides', customer.accessToken, { pickupLocation: PICKUP, destinationLocation: DROPOFF, vehicleType: 'BIKE', countryId: kenya });
+    const second = await call<{ id: string }>('POST', '/rides', customer.accessToken, {
+      pickupLocation: PICKUP,
+      destinationLocation: DROPOFF,
+      vehicleType: 'BIKE',
+      countryId: kenya,
+    });
     await offer.getByText('Ride', { exact: true }).waitFor();
     await offer.getByRole('button', { name: 'Accept' }).click();
     await offer.waitFor({ state: 'detached' });
@@ -473,7 +587,11 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await page.getByLabel('Reason').fill('Flat tyre');
     await page.getByRole('button', { name: 'Cancel ride' }).click();
     await page.getByText('The job is cancelled.').waitFor();
-    const cancelled = await call<{ status: string; statusHistory: { status: string; reason?: string }[] }>('GET', `/rides/${second.id}`, customer.accessToken);
+    const cancelled = await call<{ status: string; statusHistory: { status: string; reason?: string }[] }>(
+      'GET',
+      `/rides/${second.id}`,
+      customer.accessToken,
+    );
     assert.equal(cancelled.status, 'CANCELLED');
     assert.equal(cancelled.statusHistory.at(-1)?.reason, 'Flat tyre');
   });
@@ -516,11 +634,20 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     await sockets[0].close({ code: 4500, reason: 'cut by the test' });
     const gap = [0.0005, 0.001, 0.0015].map((d) => ({ latitude: PICKUP.lat + d, longitude: PICKUP.lng + d }));
     for (const p of gap) await cut.setGeolocation({ ...p, accuracy: 5 });
-    await phone.getByText(/Reconnecting in \d+ s|Connecting…/).first().waitFor();
+    await phone
+      .getByText(/Reconnecting in \d+ s|Connecting…/)
+      .first()
+      .waitFor();
     await phone.getByText('Connected', { exact: true }).waitFor();
-    await waitFor(() => sent.some((s) => s.socket === 2 && s.message.type === 'location'), 15_000, 'a position on the new socket');
+    await waitFor(
+      () => sent.some((s) => s.socket === 2 && s.message.type === 'location'),
+      15_000,
+      'a position on the new socket',
+    );
     const newest = gap[gap.length - 1];
-    const after = sent.filter((s) => s.socket === 2 && s.message.type === 'location').map((s) => [s.message.lat, s.message.lng]);
+    const after = sent
+      .filter((s) => s.socket === 2 && s.message.type === 'location')
+      .map((s) => [s.message.lat, s.message.lng]);
     assert.deepEqual(after, [[newest.latitude, newest.longitude]], 'the newest position only, once');
     await cut.close();
   });

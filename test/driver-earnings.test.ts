@@ -10,7 +10,15 @@ import { createUser, type TestUser } from './helpers/factories.js';
 import { get, packageBody, post, setDriverPosition } from './packages-helpers.js';
 
 /** A flat tariff: every job costs 12,000 whatever the distance; 15 % commission. */
-const TARIFF = { base: 10_000, perKm: 0, perMinute: 0, minimum: 0, bookingFee: 2_000, cancellationFee: 5_000, commissionRate: 1500 };
+const TARIFF = {
+  base: 10_000,
+  perKm: 0,
+  perMinute: 0,
+  minimum: 0,
+  bookingFee: 2_000,
+  cancellationFee: 5_000,
+  commissionRate: 1500,
+};
 const PRICE = 12_000;
 
 const driverNotFound = { statusCode: 404, error: 'Not Found', code: 'DRIVER_NOT_FOUND', message: 'Driver not found' };
@@ -45,12 +53,23 @@ describe("a driver's earnings report for an admin and the driver's company", () 
     business = await createUser(t, { role: 'BUSINESS' });
     company = await createUser(t, { role: 'COMPANY' });
     otherCompany = await createUser(t, { role: 'COMPANY' });
-    rider = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE', companyId: company.id } });
+    rider = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'BIKE', companyId: company.id },
+    });
     freelancer = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } });
-    otherRider = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'VAN', companyId: otherCompany.id } });
+    otherRider = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'VAN', companyId: otherCompany.id },
+    });
     for (const d of [rider, freelancer, otherRider]) await setDriverPosition(t, d.id, -1.2864, 36.8172);
     for (const vehicleType of ['BIKE', 'VAN']) {
-      const res = await t.app.inject({ method: 'PUT', url: `/api/admin/tariffs/${business.countryId}/${vehicleType}`, headers: admin.headers, payload: TARIFF });
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: `/api/admin/tariffs/${business.countryId}/${vehicleType}`,
+        headers: admin.headers,
+        payload: TARIFF,
+      });
       assert.equal(res.statusCode, 200, res.body);
     }
     // The company's rider: a CASH and an ACCOUNT delivery; the other company's rider: one on account.
@@ -66,7 +85,11 @@ describe("a driver's earnings report for an admin and the driver's company", () 
     const report = own.json();
     assert.equal(report.driverId, rider.id);
     assert.deepEqual(
-      report.jobs.map((j: { kind: string; amount: number; cashCollected: number }) => [j.kind, j.amount, j.cashCollected]),
+      report.jobs.map((j: { kind: string; amount: number; cashCollected: number }) => [
+        j.kind,
+        j.amount,
+        j.cashCollected,
+      ]),
       [
         ['COMPLETED', PRICE, PRICE],
         ['COMPLETED', PRICE, 0],
@@ -83,7 +106,10 @@ describe("a driver's earnings report for an admin and the driver's company", () 
     assert.equal(theirs.jobs.length, 1);
     assert.deepEqual((await get(t, admins(otherRider.id, query), admin.headers)).json(), theirs);
     const empty = (await get(t, admins(rider.id, window), admin.headers)).json();
-    assert.deepEqual([empty.from, empty.to, empty.jobs, empty.totals], ['2020-01-01T00:00:00.000Z', '2020-01-02T00:00:00.000Z', [], []]);
+    assert.deepEqual(
+      [empty.from, empty.to, empty.jobs, empty.totals],
+      ['2020-01-01T00:00:00.000Z', '2020-01-02T00:00:00.000Z', [], []],
+    );
     assert.deepEqual(empty.balances, report.balances, 'the balance is the current one whatever the window');
     // An upper-case id is the same driver.
     assert.deepEqual((await get(t, admins(rider.id.toUpperCase()), admin.headers)).json(), report);
@@ -95,7 +121,11 @@ describe("a driver's earnings report for an admin and the driver's company", () 
   });
 
   test('CSV with Accept: text/csv or format=csv, the same rows as the driver gets; format=json wins over Accept', async () => {
-    const own = await t.app.inject({ method: 'GET', url: '/api/drivers/me/earnings', headers: { ...rider.headers, accept: 'text/csv' } });
+    const own = await t.app.inject({
+      method: 'GET',
+      url: '/api/drivers/me/earnings',
+      headers: { ...rider.headers, accept: 'text/csv' },
+    });
     assert.equal(own.statusCode, 200);
     for (const [url, headers] of [
       [admins(rider.id), { ...admin.headers, accept: 'text/csv' }],
@@ -106,12 +136,22 @@ describe("a driver's earnings report for an admin and the driver's company", () 
       const res = await t.app.inject({ method: 'GET', url, headers });
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
       assert.match(res.headers['content-type'] as string, /^text\/csv; charset=utf-8/);
-      assert.match(res.headers['content-disposition'] as string, new RegExp(`^attachment; filename="earnings-${rider.id}-\\d{4}-\\d{2}-\\d{2}-\\d{4}-\\d{2}-\\d{2}\\.csv"$`));
+      assert.match(
+        res.headers['content-disposition'] as string,
+        new RegExp(`^attachment; filename="earnings-${rider.id}-\\d{4}-\\d{2}-\\d{2}-\\d{4}-\\d{2}-\\d{2}\\.csv"$`),
+      );
       assert.equal(res.body, own.body, url);
     }
     const rows: Record<string, string>[] = parse(own.body, { columns: true });
-    assert.deepEqual(rows.map((r) => r.type), ['JOB', 'JOB', 'TOTAL', 'BALANCE']);
-    const json = await t.app.inject({ method: 'GET', url: admins(rider.id, '?format=json'), headers: { ...admin.headers, accept: 'text/csv' } });
+    assert.deepEqual(
+      rows.map((r) => r.type),
+      ['JOB', 'JOB', 'TOTAL', 'BALANCE'],
+    );
+    const json = await t.app.inject({
+      method: 'GET',
+      url: admins(rider.id, '?format=json'),
+      headers: { ...admin.headers, accept: 'text/csv' },
+    });
     assert.match(json.headers['content-type'] as string, /^application\/json/);
     assert.equal(json.json().driverId, rider.id);
   });
@@ -163,13 +203,24 @@ describe("a driver's earnings report for an admin and the driver's company", () 
     for (const user of [rider, business, company]) {
       const res = await get(t, admins(rider.id), user.headers);
       assert.equal(res.statusCode, 403, user.role);
-      assert.deepEqual(res.json(), { statusCode: 403, error: 'Forbidden', code: 'WRONG_ROLE', message: 'This action requires role ADMIN' });
+      assert.deepEqual(res.json(), {
+        statusCode: 403,
+        error: 'Forbidden',
+        code: 'WRONG_ROLE',
+        message: 'This action requires role ADMIN',
+      });
     }
     for (const user of [rider, admin, business]) {
       const res = await get(t, companys(rider.id), user.headers);
       assert.equal(res.statusCode, 403, user.role);
-      assert.deepEqual(res.json(), { statusCode: 403, error: 'Forbidden', code: 'WRONG_ROLE', message: 'This action requires role COMPANY' });
+      assert.deepEqual(res.json(), {
+        statusCode: 403,
+        error: 'Forbidden',
+        code: 'WRONG_ROLE',
+        message: 'This action requires role COMPANY',
+      });
     }
-    for (const url of [admins(rider.id), companys(rider.id)]) assert.equal((await t.app.inject({ method: 'GET', url })).statusCode, 401);
+    for (const url of [admins(rider.id), companys(rider.id)])
+      assert.equal((await t.app.inject({ method: 'GET', url })).statusCode, 401);
   });
 });

@@ -35,11 +35,15 @@ describe('driver WebSocket', () => {
         if (w) w(message);
         else inbox.push(message);
       });
-      const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
+      const closed = new Promise<{ code: number; reason: string }>((r) =>
+        ws.on('close', (code, reason) => r({ code, reason: reason.toString() })),
+      );
       ws.on('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c) => (body += c));
-        res.on('end', () => reject(Object.assign(new Error('rejected'), { status: res.statusCode, body: JSON.parse(body) })));
+        res.on('end', () =>
+          reject(Object.assign(new Error('rejected'), { status: res.statusCode, body: JSON.parse(body) })),
+        );
       });
       ws.on('error', reject);
       ws.on('open', () =>
@@ -67,18 +71,34 @@ describe('driver WebSocket', () => {
   test('refuses a missing or bad token (401) and a non-driver (403) before upgrading', async () => {
     await assert.rejects(connect(base), (err: any) => {
       assert.equal(err.status, 401);
-      assert.deepEqual(err.body, { statusCode: 401, message: 'Missing bearer token', error: 'Unauthorized', code: 'MISSING_TOKEN' });
+      assert.deepEqual(err.body, {
+        statusCode: 401,
+        message: 'Missing bearer token',
+        error: 'Unauthorized',
+        code: 'MISSING_TOKEN',
+      });
       return true;
     });
-    await assert.rejects(connect(`${base}?access_token=not.a.jwt`), (err: any) => err.status === 401 && err.body.code === 'INVALID_TOKEN');
+    await assert.rejects(
+      connect(`${base}?access_token=not.a.jwt`),
+      (err: any) => err.status === 401 && err.body.code === 'INVALID_TOKEN',
+    );
     const customer = await createUser(t, { role: 'CUSTOMER' });
     await assert.rejects(connect(base, auth(customer)), (err: any) => {
       assert.equal(err.status, 403);
-      assert.deepEqual(err.body, { statusCode: 403, message: 'This action requires role DRIVER', error: 'Forbidden', code: 'WRONG_ROLE' });
+      assert.deepEqual(err.body, {
+        statusCode: 403,
+        message: 'This action requires role DRIVER',
+        error: 'Forbidden',
+        code: 'WRONG_ROLE',
+      });
       return true;
     });
     const pending = await createUser(t, { role: 'DRIVER', status: 'PENDING_APPROVAL' });
-    await assert.rejects(connect(base, auth(pending)), (err: any) => err.status === 403 && err.body.code === 'ACCOUNT_PENDING_APPROVAL');
+    await assert.rejects(
+      connect(base, auth(pending)),
+      (err: any) => err.status === 403 && err.body.code === 'ACCOUNT_PENDING_APPROVAL',
+    );
   });
 
   test('accepts positions (token in the query string, never logged), answers bad messages and stays open', async () => {
@@ -88,14 +108,23 @@ describe('driver WebSocket', () => {
     c.send({ type: 'ping' });
     assert.deepEqual(await c.next(), { type: 'pong' });
     const me = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: d.headers });
-    assert.deepEqual(me.json().location, { lat: -1.28, lng: 36.82, heading: 180, speed: 4, updatedAt: t.clock.now().toISOString() });
+    assert.deepEqual(me.json().location, {
+      lat: -1.28,
+      lng: 36.82,
+      heading: 180,
+      speed: 4,
+      updatedAt: t.clock.now().toISOString(),
+    });
 
     const bad: [unknown, string][] = [
       ['{not json', 'Message is not valid JSON'],
       [{ type: 'location', lat: 91, lng: 0 }, 'message.lat must be <= 90'],
       [{ type: 'location', lat: 0 }, 'message.lng is required'],
       // The same formats as the HTTP route: a date PostgreSQL could not store is refused.
-      [{ type: 'location', lat: 0, lng: 0, recordedAt: '0000-01-01T00:00:00Z' }, 'message.recordedAt must be a valid date-time'],
+      [
+        { type: 'location', lat: 0, lng: 0, recordedAt: '0000-01-01T00:00:00Z' },
+        'message.recordedAt must be a valid date-time',
+      ],
       [{ type: 'location', lat: 0, lng: 0, driverId: 'x' }, 'message has an unknown property "driverId"'],
       [{ type: 'teleport' }, 'message.type must be one of location, ping'],
       [[1, 2], 'message.type must be one of location, ping'],
@@ -111,7 +140,10 @@ describe('driver WebSocket', () => {
     assert.ok(!t.logLines.some((line) => line.includes(d.token)), 'the access token never reaches the log');
     // A socket gets no "request completed" line: it logs its opening and its closing.
     const socketLines = () =>
-      t.logLines.filter((line) => line.includes(`"driverId":"${d.id}"`)).map((line) => JSON.parse(line).msg).filter((msg: string) => msg.startsWith('driver socket'));
+      t.logLines
+        .filter((line) => line.includes(`"driverId":"${d.id}"`))
+        .map((line) => JSON.parse(line).msg)
+        .filter((msg: string) => msg.startsWith('driver socket'));
     // The server may see the close a moment after the client does.
     for (let i = 0; i < 100 && socketLines().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(socketLines(), ['driver socket opened', 'driver socket closed']);
@@ -121,7 +153,10 @@ describe('driver WebSocket', () => {
     const d = await createUser(t, { role: 'DRIVER' });
     const c = await connect(base, auth(d));
     for (let i = 0; i < 15; i++) c.send({ type: 'location', lat: 1 + i / 100, lng: 1 });
-    assert.deepEqual(await c.next(), { type: 'error', message: 'Too many messages: at most 10 per second; messages are dropped until the second is over' });
+    assert.deepEqual(await c.next(), {
+      type: 'error',
+      message: 'Too many messages: at most 10 per second; messages are dropped until the second is over',
+    });
     // One error for the five dropped messages: once the second is over, the next reply is the pong.
     await new Promise((resolve) => setTimeout(resolve, 1050));
     c.send({ type: 'ping' });
@@ -152,7 +187,11 @@ describe('driver WebSocket', () => {
     // A bulk revocation announced without a status: the socket re-checks its session.
     const third = await createUser(t, { role: 'DRIVER' });
     const s = await connect(base, auth(third));
-    await t.db.updateTable('auth_sessions').set({ revoked_at: t.clock.now() }).where('user_id', '=', third.id).execute();
+    await t.db
+      .updateTable('auth_sessions')
+      .set({ revoked_at: t.clock.now() })
+      .where('user_id', '=', third.id)
+      .execute();
     t.deps.bus.publish('user.changed', { userId: third.id });
     assert.deepEqual(await s.closed, { code: 4001, reason: 'Session revoked' });
   });

@@ -15,13 +15,23 @@ async function driver(t: TestApp, options: CreateUserOptions['driver'] = {}, ext
 }
 
 async function online(t: TestApp, user: TestUser, at?: { lat: number; lng: number }) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: user.headers, payload: { status: 'ONLINE' } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/drivers/me/availability',
+    headers: user.headers,
+    payload: { status: 'ONLINE' },
+  });
   assert.equal(res.statusCode, 200, res.body);
   if (at) await report(t, user, at);
 }
 
 async function report(t: TestApp, user: TestUser, body: Record<string, unknown>) {
-  const res = await t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: user.headers, payload: body });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/drivers/me/location',
+    headers: user.headers,
+    payload: body,
+  });
   assert.equal(res.statusCode, 204, res.body);
   // No content: no body and no content headers.
   assert.equal(res.body, '');
@@ -41,7 +51,11 @@ describe('drivers', () => {
   after(async () => t.close());
 
   test('GET /drivers/me returns the driver object; other roles get 403, no token 401', async () => {
-    const d = await driver(t, { vehicleType: 'CAR', vehiclePlate: 'KCA 123A', serviceTypes: ['RIDE'] }, { firstName: 'Wanjiru', lastName: 'Kamau' });
+    const d = await driver(
+      t,
+      { vehicleType: 'CAR', vehiclePlate: 'KCA 123A', serviceTypes: ['RIDE'] },
+      { firstName: 'Wanjiru', lastName: 'Kamau' },
+    );
     const res = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: d.headers });
     assert.equal(res.statusCode, 200);
     const body = res.json();
@@ -66,9 +80,19 @@ describe('drivers', () => {
     const customer = await createUser(t, { role: 'CUSTOMER' });
     const wrong = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: customer.headers });
     assert.equal(wrong.statusCode, 403);
-    assert.deepEqual(wrong.json(), { statusCode: 403, message: 'This action requires role DRIVER', error: 'Forbidden', code: 'WRONG_ROLE' });
+    assert.deepEqual(wrong.json(), {
+      statusCode: 403,
+      message: 'This action requires role DRIVER',
+      error: 'Forbidden',
+      code: 'WRONG_ROLE',
+    });
     const none = await t.app.inject({ method: 'GET', url: '/api/drivers/me' });
-    assert.deepEqual(none.json(), { statusCode: 401, message: 'Missing bearer token', error: 'Unauthorized', code: 'MISSING_TOKEN' });
+    assert.deepEqual(none.json(), {
+      statusCode: 401,
+      message: 'Missing bearer token',
+      error: 'Unauthorized',
+      code: 'MISSING_TOKEN',
+    });
   });
 
   test('PATCH /drivers/me changes vehicle, plate and service types, and rejects anything else', async () => {
@@ -92,11 +116,19 @@ describe('drivers', () => {
       [{}, 'body must NOT have fewer than 1 properties'],
       [{ vehicleType: 'PLANE' }, 'body.vehicleType must be one of BIKE, CAR, VAN, TRUCK'],
       [{ serviceTypes: [] }, 'body.serviceTypes must NOT have fewer than 1 items'],
-      [{ serviceTypes: ['RIDE', 'RIDE'] }, 'body.serviceTypes must NOT have duplicate items (items ## 0 and 1 are identical)'],
+      [
+        { serviceTypes: ['RIDE', 'RIDE'] },
+        'body.serviceTypes must NOT have duplicate items (items ## 0 and 1 are identical)',
+      ],
       [{ vehiclePlate: '' }, 'body.vehiclePlate must NOT have fewer than 1 characters'],
     ];
     for (const [payload, message] of cases) {
-      const bad = await t.app.inject({ method: 'PATCH', url: '/api/drivers/me', headers: d.headers, payload: payload as object });
+      const bad = await t.app.inject({
+        method: 'PATCH',
+        url: '/api/drivers/me',
+        headers: d.headers,
+        payload: payload as object,
+      });
       assert.equal(bad.statusCode, 400, JSON.stringify(payload));
       assert.deepEqual(bad.json(), { statusCode: 400, message, error: 'Bad Request', code: 'VALIDATION_FAILED' });
     }
@@ -104,15 +136,35 @@ describe('drivers', () => {
 
   test('availability: a pending driver cannot go online; a company driver needs an ACTIVE company; no going offline during a job', async () => {
     const pending = await driver(t, {}, { status: 'PENDING_APPROVAL' });
-    const res = await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: pending.headers, payload: { status: 'ONLINE' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: pending.headers,
+      payload: { status: 'ONLINE' },
+    });
     assert.equal(res.statusCode, 403);
-    assert.deepEqual(res.json(), { statusCode: 403, message: 'Account is pending approval', error: 'Forbidden', code: 'ACCOUNT_PENDING_APPROVAL' });
+    assert.deepEqual(res.json(), {
+      statusCode: 403,
+      message: 'Account is pending approval',
+      error: 'Forbidden',
+      code: 'ACCOUNT_PENDING_APPROVAL',
+    });
 
     const company = await createUser(t, { role: 'COMPANY', status: 'SUSPENDED' });
     const fleet = await driver(t, { companyId: company.id });
-    const blocked = await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: fleet.headers, payload: { status: 'ONLINE' } });
+    const blocked = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: fleet.headers,
+      payload: { status: 'ONLINE' },
+    });
     assert.equal(blocked.statusCode, 409);
-    assert.deepEqual(blocked.json(), { statusCode: 409, message: 'Your company account is not active', error: 'Conflict', code: 'COMPANY_NOT_ACTIVE' });
+    assert.deepEqual(blocked.json(), {
+      statusCode: 409,
+      message: 'Your company account is not active',
+      error: 'Conflict',
+      code: 'COMPANY_NOT_ACTIVE',
+    });
     await t.db.updateTable('users').set({ status: 'ACTIVE' }).where('id', '=', company.id).execute();
     await online(t, fleet);
 
@@ -120,16 +172,49 @@ describe('drivers', () => {
     await online(t, d);
     const me = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: d.headers });
     assert.equal(me.json().availability, 'ONLINE');
-    await t.db.updateTable('driver_profiles').set({ active_job_type: 'PACKAGE', active_job_id: randomUUID() }).where('user_id', '=', d.id).execute();
-    const busy = await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'OFFLINE' } });
+    await t.db
+      .updateTable('driver_profiles')
+      .set({ active_job_type: 'PACKAGE', active_job_id: randomUUID() })
+      .where('user_id', '=', d.id)
+      .execute();
+    const busy = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: d.headers,
+      payload: { status: 'OFFLINE' },
+    });
     assert.equal(busy.statusCode, 409);
-    assert.deepEqual(busy.json(), { statusCode: 409, message: 'Cannot go offline during an active job', error: 'Conflict', code: 'DRIVER_HAS_ACTIVE_JOB' });
-    await t.db.updateTable('driver_profiles').set({ active_job_type: null, active_job_id: null }).where('user_id', '=', d.id).execute();
-    const off = await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'OFFLINE' } });
+    assert.deepEqual(busy.json(), {
+      statusCode: 409,
+      message: 'Cannot go offline during an active job',
+      error: 'Conflict',
+      code: 'DRIVER_HAS_ACTIVE_JOB',
+    });
+    await t.db
+      .updateTable('driver_profiles')
+      .set({ active_job_type: null, active_job_id: null })
+      .where('user_id', '=', d.id)
+      .execute();
+    const off = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: d.headers,
+      payload: { status: 'OFFLINE' },
+    });
     assert.equal(off.json().availability, 'OFFLINE');
 
-    const bad = await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'AWAY' } });
-    assert.deepEqual(bad.json(), { statusCode: 400, message: 'body.status must be one of ONLINE, OFFLINE', error: 'Bad Request', code: 'VALIDATION_FAILED' });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: d.headers,
+      payload: { status: 'AWAY' },
+    });
+    assert.deepEqual(bad.json(), {
+      statusCode: 400,
+      message: 'body.status must be one of ONLINE, OFFLINE',
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
   });
 
   test('location: validated, shown on the driver, and an older update is ignored', async () => {
@@ -137,7 +222,13 @@ describe('drivers', () => {
     const now = t.clock.now();
     await report(t, d, { lat: 1.5, lng: 36.5, heading: 90, speed: 12.5, accuracy: 8 });
     const me = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: d.headers });
-    assert.deepEqual(me.json().location, { lat: 1.5, lng: 36.5, heading: 90, speed: 12.5, updatedAt: now.toISOString() });
+    assert.deepEqual(me.json().location, {
+      lat: 1.5,
+      lng: 36.5,
+      heading: 90,
+      speed: 12.5,
+      updatedAt: now.toISOString(),
+    });
 
     await report(t, d, { lat: 2, lng: 37, recordedAt: new Date(now.getTime() - 60_000).toISOString() });
     const still = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: d.headers });
@@ -146,7 +237,11 @@ describe('drivers', () => {
     t.clock.advance(1000);
     await report(t, d, { lat: 3, lng: 38, recordedAt: new Date(now.getTime() + 3_600_000).toISOString() });
     const future = await t.app.inject({ method: 'GET', url: '/api/drivers/me', headers: d.headers });
-    assert.deepEqual(future.json().location, { lat: 3, lng: 38, heading: null, speed: null, updatedAt: t.clock.now().toISOString() }, 'a future time counts as now');
+    assert.deepEqual(
+      future.json().location,
+      { lat: 3, lng: 38, heading: null, speed: null, updatedAt: t.clock.now().toISOString() },
+      'a future time counts as now',
+    );
 
     const cases: [unknown, string][] = [
       [{ lat: 91, lng: 0 }, 'body.lat must be <= 90'],
@@ -160,8 +255,17 @@ describe('drivers', () => {
       [{ lat: 0, lng: 0, driverId: d.id }, 'body has an unknown property "driverId"'],
     ];
     for (const [payload, message] of cases) {
-      const bad = await t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: d.headers, payload: payload as object });
-      assert.deepEqual(bad.json(), { statusCode: 400, message, error: 'Bad Request', code: 'VALIDATION_FAILED' }, JSON.stringify(payload));
+      const bad = await t.app.inject({
+        method: 'POST',
+        url: '/api/drivers/me/location',
+        headers: d.headers,
+        payload: payload as object,
+      });
+      assert.deepEqual(
+        bad.json(),
+        { statusCode: 400, message, error: 'Bad Request', code: 'VALIDATION_FAILED' },
+        JSON.stringify(payload),
+      );
     }
   });
 
@@ -180,22 +284,57 @@ describe('drivers', () => {
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
     assert.deepEqual(res.json(), {
       drivers: [
-        { driverId: near.id, firstName: 'Near', vehicleType: 'BIKE', vehiclePlate: 'NEAR 1', rating: 4.8, location: north(centre, 500), distanceMeters: 500, etaSeconds: 72 },
-        { driverId: far.id, firstName: 'Far', vehicleType: 'BIKE', vehiclePlate: 'FAR 1', rating: null, location: north(centre, 2000), distanceMeters: 2000, etaSeconds: 288 },
+        {
+          driverId: near.id,
+          firstName: 'Near',
+          vehicleType: 'BIKE',
+          vehiclePlate: 'NEAR 1',
+          rating: 4.8,
+          location: north(centre, 500),
+          distanceMeters: 500,
+          etaSeconds: 72,
+        },
+        {
+          driverId: far.id,
+          firstName: 'Far',
+          vehicleType: 'BIKE',
+          vehiclePlate: 'FAR 1',
+          rating: null,
+          location: north(centre, 2000),
+          distanceMeters: 2000,
+          etaSeconds: 288,
+        },
       ],
       radiusMeters: 5000,
     });
-    const limited = await find(t, customer, { pickupLocation: centre, vehicleType: 'BIKE', orderType: 'RIDE', limit: 1, radiusMeters: 1000 });
-    assert.deepEqual(limited.json().drivers.map((x: { driverId: string }) => x.driverId), [near.id]);
+    const limited = await find(t, customer, {
+      pickupLocation: centre,
+      vehicleType: 'BIKE',
+      orderType: 'RIDE',
+      limit: 1,
+      radiusMeters: 1000,
+    });
+    assert.deepEqual(
+      limited.json().drivers.map((x: { driverId: string }) => x.driverId),
+      [near.id],
+    );
     assert.equal(limited.json().radiusMeters, 1000);
-    const small = await find(t, customer, { pickupLocation: centre, vehicleType: 'BIKE', orderType: 'RIDE', radiusMeters: 499 });
+    const small = await find(t, customer, {
+      pickupLocation: centre,
+      vehicleType: 'BIKE',
+      orderType: 'RIDE',
+      radiusMeters: 499,
+    });
     assert.deepEqual(small.json(), { drivers: [], radiusMeters: 499 });
   });
 
   test('find-drivers applies every eligibility rule', async () => {
     const centre = { lat: -20.5, lng: 50.5 };
     const customer = await createUser(t, { role: 'CUSTOMER' });
-    const ids = async () => (await find(t, customer, { pickupLocation: centre, vehicleType: 'CAR', orderType: 'RIDE' })).json().drivers.map((x: { driverId: string }) => x.driverId);
+    const ids = async () =>
+      (await find(t, customer, { pickupLocation: centre, vehicleType: 'CAR', orderType: 'RIDE' }))
+        .json()
+        .drivers.map((x: { driverId: string }) => x.driverId);
 
     const ok = await driver(t, { vehicleType: 'CAR' });
     await online(t, ok, north(centre, 100));
@@ -217,15 +356,27 @@ describe('drivers', () => {
     assert.deepEqual(await ids(), [ok.id, busy.id, suspended.id, ghana.id]);
 
     // The packages/rides services publish driver.job after accept/assign and after a job ends.
-    await t.db.updateTable('driver_profiles').set({ active_job_type: 'RIDE', active_job_id: randomUUID() }).where('user_id', '=', busy.id).execute();
+    await t.db
+      .updateTable('driver_profiles')
+      .set({ active_job_type: 'RIDE', active_job_id: randomUUID() })
+      .where('user_id', '=', busy.id)
+      .execute();
     t.deps.bus.publish('driver.job', { driverId: busy.id, busy: true, jobId: randomUUID(), jobType: 'RIDE' });
     await t.db.updateTable('users').set({ status: 'SUSPENDED' }).where('id', '=', suspended.id).execute();
     t.deps.bus.publish('user.changed', { userId: suspended.id, status: 'SUSPENDED' });
     assert.deepEqual(await ids(), [ok.id, ghana.id]);
 
     const kenya = await countryId(t, 'KE');
-    const inKenya = await find(t, customer, { pickupLocation: centre, vehicleType: 'CAR', orderType: 'RIDE', countryId: kenya });
-    assert.deepEqual(inKenya.json().drivers.map((x: { driverId: string }) => x.driverId), [ok.id]);
+    const inKenya = await find(t, customer, {
+      pickupLocation: centre,
+      vehicleType: 'CAR',
+      orderType: 'RIDE',
+      countryId: kenya,
+    });
+    assert.deepEqual(
+      inKenya.json().drivers.map((x: { driverId: string }) => x.driverId),
+      [ok.id],
+    );
 
     t.deps.bus.publish('driver.job', { driverId: busy.id, busy: false, jobId: randomUUID(), jobType: 'RIDE' });
     assert.deepEqual(await ids(), [ok.id, busy.id, ghana.id]);
@@ -243,7 +394,13 @@ describe('drivers', () => {
     const business = await createUser(t, { role: 'BUSINESS' });
     const d = await driver(t);
     const base = { pickupLocation: NAIROBI, vehicleType: 'BIKE', orderType: 'PACKAGE_DELIVERY' };
-    const expect = async (user: TestUser, payload: Record<string, unknown>, statusCode: number, message: string, code: string) => {
+    const expect = async (
+      user: TestUser,
+      payload: Record<string, unknown>,
+      statusCode: number,
+      message: string,
+      code: string,
+    ) => {
       const res = await find(t, user, payload);
       const error = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found' }[statusCode as 400 | 403 | 404];
       assert.deepEqual(res.json(), { statusCode, message, error, code }, JSON.stringify(payload));
@@ -252,17 +409,77 @@ describe('drivers', () => {
     await expect(customer, { ...base, countryId: randomUUID() }, 404, 'Country not found', 'COUNTRY_NOT_FOUND');
     await expect(business, { ...base, customerId: randomUUID() }, 404, 'Customer not found', 'CUSTOMER_NOT_FOUND');
     await expect(business, { ...base, customerId: d.id }, 404, 'Customer not found', 'CUSTOMER_NOT_FOUND');
-    await expect(customer, { ...base, customerId: other.id }, 403, 'A customer may only find drivers for itself', 'CUSTOMER_MISMATCH');
-    await expect(customer, { ...base, pickupLocation: { lat: 95, lng: 0 } }, 400, 'body.pickupLocation.lat must be <= 90', 'VALIDATION_FAILED');
-    await expect(customer, { ...base, pickupLocation: { lat: 0, lng: -181 } }, 400, 'body.pickupLocation.lng must be >= -180', 'VALIDATION_FAILED');
-    await expect(customer, { ...base, destinationLocation: { lat: 0 } }, 400, 'body.destinationLocation.lng is required', 'VALIDATION_FAILED');
-    await expect(customer, { vehicleType: 'BIKE', orderType: 'RIDE' }, 400, 'body.pickupLocation is required', 'VALIDATION_FAILED');
-    await expect(customer, { pickupLocation: NAIROBI, orderType: 'RIDE' }, 400, 'body.vehicleType is required', 'VALIDATION_FAILED');
-    await expect(customer, { pickupLocation: NAIROBI, vehicleType: 'BIKE' }, 400, 'body.orderType is required', 'VALIDATION_FAILED');
-    await expect(customer, { ...base, orderType: 'FOOD' }, 400, 'body.orderType must be one of RIDE, PACKAGE_DELIVERY', 'VALIDATION_FAILED');
-    await expect(customer, { ...base, radiusMeters: 50_001 }, 400, 'body.radiusMeters must be <= 50000', 'VALIDATION_FAILED');
+    await expect(
+      customer,
+      { ...base, customerId: other.id },
+      403,
+      'A customer may only find drivers for itself',
+      'CUSTOMER_MISMATCH',
+    );
+    await expect(
+      customer,
+      { ...base, pickupLocation: { lat: 95, lng: 0 } },
+      400,
+      'body.pickupLocation.lat must be <= 90',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { ...base, pickupLocation: { lat: 0, lng: -181 } },
+      400,
+      'body.pickupLocation.lng must be >= -180',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { ...base, destinationLocation: { lat: 0 } },
+      400,
+      'body.destinationLocation.lng is required',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { vehicleType: 'BIKE', orderType: 'RIDE' },
+      400,
+      'body.pickupLocation is required',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { pickupLocation: NAIROBI, orderType: 'RIDE' },
+      400,
+      'body.vehicleType is required',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { pickupLocation: NAIROBI, vehicleType: 'BIKE' },
+      400,
+      'body.orderType is required',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { ...base, orderType: 'FOOD' },
+      400,
+      'body.orderType must be one of RIDE, PACKAGE_DELIVERY',
+      'VALIDATION_FAILED',
+    );
+    await expect(
+      customer,
+      { ...base, radiusMeters: 50_001 },
+      400,
+      'body.radiusMeters must be <= 50000',
+      'VALIDATION_FAILED',
+    );
     await expect(customer, { ...base, limit: 51 }, 400, 'body.limit must be <= 50', 'VALIDATION_FAILED');
-    await expect(customer, { ...base, countryId: 'KE' }, 400, 'body.countryId must be a valid uuid', 'VALIDATION_FAILED');
+    await expect(
+      customer,
+      { ...base, countryId: 'KE' },
+      400,
+      'body.countryId must be a valid uuid',
+      'VALIDATION_FAILED',
+    );
     await expect(customer, { ...base, role: 'ADMIN' }, 400, 'body has an unknown property "role"', 'VALIDATION_FAILED');
 
     // Allowed: a customer passing its own id, a business passing any customer, a valid country.
@@ -286,7 +503,12 @@ describe('drivers', () => {
     assert.ok(match, 'drivers_online is exported');
     const before = Number(match[1]);
     assert.ok(before >= 1);
-    await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: d.headers, payload: { status: 'OFFLINE' } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: d.headers,
+      payload: { status: 'OFFLINE' },
+    });
     const after = await t.app.inject({ method: 'GET', url: '/metrics' });
     assert.equal(Number(/^drivers_online (\d+)$/m.exec(after.body)![1]), before - 1);
   });
@@ -294,7 +516,10 @@ describe('drivers', () => {
   test('applied positions are counted on /metrics; an older one is not', async () => {
     const d = await driver(t);
     await online(t, d);
-    const count = async () => Number(/^driver_positions_total (\d+)$/m.exec((await t.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+    const count = async () =>
+      Number(
+        /^driver_positions_total (\d+)$/m.exec((await t.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1],
+      );
     const before = await count();
     assert.ok(before >= 0);
     await report(t, d, { lat: 10, lng: 10 });
@@ -310,11 +535,15 @@ describe('write-behind positions', () => {
     try {
       const first = await buildTestApp({ database });
       const drivers: TestUser[] = [];
-      for (let i = 0; i < 5; i++) drivers.push(await createUser(first, { role: 'DRIVER', driver: { vehicleType: 'TRUCK', availability: 'ONLINE' } }));
+      for (let i = 0; i < 5; i++)
+        drivers.push(
+          await createUser(first, { role: 'DRIVER', driver: { vehicleType: 'TRUCK', availability: 'ONLINE' } }),
+        );
       const batches: number[] = [];
       first.services.live.onFlush = (stats) => batches.push(stats.rows);
       for (let step = 0; step < 10; step++) {
-        for (const [i, d] of drivers.entries()) await report(first, d, { lat: 40 + i / 1000, lng: -3.7, heading: 45 + step });
+        for (const [i, d] of drivers.entries())
+          await report(first, d, { lat: 40 + i / 1000, lng: -3.7, heading: 45 + step });
         first.clock.advance(1);
       }
       const clock = first.clock;
@@ -339,7 +568,11 @@ describe('write-behind positions', () => {
       try {
         const me = await second.app.inject({ method: 'GET', url: '/api/drivers/me', headers: drivers[2].headers });
         assert.equal(me.json().location.lat, 40.002);
-        const res = await find(second, drivers[0], { pickupLocation: { lat: 40, lng: -3.7 }, vehicleType: 'TRUCK', orderType: 'RIDE' });
+        const res = await find(second, drivers[0], {
+          pickupLocation: { lat: 40, lng: -3.7 },
+          vehicleType: 'TRUCK',
+          orderType: 'RIDE',
+        });
         assert.deepEqual(
           res.json().drivers.map((x: { driverId: string }) => x.driverId),
           drivers.map((d) => d.id),
@@ -364,9 +597,15 @@ describe('write-behind positions', () => {
       await sql`
         insert into driver_profiles (user_id, vehicle_type, vehicle_plate, availability)
         select id, 'CAR', 'KB ' || email, 'ONLINE' from users where email like 'many-%'`.execute(database.db);
-      const ids = (await database.db.selectFrom('users').select('id').where('email', 'like', 'many-%').execute()).map((r) => r.id);
+      const ids = (await database.db.selectFrom('users').select('id').where('email', 'like', 'many-%').execute()).map(
+        (r) => r.id,
+      );
       const stored = async () =>
-        database.db.selectFrom('driver_profiles').select(['last_lat', 'last_lng']).where('user_id', 'in', ids).execute();
+        database.db
+          .selectFrom('driver_profiles')
+          .select(['last_lat', 'last_lng'])
+          .where('user_id', 'in', ids)
+          .execute();
 
       const t = await buildTestApp({ database });
       const live = t.services.live;

@@ -16,7 +16,8 @@ describe('foundation', () => {
     assert.equal(res.statusCode, 200);
     const body = res.json();
     const codes = body.items.map((c: { code: string }) => c.code);
-    for (const code of ['KE', 'NG', 'GH', 'UG', 'TZ', 'RW', 'ZA', 'EG', 'GB', 'US']) assert.ok(codes.includes(code), code);
+    for (const code of ['KE', 'NG', 'GH', 'UG', 'TZ', 'RW', 'ZA', 'EG', 'GB', 'US'])
+      assert.ok(codes.includes(code), code);
     const kenya = body.items.find((c: { code: string }) => c.code === 'KE');
     assert.deepEqual(Object.keys(kenya).sort(), ['codMax', 'code', 'currency', 'dialCode', 'id', 'minorUnits', 'name']);
     assert.equal(kenya.minorUnits, 2);
@@ -50,7 +51,9 @@ describe('foundation', () => {
 
   test('one log line per request, when it completes, with the request, the status and the time', async () => {
     await t.app.inject({ method: 'GET', url: '/api/countries', headers: { 'x-request-id': 'one-line-1' } });
-    const lines = t.logLines.filter((line) => line.includes('"requestId":"one-line-1"')).map((line) => JSON.parse(line));
+    const lines = t.logLines
+      .filter((line) => line.includes('"requestId":"one-line-1"'))
+      .map((line) => JSON.parse(line));
     assert.equal(lines.length, 1);
     assert.equal(lines[0].msg, 'request completed');
     assert.equal(lines[0].req.method, 'GET');
@@ -67,10 +70,13 @@ describe('foundation', () => {
       // Half a body, then the client hangs up: the request never completes.
       const socket = connect(port, '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
-      socket.write('POST /api/auth/login HTTP/1.1\r\nHost: x\r\nX-Request-Id: aborted-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"identifier"');
+      socket.write(
+        'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nX-Request-Id: aborted-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"identifier"',
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
       socket.destroy();
-      const lines = () => server.logLines.filter((line) => line.includes('"requestId":"aborted-1"')).map((line) => JSON.parse(line).msg);
+      const lines = () =>
+        server.logLines.filter((line) => line.includes('"requestId":"aborted-1"')).map((line) => JSON.parse(line).msg);
       for (let i = 0; i < 100 && lines().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.deepEqual(lines(), ['request aborted']);
     } finally {
@@ -83,7 +89,11 @@ describe('foundation', () => {
     assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     const given = await t.app.inject({ method: 'GET', url: '/api/countries', headers: { 'x-request-id': 'abc-123' } });
     assert.equal(given.headers['x-request-id'], 'abc-123');
-    const insane = await t.app.inject({ method: 'GET', url: '/api/countries', headers: { 'x-request-id': 'a b<script>' } });
+    const insane = await t.app.inject({
+      method: 'GET',
+      url: '/api/countries',
+      headers: { 'x-request-id': 'a b<script>' },
+    });
     assert.notEqual(insane.headers['x-request-id'], 'a b<script>');
     const notFound = await t.app.inject({ method: 'GET', url: '/nothing', headers: { 'x-request-id': 'req-9' } });
     assert.equal(notFound.headers['x-request-id'], 'req-9');
@@ -96,7 +106,8 @@ describe('foundation', () => {
     assert.equal(ready.statusCode, 200);
     assert.deepEqual(ready.json(), { status: 'ok', checks: { database: 'ok' } });
     const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
-    const count = (body: string, labels: string) => Number(new RegExp(`^http_requests_total\\{${labels}\\} (\\d+)$`, 'm').exec(body)?.[1] ?? 0);
+    const count = (body: string, labels: string) =>
+      Number(new RegExp(`^http_requests_total\\{${labels}\\} (\\d+)$`, 'm').exec(body)?.[1] ?? 0);
     const countries = 'method="GET",route="/api/countries",status="200"';
     const before = await scrape();
     await t.app.inject({ method: 'GET', url: '/api/countries' });
@@ -107,8 +118,15 @@ describe('foundation', () => {
     assert.match(metrics.headers['content-type'] as string, /text\/plain/);
     // Counted per route template and status: two more countries lists, an unknown route as `unmatched`.
     assert.equal(count(metrics.body, countries) - count(before, countries), 2);
-    assert.equal(count(metrics.body, 'method="GET",route="unmatched",status="404"') - count(before, 'method="GET",route="unmatched",status="404"'), 1);
-    assert.match(metrics.body, /^http_request_duration_seconds_count\{method="GET",route="\/api\/countries",status="200"\} [1-9]\d*$/m);
+    assert.equal(
+      count(metrics.body, 'method="GET",route="unmatched",status="404"') -
+        count(before, 'method="GET",route="unmatched",status="404"'),
+      1,
+    );
+    assert.match(
+      metrics.body,
+      /^http_request_duration_seconds_count\{method="GET",route="\/api\/countries",status="200"\} [1-9]\d*$/m,
+    );
     assert.match(metrics.body, /nodejs_eventloop_lag_seconds/);
   });
 

@@ -26,12 +26,30 @@ async function fakeGeocoder(handler: () => Handler) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const NOMINATIM_ANSWER = [
-  { place_id: 1, lat: '-1.2833', lon: '36.8167', display_name: 'Kenyatta Avenue, Nairobi, Kenya', name: 'Kenyatta Avenue', category: 'highway' },
-  { place_id: 2, lat: '-4.0435', lon: '39.6682', display_name: 'Moi Avenue, Mombasa, Kenya', name: 'Moi Avenue', category: 'highway' },
+  {
+    place_id: 1,
+    lat: '-1.2833',
+    lon: '36.8167',
+    display_name: 'Kenyatta Avenue, Nairobi, Kenya',
+    name: 'Kenyatta Avenue',
+    category: 'highway',
+  },
+  {
+    place_id: 2,
+    lat: '-4.0435',
+    lon: '39.6682',
+    display_name: 'Moi Avenue, Mombasa, Kenya',
+    name: 'Moi Avenue',
+    category: 'highway',
+  },
 ];
 
 describe('GET /geocode', () => {
@@ -84,25 +102,45 @@ describe('GET /geocode', () => {
     for (const q of ['a', 'x'.repeat(201), 'bad\u0001text']) assert.equal((await search(q)).statusCode, 400, q);
     assert.equal((await get(t, `/api/geocode?q=Moi`, user.headers)).statusCode, 400);
     assert.equal((await get(t, `/api/geocode?q=Moi&countryId=nope`, user.headers)).statusCode, 400);
-    assert.deepEqual((await search('Moi Avenue', randomUUID())).json(), { statusCode: 404, error: 'Not Found', code: 'COUNTRY_NOT_FOUND', message: 'Country not found' });
+    assert.deepEqual((await search('Moi Avenue', randomUUID())).json(), {
+      statusCode: 404,
+      error: 'Not Found',
+      code: 'COUNTRY_NOT_FOUND',
+      message: 'Country not found',
+    });
   });
 
   test('404 GEOCODER_NOT_CONFIGURED without GEOCODER_URL', async () => {
     const someone = await createUser(off, { role: 'BUSINESS' });
     const res = await search('Moi Avenue', someone.countryId, off, someone.headers);
-    assert.deepEqual(res.json(), { statusCode: 404, error: 'Not Found', code: 'GEOCODER_NOT_CONFIGURED', message: 'Address search is not configured (GEOCODER_URL)' });
+    assert.deepEqual(res.json(), {
+      statusCode: 404,
+      error: 'Not Found',
+      code: 'GEOCODER_NOT_CONFIGURED',
+      message: 'Address search is not configured (GEOCODER_URL)',
+    });
   });
 
   test('502 when the geocoder fails or answers nonsense, 504 when it is too slow', async () => {
     handler = () => ({ status: 500, raw: 'boom' });
-    assert.deepEqual((await search('Failing Street')).json(), { statusCode: 502, error: 'Bad Gateway', code: 'GEOCODER_FAILED', message: 'The geocoder answered 500' });
+    assert.deepEqual((await search('Failing Street')).json(), {
+      statusCode: 502,
+      error: 'Bad Gateway',
+      code: 'GEOCODER_FAILED',
+      message: 'The geocoder answered 500',
+    });
     handler = () => ({ raw: '<html>' });
     assert.equal((await search('Html Street')).json().code, 'GEOCODER_FAILED');
     handler = () => ({ body: { not: 'a list' } });
     assert.equal((await search('Object Street')).json().code, 'GEOCODER_FAILED');
     handler = () => ({ body: NOMINATIM_ANSWER, delayMs: 4000 });
     const started = Date.now();
-    assert.deepEqual((await search('Slow Street')).json(), { statusCode: 504, error: 'Gateway Timeout', code: 'GEOCODER_TIMEOUT', message: 'The geocoder did not answer in time' });
+    assert.deepEqual((await search('Slow Street')).json(), {
+      statusCode: 504,
+      error: 'Gateway Timeout',
+      code: 'GEOCODER_TIMEOUT',
+      message: 'The geocoder did not answer in time',
+    });
     assert.ok(Date.now() - started < 3500, 'gave up at GEOCODER_TIMEOUT');
     // A failure is not cached.
     handler = () => ({ body: NOMINATIM_ANSWER });
@@ -125,8 +163,16 @@ describe('GET /geocode', () => {
       body: {
         type: 'FeatureCollection',
         features: [
-          { type: 'Feature', geometry: { type: 'Point', coordinates: [36.8167, -1.2833] }, properties: { name: 'Kenyatta Avenue', city: 'Nairobi', country: 'Kenya', countrycode: 'KE' } },
-          { type: 'Feature', geometry: { type: 'Point', coordinates: [32.58, 0.31] }, properties: { name: 'Kampala Road', city: 'Kampala', country: 'Uganda', countrycode: 'UG' } },
+          {
+            type: 'Feature',
+            geometry: { type: 'Point', coordinates: [36.8167, -1.2833] },
+            properties: { name: 'Kenyatta Avenue', city: 'Nairobi', country: 'Kenya', countrycode: 'KE' },
+          },
+          {
+            type: 'Feature',
+            geometry: { type: 'Point', coordinates: [32.58, 0.31] },
+            properties: { name: 'Kampala Road', city: 'Kampala', country: 'Uganda', countrycode: 'UG' },
+          },
         ],
       },
     }));
@@ -146,7 +192,9 @@ describe('GET /geocode', () => {
 describe('GEOCODER_URL with a path and a query (a provider key)', () => {
   test("keeps the base URL's path and query; the key is never logged", async () => {
     const geocoder = await fakeGeocoder(() => () => ({ body: NOMINATIM_ANSWER }));
-    const app = await buildTestApp({ env: { GEOCODER_URL: `${geocoder.url}/nominatim/?key=SeCrEt-K3y/x`, LOG_LEVEL: 'debug' } });
+    const app = await buildTestApp({
+      env: { GEOCODER_URL: `${geocoder.url}/nominatim/?key=SeCrEt-K3y/x`, LOG_LEVEL: 'debug' },
+    });
     try {
       const someone = await createUser(app, { role: 'CUSTOMER' });
       const res = await get(app, `/api/geocode?q=Kenyatta&countryId=${someone.countryId}`, someone.headers);
@@ -168,7 +216,10 @@ describe('GEOCODER_URL with a path and a query (a provider key)', () => {
     const app = await buildTestApp({ env: { GEOCODER_URL: `${photon.url}/photon?apikey=K`, GEOCODER_KIND: 'photon' } });
     try {
       const someone = await createUser(app, { role: 'CUSTOMER' });
-      assert.equal((await get(app, `/api/geocode?q=Avenue&countryId=${someone.countryId}`, someone.headers)).statusCode, 200);
+      assert.equal(
+        (await get(app, `/api/geocode?q=Avenue&countryId=${someone.countryId}`, someone.headers)).statusCode,
+        200,
+      );
       const asked = photon.requests.at(-1)!;
       assert.equal(asked.pathname, '/photon/api');
       assert.equal(asked.searchParams.get('apikey'), 'K');
@@ -187,7 +238,12 @@ describe('GEOCODER_URL with a path and a query (a provider key)', () => {
     try {
       const someone = await createUser(app, { role: 'CUSTOMER' });
       const res = await get(app, `/api/geocode?q=Huge&countryId=${someone.countryId}`, someone.headers);
-      assert.deepEqual(res.json(), { statusCode: 502, error: 'Bad Gateway', code: 'GEOCODER_FAILED', message: 'The geocoder answered more than 1 MB' });
+      assert.deepEqual(res.json(), {
+        statusCode: 502,
+        error: 'Bad Gateway',
+        code: 'GEOCODER_FAILED',
+        message: 'The geocoder answered more than 1 MB',
+      });
     } finally {
       await app.close();
       await geocoder.close();

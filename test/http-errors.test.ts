@@ -18,7 +18,12 @@ describe('error contract', () => {
       '/things',
       {
         schema: {
-          body: Body({ name: Type.String({ minLength: 1 }), count: Type.Integer({ minimum: 1 }), where: Type.Optional(Location), kind: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('B')])) }),
+          body: Body({
+            name: Type.String({ minLength: 1 }),
+            count: Type.Integer({ minimum: 1 }),
+            where: Type.Optional(Location),
+            kind: Type.Optional(Type.Union([Type.Literal('A'), Type.Literal('B')])),
+          }),
           querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) }),
         },
       },
@@ -45,7 +50,12 @@ describe('error contract', () => {
 
   test('malformed JSON is a 400', async () => {
     const res = await post('{"name": ');
-    assert.deepEqual(res.json(), { statusCode: 400, message: 'Body is not valid JSON', error: 'Bad Request', code: 'INVALID_JSON' });
+    assert.deepEqual(res.json(), {
+      statusCode: 400,
+      message: 'Body is not valid JSON',
+      error: 'Bad Request',
+      code: 'INVALID_JSON',
+    });
   });
 
   test('a wrong content type is a 415', async () => {
@@ -87,10 +97,20 @@ describe('error contract', () => {
 
   test('application errors keep their status and code; unexpected ones leak nothing', async () => {
     const conflict = await app.inject({ method: 'GET', url: '/conflict' });
-    assert.deepEqual(conflict.json(), { statusCode: 409, message: 'Package is DELIVERED', error: 'Conflict', code: 'PACKAGE_STATUS_CONFLICT' });
+    assert.deepEqual(conflict.json(), {
+      statusCode: 409,
+      message: 'Package is DELIVERED',
+      error: 'Conflict',
+      code: 'PACKAGE_STATUS_CONFLICT',
+    });
     const boom = await app.inject({ method: 'GET', url: '/boom' });
     assert.equal(boom.statusCode, 500);
-    assert.deepEqual(boom.json(), { statusCode: 500, message: 'Internal server error', error: 'Internal Server Error', code: 'INTERNAL' });
+    assert.deepEqual(boom.json(), {
+      statusCode: 500,
+      message: 'Internal server error',
+      error: 'Internal Server Error',
+      code: 'INTERNAL',
+    });
     assert.doesNotMatch(boom.body, /secret_table/);
   });
 });

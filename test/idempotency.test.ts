@@ -50,7 +50,15 @@ describe('Idempotency-Key claims', () => {
     // What a crash leaves behind: a committed IN_FLIGHT claim and no transaction.
     await t.db
       .insertInto('idempotency_keys')
-      .values({ account_id: user.id, key: options.key, request_hash: 'x', state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: t.clock.now() })
+      .values({
+        account_id: user.id,
+        key: options.key,
+        request_hash: 'x',
+        state: 'IN_FLIGHT',
+        response_status: null,
+        response_body: null,
+        created_at: t.clock.now(),
+      })
       .execute();
     const work = async () => ({ statusCode: 201, body: { run: 'retry' } });
     await assert.rejects(store.run(options, work), (err: { code?: string }) => err.code === 'IDEMPOTENCY_KEY_REUSED');
@@ -59,7 +67,7 @@ describe('Idempotency-Key claims', () => {
     assert.deepEqual(await store.run(options, work), { statusCode: 201, body: { run: 'retry' }, replayed: true });
   });
 
-  test('a step (once) whose claim was taken over while it was slow rolls back with 409; the taker\'s answer is stored', async () => {
+  test("a step (once) whose claim was taken over while it was slow rolls back with 409; the taker's answer is stored", async () => {
     const options = { accountId: user.id, key: 'slow-step', scope: 'step', body: { n: 4 }, statusCode: 200 };
     const applied: string[] = [];
     const step = (name: string, wait?: Promise<void>) => async (record: RecordAnswer | undefined) => {
@@ -74,13 +82,25 @@ describe('Idempotency-Key claims', () => {
     const first = store.once(options, step('first', new Promise<void>((resolve) => (finishFirst = resolve))));
     await new Promise((resolve) => setTimeout(resolve, 100));
     t.clock.advance(ABANDONED_CLAIM_MS + 1000);
-    assert.deepEqual(await store.once(options, step('second')), { statusCode: 200, body: { run: 'second' }, replayed: false });
+    assert.deepEqual(await store.once(options, step('second')), {
+      statusCode: 200,
+      body: { run: 'second' },
+      replayed: false,
+    });
     finishFirst();
     await assert.rejects(first, (err: { code?: string }) => err.code === 'IDEMPOTENCY_KEY_IN_FLIGHT');
-    assert.deepEqual(await store.once(options, step('third')), { statusCode: 200, body: { run: 'second' }, replayed: true });
+    assert.deepEqual(await store.once(options, step('third')), {
+      statusCode: 200,
+      body: { run: 'second' },
+      replayed: true,
+    });
     // The first step's change was rolled back with its answer; only the second's is kept.
     assert.deepEqual(applied, ['second', 'first']);
-    const row = await t.db.selectFrom('idempotency_keys').select(['state', 'response_status']).where('key', '=', 'slow-step').executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('idempotency_keys')
+      .select(['state', 'response_status'])
+      .where('key', '=', 'slow-step')
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { state: 'DONE', response_status: 200 });
   });
 
@@ -95,8 +115,14 @@ describe('Idempotency-Key claims', () => {
     assert.deepEqual(await store.once(options, work), { statusCode: 204, body: null, replayed: true });
     assert.equal(runs, 1);
     const failing = { ...options, key: 'failing-step' };
-    await assert.rejects(store.once(failing, async () => Promise.reject(new Error('boom'))), /boom/);
-    assert.deepEqual(await t.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'failing-step').execute(), []);
+    await assert.rejects(
+      store.once(failing, async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
+    assert.deepEqual(
+      await t.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'failing-step').execute(),
+      [],
+    );
   });
 
   test('a failed request releases only its own claim', async () => {

@@ -17,9 +17,19 @@ describe('input hardening', () => {
   const json = { 'content-type': 'application/json' };
 
   test('a NUL character in a string is a 400, before and after login', async () => {
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: json, payload: '{"identifier":"a\\u0000b@example.com","password":"whatever-long"}' });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: json,
+      payload: '{"identifier":"a\\u0000b@example.com","password":"whatever-long"}',
+    });
     assert.ok([400, 401].includes(login.statusCode), `got ${login.statusCode}`);
-    const forgot = await t.app.inject({ method: 'POST', url: '/api/auth/password/forgot', headers: json, payload: '{"identifier":"a\\u0000"}' });
+    const forgot = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/password/forgot',
+      headers: json,
+      payload: '{"identifier":"a\\u0000"}',
+    });
     assert.ok(forgot.statusCode < 500, `got ${forgot.statusCode}`);
     const hook = await t.app.inject({
       method: 'POST',
@@ -32,7 +42,11 @@ describe('input hardening', () => {
   });
 
   test('a urn:uuid: id is a 400, in a path and in a body', async () => {
-    const path = await t.app.inject({ method: 'GET', url: '/api/packages/urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', headers: business.headers });
+    const path = await t.app.inject({
+      method: 'GET',
+      url: '/api/packages/urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+      headers: business.headers,
+    });
     assert.equal(path.statusCode, 400);
     assert.equal(path.json().code, 'VALIDATION_FAILED');
     const body = await t.app.inject({
@@ -48,29 +62,54 @@ describe('input hardening', () => {
     const created = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
     assert.equal(created.statusCode, 201);
     const id: string = created.json().id;
-    assert.equal((await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status, 'PENDING');
-    const res = await t.app.inject({ method: 'GET', url: `/api/packages/${id.toUpperCase()}`, headers: business.headers });
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status,
+      'PENDING',
+    );
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/packages/${id.toUpperCase()}`,
+      headers: business.headers,
+    });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().id, id);
     const cancelled = await post(t, `/api/packages/${id.toUpperCase()}/cancel`, business.headers, {});
     assert.equal(cancelled.statusCode, 200);
     // The poll by the canonical id sees the change at once (the read cache is keyed by the lower-case id).
-    assert.equal((await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status, 'CANCELLED');
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: `/api/packages/${id}`, headers: business.headers })).json().status,
+      'CANCELLED',
+    );
   });
 
   test('Content-Type: application/json with an empty body is no body: fine where none is needed, a clear 400 where one is', async () => {
     const created = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
     const id: string = created.json().id;
     // cancel takes an optional body (a reason); clients that always send the JSON content type work.
-    const cancelled = await t.app.inject({ method: 'POST', url: `/api/packages/${id}/cancel`, headers: { ...json, ...business.headers }, payload: '' });
+    const cancelled = await t.app.inject({
+      method: 'POST',
+      url: `/api/packages/${id}/cancel`,
+      headers: { ...json, ...business.headers },
+      payload: '',
+    });
     assert.equal(cancelled.statusCode, 200);
     assert.equal(cancelled.json().status, 'CANCELLED');
-    const missing = await t.app.inject({ method: 'POST', url: '/api/packages', headers: { ...json, ...business.headers }, payload: '' });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/api/packages',
+      headers: { ...json, ...business.headers },
+      payload: '',
+    });
     assert.equal(missing.statusCode, 400);
     assert.equal(missing.json().code, 'VALIDATION_FAILED');
     assert.match(missing.json().message, /body/);
     // Whitespace is not empty: it is invalid JSON, as before.
-    const blank = await t.app.inject({ method: 'POST', url: '/api/packages', headers: { ...json, ...business.headers }, payload: ' ' });
+    const blank = await t.app.inject({
+      method: 'POST',
+      url: '/api/packages',
+      headers: { ...json, ...business.headers },
+      payload: ' ',
+    });
     assert.equal(blank.statusCode, 400);
   });
 
@@ -80,8 +119,17 @@ describe('input hardening', () => {
       ['-010000-01-01T00:00:00Z', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'],
     ]) {
       const cursor = Buffer.from(JSON.stringify(raw)).toString('base64url');
-      const res = await t.app.inject({ method: 'GET', url: `/api/packages?cursor=${cursor}`, headers: business.headers });
-      assert.deepEqual(res.json(), { statusCode: 400, message: 'Invalid cursor', error: 'Bad Request', code: 'INVALID_CURSOR' });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/packages?cursor=${cursor}`,
+        headers: business.headers,
+      });
+      assert.deepEqual(res.json(), {
+        statusCode: 400,
+        message: 'Invalid cursor',
+        error: 'Bad Request',
+        code: 'INVALID_CURSOR',
+      });
     }
   });
 

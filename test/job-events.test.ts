@@ -32,10 +32,42 @@ describe('job.changed', () => {
       assert.equal((await post(t, `/api/packages/${pkg.id}/cancel`, business.headers, {})).statusCode, 200);
       assert.equal((await post(t, `/api/rides/${ride.id}/arrive`, chauffeur.headers)).statusCode, 200);
       assert.deepEqual(changes, [
-        { jobType: 'PACKAGE', jobId: pkg.id, status: 'ASSIGNED', driverId: courier.id, actorId: courier.id, assigned: true, final: false },
-        { jobType: 'RIDE', jobId: ride.id, status: 'ACCEPTED', driverId: chauffeur.id, actorId: chauffeur.id, assigned: true, final: false },
-        { jobType: 'PACKAGE', jobId: pkg.id, status: 'CANCELLED', driverId: courier.id, actorId: business.id, assigned: false, final: true },
-        { jobType: 'RIDE', jobId: ride.id, status: 'ARRIVED', driverId: chauffeur.id, actorId: chauffeur.id, assigned: false, final: false },
+        {
+          jobType: 'PACKAGE',
+          jobId: pkg.id,
+          status: 'ASSIGNED',
+          driverId: courier.id,
+          actorId: courier.id,
+          assigned: true,
+          final: false,
+        },
+        {
+          jobType: 'RIDE',
+          jobId: ride.id,
+          status: 'ACCEPTED',
+          driverId: chauffeur.id,
+          actorId: chauffeur.id,
+          assigned: true,
+          final: false,
+        },
+        {
+          jobType: 'PACKAGE',
+          jobId: pkg.id,
+          status: 'CANCELLED',
+          driverId: courier.id,
+          actorId: business.id,
+          assigned: false,
+          final: true,
+        },
+        {
+          jobType: 'RIDE',
+          jobId: ride.id,
+          status: 'ARRIVED',
+          driverId: chauffeur.id,
+          actorId: chauffeur.id,
+          assigned: false,
+          final: false,
+        },
       ]);
       // A refused move announces nothing.
       assert.equal((await post(t, `/api/rides/${ride.id}/complete`, chauffeur.headers)).statusCode, 409);
@@ -52,7 +84,13 @@ describe('job.changed across two instances (Redis)', { skip: redisSkipReason }, 
   const prefix = `test:${randomBytes(6).toString('hex')}:`;
   before(async () => {
     a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env: { DISPATCH_MODE: 'broadcast' } });
-    b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock, env: { DISPATCH_MODE: 'broadcast' } });
+    b = await buildTestApp({
+      redis: true,
+      redisKeyPrefix: prefix,
+      database: a.database,
+      clock: a.clock,
+      env: { DISPATCH_MODE: 'broadcast' },
+    });
   });
   after(async () => {
     await b.close();
@@ -79,7 +117,9 @@ describe('job.changed across two instances (Redis)', { skip: redisSkipReason }, 
       a.deps.bus.publish('session.revoked', { sessionId: 'marker' });
       await markerSeen;
       assert.deepEqual(jobs, [{ driverId: driver.id, busy: true, jobId: ride.id, jobType: 'RIDE' }]);
-      assert.deepEqual(pushes, [{ driverId: driver.id, message: { type: 'job.assigned', jobType: 'RIDE', jobId: ride.id, status: 'ACCEPTED' } }]);
+      assert.deepEqual(pushes, [
+        { driverId: driver.id, message: { type: 'job.assigned', jobType: 'RIDE', jobId: ride.id, status: 'ACCEPTED' } },
+      ]);
     } finally {
       for (const off of offs) off();
     }

@@ -15,7 +15,14 @@ import { get, packageBody, post, rideBody, setDriverPosition, stop } from './pac
 const PICKUP = { lat: -1.2864, lng: 36.8172 };
 const DROPOFF = { lat: -1.2421, lng: 36.8737 };
 /** The seeded Kenyan car tariff (KES cents). */
-const KE_CAR = { base: 10_000, perKm: 4_000, perMinute: 400, minimum: 25_000, bookingFee: 2_000, cancellationFee: 10_000 };
+const KE_CAR = {
+  base: 10_000,
+  perKm: 4_000,
+  perMinute: 400,
+  minimum: 25_000,
+  bookingFee: 2_000,
+  cancellationFee: 10_000,
+};
 
 describe('prices on jobs', () => {
   let t: TestApp;
@@ -55,9 +62,16 @@ describe('prices on jobs', () => {
     return res.json();
   };
   const pkgBody = (by: TestUser, overrides: Record<string, unknown> = {}) =>
-    packageBody(by.countryId, { pickup: stop(PICKUP.lat, PICKUP.lng), dropoff: stop(DROPOFF.lat, DROPOFF.lng), ...overrides });
-  const createPackage = async (by: TestUser, overrides: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-    post(t, '/api/packages', { ...by.headers, ...headers }, pkgBody(by, overrides));
+    packageBody(by.countryId, {
+      pickup: stop(PICKUP.lat, PICKUP.lng),
+      dropoff: stop(DROPOFF.lat, DROPOFF.lng),
+      ...overrides,
+    });
+  const createPackage = async (
+    by: TestUser,
+    overrides: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) => post(t, '/api/packages', { ...by.headers, ...headers }, pkgBody(by, overrides));
   const error = (statusCode: number, code: string, message: string) => ({
     statusCode,
     error: statusCode === 400 ? 'Bad Request' : statusCode === 404 ? 'Not Found' : 'Conflict',
@@ -65,8 +79,18 @@ describe('prices on jobs', () => {
     message,
   });
   const stored = async (table: 'packages' | 'rides', id: string) =>
-    (await sql<{ quote_id: string | null; tariff_version: number; surge: number; price_inputs: PriceInputs; price_breakdown: Record<string, number> }>`
-      select quote_id, tariff_version, surge, price_inputs, price_breakdown from ${sql.table(table)} where id = ${id}`.execute(t.db)).rows[0]!;
+    (
+      await sql<{
+        quote_id: string | null;
+        tariff_version: number;
+        surge: number;
+        price_inputs: PriceInputs;
+        price_breakdown: Record<string, number>;
+      }>`
+      select quote_id, tariff_version, surge, price_inputs, price_breakdown from ${sql.table(table)} where id = ${id}`.execute(
+        t.db,
+      )
+    ).rows[0]!;
 
   test('a package created with its quote carries the quoted price; the job keeps the tariff version and inputs; the quote is used up', async () => {
     const q = await quote(business);
@@ -83,33 +107,66 @@ describe('prices on jobs', () => {
     assert.equal(row.surge, 1);
     assert.deepEqual(row.price_breakdown, q.breakdown);
     // The inputs alone give the price again.
-    const again = priceTrip(row.price_inputs.tariff, { distanceMeters: row.price_inputs.distanceMeters, durationSeconds: row.price_inputs.durationSeconds, surgeTenths: tenthsFromSurge(row.price_inputs.surge) });
+    const again = priceTrip(row.price_inputs.tariff, {
+      distanceMeters: row.price_inputs.distanceMeters,
+      durationSeconds: row.price_inputs.durationSeconds,
+      surgeTenths: tenthsFromSurge(row.price_inputs.surge),
+    });
     assert.equal(again.amount, q.amount);
 
     // A quote locks one job: used again, 409.
-    assert.deepEqual((await createPackage(business, { quoteId: q.id })).json(), error(409, 'QUOTE_ALREADY_USED', 'The quote has already been used'));
+    assert.deepEqual(
+      (await createPackage(business, { quoteId: q.id })).json(),
+      error(409, 'QUOTE_ALREADY_USED', 'The quote has already been used'),
+    );
   });
 
   test('quoteId refused: expired (409), for other points, vehicle type, kind or account (400), unknown (404); the failed job leaves the quote usable', async () => {
     const expired = await quote(business);
     t.clock.advance(10 * 60_000);
-    assert.deepEqual((await createPackage(business, { quoteId: expired.id })).json(), error(409, 'QUOTE_EXPIRED', 'The quote has expired: ask for a new one'));
+    assert.deepEqual(
+      (await createPackage(business, { quoteId: expired.id })).json(),
+      error(409, 'QUOTE_EXPIRED', 'The quote has expired: ask for a new one'),
+    );
 
     const q = await quote(business);
     const far = { lat: PICKUP.lat + 0.01, lng: PICKUP.lng };
-    assert.deepEqual((await createPackage(business, { quoteId: q.id, pickup: stop(far.lat, far.lng) })).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for another pickup point'));
-    assert.deepEqual((await createPackage(business, { quoteId: q.id, dropoff: stop(far.lat, far.lng) })).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for another dropoff point'));
-    assert.deepEqual((await createPackage(business, { quoteId: q.id, vehicleType: 'CAR' })).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for another vehicle type (BIKE)'));
-    assert.deepEqual((await createPackage(otherBusiness, { quoteId: q.id })).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for another account'));
+    assert.deepEqual(
+      (await createPackage(business, { quoteId: q.id, pickup: stop(far.lat, far.lng) })).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for another pickup point'),
+    );
+    assert.deepEqual(
+      (await createPackage(business, { quoteId: q.id, dropoff: stop(far.lat, far.lng) })).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for another dropoff point'),
+    );
+    assert.deepEqual(
+      (await createPackage(business, { quoteId: q.id, vehicleType: 'CAR' })).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for another vehicle type (BIKE)'),
+    );
+    assert.deepEqual(
+      (await createPackage(otherBusiness, { quoteId: q.id })).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for another account'),
+    );
     const rideQuote = await quote(business, { kind: 'RIDE' });
-    assert.deepEqual((await createPackage(business, { quoteId: rideQuote.id })).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for a ride'));
+    assert.deepEqual(
+      (await createPackage(business, { quoteId: rideQuote.id })).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for a ride'),
+    );
     // No quote under this id: never given (or one digit changed).
     const altered = q.id.slice(0, 35) + (q.id[35] === '0' ? '1' : '0');
     for (const quoteId of [randomUUID(), altered]) {
-      assert.deepEqual((await createPackage(business, { quoteId })).json(), error(404, 'QUOTE_NOT_FOUND', 'Quote not found'));
+      assert.deepEqual(
+        (await createPackage(business, { quoteId })).json(),
+        error(404, 'QUOTE_NOT_FOUND', 'Quote not found'),
+      );
     }
     // Not a UUID (the sealed ids of versions before this one among them).
-    for (const quoteId of ['q1_', `q1_${randomBytes(300).toString('base64url')}`, `${q.id}0`, 'not-a-quote-id-but-long-enough-to-pass-min']) {
+    for (const quoteId of [
+      'q1_',
+      `q1_${randomBytes(300).toString('base64url')}`,
+      `${q.id}0`,
+      'not-a-quote-id-but-long-enough-to-pass-min',
+    ]) {
       const res = await createPackage(business, { quoteId });
       assert.equal(res.statusCode, 400, quoteId);
       assert.equal(res.json().code, 'VALIDATION_FAILED');
@@ -142,39 +199,63 @@ describe('prices on jobs', () => {
     assert.equal(row.price_inputs.distanceMeters, q.distanceMeters);
 
     const kampala = await createPackage(business, { pickup: stop(0.3476, 32.5825), dropoff: stop(0.3136, 32.5811) });
-    assert.deepEqual(kampala.json(), error(400, 'POINT_OUTSIDE_COUNTRY', 'The pickup and the dropoff must be in the country (KE)'));
+    assert.deepEqual(
+      kampala.json(),
+      error(400, 'POINT_OUTSIDE_COUNTRY', 'The pickup and the dropoff must be in the country (KE)'),
+    );
   });
 
   test('rides: quoteId locks the price (CUSTOMER only for its own quote); a package quote, other points or expiry are refused', async () => {
     const q = await quote(customer, { kind: 'RIDE', vehicleType: 'CAR' });
-    const body = (overrides: Record<string, unknown> = {}) => rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF, ...overrides });
-    assert.deepEqual((await post(t, '/api/rides', otherCustomer.headers, body({ quoteId: q.id }))).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for another account'));
+    const body = (overrides: Record<string, unknown> = {}) =>
+      rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF, ...overrides });
+    assert.deepEqual(
+      (await post(t, '/api/rides', otherCustomer.headers, body({ quoteId: q.id }))).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for another account'),
+    );
     assert.deepEqual(
       (await post(t, '/api/rides', customer.headers, body({ quoteId: q.id, destinationLocation: PICKUP }))).json(),
       error(400, 'QUOTE_MISMATCH', 'The quote is for another dropoff point'),
     );
     const pkgQuote = await quote(customer, { vehicleType: 'CAR' });
-    assert.deepEqual((await post(t, '/api/rides', customer.headers, body({ quoteId: pkgQuote.id }))).json(), error(400, 'QUOTE_MISMATCH', 'The quote is for a package'));
+    assert.deepEqual(
+      (await post(t, '/api/rides', customer.headers, body({ quoteId: pkgQuote.id }))).json(),
+      error(400, 'QUOTE_MISMATCH', 'The quote is for a package'),
+    );
     const res = await post(t, '/api/rides', customer.headers, body({ quoteId: q.id }));
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json().price, { amount: q.amount, currency: 'KES' });
     assert.equal(res.json().fare, null);
     assert.equal(res.json().cancellationFee, null);
-    assert.deepEqual((await post(t, '/api/rides', customer.headers, body({ quoteId: q.id }))).json(), error(409, 'QUOTE_ALREADY_USED', 'The quote has already been used'));
+    assert.deepEqual(
+      (await post(t, '/api/rides', customer.headers, body({ quoteId: q.id }))).json(),
+      error(409, 'QUOTE_ALREADY_USED', 'The quote has already been used'),
+    );
     assert.equal((await stored('rides', res.json().id)).quote_id, q.id);
     await post(t, `/api/rides/${res.json().id}/cancel`, customer.headers, {});
 
     const late = await quote(customer, { kind: 'RIDE', vehicleType: 'CAR' });
     t.clock.advance(10 * 60_000 + 1);
-    assert.deepEqual((await post(t, '/api/rides', customer.headers, body({ quoteId: late.id }))).json(), error(409, 'QUOTE_EXPIRED', 'The quote has expired: ask for a new one'));
+    assert.deepEqual(
+      (await post(t, '/api/rides', customer.headers, body({ quoteId: late.id }))).json(),
+      error(409, 'QUOTE_EXPIRED', 'The quote has expired: ask for a new one'),
+    );
   });
 
   /** Requests a ride, and the car driver takes it to IN_PROGRESS. */
   const rideInProgress = async () => {
     const q = await quote(customer, { kind: 'RIDE', vehicleType: 'CAR' });
-    const ride = (await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF, quoteId: q.id }))).json();
+    const ride = (
+      await post(
+        t,
+        '/api/rides',
+        customer.headers,
+        rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF, quoteId: q.id }),
+      )
+    ).json();
     await setDriverPosition(t, carDriver.id, PICKUP.lat, PICKUP.lng);
-    for (const step of ['accept', 'arrive', 'start']) assert.equal((await post(t, `/api/rides/${ride.id}/${step}`, carDriver.headers)).statusCode, 200, step);
+    for (const step of ['accept', 'arrive', 'start'])
+      assert.equal((await post(t, `/api/rides/${ride.id}/${step}`, carDriver.headers)).statusCode, 200, step);
     return { ride, q };
   };
   /** The driver reports each point `everySeconds` apart; the write-behind runs after each, as it does every second. */
@@ -191,27 +272,53 @@ describe('prices on jobs', () => {
     // The tariff changes mid-ride: the fare keeps the one the price came from.
     const ke = customer.countryId;
     const doubled = Object.fromEntries(Object.entries(KE_CAR).map(([k, v]) => [k, v * 2]));
-    assert.equal((await t.app.inject({ method: 'PUT', url: `/api/admin/tariffs/${ke}/CAR`, headers: admin.headers, payload: doubled })).statusCode, 200);
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'PUT',
+          url: `/api/admin/tariffs/${ke}/CAR`,
+          headers: admin.headers,
+          payload: doubled,
+        })
+      ).statusCode,
+      200,
+    );
     try {
       const path = [PICKUP, { lat: -1.27, lng: 36.835 }, { lat: -1.255, lng: 36.855 }, DROPOFF];
       // Four positions 150 s apart: 450 s from the first to the last.
       await drive(path, 150);
       const done = await post(t, `/api/rides/${ride.id}/complete`, carDriver.headers);
       assert.equal(done.statusCode, 200, done.body);
-      const expected = finalFare(KE_CAR, { amount: q.amount, surgeTenths: 10 }, { distanceMeters: pathDistanceMeters(path), durationSeconds: 450 });
+      const expected = finalFare(
+        KE_CAR,
+        { amount: q.amount, surgeTenths: 10 },
+        { distanceMeters: pathDistanceMeters(path), durationSeconds: 450 },
+      );
       assert.equal(expected.capped, false);
       assert.notEqual(expected.amount, q.amount, 'the actual trip differs from the quoted one');
       assert.deepEqual(done.json().fare, { amount: expected.amount, currency: 'KES' });
       assert.deepEqual(done.json().price, { amount: q.amount, currency: 'KES' });
       assert.deepEqual((await get(t, `/api/rides/${ride.id}`, customer.headers)).json().fare, done.json().fare);
     } finally {
-      await t.app.inject({ method: 'PUT', url: `/api/admin/tariffs/${ke}/CAR`, headers: admin.headers, payload: KE_CAR });
+      await t.app.inject({
+        method: 'PUT',
+        url: `/api/admin/tariffs/${ke}/CAR`,
+        headers: admin.headers,
+        payload: KE_CAR,
+      });
     }
   });
 
   test('a long detour is capped at 1.25 × the price; positions reported before the start do not count', async () => {
     const q0 = await quote(customer, { kind: 'RIDE', vehicleType: 'CAR' });
-    const ride = (await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF, quoteId: q0.id }))).json();
+    const ride = (
+      await post(
+        t,
+        '/api/rides',
+        customer.headers,
+        rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF, quoteId: q0.id }),
+      )
+    ).json();
     await setDriverPosition(t, carDriver.id, PICKUP.lat, PICKUP.lng);
     await post(t, `/api/rides/${ride.id}/accept`, carDriver.headers);
     // On the way to the pickup (ACCEPTED): not part of the trip.
@@ -221,7 +328,11 @@ describe('prices on jobs', () => {
     await drive([{ lat: -1.15, lng: 36.95 }, { lat: -1.1, lng: 37.05 }, DROPOFF], 900);
     const done = (await post(t, `/api/rides/${ride.id}/complete`, carDriver.headers)).json();
     assert.deepEqual(done.fare, { amount: fareCap(q0.amount), currency: 'KES' });
-    const detail = (await sql<{ fare_detail: { capped: boolean; uncappedAmount: number; positions: number } }>`select fare_detail from rides where id = ${ride.id}`.execute(t.db)).rows[0]!.fare_detail;
+    const detail = (
+      await sql<{
+        fare_detail: { capped: boolean; uncappedAmount: number; positions: number };
+      }>`select fare_detail from rides where id = ${ride.id}`.execute(t.db)
+    ).rows[0]!.fare_detail;
     assert.equal(detail.capped, true);
     assert.equal(detail.positions, 3);
     assert.ok(detail.uncappedAmount > fareCap(q0.amount));
@@ -235,29 +346,61 @@ describe('prices on jobs', () => {
       return pkg;
     };
     const byCreator = await assigned();
-    const cancelled = await post(t, `/api/packages/${byCreator.id}/cancel`, business.headers, { reason: 'No longer needed' });
+    const cancelled = await post(t, `/api/packages/${byCreator.id}/cancel`, business.headers, {
+      reason: 'No longer needed',
+    });
     assert.equal(cancelled.statusCode, 200, cancelled.body);
     // The seeded Kenyan bike fee: 60 % of the car's KES 100.
     assert.deepEqual(cancelled.json().cancellationFee, { amount: 6_000, currency: 'KES' });
-    assert.deepEqual((await get(t, `/api/packages/${byCreator.id}`, business.headers)).json().cancellationFee, { amount: 6_000, currency: 'KES' });
+    assert.deepEqual((await get(t, `/api/packages/${byCreator.id}`, business.headers)).json().cancellationFee, {
+      amount: 6_000,
+      currency: 'KES',
+    });
 
     const pending = (await createPackage(business)).json();
-    assert.equal((await post(t, `/api/packages/${pending.id}/cancel`, business.headers, {})).json().cancellationFee, null);
+    assert.equal(
+      (await post(t, `/api/packages/${pending.id}/cancel`, business.headers, {})).json().cancellationFee,
+      null,
+    );
     const byAdmin = await assigned();
     assert.equal((await post(t, `/api/packages/${byAdmin.id}/cancel`, admin.headers, {})).json().cancellationFee, null);
 
     const { ride: customerCancels } = await rideInProgressUntil('accept');
-    assert.deepEqual((await post(t, `/api/rides/${customerCancels.id}/cancel`, customer.headers, {})).json().cancellationFee, { amount: 10_000, currency: 'KES' });
+    assert.deepEqual(
+      (await post(t, `/api/rides/${customerCancels.id}/cancel`, customer.headers, {})).json().cancellationFee,
+      { amount: 10_000, currency: 'KES' },
+    );
     const { ride: driverCancels } = await rideInProgressUntil('arrive');
-    assert.equal((await post(t, `/api/rides/${driverCancels.id}/cancel`, carDriver.headers, {})).json().cancellationFee, null);
-    const requested = (await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF }))).json();
-    assert.equal((await post(t, `/api/rides/${requested.id}/cancel`, customer.headers, {})).json().cancellationFee, null);
+    assert.equal(
+      (await post(t, `/api/rides/${driverCancels.id}/cancel`, carDriver.headers, {})).json().cancellationFee,
+      null,
+    );
+    const requested = (
+      await post(
+        t,
+        '/api/rides',
+        customer.headers,
+        rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF }),
+      )
+    ).json();
+    assert.equal(
+      (await post(t, `/api/rides/${requested.id}/cancel`, customer.headers, {})).json().cancellationFee,
+      null,
+    );
   });
 
   const rideInProgressUntil = async (last: 'accept' | 'arrive') => {
-    const ride = (await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF }))).json();
+    const ride = (
+      await post(
+        t,
+        '/api/rides',
+        customer.headers,
+        rideBody(customer.countryId, { pickupLocation: PICKUP, destinationLocation: DROPOFF }),
+      )
+    ).json();
     await setDriverPosition(t, carDriver.id, PICKUP.lat, PICKUP.lng);
-    for (const step of last === 'accept' ? ['accept'] : ['accept', 'arrive']) assert.equal((await post(t, `/api/rides/${ride.id}/${step}`, carDriver.headers)).statusCode, 200);
+    for (const step of last === 'accept' ? ['accept'] : ['accept', 'arrive'])
+      assert.equal((await post(t, `/api/rides/${ride.id}/${step}`, carDriver.headers)).statusCode, 200);
     return { ride };
   };
 
@@ -270,7 +413,10 @@ describe('prices on jobs', () => {
     assert.ok(created.responses['201'].content['application/json'].schema.properties.price);
     const ride = doc.paths['/api/rides/{id}'].get.responses['200'].content['application/json'].schema.properties;
     assert.ok(ride.price && ride.fare && ride.cancellationFee);
-    assert.ok(doc.paths['/api/drivers/me/offers'].get.responses['200'].content['application/json'].schema.properties.offers.items.properties.price);
+    assert.ok(
+      doc.paths['/api/drivers/me/offers'].get.responses['200'].content['application/json'].schema.properties.offers
+        .items.properties.price,
+    );
   });
 
   describe('statements', () => {
@@ -287,11 +433,21 @@ describe('prices on jobs', () => {
       const deliver = async (reference: string) => {
         const pkg = (await createPackage(business, { reference })).json();
         await setDriverPosition(t, bikeDriver.id, PICKUP.lat, PICKUP.lng);
-        for (const step of ['accept', 'pickup', 'start', 'deliver']) assert.equal((await post(t, `/api/packages/${pkg.id}/${step}`, bikeDriver.headers, step === 'deliver' ? {} : undefined)).statusCode, 200, step);
+        for (const step of ['accept', 'pickup', 'start', 'deliver'])
+          assert.equal(
+            (await post(t, `/api/packages/${pkg.id}/${step}`, bikeDriver.headers, step === 'deliver' ? {} : undefined))
+              .statusCode,
+            200,
+            step,
+          );
         return pkg;
       };
       const delivered = await deliver('=HYPERLINK("http://evil.example","x")');
-      expected.set(delivered.id, { status: 'DELIVERED', price: delivered.price.amount, amount: delivered.price.amount });
+      expected.set(delivered.id, {
+        status: 'DELIVERED',
+        price: delivered.price.amount,
+        amount: delivered.price.amount,
+      });
       const second = await deliver('Order "42", Westlands');
       expected.set(second.id, { status: 'DELIVERED', price: second.price.amount, amount: second.price.amount });
       const cancelled = (await createPackage(business, { reference: '+cancelled' })).json();
@@ -316,7 +472,11 @@ describe('prices on jobs', () => {
     });
 
     const statement = (by: TestUser, query: string, headers: Record<string, string> = {}) =>
-      t.app.inject({ method: 'GET', url: `/api/businesses/me/statement?${query}`, headers: { ...by.headers, ...headers } });
+      t.app.inject({
+        method: 'GET',
+        url: `/api/businesses/me/statement?${query}`,
+        headers: { ...by.headers, ...headers },
+      });
 
     test('JSON: the packages that reached a final status in [from, to), what each was charged, and totals equal to the sum of the rows', async () => {
       const res = await statement(business, `from=${from}&to=${to}`);
@@ -335,11 +495,24 @@ describe('prices on jobs', () => {
         assert.equal(item.currency, 'KES');
       }
       const sum = (k: string) => body.items.reduce((n: number, i: Record<string, number>) => n + i[k], 0);
-      assert.deepEqual(body.totals, [{ currency: 'KES', packages: 4, deliveryCharges: sum('deliveryCharge'), cancellationFees: sum('cancellationFee'), amount: sum('amount') }]);
-      assert.equal(body.totals[0].amount, [...expected.values()].reduce((n, e) => n + e.amount, 0));
+      assert.deepEqual(body.totals, [
+        {
+          currency: 'KES',
+          packages: 4,
+          deliveryCharges: sum('deliveryCharge'),
+          cancellationFees: sum('cancellationFee'),
+          amount: sum('amount'),
+        },
+      ]);
+      assert.equal(
+        body.totals[0].amount,
+        [...expected.values()].reduce((n, e) => n + e.amount, 0),
+      );
       // Dates work as bounds too (midnight UTC; `to` exclusive).
       const day = from.slice(0, 10);
-      const byDates = (await statement(business, `from=${day}&to=${new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10)}`)).json();
+      const byDates = (
+        await statement(business, `from=${day}&to=${new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10)}`)
+      ).json();
       assert.ok(byDates.items.length >= 4);
     });
 
@@ -347,26 +520,50 @@ describe('prices on jobs', () => {
       const res = await statement(business, `from=${from}&to=${to}`, { accept: 'text/csv' });
       assert.equal(res.statusCode, 200);
       assert.match(res.headers['content-type'] as string, /^text\/csv; charset=utf-8/);
-      assert.match(res.headers['content-disposition'] as string, /^attachment; filename="statement-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv"$/);
+      assert.match(
+        res.headers['content-disposition'] as string,
+        /^attachment; filename="statement-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv"$/,
+      );
       const records: Record<string, string>[] = parse(res.body, { columns: true, bom: true, skip_empty_lines: true });
       const rows = records.filter((r) => r.type === 'PACKAGE');
       const totals = records.filter((r) => r.type === 'TOTAL');
       assert.equal(rows.length, 4);
       assert.equal(totals.length, 1);
-      assert.equal(Number(totals[0]!.amount), rows.reduce((n, r) => n + Number(r.amount), 0));
-      assert.equal(Number(totals[0]!.cancellationFee), rows.reduce((n, r) => n + Number(r.cancellationFee), 0));
+      assert.equal(
+        Number(totals[0]!.amount),
+        rows.reduce((n, r) => n + Number(r.amount), 0),
+      );
+      assert.equal(
+        Number(totals[0]!.cancellationFee),
+        rows.reduce((n, r) => n + Number(r.cancellationFee), 0),
+      );
       for (const r of rows) assert.equal(Number(r.amount), expected.get(r.packageId!)!.amount);
       const refs = rows.map((r) => r.reference);
       assert.ok(refs.includes(`'=HYPERLINK("http://evil.example","x")`), 'a formula is prefixed with an apostrophe');
       assert.ok(refs.includes("'+cancelled"));
       assert.ok(refs.includes('Order "42", Westlands'), 'quotes and commas survive');
       assert.equal((await statement(business, `from=${from}&to=${to}&format=csv`)).body, res.body);
-      assert.equal((await statement(business, `from=${from}&to=${to}&format=json`, { accept: 'text/csv' })).json().items.length, 4);
+      assert.equal(
+        (await statement(business, `from=${from}&to=${to}&format=json`, { accept: 'text/csv' })).json().items.length,
+        4,
+      );
     });
 
     test('CSV: a reference that would start a formula in any piece a spreadsheet may split it into comes out neutralized', async () => {
       const hostile = await createUser(t, { role: 'BUSINESS' });
-      const references = ['x;=1+1;y', ' =1+1', 'a,@SUM(A1:A9)', 'Plot 7; -2+3', '-cmd', '@x', '+1', 'Box 4,+254 700', '=1+1', 'ORD-1', 'Flat 2, Block B; Moi Avenue'];
+      const references = [
+        'x;=1+1;y',
+        ' =1+1',
+        'a,@SUM(A1:A9)',
+        'Plot 7; -2+3',
+        '-cmd',
+        '@x',
+        '+1',
+        'Box 4,+254 700',
+        '=1+1',
+        'ORD-1',
+        'Flat 2, Block B; Moi Avenue',
+      ];
       const start = t.clock.now().toISOString();
       const ids = new Map<string, string>();
       for (const reference of references) {
@@ -377,7 +574,9 @@ describe('prices on jobs', () => {
       t.clock.advance(1000);
       const res = await statement(hostile, `from=${start}&to=${t.clock.now().toISOString()}&format=csv`);
       assert.equal(res.statusCode, 200, res.body);
-      const rows = (parse(res.body, { columns: true, bom: true, skip_empty_lines: true }) as Record<string, string>[]).filter((r) => r.type === 'PACKAGE');
+      const rows = (
+        parse(res.body, { columns: true, bom: true, skip_empty_lines: true }) as Record<string, string>[]
+      ).filter((r) => r.type === 'PACKAGE');
       const got = Object.fromEntries(rows.map((r) => [ids.get(r.packageId!)!, r.reference]));
       assert.deepEqual(got, {
         'x;=1+1;y': "x;'=1+1;y",
@@ -401,7 +600,7 @@ describe('prices on jobs', () => {
       assert.deepEqual(new Set(json.items.map((i: { reference: string }) => i.reference)), new Set(references));
     });
 
-    test("another business sees none of these rows; customers and drivers get 403; bad periods get 400", async () => {
+    test('another business sees none of these rows; customers and drivers get 403; bad periods get 400', async () => {
       const theirs = (await statement(otherBusiness, `from=${from}&to=${to}`)).json();
       assert.ok(theirs.items.every((i: { packageId: string }) => !expected.has(i.packageId)));
       assert.equal(theirs.items.length, 1);
@@ -413,9 +612,18 @@ describe('prices on jobs', () => {
         assert.deepEqual(res.json(), { statusCode: 400, error: 'Bad Request', code, message });
       };
       await bad(`from=${from}`, 'querystring.to is required');
-      await bad(`from=last-month&to=${to}`, 'querystring.from must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)');
-      await bad(`from=2026-02-30&to=2026-03-10`, 'querystring.from must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)');
-      await bad(`from=2026-03-01T00:00:00&to=2026-03-10`, 'querystring.from must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)');
+      await bad(
+        `from=last-month&to=${to}`,
+        'querystring.from must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)',
+      );
+      await bad(
+        `from=2026-02-30&to=2026-03-10`,
+        'querystring.from must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)',
+      );
+      await bad(
+        `from=2026-03-01T00:00:00&to=2026-03-10`,
+        'querystring.from must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)',
+      );
       await bad(`from=${to}&to=${from}`, 'querystring.to must be after querystring.from');
       await bad('from=2024-01-01&to=2026-01-01', 'A statement covers at most 366 days', 'STATEMENT_PERIOD_TOO_LONG');
       await bad(`from=${from}&to=${to}&extra=1`, 'querystring has an unknown property "extra"');

@@ -31,7 +31,8 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
   });
   after(async () => t.close());
 
-  const bikeDriver = (companyId: string | null = null) => createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', companyId } });
+  const bikeDriver = (companyId: string | null = null) =>
+    createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', companyId } });
   const carDriver = () => createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } });
   const newPackage = async () => {
     const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
@@ -44,14 +45,24 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
     return res.json() as { id: string };
   };
   const activeJob = async (driverId: string) =>
-    (await t.db.selectFrom('driver_profiles').select('active_job_id').where('user_id', '=', driverId).executeTakeFirstOrThrow()).active_job_id;
-  const statuses = async (id: string) => (await get(t, `/api/packages/${id}`, admin.headers)).json().statusHistory.map((h: { status: string }) => h.status);
+    (
+      await t.db
+        .selectFrom('driver_profiles')
+        .select('active_job_id')
+        .where('user_id', '=', driverId)
+        .executeTakeFirstOrThrow()
+    ).active_job_id;
+  const statuses = async (id: string) =>
+    (await get(t, `/api/packages/${id}`, admin.headers)).json().statusHistory.map((h: { status: string }) => h.status);
 
   test('a driver who released a package cannot take it back: direct accept, an offer, or its company assigning it', async () => {
     const pkg = await newPackage();
     const driver = await bikeDriver(company.id);
     assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
-    assert.equal((await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' })).statusCode, 200);
+    assert.equal(
+      (await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' })).statusCode,
+      200,
+    );
 
     const again = await post(t, `/api/packages/${pkg.id}/accept`, driver.headers);
     assert.deepEqual(again.json(), releasedByYou('package'));
@@ -81,24 +92,39 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
 
     // Its company cannot hand it back to that driver either; another of its drivers may take it.
     const byCompany = await post(t, `/api/packages/${pkg.id}/assign`, company.headers, { driverId: driver.id });
-    assert.deepEqual(byCompany.json(), { statusCode: 409, message: 'This driver released this package: it cannot be theirs again', error: 'Conflict', code: 'JOB_RELEASED_BY_DRIVER' });
+    assert.deepEqual(byCompany.json(), {
+      statusCode: 409,
+      message: 'This driver released this package: it cannot be theirs again',
+      error: 'Conflict',
+      code: 'JOB_RELEASED_BY_DRIVER',
+    });
     assert.deepEqual(await statuses(pkg.id), ['PENDING', 'ASSIGNED', 'PENDING']);
     const colleague = await bikeDriver(company.id);
-    assert.equal((await post(t, `/api/packages/${pkg.id}/assign`, company.headers, { driverId: colleague.id })).json().driver.id, colleague.id);
+    assert.equal(
+      (await post(t, `/api/packages/${pkg.id}/assign`, company.headers, { driverId: colleague.id })).json().driver.id,
+      colleague.id,
+    );
   });
 
   test('a driver whose package an admin took back cannot take it again; an admin may still assign it to that driver', async () => {
     const pkg = await newPackage();
     const driver = await bikeDriver();
     assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
-    assert.equal((await post(t, `/api/admin/jobs/PACKAGE/${pkg.id}/release`, admin.headers, { reason: 'Driver unreachable' })).statusCode, 200);
-    assert.deepEqual((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).json(), releasedByYou('package'));
+    assert.equal(
+      (await post(t, `/api/admin/jobs/PACKAGE/${pkg.id}/release`, admin.headers, { reason: 'Driver unreachable' }))
+        .statusCode,
+      200,
+    );
+    assert.deepEqual(
+      (await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).json(),
+      releasedByYou('package'),
+    );
     const byAdmin = await post(t, `/api/packages/${pkg.id}/assign`, admin.headers, { driverId: driver.id });
     assert.equal(byAdmin.statusCode, 200);
     assert.equal(byAdmin.json().driver.id, driver.id);
   });
 
-  test('rides too: released by the driver or by an admin, the ride is never that driver\'s again', async () => {
+  test("rides too: released by the driver or by an admin, the ride is never that driver's again", async () => {
     for (const releasedBy of ['driver', 'admin'] as const) {
       const ride = await newRide();
       const driver = await carDriver();
@@ -108,7 +134,11 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
           ? await post(t, `/api/rides/${ride.id}/release`, driver.headers, { reason: 'Too far' })
           : await post(t, `/api/admin/jobs/RIDE/${ride.id}/release`, admin.headers, { reason: 'Driver unreachable' });
       assert.equal(release.json().status, 'REQUESTED');
-      assert.deepEqual((await post(t, `/api/rides/${ride.id}/accept`, driver.headers)).json(), releasedByYou('ride'), releasedBy);
+      assert.deepEqual(
+        (await post(t, `/api/rides/${ride.id}/accept`, driver.headers)).json(),
+        releasedByYou('ride'),
+        releasedBy,
+      );
       assert.equal((await get(t, `/api/rides/${ride.id}`, admin.headers)).json().status, 'REQUESTED');
       assert.equal(await activeJob(driver.id), null);
       assert.equal((await post(t, `/api/rides/${ride.id}/accept`, (await carDriver()).headers)).statusCode, 200);
@@ -119,7 +149,10 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
     const pkg = await newPackage();
     const driver = await bikeDriver();
     await setDriverPosition(t, driver.id, -1.2864, 36.8172);
-    const nearby = async () => (await get(t, '/api/drivers/me/jobs/nearby?limit=100', driver.headers)).json().items.map((j: { id: string }) => j.id);
+    const nearby = async () =>
+      (await get(t, '/api/drivers/me/jobs/nearby?limit=100', driver.headers))
+        .json()
+        .items.map((j: { id: string }) => j.id);
     assert.ok((await nearby()).includes(pkg.id));
     await post(t, `/api/packages/${pkg.id}/accept`, driver.headers);
     await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' });
@@ -131,9 +164,19 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
     const driver = await bikeDriver();
     const other = await bikeDriver();
     assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
-    assert.equal((await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' })).statusCode, 200);
-    const accepts = await Promise.all([...Array.from({ length: 8 }, () => driver), other].map((d) => post(t, `/api/packages/${pkg.id}/accept`, d.headers)));
-    assert.deepEqual(accepts.map((a) => a.statusCode), [409, 409, 409, 409, 409, 409, 409, 409, 200]);
+    assert.equal(
+      (await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' })).statusCode,
+      200,
+    );
+    const accepts = await Promise.all(
+      [...Array.from({ length: 8 }, () => driver), other].map((d) =>
+        post(t, `/api/packages/${pkg.id}/accept`, d.headers),
+      ),
+    );
+    assert.deepEqual(
+      accepts.map((a) => a.statusCode),
+      [409, 409, 409, 409, 409, 409, 409, 409, 200],
+    );
     assert.deepEqual(await statuses(pkg.id), ['PENDING', 'ASSIGNED', 'PENDING', 'ASSIGNED']);
     assert.equal(await activeJob(driver.id), null);
   });
@@ -144,8 +187,14 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
     const other = await buildTestApp({ database: t.database, clock: t.clock });
     try {
       assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
-      assert.equal((await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' })).statusCode, 200);
-      assert.deepEqual((await post(other, `/api/packages/${pkg.id}/accept`, driver.headers)).json(), releasedByYou('package'));
+      assert.equal(
+        (await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'Flat tyre' })).statusCode,
+        200,
+      );
+      assert.deepEqual(
+        (await post(other, `/api/packages/${pkg.id}/accept`, driver.headers)).json(),
+        releasedByYou('package'),
+      );
     } finally {
       await other.close();
     }
@@ -169,11 +218,21 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
       for (let i = 1; i <= 3; i += 1) {
         const driver = kind === 'PACKAGE' ? await bikeDriver() : await carDriver();
         assert.equal((await post(t, `/api/${collection}/${job.id}/accept`, driver.headers)).statusCode, 200);
-        assert.equal((await post(t, `/api/${collection}/${job.id}/release`, driver.headers, { reason: `Release ${i}` })).statusCode, 200);
+        assert.equal(
+          (await post(t, `/api/${collection}/${job.id}/release`, driver.headers, { reason: `Release ${i}` }))
+            .statusCode,
+          200,
+        );
         assert.deepEqual(await log(), { releaseCount: i, flagged: i > 2, releases: i }, `${kind} after ${i} releases`);
-        const warnings = t.logLines.map((l) => JSON.parse(l)).filter((l) => l.jobId === job.id && l.msg?.includes('DISPATCH_MAX_RELEASES'));
+        const warnings = t.logLines
+          .map((l) => JSON.parse(l))
+          .filter((l) => l.jobId === job.id && l.msg?.includes('DISPATCH_MAX_RELEASES'));
         assert.equal(warnings.length, i > 2 ? 1 : 0);
-        if (i > 2) assert.deepEqual([warnings[0].level, warnings[0].jobType, warnings[0].releases, warnings[0].maxReleases], [40, kind, 3, 2]);
+        if (i > 2)
+          assert.deepEqual(
+            [warnings[0].level, warnings[0].jobType, warnings[0].releases, warnings[0].maxReleases],
+            [40, kind, 3, 2],
+          );
       }
       assert.equal(await flaggedMetric(kind), flaggedBefore + 1);
     }
@@ -187,7 +246,10 @@ describe('releases: never to the same driver again, flagged after DISPATCH_MAX_R
     const driver = await bikeDriver();
     for (let i = 0; i < 3; i += 1) {
       assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
-      assert.equal((await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'again' })).statusCode, 200);
+      assert.equal(
+        (await post(t, `/api/packages/${pkg.id}/release`, driver.headers, { reason: 'again' })).statusCode,
+        200,
+      );
       // As the releases before this rule were recorded: the driver's row kept, its refusal forgotten.
       if (i < 2) await sql`delete from dispatch_releases where job_id = ${pkg.id}`.execute(t.db);
     }

@@ -34,12 +34,22 @@ describe('Idempotency-Key on job steps', () => {
   const acceptedPackage = async () => {
     const at = nextArea();
     const driver = await driverAt(at.lat, at.lng);
-    const created = (await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }))).json();
+    const created = (
+      await post(
+        t,
+        '/api/packages',
+        business.headers,
+        packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }),
+      )
+    ).json();
     const accepted = await post(t, `/api/packages/${created.id}/accept`, keyed(driver, 'accept-1'));
     assert.equal(accepted.statusCode, 200);
     return { driver, id: created.id as string, accepted };
   };
-  const historyOf = async (id: string) => (await get(t, `/api/packages/${id}`, business.headers)).json().statusHistory.map((h: { status: string }) => h.status);
+  const historyOf = async (id: string) =>
+    (await get(t, `/api/packages/${id}`, business.headers))
+      .json()
+      .statusHistory.map((h: { status: string }) => h.status);
 
   test('two steps with lost answers: the replayed pickup and start get their stored answers, the job moved once', async () => {
     const { driver, id, accepted } = await acceptedPackage();
@@ -66,7 +76,12 @@ describe('Idempotency-Key on job steps', () => {
 
     // The same key on another step or another job is another request: 422, nothing applied.
     const reused = await post(t, `/api/packages/${id}/deliver`, keyed(driver, 'K1'), {});
-    assert.deepEqual(reused.json(), { statusCode: 422, message: 'Idempotency-Key was already used with a different request', error: 'Unprocessable Entity', code: 'IDEMPOTENCY_KEY_REUSED' });
+    assert.deepEqual(reused.json(), {
+      statusCode: 422,
+      message: 'Idempotency-Key was already used with a different request',
+      error: 'Unprocessable Entity',
+      code: 'IDEMPOTENCY_KEY_REUSED',
+    });
     assert.deepEqual(await historyOf(id), ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT']);
     // Without a key a step is what it always was.
     const unkeyed = await post(t, `/api/packages/${id}/pickup`, driver.headers);
@@ -85,7 +100,17 @@ describe('Idempotency-Key on job steps', () => {
     const second = await acceptedPackage();
     const early = await post(t, `/api/packages/${second.id}/start`, keyed(second.driver, 'S'));
     assert.equal(early.json().code, 'INVALID_STATUS_TRANSITION');
-    assert.equal((await t.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', second.driver.id).where('key', '=', 'S').execute()).length, 0);
+    assert.equal(
+      (
+        await t.db
+          .selectFrom('idempotency_keys')
+          .select('key')
+          .where('account_id', '=', second.driver.id)
+          .where('key', '=', 'S')
+          .execute()
+      ).length,
+      0,
+    );
     await post(t, `/api/packages/${second.id}/pickup`, second.driver.headers);
     const later = await post(t, `/api/packages/${second.id}/start`, keyed(second.driver, 'S'));
     assert.equal(later.statusCode, 200);
@@ -94,10 +119,21 @@ describe('Idempotency-Key on job steps', () => {
 
   test('the same key twice at once: one runs, the other gets 409 IDEMPOTENCY_KEY_IN_FLIGHT or the stored answer; never applied twice', async () => {
     const { driver, id } = await acceptedPackage();
-    const [a, b] = await Promise.all([post(t, `/api/packages/${id}/pickup`, keyed(driver, 'twice')), post(t, `/api/packages/${id}/pickup`, keyed(driver, 'twice'))]);
+    const [a, b] = await Promise.all([
+      post(t, `/api/packages/${id}/pickup`, keyed(driver, 'twice')),
+      post(t, `/api/packages/${id}/pickup`, keyed(driver, 'twice')),
+    ]);
     const answers = [a, b].map((r) => [r.statusCode, r.json().code ?? r.headers['idempotent-replayed'] ?? 'first']);
-    assert.ok(answers.some(([s, c]) => s === 200 && c === 'first'), JSON.stringify(answers));
-    assert.ok(answers.every(([s, c]) => (s === 200 && (c === 'first' || c === 'true')) || (s === 409 && c === 'IDEMPOTENCY_KEY_IN_FLIGHT')), JSON.stringify(answers));
+    assert.ok(
+      answers.some(([s, c]) => s === 200 && c === 'first'),
+      JSON.stringify(answers),
+    );
+    assert.ok(
+      answers.every(
+        ([s, c]) => (s === 200 && (c === 'first' || c === 'true')) || (s === 409 && c === 'IDEMPOTENCY_KEY_IN_FLIGHT'),
+      ),
+      JSON.stringify(answers),
+    );
     assert.deepEqual(await historyOf(id), ['PENDING', 'ASSIGNED', 'PICKED_UP']);
   });
 
@@ -106,35 +142,71 @@ describe('Idempotency-Key on job steps', () => {
     const { requestHash } = await import('../src/http/idempotency.js');
     await t.db
       .insertInto('idempotency_keys')
-      .values({ account_id: driver.id, key: 'busy', request_hash: requestHash(`POST /packages/${id}/pickup`, {}), state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: t.clock.now() })
+      .values({
+        account_id: driver.id,
+        key: 'busy',
+        request_hash: requestHash(`POST /packages/${id}/pickup`, {}),
+        state: 'IN_FLIGHT',
+        response_status: null,
+        response_body: null,
+        created_at: t.clock.now(),
+      })
       .execute();
     const res = await post(t, `/api/packages/${id}/pickup`, keyed(driver, 'busy'));
-    assert.deepEqual(res.json(), { statusCode: 409, message: 'A request with this Idempotency-Key is still in progress', error: 'Conflict', code: 'IDEMPOTENCY_KEY_IN_FLIGHT' });
+    assert.deepEqual(res.json(), {
+      statusCode: 409,
+      message: 'A request with this Idempotency-Key is still in progress',
+      error: 'Conflict',
+      code: 'IDEMPOTENCY_KEY_IN_FLIGHT',
+    });
     assert.deepEqual(await historyOf(id), ['PENDING', 'ASSIGNED']);
   });
 
   test('rides: arrive, start, complete and cancel replay their stored answers; keys are per account', async () => {
     const at = nextArea();
     const driver = await driverAt(at.lat, at.lng, 'CAR');
-    const ride = (await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: at, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }))).json();
+    const ride = (
+      await post(
+        t,
+        '/api/rides',
+        customer.headers,
+        rideBody(customer.countryId, { pickupLocation: at, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }),
+      )
+    ).json();
     assert.equal((await post(t, `/api/rides/${ride.id}/accept`, keyed(driver, 'R0'))).statusCode, 200);
     const arrive = await post(t, `/api/rides/${ride.id}/arrive`, keyed(driver, 'R1'));
     const start = await post(t, `/api/rides/${ride.id}/start`, keyed(driver, 'R2'));
     const complete = await post(t, `/api/rides/${ride.id}/complete`, keyed(driver, 'R3'));
     assert.equal(complete.json().status, 'COMPLETED');
-    for (const [step, key, first] of [['arrive', 'R1', arrive], ['start', 'R2', start], ['complete', 'R3', complete]] as const) {
+    for (const [step, key, first] of [
+      ['arrive', 'R1', arrive],
+      ['start', 'R2', start],
+      ['complete', 'R3', complete],
+    ] as const) {
       const again = await post(t, `/api/rides/${ride.id}/${step}`, keyed(driver, key));
       assert.equal(again.statusCode, 200, `${step}: ${again.body}`);
       assert.equal(again.headers['idempotent-replayed'], 'true');
       assert.deepEqual(again.json(), first.json());
     }
     // The customer's own key 'R1' is another key: its cancel runs (and fails: the ride is over).
-    assert.equal((await post(t, `/api/rides/${ride.id}/cancel`, keyed(customer, 'R1'))).json().code, 'INVALID_STATUS_TRANSITION');
+    assert.equal(
+      (await post(t, `/api/rides/${ride.id}/cancel`, keyed(customer, 'R1'))).json().code,
+      'INVALID_STATUS_TRANSITION',
+    );
 
-    const other = (await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: at, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }))).json();
+    const other = (
+      await post(
+        t,
+        '/api/rides',
+        customer.headers,
+        rideBody(customer.countryId, { pickupLocation: at, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }),
+      )
+    ).json();
     const cancel = await post(t, `/api/rides/${other.id}/cancel`, keyed(customer, 'C1'), { reason: 'Plans changed' });
     assert.equal(cancel.json().status, 'CANCELLED');
-    const cancelAgain = await post(t, `/api/rides/${other.id}/cancel`, keyed(customer, 'C1'), { reason: 'Plans changed' });
+    const cancelAgain = await post(t, `/api/rides/${other.id}/cancel`, keyed(customer, 'C1'), {
+      reason: 'Plans changed',
+    });
     assert.equal(cancelAgain.headers['idempotent-replayed'], 'true');
     assert.deepEqual(cancelAgain.json(), cancel.json());
   });
@@ -148,16 +220,22 @@ describe('Idempotency-Key on job steps', () => {
     assert.deepEqual(releasedAgain.json(), released.json());
     const cancelled = await post(t, `/api/packages/${id}/cancel`, keyed(business, 'can'), { reason: 'Not needed' });
     assert.equal(cancelled.json().status, 'CANCELLED');
-    const cancelledAgain = await post(t, `/api/packages/${id}/cancel`, keyed(business, 'can'), { reason: 'Not needed' });
+    const cancelledAgain = await post(t, `/api/packages/${id}/cancel`, keyed(business, 'can'), {
+      reason: 'Not needed',
+    });
     assert.equal(cancelledAgain.headers['idempotent-replayed'], 'true');
     assert.deepEqual(cancelledAgain.json(), cancelled.json());
 
     const next = await acceptedPackage();
     await post(t, `/api/packages/${next.id}/pickup`, next.driver.headers);
     await post(t, `/api/packages/${next.id}/start`, next.driver.headers);
-    const delivered = await post(t, `/api/packages/${next.id}/deliver`, keyed(next.driver, 'D'), { recipientName: 'Otieno' });
+    const delivered = await post(t, `/api/packages/${next.id}/deliver`, keyed(next.driver, 'D'), {
+      recipientName: 'Otieno',
+    });
     assert.equal(delivered.json().status, 'DELIVERED', delivered.body);
-    const deliveredAgain = await post(t, `/api/packages/${next.id}/deliver`, keyed(next.driver, 'D'), { recipientName: 'Otieno' });
+    const deliveredAgain = await post(t, `/api/packages/${next.id}/deliver`, keyed(next.driver, 'D'), {
+      recipientName: 'Otieno',
+    });
     assert.equal(deliveredAgain.statusCode, 200, deliveredAgain.body);
     assert.deepEqual(deliveredAgain.json(), delivered.json());
 
@@ -168,7 +246,10 @@ describe('Idempotency-Key on job steps', () => {
     assert.equal(tipAgain.statusCode, 201, tipAgain.body);
     assert.equal(tipAgain.headers['idempotent-replayed'], 'true');
     assert.deepEqual(tipAgain.json(), tip.json());
-    assert.equal((await post(t, `/api/packages/${next.id}/tip`, keyed(business, 'tip'), { amount: 11 })).statusCode, 422);
+    assert.equal(
+      (await post(t, `/api/packages/${next.id}/tip`, keyed(business, 'tip'), { amount: 11 })).statusCode,
+      422,
+    );
   });
 
   test('offers: a replayed accept or decline gets its stored answer', async () => {
@@ -183,7 +264,12 @@ describe('Idempotency-Key on job steps', () => {
     const at = nextArea();
     const near = await driverAt(at.lat + 0.004, at.lng);
     const far = await driverAt(at.lat + 0.02, at.lng);
-    await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }));
+    await post(
+      t,
+      '/api/packages',
+      business.headers,
+      packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }),
+    );
     const first = await offerOf(near);
     assert.equal((await post(t, `/api/offers/${first.id}/decline`, keyed(near, 'no'))).statusCode, 204);
     const declinedAgain = await post(t, `/api/offers/${first.id}/decline`, keyed(near, 'no'));
@@ -223,7 +309,7 @@ describe('Idempotency-Key on job steps: what a key costs in statements', () => {
     return statements;
   };
 
-  test('a keyed step costs two statements more than the same step without a key (the claim, and its completion in the step\'s transaction); a replay two', async () => {
+  test("a keyed step costs two statements more than the same step without a key (the claim, and its completion in the step's transaction); a replay two", async () => {
     const business = await createUser(t, { role: 'BUSINESS' });
     // A package picked up by a driver of its own (a driver has one active job), its session warm.
     const pickedUp = async () => {
@@ -236,8 +322,12 @@ describe('Idempotency-Key on job steps: what a key costs in statements', () => {
     };
     const [a, b] = [await pickedUp(), await pickedUp()];
     const plain = await counted(() => post(t, `/api/packages/${a.id}/start`, a.driver.headers));
-    const keyed = await counted(() => post(t, `/api/packages/${b.id}/start`, { ...b.driver.headers, 'idempotency-key': 'count-me' }));
-    const replay = await counted(() => post(t, `/api/packages/${b.id}/start`, { ...b.driver.headers, 'idempotency-key': 'count-me' }));
+    const keyed = await counted(() =>
+      post(t, `/api/packages/${b.id}/start`, { ...b.driver.headers, 'idempotency-key': 'count-me' }),
+    );
+    const replay = await counted(() =>
+      post(t, `/api/packages/${b.id}/start`, { ...b.driver.headers, 'idempotency-key': 'count-me' }),
+    );
     assert.equal(keyed - plain, 2, `without a key ${plain}, with one ${keyed}`);
     assert.equal(replay, 2, `a replay: ${replay}`);
   });

@@ -26,7 +26,18 @@ async function user(role: 'DRIVER' | 'BUSINESS'): Promise<string> {
   const id = randomUUID();
   await t.db
     .insertInto('users')
-    .values({ id, email: `${id}@example.com`, phone: `+2547${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`, password_hash: 'x', first_name: 'P', last_name: role, role, status: 'ACTIVE', status_reason: null, country_id: null })
+    .values({
+      id,
+      email: `${id}@example.com`,
+      phone: `+2547${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`,
+      password_hash: 'x',
+      first_name: 'P',
+      last_name: role,
+      role,
+      status: 'ACTIVE',
+      status_reason: null,
+      country_id: null,
+    })
     .execute();
   return id;
 }
@@ -53,7 +64,8 @@ function accountReads(plan: unknown): string[] {
   return found;
 }
 
-const literal = (value: unknown) => `'${(value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : JSON.stringify(value)).replaceAll("'", "''")}'`;
+const literal = (value: unknown) =>
+  `'${(value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : JSON.stringify(value)).replaceAll("'", "''")}'`;
 
 test("a posting's generic plan reads ledger_accounts only through its primary key, with 3,000 accounts", async () => {
   // 3,000 operator accounts: 600 currencies × 5 purposes (no party rows needed), opened over time
@@ -63,16 +75,35 @@ test("a posting's generic plan reads ledger_accounts only through its primary ke
     select gen_random_uuid(), k.kind, null, chr(65 + i / 676) || chr(65 + (i / 26) % 26) || chr(65 + i % 26),
       now() - interval '2 hours' + i * interval '1 second', now()
     from generate_series(1000, 1599) i
-    cross join (values ('OPERATOR_COMMISSION'), ('OPERATOR_BOOKING_FEES'), ('OPERATOR_CASH'), ('OPERATOR_BANK'), ('PAYOUTS_CLEARING')) k(kind)`.execute(t.db);
+    cross join (values ('OPERATOR_COMMISSION'), ('OPERATOR_BOOKING_FEES'), ('OPERATOR_CASH'), ('OPERATOR_BANK'), ('PAYOUTS_CLEARING')) k(kind)`.execute(
+    t.db,
+  );
   const ledger = new LedgerService({ db: t.db, clock: new ManualClock(new Date('2026-01-05T10:00:00Z')) });
   const [driver, business] = [await user('DRIVER'), await user('BUSINESS')];
   const completion = (paymentMethod: 'CASH' | 'ACCOUNT') =>
-    jobCompletedEntries({ driverId: driver, payer: { kind: 'BUSINESS', partyId: business }, paymentMethod, amount: 17430, bookingFee: 1000, commissionRate: 2000 });
-  await ledger.post(t.db, { sourceKey: `job:PACKAGE:${randomUUID()}:completed`, currency: 'KES', entries: completion('CASH') });
+    jobCompletedEntries({
+      driverId: driver,
+      payer: { kind: 'BUSINESS', partyId: business },
+      paymentMethod,
+      amount: 17430,
+      bookingFee: 1000,
+      commissionRate: 2000,
+    });
+  await ledger.post(t.db, {
+    sourceKey: `job:PACKAGE:${randomUUID()}:completed`,
+    currency: 'KES',
+    entries: completion('CASH'),
+  });
   await sql`analyze ledger_accounts`.execute(t.db);
 
   captured.length = 0;
-  await t.db.transaction().execute((trx) => ledger.post(trx, { sourceKey: `job:PACKAGE:${randomUUID()}:completed`, currency: 'KES', entries: completion('ACCOUNT') }));
+  await t.db.transaction().execute((trx) =>
+    ledger.post(trx, {
+      sourceKey: `job:PACKAGE:${randomUUID()}:completed`,
+      currency: 'KES',
+      entries: completion('ACCOUNT'),
+    }),
+  );
   const posting = captured.find((q) => q.sql.includes('insert into ledger_transactions'));
   assert.ok(posting, 'the posting statement was run');
 
@@ -81,13 +112,21 @@ test("a posting's generic plan reads ledger_accounts only through its primary ke
     await sql.raw(`prepare posting as ${text}`).execute(conn);
     await sql`set plan_cache_mode = force_generic_plan`.execute(conn);
     try {
-      const explained = await sql.raw<{ 'QUERY PLAN': unknown }>(`explain (format json) execute posting(${posting.parameters.map(literal).join(', ')})`).execute(conn);
+      const explained = await sql
+        .raw<{ 'QUERY PLAN': unknown }>(
+          `explain (format json) execute posting(${posting.parameters.map(literal).join(', ')})`,
+        )
+        .execute(conn);
       const plan = explained.rows[0]!['QUERY PLAN'];
       const json = typeof plan === 'string' ? JSON.parse(plan) : plan;
       const reads = accountReads(json);
       // The lock, the balance update's rows and the existence check: at least three reads, each by key.
       assert.ok(reads.length >= 3, `ledger_accounts read ${reads.length} times: ${reads.join(', ')}`);
-      assert.deepEqual(reads.filter((index) => index !== 'ledger_accounts_pkey'), [], `every read of ledger_accounts goes through its primary key (${reads.join(', ')})`);
+      assert.deepEqual(
+        reads.filter((index) => index !== 'ledger_accounts_pkey'),
+        [],
+        `every read of ledger_accounts goes through its primary key (${reads.join(', ')})`,
+      );
     } finally {
       await sql`reset plan_cache_mode`.execute(conn);
       await sql`deallocate posting`.execute(conn);

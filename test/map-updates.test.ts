@@ -10,7 +10,10 @@ const driver = (id: string, lat: number, lng = 36.8, label = id): MapPoint => ({
 test('a new list queues what was added, moved, relabelled or removed, and nothing else', () => {
   const pending = new PendingChanges();
   pending.set([driver('a', 1), driver('b', 2), driver('c', 3)]);
-  assert.deepEqual(pending.take(10).map(([id]) => id), ['a', 'b', 'c']);
+  assert.deepEqual(
+    pending.take(10).map(([id]) => id),
+    ['a', 'b', 'c'],
+  );
   pending.set([driver('a', 1), driver('b', 2.5), driver('c', 3, 36.8, 'c · on a job')]);
   assert.deepEqual(pending.take(10), [
     ['b', driver('b', 2.5)],
@@ -25,7 +28,10 @@ test('a new list queues what was added, moved, relabelled or removed, and nothin
 test('a marker that changes again before its turn waits once, in its place, with the newest value', () => {
   const pending = new PendingChanges();
   pending.set([driver('a', 1), driver('b', 2), driver('c', 3)]);
-  assert.deepEqual(pending.take(1).map(([id]) => id), ['a']);
+  assert.deepEqual(
+    pending.take(1).map(([id]) => id),
+    ['a'],
+  );
   pending.set([driver('a', 1.1), driver('b', 2.1), driver('c', 3.1)]);
   pending.set([driver('a', 1.2), driver('b', 2.2)]);
   assert.equal(pending.size, 3);

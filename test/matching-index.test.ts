@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { OrderType, VehicleType } from '../src/db/schema.js';
-import { DriverIndex, distanceMeters, newerPosition, type DriverAttributes, type NearestQuery } from '../src/modules/matching/driver-index.js';
+import {
+  DriverIndex,
+  distanceMeters,
+  newerPosition,
+  type DriverAttributes,
+  type NearestQuery,
+} from '../src/modules/matching/driver-index.js';
 
 // A seeded PRNG so a failure can be replayed.
 function rng(seed: number) {
@@ -61,7 +67,15 @@ function compare(index: DriverIndex, all: string[], q: NearestQuery) {
 }
 
 /** Scatters drivers around a centre within `spreadDeg`, wrapping longitudes and clamping latitudes. */
-function scatter(index: DriverIndex, r: () => number, n: number, lat: number, lng: number, spreadDeg: number, now: number) {
+function scatter(
+  index: DriverIndex,
+  r: () => number,
+  n: number,
+  lat: number,
+  lng: number,
+  spreadDeg: number,
+  now: number,
+) {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const id = `${lat}:${lng}:${i}`;
@@ -115,19 +129,59 @@ describe('driver index against a brute-force reference', () => {
 
   test('a query across the antimeridian finds drivers on the other side', () => {
     const index = new DriverIndex();
-    const base = { firstName: 'A', vehicleType: 'CAR' as const, vehiclePlate: 'X', rating: null, countryId: 'c1', serviceTypes: ['RIDE' as const], active: true, online: true, busy: false };
+    const base = {
+      firstName: 'A',
+      vehicleType: 'CAR' as const,
+      vehiclePlate: 'X',
+      rating: null,
+      countryId: 'c1',
+      serviceTypes: ['RIDE' as const],
+      active: true,
+      online: true,
+      busy: false,
+    };
     index.upsert({ ...base, id: 'east' }, { lat: 0, lng: 179.999, heading: null, speed: null, at: now });
     index.upsert({ ...base, id: 'west' }, { lat: 0, lng: -179.998, heading: null, speed: null, at: now });
-    const found = index.nearest({ lat: 0, lng: -179.9995, radiusMeters: 1000, limit: 10, vehicleType: 'CAR', orderType: 'RIDE', staleBefore });
-    assert.deepEqual(found.map((f) => f.driver.id), ['west', 'east']);
+    const found = index.nearest({
+      lat: 0,
+      lng: -179.9995,
+      radiusMeters: 1000,
+      limit: 10,
+      vehicleType: 'CAR',
+      orderType: 'RIDE',
+      staleBefore,
+    });
+    assert.deepEqual(
+      found.map((f) => f.driver.id),
+      ['west', 'east'],
+    );
     assert.ok(found[1].distanceMeters < 200, 'the distance is measured across the line, not around the globe');
   });
 
   test('at the pole every longitude is close', () => {
     const index = new DriverIndex();
-    const base = { firstName: 'A', vehicleType: 'BIKE' as const, vehiclePlate: 'X', rating: null, countryId: null, serviceTypes: ['RIDE' as const], active: true, online: true, busy: false };
-    for (const lng of [-170, -90, 0, 90, 179]) index.upsert({ ...base, id: `p${lng}` }, { lat: 89.99, lng, heading: null, speed: null, at: now });
-    const found = index.nearest({ lat: 90, lng: 0, radiusMeters: 2000, limit: 10, vehicleType: 'BIKE', orderType: 'RIDE', staleBefore });
+    const base = {
+      firstName: 'A',
+      vehicleType: 'BIKE' as const,
+      vehiclePlate: 'X',
+      rating: null,
+      countryId: null,
+      serviceTypes: ['RIDE' as const],
+      active: true,
+      online: true,
+      busy: false,
+    };
+    for (const lng of [-170, -90, 0, 90, 179])
+      index.upsert({ ...base, id: `p${lng}` }, { lat: 89.99, lng, heading: null, speed: null, at: now });
+    const found = index.nearest({
+      lat: 90,
+      lng: 0,
+      radiusMeters: 2000,
+      limit: 10,
+      vehicleType: 'BIKE',
+      orderType: 'RIDE',
+      staleBefore,
+    });
     assert.equal(found.length, 5);
     for (const f of found) assert.ok(Math.abs(f.distanceMeters - 1112) < 2);
   });
@@ -144,7 +198,13 @@ describe('driver index against a brute-force reference', () => {
         if (!rec) continue;
         const p = rec.position ?? { lat: 51.5, lng: -0.12, heading: null, speed: null, at: now };
         // Moves of up to ~3 km cross cell edges often.
-        index.setPosition(id, { lat: p.lat + (r() - 0.5) * 0.05, lng: p.lng + (r() - 0.5) * 0.05, heading: 90, speed: 10, at: p.at + 1 });
+        index.setPosition(id, {
+          lat: p.lat + (r() - 0.5) * 0.05,
+          lng: p.lng + (r() - 0.5) * 0.05,
+          heading: 90,
+          speed: 10,
+          at: p.at + 1,
+        });
       } else if (action < 0.7) index.setOnline(id, r() > 0.3);
       else if (action < 0.8) index.setBusy(id, r() < 0.3);
       else if (action < 0.85) index.setActive(id, r() > 0.2);
@@ -171,11 +231,30 @@ describe('driver index against a brute-force reference', () => {
 
   test('an older position is ignored; a stale one is not matched', () => {
     const index = new DriverIndex();
-    const base = { id: 'd', firstName: 'A', vehicleType: 'VAN' as const, vehiclePlate: 'X', rating: 4.5, countryId: 'c1', serviceTypes: ['PACKAGE_DELIVERY' as const], active: true, online: true, busy: false };
+    const base = {
+      id: 'd',
+      firstName: 'A',
+      vehicleType: 'VAN' as const,
+      vehiclePlate: 'X',
+      rating: 4.5,
+      countryId: 'c1',
+      serviceTypes: ['PACKAGE_DELIVERY' as const],
+      active: true,
+      online: true,
+      busy: false,
+    };
     index.upsert(base, { lat: 1, lng: 1, heading: null, speed: null, at: now });
     assert.equal(index.setPosition('d', { lat: 2, lng: 2, heading: null, speed: null, at: now - 1 }), false);
     assert.equal(index.get('d')!.position!.lat, 1);
-    const q: NearestQuery = { lat: 1, lng: 1, radiusMeters: 100, limit: 5, vehicleType: 'VAN', orderType: 'PACKAGE_DELIVERY', staleBefore: now - 1 };
+    const q: NearestQuery = {
+      lat: 1,
+      lng: 1,
+      radiusMeters: 100,
+      limit: 5,
+      vehicleType: 'VAN',
+      orderType: 'PACKAGE_DELIVERY',
+      staleBefore: now - 1,
+    };
     assert.equal(index.nearest(q).length, 1);
     assert.equal(index.nearest({ ...q, staleBefore: now }).length, 0);
     assert.equal(index.nearest({ ...q, orderType: 'RIDE' }).length, 0);
@@ -203,22 +282,48 @@ describe('driver index against a brute-force reference', () => {
     });
     assert.ok(stale.length > 100, `some placed drivers are stale (${stale.length})`);
     assert.equal(index.evictStale(staleBefore), stale.length);
-    assert.ok(stale.every((id) => index.get(id)!.cell === -1), 'out of the grid, still known');
-    assert.deepEqual(queries.map((q) => compare(index, ids, q)), before);
+    assert.ok(
+      stale.every((id) => index.get(id)!.cell === -1),
+      'out of the grid, still known',
+    );
+    assert.deepEqual(
+      queries.map((q) => compare(index, ids, q)),
+      before,
+    );
     assert.equal(index.evictStale(staleBefore), 0);
 
     // A stale driver that reports again is matched again.
     const back = stale.find((id) => index.get(id)!.active && index.get(id)!.online && !index.get(id)!.busy)!;
     const rec = index.get(back)!;
     index.setPosition(back, { lat: 5, lng: 5, heading: null, speed: null, at: now });
-    const found = index.nearest({ lat: 5, lng: 5, radiusMeters: 10, limit: 1, vehicleType: rec.vehicleType, orderType: rec.serviceTypes[0], staleBefore });
-    assert.deepEqual(found.map((f) => f.driver.id), [back]);
+    const found = index.nearest({
+      lat: 5,
+      lng: 5,
+      radiusMeters: 10,
+      limit: 1,
+      vehicleType: rec.vehicleType,
+      orderType: rec.serviceTypes[0],
+      staleBefore,
+    });
+    assert.deepEqual(
+      found.map((f) => f.driver.id),
+      [back],
+    );
   });
 });
 
 test('records share one service list per set of services, in a fixed order, and follow a change', () => {
   const index = new DriverIndex();
-  const base = { firstName: 'A', vehicleType: 'CAR' as const, vehiclePlate: 'X', rating: null, countryId: 'c1', active: true, online: true, busy: false };
+  const base = {
+    firstName: 'A',
+    vehicleType: 'CAR' as const,
+    vehiclePlate: 'X',
+    rating: null,
+    countryId: 'c1',
+    active: true,
+    online: true,
+    busy: false,
+  };
   const a = index.upsert({ ...base, id: 'a', serviceTypes: ['PACKAGE_DELIVERY', 'RIDE'] });
   const b = index.upsert({ ...base, id: 'b', serviceTypes: ['RIDE', 'PACKAGE_DELIVERY'] });
   assert.deepEqual(a.serviceTypes, ['RIDE', 'PACKAGE_DELIVERY']);
@@ -242,8 +347,20 @@ test('newerPosition: the newer of the live position and the stored copy', () => 
   const stored = { last_lat: 2, last_lng: 2, last_heading: null, last_speed: null, last_location_at: new Date(1_000) };
   const none = { last_lat: null, last_lng: null, last_heading: null, last_speed: null, last_location_at: null };
   assert.equal(newerPosition(live, stored), live);
-  assert.deepEqual(newerPosition({ ...live, at: 500 }, stored), { lat: 2, lng: 2, heading: null, speed: null, at: 1_000 });
-  assert.deepEqual(newerPosition(undefined, { ...stored, last_location_at: '1970-01-01T00:00:01.000Z' }), { lat: 2, lng: 2, heading: null, speed: null, at: 1_000 });
+  assert.deepEqual(newerPosition({ ...live, at: 500 }, stored), {
+    lat: 2,
+    lng: 2,
+    heading: null,
+    speed: null,
+    at: 1_000,
+  });
+  assert.deepEqual(newerPosition(undefined, { ...stored, last_location_at: '1970-01-01T00:00:01.000Z' }), {
+    lat: 2,
+    lng: 2,
+    heading: null,
+    speed: null,
+    at: 1_000,
+  });
   assert.equal(newerPosition(live, none), live);
   assert.equal(newerPosition(null, none), null);
 });

@@ -29,18 +29,55 @@ const at = (lat: number, lng: number): Position => ({ lat, lng, heading: null, s
 function seeded() {
   const index = new DriverIndex();
   const drivers = [
-    { id: '00000000-0000-4000-8000-000000000001', firstName: 'Zoë "Z" O\'Neil', vehiclePlate: 'KB\\1 <x>', rating: 4.75, p: at(-1.2921, 36.8219) },
-    { id: '00000000-0000-4000-8000-000000000002', firstName: 'Ann\n\u2028Tab\t', vehiclePlate: '', rating: null, p: at(-1.30000000000001, 36.81234567890123) },
-    { id: '00000000-0000-4000-8000-000000000003', firstName: '😀 emoji', vehiclePlate: 'KC 3', rating: 5, p: at(-1.2850000001, 36.8300000001) },
+    {
+      id: '00000000-0000-4000-8000-000000000001',
+      firstName: 'Zoë "Z" O\'Neil',
+      vehiclePlate: 'KB\\1 <x>',
+      rating: 4.75,
+      p: at(-1.2921, 36.8219),
+    },
+    {
+      id: '00000000-0000-4000-8000-000000000002',
+      firstName: 'Ann\n\u2028Tab\t',
+      vehiclePlate: '',
+      rating: null,
+      p: at(-1.30000000000001, 36.81234567890123),
+    },
+    {
+      id: '00000000-0000-4000-8000-000000000003',
+      firstName: '😀 emoji',
+      vehiclePlate: 'KC 3',
+      rating: 5,
+      p: at(-1.2850000001, 36.8300000001),
+    },
   ];
   for (const d of drivers) {
     index.upsert(
-      { id: d.id, firstName: d.firstName, vehicleType: 'CAR', vehiclePlate: d.vehiclePlate, rating: d.rating, countryId: null, serviceTypes: ['RIDE'], active: true, online: true, busy: false },
+      {
+        id: d.id,
+        firstName: d.firstName,
+        vehicleType: 'CAR',
+        vehiclePlate: d.vehiclePlate,
+        rating: d.rating,
+        countryId: null,
+        serviceTypes: ['RIDE'],
+        active: true,
+        online: true,
+        busy: false,
+      },
       d.p,
     );
   }
   const find = (radiusMeters: number) =>
-    index.nearest({ lat: -1.29, lng: 36.82, radiusMeters, limit: 10, vehicleType: 'CAR', orderType: 'RIDE', staleBefore: 0 });
+    index.nearest({
+      lat: -1.29,
+      lng: 36.82,
+      radiusMeters,
+      limit: 10,
+      vehicleType: 'CAR',
+      orderType: 'RIDE',
+      staleBefore: 0,
+    });
   return { index, drivers, find };
 }
 
@@ -70,7 +107,18 @@ test('find-drivers text follows a driver changed in place and a new position', (
   };
   const before = render();
   // The index updates a record in place: each field the text holds must follow it, one at a time.
-  const base = { id: drivers[0].id, firstName: drivers[0].firstName, vehicleType: 'CAR' as const, vehiclePlate: drivers[0].vehiclePlate, rating: drivers[0].rating, countryId: null, serviceTypes: ['RIDE' as const], active: true, online: true, busy: false };
+  const base = {
+    id: drivers[0].id,
+    firstName: drivers[0].firstName,
+    vehicleType: 'CAR' as const,
+    vehiclePlate: drivers[0].vehiclePlate,
+    rating: drivers[0].rating,
+    countryId: null,
+    serviceTypes: ['RIDE' as const],
+    active: true,
+    online: true,
+    busy: false,
+  };
   for (const change of [{ firstName: 'Renamed' }, { vehiclePlate: 'NEW 1' }, { rating: 3.5 }, { rating: null }]) {
     Object.assign(base, change);
     index.upsert(base, null);

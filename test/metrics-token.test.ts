@@ -13,7 +13,11 @@ const PRODUCTION = {
   SMS_HTTP_URL: 'http://127.0.0.1:9/sms',
 };
 
-const warnings = (t: TestApp) => t.logLines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((l) => l.level === 40).map((l) => l.msg);
+const warnings = (t: TestApp) =>
+  t.logLines
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+    .filter((l) => l.level === 40)
+    .map((l) => l.msg);
 
 describe('metrics token', () => {
   let t: TestApp;
@@ -51,8 +55,15 @@ describe('metrics token', () => {
   test('production warns at start when METRICS_TOKEN is unset, and not when it is set', async () => {
     const open = await buildTestApp({ env: PRODUCTION });
     try {
-      assert.deepEqual(warnings(open).filter((m) => m === WARNING), [WARNING]);
-      assert.equal((await open.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 200, 'unset: open, as before');
+      assert.deepEqual(
+        warnings(open).filter((m) => m === WARNING),
+        [WARNING],
+      );
+      assert.equal(
+        (await open.app.inject({ method: 'GET', url: '/metrics' })).statusCode,
+        200,
+        'unset: open, as before',
+      );
     } finally {
       await open.close();
     }

@@ -34,19 +34,43 @@ describe('PKR and IQD in the console and the invoice PDF', { skip }, () => {
     const now = new Date();
     t = await buildSmsTestApp({ clock: new ManualClock(now) });
     const admin = await createUser(t, { role: 'ADMIN' });
-    for (const [code, name, currency, dialCode] of [['PK', 'Pakistan', 'PKR', '+92'], ['IQ', 'Iraq', 'IQD', '+964']] as const) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/admin/countries', headers: admin.headers, payload: { code, name, currency, dialCode } });
+    for (const [code, name, currency, dialCode] of [
+      ['PK', 'Pakistan', 'PKR', '+92'],
+      ['IQ', 'Iraq', 'IQD', '+964'],
+    ] as const) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/admin/countries',
+        headers: admin.headers,
+        payload: { code, name, currency, dialCode },
+      });
       assert.equal(res.statusCode, 201, res.body);
-      businesses[currency] = await createUser(t, { role: 'BUSINESS', countryCode: code, businessName: `${name} Traders` });
+      businesses[currency] = await createUser(t, {
+        role: 'BUSINESS',
+        countryCode: code,
+        businessName: `${name} Traders`,
+      });
       const driver = await createUser(t, { role: 'DRIVER', countryCode: code });
       // Last month: 12,345.67 PKR and 1,234.567 IQD of deliveries on account.
       t.clock.set(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 10, 9)));
-      const entries = jobCompletedEntries({ driverId: driver.id, payer: { kind: 'BUSINESS', partyId: businesses[currency].id }, paymentMethod: 'ACCOUNT', amount: 1_234_567, bookingFee: 0, commissionRate: 2000 });
+      const entries = jobCompletedEntries({
+        driverId: driver.id,
+        payer: { kind: 'BUSINESS', partyId: businesses[currency].id },
+        paymentMethod: 'ACCOUNT',
+        amount: 1_234_567,
+        bookingFee: 0,
+        commissionRate: 2000,
+      });
       await t.services.ledger.post(t.db, { sourceKey: `job:PACKAGE:${randomUUID()}:completed`, currency, entries });
       t.clock.set(now);
     }
     const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 7);
-    const issued = await t.app.inject({ method: 'POST', url: '/api/admin/invoices/run', headers: admin.headers, payload: { month: lastMonth } });
+    const issued = await t.app.inject({
+      method: 'POST',
+      url: '/api/admin/invoices/run',
+      headers: admin.headers,
+      payload: { month: lastMonth },
+    });
     assert.equal(issued.json().created, 2, issued.body);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await launchChromium();
@@ -77,20 +101,34 @@ describe('PKR and IQD in the console and the invoice PDF', { skip }, () => {
   }
 
   test('GET /countries gives PKR 2 and IQD 3 minor units', async () => {
-    const { items } = (await t.app.inject({ method: 'GET', url: '/api/countries' })).json() as { items: { currency: string; minorUnits: number }[] };
+    const { items } = (await t.app.inject({ method: 'GET', url: '/api/countries' })).json() as {
+      items: { currency: string; minorUnits: number }[];
+    };
     assert.deepEqual(
       items.filter((c) => c.currency === 'PKR' || c.currency === 'IQD').map((c) => [c.currency, c.minorUnits]),
-      [['IQD', 3], ['PKR', 2]],
+      [
+        ['IQD', 3],
+        ['PKR', 2],
+      ],
     );
   });
 
-  for (const [currency, shown] of [['PKR', 'PKR 12,345.67'], ['IQD', 'IQD 1,234.567']] as const) {
+  for (const [currency, shown] of [
+    ['PKR', 'PKR 12,345.67'],
+    ['IQD', 'IQD 1,234.567'],
+  ] as const) {
     test(`the ${currency} business's invoice: the console's amount due is the PDF's (${shown})`, async () => {
       const business = businesses[currency];
-      const { items } = (await t.app.inject({ method: 'GET', url: '/api/businesses/me/invoices', headers: business.headers })).json();
+      const { items } = (
+        await t.app.inject({ method: 'GET', url: '/api/businesses/me/invoices', headers: business.headers })
+      ).json();
       assert.equal(items.length, 1);
       assert.deepEqual([items[0].currency, items[0].amountDue], [currency, 1_234_567]);
-      const pdf = await t.app.inject({ method: 'GET', url: `/api/businesses/me/invoices/${items[0].id}`, headers: { ...business.headers, accept: 'application/pdf' } });
+      const pdf = await t.app.inject({
+        method: 'GET',
+        url: `/api/businesses/me/invoices/${items[0].id}`,
+        headers: { ...business.headers, accept: 'application/pdf' },
+      });
       const file = join(dir, `${currency}.pdf`);
       await writeFile(file, pdf.rawPayload);
       const { stdout: text } = await run('pdftotext', ['-layout', file, '-']);

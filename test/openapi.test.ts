@@ -19,7 +19,9 @@ describe('OpenAPI document', () => {
   after(async () => t.close());
 
   const operations = () =>
-    Object.entries<any>(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })));
+    Object.entries<any>(doc.paths).flatMap(([path, item]) =>
+      METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })),
+    );
 
   test('every operation has a unique operationId, a summary and declared tags', () => {
     const declared = new Set(doc.tags.map((tag: { name: string }) => tag.name));
@@ -44,7 +46,8 @@ describe('OpenAPI document', () => {
       if (!path.startsWith('/api/')) continue;
       const limited = op.responses['429'];
       assert.ok(limited, `${where}: 429`);
-      for (const header of ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) assert.ok(limited.headers[header], `${where}: 429 ${header}`);
+      for (const header of ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'])
+        assert.ok(limited.headers[header], `${where}: 429 ${header}`);
       if (op.security.length) assert.ok(op.responses['401'], `${where}: 401`);
     }
     assert.deepEqual(doc.paths['/api/auth/login'].post.security, []);
@@ -57,7 +60,13 @@ describe('OpenAPI document', () => {
     const walk = (schema: any, where: string) => {
       if (!schema || typeof schema !== 'object') return;
       const types = [schema.type].flat();
-      if (types.includes('string') && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined) unbounded.push(where);
+      if (
+        types.includes('string') &&
+        schema.maxLength === undefined &&
+        schema.enum === undefined &&
+        schema.const === undefined
+      )
+        unbounded.push(where);
       for (const [key, value] of Object.entries(schema)) walk(value, `${where}.${key}`);
     };
     for (const { path, method, op } of operations()) {
@@ -73,6 +82,9 @@ describe('OpenAPI document', () => {
 
   test("the web console's generated API types are those of this document", async () => {
     // A boolean, not assert.equal: the test runner's diff of two 16,000-line texts takes it many minutes.
-    assert.ok(readFileSync(SCHEMA_FILE, 'utf8') === (await generateWebTypes()), 'web/src/shared/api/schema.d.ts is out of date: run npm run web:types');
+    assert.ok(
+      readFileSync(SCHEMA_FILE, 'utf8') === (await generateWebTypes()),
+      'web/src/shared/api/schema.d.ts is out of date: run npm run web:types',
+    );
   });
 });

@@ -8,14 +8,33 @@ import { createUser, type TestUser } from './helpers/factories.js';
 
 const KNOT = 1852 / 3600;
 
-async function makeKey(t: TestApp, driver: TestUser, name?: string): Promise<{ id: string; key: string; name: string; createdAt: string }> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/drivers/me/device-keys', headers: driver.headers, payload: name === undefined ? {} : { name } });
+async function makeKey(
+  t: TestApp,
+  driver: TestUser,
+  name?: string,
+): Promise<{ id: string; key: string; name: string; createdAt: string }> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/drivers/me/device-keys',
+    headers: driver.headers,
+    payload: name === undefined ? {} : { name },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return res.json();
 }
 
-const osmand = (t: TestApp, query: string, init: { method?: 'GET' | 'POST'; payload?: string; headers?: Record<string, string>; ip?: string } = {}) =>
-  t.app.inject({ method: init.method ?? 'GET', url: `/api/positions/osmand?${query}`, payload: init.payload, headers: init.headers, remoteAddress: init.ip });
+const osmand = (
+  t: TestApp,
+  query: string,
+  init: { method?: 'GET' | 'POST'; payload?: string; headers?: Record<string, string>; ip?: string } = {},
+) =>
+  t.app.inject({
+    method: init.method ?? 'GET',
+    url: `/api/positions/osmand?${query}`,
+    payload: init.payload,
+    headers: init.headers,
+    remoteAddress: init.ip,
+  });
 
 describe('Traccar Client positions (OsmAnd)', () => {
   let t: TestApp;
@@ -37,9 +56,19 @@ describe('Traccar Client positions (OsmAnd)', () => {
     const second = await makeKey(t, driver);
     assert.equal(second.name, 'Traccar Client');
     await makeKey(t, driver);
-    const fourth = await t.app.inject({ method: 'POST', url: '/api/drivers/me/device-keys', headers: driver.headers, payload: {} });
+    const fourth = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/device-keys',
+      headers: driver.headers,
+      payload: {},
+    });
     assert.equal(fourth.statusCode, 409);
-    assert.deepEqual(fourth.json(), { statusCode: 409, error: 'Conflict', code: 'DEVICE_KEY_LIMIT', message: 'At most 3 device keys per driver: revoke one first' });
+    assert.deepEqual(fourth.json(), {
+      statusCode: 409,
+      error: 'Conflict',
+      code: 'DEVICE_KEY_LIMIT',
+      message: 'At most 3 device keys per driver: revoke one first',
+    });
 
     const list = await t.app.inject({ method: 'GET', url: '/api/drivers/me/device-keys', headers: driver.headers });
     assert.equal(list.statusCode, 200);
@@ -49,19 +78,49 @@ describe('Traccar Client positions (OsmAnd)', () => {
 
     // Another driver's key is not found; the owner revokes it and may make another.
     const other = await createUser(t, { role: 'DRIVER' });
-    const foreign = await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${made.id}`, headers: other.headers });
+    const foreign = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/drivers/me/device-keys/${made.id}`,
+      headers: other.headers,
+    });
     assert.equal(foreign.statusCode, 404);
     assert.equal(foreign.json().code, 'DEVICE_KEY_NOT_FOUND');
-    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${made.id}`, headers: driver.headers })).statusCode, 204);
-    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${made.id}`, headers: driver.headers })).statusCode, 404);
+    assert.equal(
+      (await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${made.id}`, headers: driver.headers }))
+        .statusCode,
+      204,
+    );
+    assert.equal(
+      (await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${made.id}`, headers: driver.headers }))
+        .statusCode,
+      404,
+    );
     await makeKey(t, driver);
 
     // Not an approved driver: refused, like going online.
     const pending = await createUser(t, { role: 'DRIVER', status: 'PENDING_APPROVAL' });
-    assert.equal((await t.app.inject({ method: 'POST', url: '/api/drivers/me/device-keys', headers: pending.headers, payload: {} })).statusCode, 403);
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/device-keys',
+          headers: pending.headers,
+          payload: {},
+        })
+      ).statusCode,
+      403,
+    );
     const customer = await createUser(t, { role: 'CUSTOMER' });
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/drivers/me/device-keys', headers: customer.headers })).statusCode, 403);
-    const badName = await t.app.inject({ method: 'POST', url: '/api/drivers/me/device-keys', headers: driver.headers, payload: { name: 'x', role: 'ADMIN' } });
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/drivers/me/device-keys', headers: customer.headers })).statusCode,
+      403,
+    );
+    const badName = await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/device-keys',
+      headers: driver.headers,
+      payload: { name: 'x', role: 'ADMIN' },
+    });
     assert.equal(badName.statusCode, 400);
   });
 
@@ -69,7 +128,10 @@ describe('Traccar Client positions (OsmAnd)', () => {
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
     const { key } = await makeKey(t, driver);
     const ts = Math.floor(t.clock.nowMs() / 1000) - 5;
-    const res = await osmand(t, `id=${key}&lat=-1.2921&lon=36.8219&timestamp=${ts}&speed=10&bearing=90&accuracy=12&altitude=1600&batt=80`);
+    const res = await osmand(
+      t,
+      `id=${key}&lat=-1.2921&lon=36.8219&timestamp=${ts}&speed=10&bearing=90&accuracy=12&altitude=1600&batt=80`,
+    );
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.body, '');
     const p = positionOf(driver.id)!;
@@ -103,7 +165,15 @@ describe('Traccar Client positions (OsmAnd)', () => {
     const json = await t.app.inject({
       method: 'POST',
       url: '/api/positions/osmand',
-      payload: { device_id: key, location: { timestamp: at, coords: { latitude: 10.6, longitude: 20.6, speed: 4.5, heading: -1, accuracy: 8, altitude: 3 }, is_moving: true, battery: { level: 0.5 } } },
+      payload: {
+        device_id: key,
+        location: {
+          timestamp: at,
+          coords: { latitude: 10.6, longitude: 20.6, speed: 4.5, heading: -1, accuracy: 8, altitude: 3 },
+          is_moving: true,
+          battery: { level: 0.5 },
+        },
+      },
     });
     assert.equal(json.statusCode, 200, json.body);
     assert.equal(json.body, '');
@@ -116,7 +186,12 @@ describe('Traccar Client positions (OsmAnd)', () => {
     const { id, key } = await makeKey(t, driver);
     const unknown = await osmand(t, `id=dk_${'A'.repeat(32)}&lat=1&lon=1`);
     assert.equal(unknown.statusCode, 401);
-    assert.deepEqual(unknown.json(), { statusCode: 401, error: 'Unauthorized', code: 'INVALID_DEVICE_KEY', message: 'Unknown device key' });
+    assert.deepEqual(unknown.json(), {
+      statusCode: 401,
+      error: 'Unauthorized',
+      code: 'INVALID_DEVICE_KEY',
+      message: 'Unknown device key',
+    });
     assert.equal((await osmand(t, 'id=garbage&lat=1&lon=1')).statusCode, 401);
     assert.equal((await osmand(t, 'lat=1&lon=1')).json().code, 'MISSING_DEVICE_KEY');
 
@@ -132,12 +207,20 @@ describe('Traccar Client positions (OsmAnd)', () => {
       assert.equal(res.statusCode, 400, query);
       assert.equal(res.json().message, message, query);
     }
-    const badJson = await t.app.inject({ method: 'POST', url: '/api/positions/osmand', payload: { device_id: key, location: { coords: { latitude: 'x', longitude: 1 } } } });
+    const badJson = await t.app.inject({
+      method: 'POST',
+      url: '/api/positions/osmand',
+      payload: { device_id: key, location: { coords: { latitude: 'x', longitude: 1 } } },
+    });
     assert.equal(badJson.statusCode, 400);
     assert.equal(badJson.json().message, 'location.coords.latitude must be a number');
 
     assert.equal((await osmand(t, `id=${key}&lat=1&lon=1`)).statusCode, 200);
-    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${id}`, headers: driver.headers })).statusCode, 204);
+    assert.equal(
+      (await t.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${id}`, headers: driver.headers }))
+        .statusCode,
+      204,
+    );
     assert.equal((await osmand(t, `id=${key}&lat=1&lon=2`)).statusCode, 401);
     assert.equal(positionOf(driver.id)!.lng, 1);
 
@@ -151,7 +234,10 @@ describe('Traccar Client positions (OsmAnd)', () => {
   });
 
   test('limited per key (RATE_LIMIT_OSMAND), not per IP: outside the global limit', async () => {
-    const limitedApp = await buildTestApp({ database: t.database, env: { RATE_LIMIT_GLOBAL: '2/1m', RATE_LIMIT_OSMAND: '5/1m' } });
+    const limitedApp = await buildTestApp({
+      database: t.database,
+      env: { RATE_LIMIT_GLOBAL: '2/1m', RATE_LIMIT_OSMAND: '5/1m' },
+    });
     try {
       await limits(limitedApp);
     } finally {
@@ -162,7 +248,16 @@ describe('Traccar Client positions (OsmAnd)', () => {
   async function limits(t: TestApp) {
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
     // Made from another address: the global per-IP limit of 2 counts them.
-    const make = async () => (await t.app.inject({ method: 'POST', url: '/api/drivers/me/device-keys', headers: driver.headers, payload: {}, remoteAddress: '192.0.2.1' })).json();
+    const make = async () =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/device-keys',
+          headers: driver.headers,
+          payload: {},
+          remoteAddress: '192.0.2.1',
+        })
+      ).json();
     const a = await make();
     const b = await make();
     const ip = '203.0.113.9';
@@ -209,7 +304,10 @@ describe('Traccar Client positions (OsmAnd)', () => {
       const guess = await osmand(limited, `id=dk_${'H'.repeat(32)}&lat=1&lon=1`, { ip: nat });
       assert.equal(guess.statusCode, 429);
       // Until the global limit's 15-minute window ends (counted by the limiter in real time).
-      assert.ok(Number(guess.headers['retry-after']) > 850 && Number(guess.headers['retry-after']) <= 900, String(guess.headers['retry-after']));
+      assert.ok(
+        Number(guess.headers['retry-after']) > 850 && Number(guess.headers['retry-after']) <= 900,
+        String(guess.headers['retry-after']),
+      );
       assert.equal((await osmand(limited, `id=${used.key}&lat=1&lon=1`, { ip: nat })).statusCode, 200);
       // Its cached lookup lapses after 60 s: still served (a live key is resolved whatever its address's state).
       limited.clock.advance(65_000);
@@ -220,7 +318,16 @@ describe('Traccar Client positions (OsmAnd)', () => {
       assert.equal((await osmand(limited, `id=${fresh.key}&lat=1&lon=1`, { ip: nat })).statusCode, 200);
       assert.equal((await osmand(limited, `id=dk_${'J'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
       // Revoked: an unknown key like any other.
-      assert.equal((await limited.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${fresh.id}`, headers: driver.headers })).statusCode, 204);
+      assert.equal(
+        (
+          await limited.app.inject({
+            method: 'DELETE',
+            url: `/api/drivers/me/device-keys/${fresh.id}`,
+            headers: driver.headers,
+          })
+        ).statusCode,
+        204,
+      );
       assert.equal((await osmand(limited, `id=${fresh.key}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
     } finally {
       t.clock.advance(-65_000);
@@ -252,7 +359,10 @@ describe('Traccar Client positions (OsmAnd)', () => {
       await waitFor(() => positionOf(driver.id)?.lat === 5 && inbox.length === 1);
       assert.equal(inbox[0]!.message, 'message.lat must be <= 90');
       // Older than the WebSocket's: ignored (still 200), as an older report over the WebSocket would be.
-      assert.equal((await osmand(t, `id=${key}&lat=6&lon=6&timestamp=${Math.floor((now - 20_000) / 1000)}`)).statusCode, 200);
+      assert.equal(
+        (await osmand(t, `id=${key}&lat=6&lon=6&timestamp=${Math.floor((now - 20_000) / 1000)}`)).statusCode,
+        200,
+      );
       assert.equal(positionOf(driver.id)!.lat, 5);
       const wrong = await osmand(t, `id=${key}&lat=95&lon=5`);
       assert.equal(wrong.json().message, 'position.lat must be <= 90');
@@ -265,7 +375,11 @@ describe('Traccar Client positions (OsmAnd)', () => {
       );
       // The live map (answered from the live index) shows it.
       const admin = await createUser(t, { role: 'ADMIN' });
-      const live = await t.app.inject({ method: 'GET', url: `/api/admin/drivers/live?bbox=${encodeURIComponent('6,6,8,8')}`, headers: admin.headers });
+      const live = await t.app.inject({
+        method: 'GET',
+        url: `/api/admin/drivers/live?bbox=${encodeURIComponent('6,6,8,8')}`,
+        headers: admin.headers,
+      });
       assert.ok(live.json().drivers.some((d: { driverId: string }) => d.driverId === driver.id));
       ws.close();
     } finally {
@@ -282,10 +396,24 @@ describe('Traccar Client positions (OsmAnd)', () => {
     await osmand(t, `%69d=${key}&lat=1&lon=1`);
     await osmand(t, `id=${key}&lat=95&lon=1`);
     await osmand(t, `ID=${key}&lat=1&lon=1`);
-    await t.app.inject({ method: 'POST', url: '/api/positions/osmand', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `id=${key}&lat=1&lon=1` });
-    await t.app.inject({ method: 'POST', url: '/api/positions/osmand', payload: { device_id: key, location: { coords: { latitude: 1, longitude: 1 } } } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/positions/osmand',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `id=${key}&lat=1&lon=1`,
+    });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/positions/osmand',
+      payload: { device_id: key, location: { coords: { latitude: 1, longitude: 1 } } },
+    });
     await t.app.inject({ method: 'POST', url: `/api/positions/osmand/extra?id=${key}` });
-    await t.app.inject({ method: 'POST', url: '/api/positions/osmand', headers: { 'content-type': 'application/json' }, payload: `{"device_id":"${key}",` });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/positions/osmand',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"device_id":"${key}",`,
+    });
     const lines = t.logLines.slice(from);
     assert.ok(lines.length >= 8, `${lines.length} lines`);
     const keyPart = key.slice(3);
@@ -296,7 +424,12 @@ describe('Traccar Client positions (OsmAnd)', () => {
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
     const { key } = await makeKey(t, driver);
     const from = t.logLines.length;
-    for (const query of [`id[]=${key}&lat=1&lon=1`, `id;x=1=${key}&lat=1&lon=1`, `lat=1&lon=1&device%5Bid%5D=${key}`, `x=${key}`]) {
+    for (const query of [
+      `id[]=${key}&lat=1&lon=1`,
+      `id;x=1=${key}&lat=1&lon=1`,
+      `lat=1&lon=1&device%5Bid%5D=${key}`,
+      `x=${key}`,
+    ]) {
       const res = await osmand(t, query);
       assert.equal(res.statusCode, 401, query);
       assert.equal(res.json().code, 'MISSING_DEVICE_KEY');
@@ -316,9 +449,19 @@ describe('Traccar Client positions (OsmAnd)', () => {
       payload: `lat=1&lon=1&pad=${'x'.repeat(16 * 1024)}`,
     });
     assert.equal(res.statusCode, 413);
-    assert.deepEqual(res.json(), { statusCode: 413, error: 'Payload Too Large', code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 16 KiB' });
+    assert.deepEqual(res.json(), {
+      statusCode: 413,
+      error: 'Payload Too Large',
+      code: 'PAYLOAD_TOO_LARGE',
+      message: 'Request body is larger than 16 KiB',
+    });
     // Other routes keep the 1 MiB limit and its message.
-    const big = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"x":"${'x'.repeat(1024 * 1024)}"}` });
+    const big = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"x":"${'x'.repeat(1024 * 1024)}"}`,
+    });
     assert.equal(big.json().message, 'Request body is larger than 1 MiB');
   });
 });
@@ -329,7 +472,13 @@ describe('Traccar Client positions across two instances (Redis)', { skip: redisS
   const prefix = `test:osmand:${process.pid}:`;
   before(async () => {
     a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env: { RATE_LIMIT_OSMAND: '4/1m' } });
-    b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock, env: { RATE_LIMIT_OSMAND: '4/1m' } });
+    b = await buildTestApp({
+      redis: true,
+      redisKeyPrefix: prefix,
+      database: a.database,
+      clock: a.clock,
+      env: { RATE_LIMIT_OSMAND: '4/1m' },
+    });
   });
   after(async () => {
     await b?.close();
@@ -341,7 +490,11 @@ describe('Traccar Client positions across two instances (Redis)', { skip: redisS
     const driver = await createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
     const { id, key } = await makeKey(a, driver);
     assert.equal((await osmand(b, `id=${key}&lat=1&lon=1`)).statusCode, 200);
-    assert.equal((await a.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${id}`, headers: driver.headers })).statusCode, 204);
+    assert.equal(
+      (await a.app.inject({ method: 'DELETE', url: `/api/drivers/me/device-keys/${id}`, headers: driver.headers }))
+        .statusCode,
+      204,
+    );
     // The bus carries it in milliseconds; long before the cached lookup (a minute) would expire.
     await waitFor(async () => (await osmand(b, `id=${key}&lat=1&lon=2`)).statusCode === 401, 1000);
   });
@@ -358,18 +511,34 @@ describe('Traccar Client positions across two instances (Redis)', { skip: redisS
     const env = { RATE_LIMIT_GLOBAL: '100/15m' };
     const prefix2 = `test:osmand-nat:${process.pid}:`;
     const first = await buildTestApp({ redis: true, redisKeyPrefix: prefix2, database: a.database, env });
-    const second = await buildTestApp({ redis: true, redisKeyPrefix: prefix2, database: a.database, clock: first.clock, env });
+    const second = await buildTestApp({
+      redis: true,
+      redisKeyPrefix: prefix2,
+      database: a.database,
+      clock: first.clock,
+      env,
+    });
     let third: TestApp | undefined;
     try {
       const driver = await createUser(first, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
       const { key } = await makeKey(first, driver);
       const nat = '100.64.0.2';
-      for (let i = 0; i < 100; i += 1) assert.equal((await osmand(second, `id=dk_${String(i).padStart(32, 'K')}&lat=1&lon=1`, { ip: nat })).statusCode, 401);
+      for (let i = 0; i < 100; i += 1)
+        assert.equal(
+          (await osmand(second, `id=dk_${String(i).padStart(32, 'K')}&lat=1&lon=1`, { ip: nat })).statusCode,
+          401,
+        );
       assert.equal((await osmand(second, `id=dk_${'L'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
       // Never looked up on the second instance: it heard of the key through the bus.
       await waitFor(async () => (await osmand(second, `id=${key}&lat=1&lon=1`, { ip: nat })).statusCode === 200, 1000);
       // A third instance loads the live keys at start; the address's count is shared through Redis.
-      third = await buildTestApp({ redis: true, redisKeyPrefix: prefix2, database: a.database, clock: first.clock, env });
+      third = await buildTestApp({
+        redis: true,
+        redisKeyPrefix: prefix2,
+        database: a.database,
+        clock: first.clock,
+        env,
+      });
       assert.equal((await osmand(third, `id=dk_${'M'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 401);
       assert.equal((await osmand(third, `id=dk_${'N'.repeat(32)}&lat=1&lon=1`, { ip: nat })).statusCode, 429);
       const res = await osmand(third, `id=${key}&lat=1&lon=1`, { ip: nat });

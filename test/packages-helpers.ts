@@ -3,14 +3,23 @@ import type { TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 
 /** One user of each role given, created in that order. */
-export async function createUsers(t: TestApp, roles: NonNullable<NonNullable<Parameters<typeof createUser>[1]>['role']>[]): Promise<TestUser[]> {
+export async function createUsers(
+  t: TestApp,
+  roles: NonNullable<NonNullable<Parameters<typeof createUser>[1]>['role']>[],
+): Promise<TestUser[]> {
   const users: TestUser[] = [];
   for (const role of roles) users.push(await createUser(t, { role }));
   return users;
 }
 
 export function stop(lat: number, lng: number, overrides: Record<string, unknown> = {}) {
-  return { location: { lat, lng }, address: 'Moi Avenue 1, Nairobi', contactName: 'Wanjiru', contactPhone: '+254712345678', ...overrides };
+  return {
+    location: { lat, lng },
+    address: 'Moi Avenue 1, Nairobi',
+    contactName: 'Wanjiru',
+    contactPhone: '+254712345678',
+    ...overrides,
+  };
 }
 
 export function packageBody(countryId: string, overrides: Record<string, unknown> = {}) {
@@ -35,7 +44,12 @@ export function rideBody(countryId: string, overrides: Record<string, unknown> =
 }
 
 export async function post(t: TestApp, url: string, headers: Record<string, string>, payload?: unknown) {
-  return t.app.inject({ method: 'POST', url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 }
 
 export async function get(t: TestApp, url: string, headers: Record<string, string>) {

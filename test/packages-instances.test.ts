@@ -42,16 +42,25 @@ describe('packages across two instances (Redis)', { skip: redisSkipReason }, () 
     assert.equal((await get(b, `/api/packages/${pkg.id}`, business.headers)).json().status, 'PENDING');
     assert.equal((await post(a, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
     // Well inside the one-second cache lifetime: only the invalidation message can explain it.
-    assert.ok(await eventually(async () => (await get(b, `/api/packages/${pkg.id}`, business.headers)).json().status === 'ASSIGNED', 500));
+    assert.ok(
+      await eventually(
+        async () => (await get(b, `/api/packages/${pkg.id}`, business.headers)).json().status === 'ASSIGNED',
+        500,
+      ),
+    );
     assert.ok(await eventually(async () => jobEvents.some((e) => e.jobId === pkg.id && e.busy), 500));
     await post(b, `/api/packages/${pkg.id}/cancel`, business.headers);
     assert.ok(await eventually(async () => jobEvents.some((e) => e.jobId === pkg.id && !e.busy), 500));
   });
 
   test('20 accepts spread over both instances: exactly one wins', async () => {
-    const drivers = await Promise.all(Array.from({ length: 20 }, () => createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } })));
+    const drivers = await Promise.all(
+      Array.from({ length: 20 }, () => createUser(a, { role: 'DRIVER', driver: { availability: 'ONLINE' } })),
+    );
     const pkg = (await post(a, '/api/packages', business.headers, packageBody(business.countryId))).json();
-    const results = await Promise.all(drivers.map((d, i) => post(i % 2 ? a : b, `/api/packages/${pkg.id}/accept`, d.headers)));
+    const results = await Promise.all(
+      drivers.map((d, i) => post(i % 2 ? a : b, `/api/packages/${pkg.id}/accept`, d.headers)),
+    );
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, ...Array(19).fill(409)].sort());
     await post(a, `/api/packages/${pkg.id}/cancel`, business.headers);
   });

@@ -13,11 +13,15 @@ describe('payout batches', () => {
   let admin: TestUser;
   let call: Call;
   let key = 0;
-  const createBatch = (body: object) => (t.clock.advance(1000), call('POST', '/admin/payouts', body, { ...admin.headers, 'idempotency-key': `batch-${(key += 1)}` }));
+  const createBatch = (body: object) => (
+    t.clock.advance(1000),
+    call('POST', '/admin/payouts', body, { ...admin.headers, 'idempotency-key': `batch-${(key += 1)}` })
+  );
   /** Settles every open KES line, so that each test starts from no open batch. */
   const closeOpenBatches = async () => {
     const page = (await call('GET', '/admin/payouts?limit=100')).json();
-    for (const b of page.items) if (b.status === 'OPEN') assert.equal((await call('POST', `/admin/payouts/${b.id}/paid`)).statusCode, 200);
+    for (const b of page.items)
+      if (b.status === 'OPEN') assert.equal((await call('POST', `/admin/payouts/${b.id}/paid`)).statusCode, 200);
   };
 
   before(async () => {
@@ -29,7 +33,11 @@ describe('payout batches', () => {
 
   test('a batch pays every driver and business owed at least the minimum, once; the accounts it took are left out of the next', async () => {
     await closeOpenBatches();
-    const [rich, poor, owing] = [await createUser(t, { role: 'DRIVER' }), await createUser(t, { role: 'DRIVER' }), await createUser(t, { role: 'DRIVER' })];
+    const [rich, poor, owing] = [
+      await createUser(t, { role: 'DRIVER' }),
+      await createUser(t, { role: 'DRIVER' }),
+      await createUser(t, { role: 'DRIVER' }),
+    ];
     const shop = await createUser(t, { role: 'BUSINESS', businessName: 'Shop' });
     const payer = await createUser(t, { role: 'BUSINESS' });
     await earn(t, rich.id, payer.id, 12_000);
@@ -42,10 +50,24 @@ describe('payout batches', () => {
     const lines = (await call('GET', `/admin/payouts/${batch.id}/lines?limit=100`)).json().items;
     const ours = lines.filter((l: { partyId: string }) => [rich.id, poor.id, owing.id, shop.id].includes(l.partyId));
     assert.deepEqual(
-      ours.map((l: { partyId: string; amount: number; amountMajor: string; status: string; partyKind: string }) => [l.partyKind, l.partyId, l.amount, l.amountMajor, l.status]).sort(),
-      [['BUSINESS', shop.id, 3000, '30.00', 'OPEN'], ['DRIVER', rich.id, 9000, '90.00', 'OPEN']].sort(),
+      ours
+        .map((l: { partyId: string; amount: number; amountMajor: string; status: string; partyKind: string }) => [
+          l.partyKind,
+          l.partyId,
+          l.amount,
+          l.amountMajor,
+          l.status,
+        ])
+        .sort(),
+      [
+        ['BUSINESS', shop.id, 3000, '30.00', 'OPEN'],
+        ['DRIVER', rich.id, 9000, '90.00', 'OPEN'],
+      ].sort(),
     );
-    assert.equal(batch.total, lines.reduce((s: number, l: { amount: number }) => s + l.amount, 0));
+    assert.equal(
+      batch.total,
+      lines.reduce((s: number, l: { amount: number }) => s + l.amount, 0),
+    );
     assert.equal(batch.lineCount, lines.length);
     assert.equal(batch.status, 'OPEN');
     assert.equal(await balanceOf(t, 'DRIVER', rich.id), 0);
@@ -55,7 +77,12 @@ describe('payout batches', () => {
     const next = await createBatch({ currency: 'KES', minimum: 100 });
     assert.equal(next.statusCode, 201, next.body);
     const nextLines = (await call('GET', `/admin/payouts/${next.json().id}/lines?limit=100`)).json().items;
-    assert.deepEqual(nextLines.map((l: { partyId: string }) => l.partyId).filter((id: string) => [rich.id, shop.id, poor.id].includes(id)), [poor.id]);
+    assert.deepEqual(
+      nextLines
+        .map((l: { partyId: string }) => l.partyId)
+        .filter((id: string) => [rich.id, shop.id, poor.id].includes(id)),
+      [poor.id],
+    );
     assert.equal(await balanceOf(t, 'DRIVER', rich.id), 5000);
     // Nothing left to pay: 409, and no empty batch.
     const before = (await call('GET', '/admin/payouts?limit=100')).json().items.length;
@@ -93,15 +120,25 @@ describe('payout batches', () => {
       code: 'IDEMPOTENCY_KEY_REQUIRED',
     });
     assert.equal((await call('GET', '/admin/payouts?limit=100')).json().items.length, before);
-    const empty = await call('POST', '/admin/payouts', { currency: 'KES' }, { ...admin.headers, 'idempotency-key': '' });
+    const empty = await call(
+      'POST',
+      '/admin/payouts',
+      { currency: 'KES' },
+      { ...admin.headers, 'idempotency-key': '' },
+    );
     assert.equal(empty.json().code, 'INVALID_IDEMPOTENCY_KEY');
     // With a key it is paid out (and the next test's closeOpenBatches settles it).
     assert.equal((await createBatch({ currency: 'KES' })).statusCode, 201);
   });
 
-  test('the bank file: name, E.164 phone, major units with the currency\'s decimals, currency, reference; names cannot start a formula', async () => {
+  test("the bank file: name, E.164 phone, major units with the currency's decimals, currency, reference; names cannot start a formula", async () => {
     await closeOpenBatches();
-    const ke = await createUser(t, { role: 'DRIVER', firstName: '=HYPERLINK("http://x")', lastName: 'Otieno', phone: '+254711000001' });
+    const ke = await createUser(t, {
+      role: 'DRIVER',
+      firstName: '=HYPERLINK("http://x")',
+      lastName: 'Otieno',
+      phone: '+254711000001',
+    });
     const business = await createUser(t, { role: 'BUSINESS' });
     await earn(t, ke.id, business.id, 123_456);
     const batch = (await createBatch({ currency: 'KES' })).json();
@@ -111,18 +148,33 @@ describe('payout batches', () => {
     assert.equal(csv.headers['content-disposition'], `attachment; filename="payout-${batch.number}-KES.csv"`);
     const rows = csv.body.split('\r\n');
     assert.equal(rows[0], 'name,phone,amount,currency,reference');
-    assert.ok(rows.includes(`"'=HYPERLINK(""http://x"") Otieno",+254711000001,1234.56,KES,PO-${batch.number}-00001`), csv.body);
+    assert.ok(
+      rows.includes(`"'=HYPERLINK(""http://x"") Otieno",+254711000001,1234.56,KES,PO-${batch.number}-00001`),
+      csv.body,
+    );
 
     // UGX has no minor unit: amounts are whole shillings.
-    const ug = await createUser(t, { role: 'DRIVER', countryCode: 'UG', firstName: 'Akello', lastName: 'Grace', phone: '+256772000001' });
+    const ug = await createUser(t, {
+      role: 'DRIVER',
+      countryCode: 'UG',
+      firstName: 'Akello',
+      lastName: 'Grace',
+      phone: '+256772000001',
+    });
     await earn(t, ug.id, (await createUser(t, { role: 'BUSINESS', countryCode: 'UG' })).id, 50_000, 'UGX');
     const ugBatch = (await createBatch({ currency: 'UGX' })).json();
     assert.equal(ugBatch.totalMajor, '50000');
     const ugCsv = await call('GET', `/admin/payouts/${ugBatch.id}?format=csv`);
-    assert.equal(ugCsv.body, `name,phone,amount,currency,reference\r\nAkello Grace,+256772000001,50000,UGX,PO-${ugBatch.number}-00001\r\n`);
+    assert.equal(
+      ugCsv.body,
+      `name,phone,amount,currency,reference\r\nAkello Grace,+256772000001,50000,UGX,PO-${ugBatch.number}-00001\r\n`,
+    );
     // Once paid, the file is empty: downloading it again can never pay twice.
     await call('POST', `/admin/payouts/${ugBatch.id}/paid`);
-    assert.equal((await call('GET', `/admin/payouts/${ugBatch.id}?format=csv`)).body, 'name,phone,amount,currency,reference\r\n');
+    assert.equal(
+      (await call('GET', `/admin/payouts/${ugBatch.id}?format=csv`)).body,
+      'name,phone,amount,currency,reference\r\n',
+    );
   });
 
   test('paid closes the batch; a failed line returns its amount (once); a paid line cannot fail', async () => {
@@ -158,8 +210,16 @@ describe('payout batches', () => {
 
     const late = await call('POST', `/admin/payouts/${batch.id}/lines/${lineOf(b.id).id}/failed`);
     assert.equal(late.statusCode, 409);
-    assert.deepEqual(late.json(), { statusCode: 409, error: 'Conflict', code: 'PAYOUT_LINE_PAID', message: 'This payout line was paid: it cannot fail' });
-    assert.equal((await call('POST', `/admin/payouts/${batch.id}/lines/${randomUUID()}/failed`)).json().code, 'PAYOUT_LINE_NOT_FOUND');
+    assert.deepEqual(late.json(), {
+      statusCode: 409,
+      error: 'Conflict',
+      code: 'PAYOUT_LINE_PAID',
+      message: 'This payout line was paid: it cannot fail',
+    });
+    assert.equal(
+      (await call('POST', `/admin/payouts/${batch.id}/lines/${randomUUID()}/failed`)).json().code,
+      'PAYOUT_LINE_NOT_FOUND',
+    );
     assert.equal((await call('POST', `/admin/payouts/${randomUUID()}/paid`)).statusCode, 404);
     assert.equal((await call('GET', `/admin/payouts/${randomUUID()}`)).statusCode, 404);
     assert.equal((await call('GET', '/admin/payouts/not-a-uuid')).statusCode, 400);
@@ -188,11 +248,16 @@ describe('payout batches', () => {
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const page: { items: { seq: number }[]; nextCursor: string | null } = (await call('GET', `/admin/payouts/${batch.id}/lines?limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json();
+      const page: { items: { seq: number }[]; nextCursor: string | null } = (
+        await call('GET', `/admin/payouts/${batch.id}/lines?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json();
       seen.push(...page.items.map((l) => l.seq));
       cursor = page.nextCursor;
     } while (cursor);
-    assert.deepEqual(seen, Array.from({ length: batch.lineCount }, (_, i) => i + 1));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: batch.lineCount }, (_, i) => i + 1),
+    );
     const list = (await call('GET', '/admin/payouts?currency=KES&limit=1')).json();
     assert.equal(list.items[0].id, batch.id, 'newest first');
     assert.notEqual(list.nextCursor, null);
@@ -218,7 +283,11 @@ describe('payout batches', () => {
   });
 
   test('property: random earnings, cash, settlements, business payments, batches, paid and failed lines keep the books right', async () => {
-    const drivers = [await createUser(t, { role: 'DRIVER' }), await createUser(t, { role: 'DRIVER' }), await createUser(t, { role: 'DRIVER' })];
+    const drivers = [
+      await createUser(t, { role: 'DRIVER' }),
+      await createUser(t, { role: 'DRIVER' }),
+      await createUser(t, { role: 'DRIVER' }),
+    ];
     const businesses = [await createUser(t, { role: 'BUSINESS' }), await createUser(t, { role: 'BUSINESS' })];
     const amount = fc.integer({ min: 1, max: 50_000 });
     const op = fc.oneof(
@@ -239,21 +308,44 @@ describe('payout batches', () => {
           else if (o.kind === 'cod') await cashOnDelivery(t, drivers[o.d]!.id, businesses[o.b]!.id, o.amount);
           else if (o.kind === 'settle') {
             const owed = -(await balanceOf(t, 'DRIVER', drivers[o.d]!.id));
-            const res = await call('POST', '/admin/settlements', { driverId: drivers[o.d]!.id, amount: o.amount, currency: 'KES', reference: 'p' });
+            const res = await call('POST', '/admin/settlements', {
+              driverId: drivers[o.d]!.id,
+              amount: o.amount,
+              currency: 'KES',
+              reference: 'p',
+            });
             assert.equal(res.statusCode, o.amount <= owed ? 201 : 409, res.body);
           } else if (o.kind === 'pay') {
-            assert.equal((await call('POST', '/admin/business-payments', { businessId: businesses[o.b]!.id, amount: o.amount, currency: 'KES', reference: 'p' })).statusCode, 201);
+            assert.equal(
+              (
+                await call('POST', '/admin/business-payments', {
+                  businessId: businesses[o.b]!.id,
+                  amount: o.amount,
+                  currency: 'KES',
+                  reference: 'p',
+                })
+              ).statusCode,
+              201,
+            );
           } else if (o.kind === 'batch') {
             const res = await createBatch({ currency: 'KES', minimum: o.minimum });
             assert.ok(res.statusCode === 201 || res.json().code === 'PAYOUT_NOTHING_TO_PAY', res.body);
           } else {
-            const open = (await call('GET', '/admin/payouts?currency=KES&limit=100')).json().items.filter((b: { status: string }) => b.status === 'OPEN');
+            const open = (await call('GET', '/admin/payouts?currency=KES&limit=100'))
+              .json()
+              .items.filter((b: { status: string }) => b.status === 'OPEN');
             if (!open.length) continue;
             const batch = open[o.pick % open.length];
-            if (o.kind === 'paid') assert.equal((await call('POST', `/admin/payouts/${batch.id}/paid`)).statusCode, 200);
+            if (o.kind === 'paid')
+              assert.equal((await call('POST', `/admin/payouts/${batch.id}/paid`)).statusCode, 200);
             else {
               const lines = (await call('GET', `/admin/payouts/${batch.id}/lines?status=OPEN&limit=100`)).json().items;
-              if (lines.length) assert.equal((await call('POST', `/admin/payouts/${batch.id}/lines/${lines[o.pick % lines.length].id}/failed`)).statusCode, 200);
+              if (lines.length)
+                assert.equal(
+                  (await call('POST', `/admin/payouts/${batch.id}/lines/${lines[o.pick % lines.length].id}/failed`))
+                    .statusCode,
+                  200,
+                );
             }
           }
         }
@@ -268,7 +360,9 @@ describe('payout batches', () => {
     const driver = await createUser(t, { role: 'DRIVER' });
     await earn(t, driver.id, (await createUser(t, { role: 'BUSINESS' })).id, 800);
     const batch = (await createBatch({ currency: 'KES' })).json();
-    const line = (await call('GET', `/admin/payouts/${batch.id}/lines?limit=100`)).json().items.find((l: { partyId: string }) => l.partyId === driver.id);
+    const line = (await call('GET', `/admin/payouts/${batch.id}/lines?limit=100`))
+      .json()
+      .items.find((l: { partyId: string }) => l.partyId === driver.id);
     const failUrl = `/admin/payouts/${batch.id}/lines/${line.id}/failed`;
     const keyed = { ...admin.headers, 'idempotency-key': `fail-${line.id}` };
     const failed = await call('POST', failUrl, { reason: 'Wrong number' }, keyed);

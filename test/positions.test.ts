@@ -9,7 +9,12 @@ import { SseClient } from './helpers/sse-client.js';
 const INTERVAL_MS = 300;
 
 async function makeKey(t: TestApp, driver: TestUser): Promise<string> {
-  const res = await t.app.inject({ method: 'POST', url: '/api/drivers/me/device-keys', headers: driver.headers, payload: {} });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/drivers/me/device-keys',
+    headers: driver.headers,
+    payload: {},
+  });
   assert.equal(res.statusCode, 201, res.body);
   return res.json().key;
 }
@@ -37,23 +42,38 @@ describe('positions in the same second', () => {
     assert.equal((await osmand(key, 12.5, 22.5, ts)).statusCode, 200);
     await t.services.live.flush();
 
-    const stream = await SseClient.open(`${base}/api/admin/drivers/live/stream?bbox=${encodeURIComponent('22,12,23,13')}&access_token=${admin.token}`);
+    const stream = await SseClient.open(
+      `${base}/api/admin/drivers/live/stream?bbox=${encodeURIComponent('22,12,23,13')}&access_token=${admin.token}`,
+    );
     try {
       await stream.until((c) => c.of('snapshot').length === 1);
-      assert.deepEqual(stream.json<{ drivers: { location: unknown }[] }>('snapshot')[0]!.drivers.map((d) => d.location), [{ lat: 12.5, lng: 22.5 }]);
+      assert.deepEqual(
+        stream.json<{ drivers: { location: unknown }[] }>('snapshot')[0]!.drivers.map((d) => d.location),
+        [{ lat: 12.5, lng: 22.5 }],
+      );
       // A few metres on, stamped with the same second.
       assert.equal((await osmand(key, 12.5001, 22.5001, ts)).statusCode, 200);
       assert.equal(t.services.live.index.get(driver.id)!.position!.lat, 12.5001);
       await stream.until((c) => c.of('positions').length === 1, INTERVAL_MS * 5);
       const moved = stream.json<{ drivers: { driverId: string; location: unknown }[] }>('positions')[0]!;
-      assert.deepEqual(moved.drivers.map((d) => [d.driverId, d.location]), [[driver.id, { lat: 12.5001, lng: 22.5001 }]]);
+      assert.deepEqual(
+        moved.drivers.map((d) => [d.driverId, d.location]),
+        [[driver.id, { lat: 12.5001, lng: 22.5001 }]],
+      );
     } finally {
       stream.close();
     }
 
     await t.services.live.flush();
-    const row = await t.db.selectFrom('driver_profiles').select(['last_lat', 'last_lng', 'last_location_at']).where('user_id', '=', driver.id).executeTakeFirstOrThrow();
-    assert.deepEqual([row.last_lat, row.last_lng, new Date(row.last_location_at!).getTime()], [12.5001, 22.5001, ts * 1000]);
+    const row = await t.db
+      .selectFrom('driver_profiles')
+      .select(['last_lat', 'last_lng', 'last_location_at'])
+      .where('user_id', '=', driver.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [row.last_lat, row.last_lng, new Date(row.last_location_at!).getTime()],
+      [12.5001, 22.5001, ts * 1000],
+    );
   });
 });
 
@@ -80,7 +100,10 @@ describe('plausibility (MAX_PLAUSIBLE_SPEED, every source)', () => {
     return metric?.values.find((v) => v.labels.source === source)?.value ?? 0;
   };
   const osmand = (key: string, [lat, lng]: readonly [number, number], ts: number, extra = '') =>
-    t.app.inject({ method: 'GET', url: `/api/positions/osmand?id=${key}&lat=${lat}&lon=${lng}&timestamp=${ts}${extra}` });
+    t.app.inject({
+      method: 'GET',
+      url: `/api/positions/osmand?id=${key}&lat=${lat}&lon=${lng}&timestamp=${ts}${extra}`,
+    });
 
   test('OsmAnd: Nairobi, then (0, 0) and London within a second: answered 200, not applied, counted; three consistent positions recover', async () => {
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
@@ -99,7 +122,11 @@ describe('plausibility (MAX_PLAUSIBLE_SPEED, every source)', () => {
     assert.equal((await osmand(key, near, ts + 2, '&accuracy=100')).statusCode, 200);
     assert.deepEqual(positionOf(driver.id), [...near]);
     // The driver really is in London: the third consistent position there is accepted.
-    for (const [i, applied] of [[0, false], [1, false], [2, true]] as const) {
+    for (const [i, applied] of [
+      [0, false],
+      [1, false],
+      [2, true],
+    ] as const) {
       const here = [LONDON[0] + i * 0.0001, LONDON[1]] as const;
       assert.equal((await osmand(key, here, ts + 10 + i)).statusCode, 200);
       assert.deepEqual(positionOf(driver.id), applied ? [...here] : [...near], `London ${i + 1}`);
@@ -110,7 +137,8 @@ describe('plausibility (MAX_PLAUSIBLE_SPEED, every source)', () => {
   test('the same rule for POST /drivers/me/location and the driver WebSocket', async () => {
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
     const http = await implausible('http');
-    const post = (lat: number, lng: number) => t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat, lng } });
+    const post = (lat: number, lng: number) =>
+      t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat, lng } });
     assert.equal((await post(...NAIROBI)).statusCode, 204);
     t.clock.advance(1000);
     assert.equal((await post(...LONDON)).statusCode, 204);

@@ -44,10 +44,26 @@ describe('surge arithmetic', () => {
   test('rises one step per interval while drivers are missing, falls back one step per interval', () => {
     const grid = new SurgeGrid(2000);
     const index = new DriverIndex();
-    const jobs: OpenJob[] = Array.from({ length: 4 }, (_, i) => ({ vehicleType: 'CAR', accountId: `a${i}`, lat: NAIROBI.lat + i * 0.001, lng: NAIROBI.lng }));
+    const jobs: OpenJob[] = Array.from({ length: 4 }, (_, i) => ({
+      vehicleType: 'CAR',
+      accountId: `a${i}`,
+      lat: NAIROBI.lat + i * 0.001,
+      lng: NAIROBI.lng,
+    }));
     for (let i = 0; i < 4; i++) {
       index.upsert(
-        { id: `d${i}`, firstName: 'D', vehicleType: 'CAR', vehiclePlate: 'P', rating: null, countryId: null, serviceTypes: ['RIDE'], active: true, online: true, busy: false },
+        {
+          id: `d${i}`,
+          firstName: 'D',
+          vehicleType: 'CAR',
+          vehiclePlate: 'P',
+          rating: null,
+          countryId: null,
+          serviceTypes: ['RIDE'],
+          active: true,
+          online: true,
+          busy: false,
+        },
         { lat: NAIROBI.lat, lng: NAIROBI.lng + i * 0.002, heading: null, speed: null, at: 1000 },
       );
     }
@@ -85,7 +101,8 @@ describe('surge arithmetic', () => {
     for (const [r, lo, hi] of grid.block(row, col)) {
       for (let c = lo; c <= hi; c++) {
         const [south, west, north, east] = grid.box(r, c, c);
-        for (let i = 0; i < 10; i++) jobs.push({ vehicleType: 'CAR', accountId: 'flooder', lat: (south + north) / 2, lng: (west + east) / 2 });
+        for (let i = 0; i < 10; i++)
+          jobs.push({ vehicleType: 'CAR', accountId: 'flooder', lat: (south + north) / 2, lng: (west + east) / 2 });
       }
     }
     const steps = (cap: number, extra: OpenJob[] = []) => {
@@ -97,14 +114,36 @@ describe('surge arithmetic', () => {
     assert.equal(steps(1), 10, 'demand 1: no surge');
     assert.equal(steps(1000), 20, 'uncapped: SURGE_MAX');
     // Two more accounts with one job each in the cell: 3 + 1 + 1.
-    assert.equal(steps(3, [{ vehicleType: 'CAR', accountId: 'b', ...NAIROBI }, { vehicleType: 'CAR', accountId: 'c', ...NAIROBI }]), 20);
+    assert.equal(
+      steps(3, [
+        { vehicleType: 'CAR', accountId: 'b', ...NAIROBI },
+        { vehicleType: 'CAR', accountId: 'c', ...NAIROBI },
+      ]),
+      20,
+    );
   });
 
   test('countIdle counts only idle, fresh, eligible drivers of the type inside the box', () => {
     const index = new DriverIndex();
-    const add = (id: string, lat: number, lng: number, extra: { busy?: boolean; vehicleType?: 'CAR' | 'BIKE'; at?: number } = {}) =>
+    const add = (
+      id: string,
+      lat: number,
+      lng: number,
+      extra: { busy?: boolean; vehicleType?: 'CAR' | 'BIKE'; at?: number } = {},
+    ) =>
       index.upsert(
-        { id, firstName: 'D', vehicleType: extra.vehicleType ?? 'CAR', vehiclePlate: 'P', rating: null, countryId: null, serviceTypes: ['RIDE'], active: true, online: true, busy: extra.busy ?? false },
+        {
+          id,
+          firstName: 'D',
+          vehicleType: extra.vehicleType ?? 'CAR',
+          vehiclePlate: 'P',
+          rating: null,
+          countryId: null,
+          serviceTypes: ['RIDE'],
+          active: true,
+          online: true,
+          busy: extra.busy ?? false,
+        },
         { lat, lng, heading: null, speed: null, at: extra.at ?? 1000 },
       );
     add('in', -1.0, 36.5);
@@ -133,7 +172,12 @@ describe('surge through quotes', () => {
       drivers.push(driver);
     }
     for (let i = 0; i < 4; i++) {
-      const res = await post(t, '/api/packages', customer.headers, packageBody(ke, { vehicleType: 'CAR', pickup: stop(NAIROBI.lat - i * 0.001, NAIROBI.lng) }));
+      const res = await post(
+        t,
+        '/api/packages',
+        customer.headers,
+        packageBody(ke, { vehicleType: 'CAR', pickup: stop(NAIROBI.lat - i * 0.001, NAIROBI.lng) }),
+      );
       assert.equal(res.statusCode, 201, res.body);
     }
   });
@@ -210,11 +254,21 @@ describe('surge demand: at most SURGE_ACCOUNT_CAP jobs per account, none in its 
   after(async () => t.close());
 
   const createPackage = async (by: TestUser, vehicleType: string, i: number) => {
-    const res = await post(t, '/api/packages', by.headers, packageBody(ke, { vehicleType, pickup: stop(MOMBASA.lat + (i % 10) * 0.0005, MOMBASA.lng), dropoff: stop(-4.06, 39.67) }));
+    const res = await post(
+      t,
+      '/api/packages',
+      by.headers,
+      packageBody(ke, {
+        vehicleType,
+        pickup: stop(MOMBASA.lat + (i % 10) * 0.0005, MOMBASA.lng),
+        dropoff: stop(-4.06, 39.67),
+      }),
+    );
     assert.equal(res.statusCode, 201, res.body);
     return res.json() as { id: string };
   };
-  const surgeAt = (vehicleType: 'CAR' | 'VAN' | 'TRUCK') => t.services.pricing.surge.tenthsAt(vehicleType, MOMBASA.lat, MOMBASA.lng);
+  const surgeAt = (vehicleType: 'CAR' | 'VAN' | 'TRUCK') =>
+    t.services.pricing.surge.tenthsAt(vehicleType, MOMBASA.lat, MOMBASA.lng);
   const tick = async () => {
     t.clock.advance(MINUTE);
     await t.services.pricing.surge.tick();
@@ -250,7 +304,8 @@ describe('surge demand: at most SURGE_ACCOUNT_CAP jobs per account, none in its 
     assert.equal(surgeAt('VAN'), 10);
     // Two of them are cancelled at 40 s: they never count.
     t.clock.advance(10_000);
-    for (const { id, by } of jobs.slice(0, 2)) assert.equal((await post(t, `/api/packages/${id}/cancel`, by.headers, {})).statusCode, 200);
+    for (const { id, by } of jobs.slice(0, 2))
+      assert.equal((await post(t, `/api/packages/${id}/cancel`, by.headers, {})).statusCode, 200);
     const seen: number[] = [];
     for (let i = 0; i < 5; i++) {
       await tick();
@@ -286,11 +341,24 @@ describe('surge shared through Redis', { skip: redisSkipReason }, () => {
     const ke = await countryId(a, 'KE');
     const customer = await createUser(a, { role: 'CUSTOMER' });
     for (let i = 0; i < 3; i++) {
-      const res = await post(a, '/api/packages', customer.headers, packageBody(ke, { vehicleType: 'VAN', pickup: stop(NAIROBI.lat, NAIROBI.lng + i * 0.001) }));
+      const res = await post(
+        a,
+        '/api/packages',
+        customer.headers,
+        packageBody(ke, { vehicleType: 'VAN', pickup: stop(NAIROBI.lat, NAIROBI.lng + i * 0.001) }),
+      );
       assert.equal(res.statusCode, 201, res.body);
     }
     const quote = async (t: TestApp) =>
-      (await post(t, '/api/quotes', customer.headers, { kind: 'PACKAGE', pickup: { location: NAIROBI }, dropoff: { location: { lat: -1.2676, lng: 36.8108 } }, vehicleType: 'VAN', countryId: ke })).json();
+      (
+        await post(t, '/api/quotes', customer.headers, {
+          kind: 'PACKAGE',
+          pickup: { location: NAIROBI },
+          dropoff: { location: { lat: -1.2676, lng: 36.8108 } },
+          vehicleType: 'VAN',
+          countryId: ke,
+        })
+      ).json();
 
     const surgeA = a.services.pricing.surge;
     const surgeB = b.services.pricing.surge;
@@ -314,52 +382,70 @@ describe('surge shared through Redis', { skip: redisSkipReason }, () => {
   });
 });
 
+describe(
+  'surge demand through Redis: the same caps whichever instance computes the step',
+  { skip: redisSkipReason },
+  () => {
+    let a: TestApp;
+    let b: TestApp;
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    const KISUMU = { lat: -0.0917, lng: 34.768 };
 
-describe('surge demand through Redis: the same caps whichever instance computes the step', { skip: redisSkipReason }, () => {
-  let a: TestApp;
-  let b: TestApp;
-  const prefix = `test:${randomBytes(6).toString('hex')}:`;
-  const KISUMU = { lat: -0.0917, lng: 34.768 };
+    before(async () => {
+      a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env: { DISPATCH_MODE: 'off' } });
+      b = await buildTestApp({
+        redis: true,
+        redisKeyPrefix: prefix,
+        database: a.database,
+        clock: a.clock,
+        env: { DISPATCH_MODE: 'off' },
+      });
+    });
+    after(async () => {
+      await b?.close();
+      await a?.close();
+      await deleteRedisKeys(prefix);
+    });
 
-  before(async () => {
-    a = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env: { DISPATCH_MODE: 'off' } });
-    b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock, env: { DISPATCH_MODE: 'off' } });
-  });
-  after(async () => {
-    await b?.close();
-    await a?.close();
-    await deleteRedisKeys(prefix);
-  });
-
-  test("one account's 20 packages count as 3; one cancelled within 60 s never counts", async () => {
-    const ke = await countryId(a, 'KE');
-    const flooder = await createUser(a, { role: 'BUSINESS' });
-    const other = await createUser(a, { role: 'CUSTOMER' });
-    const create = async (t: TestApp, by: TestUser, i: number) => {
-      const res = await post(t, '/api/packages', by.headers, packageBody(ke, { vehicleType: 'TRUCK', pickup: stop(KISUMU.lat + i * 0.0005, KISUMU.lng), dropoff: stop(-0.1, 34.75) }));
-      assert.equal(res.statusCode, 201, res.body);
-      return res.json() as { id: string };
-    };
-    for (let i = 0; i < 20; i++) await create(i % 2 ? a : b, flooder, i % 10);
-    const cancelled = await create(b, other, 0);
-    // A step 30 s later, computed by B: nothing counts yet.
-    a.clock.advance(MINUTE / 2);
-    assert.equal(await b.services.pricing.surge.tick(), true);
-    assert.equal(b.services.pricing.surge.tenthsAt('TRUCK', KISUMU.lat, KISUMU.lng), 10);
-    assert.equal((await post(a, `/api/packages/${cancelled.id}/cancel`, other.headers, {})).statusCode, 200);
-    const seen: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      a.clock.advance(MINUTE);
-      await deleteLock(prefix);
-      const [computing, other] = i % 2 ? [a, b] : [b, a];
-      assert.equal(await computing.services.pricing.surge.tick(), true);
-      await other.services.pricing.surge.refresh();
-      seen.push(other.services.pricing.surge.tenthsAt('TRUCK', KISUMU.lat, KISUMU.lng));
-    }
-    // Demand 3 (the flooder's cap; the cancelled package never counted): target 1.5.
-    assert.deepEqual(seen, [11, 12, 13, 14, 15, 15]);
-  });
-});
+    test("one account's 20 packages count as 3; one cancelled within 60 s never counts", async () => {
+      const ke = await countryId(a, 'KE');
+      const flooder = await createUser(a, { role: 'BUSINESS' });
+      const other = await createUser(a, { role: 'CUSTOMER' });
+      const create = async (t: TestApp, by: TestUser, i: number) => {
+        const res = await post(
+          t,
+          '/api/packages',
+          by.headers,
+          packageBody(ke, {
+            vehicleType: 'TRUCK',
+            pickup: stop(KISUMU.lat + i * 0.0005, KISUMU.lng),
+            dropoff: stop(-0.1, 34.75),
+          }),
+        );
+        assert.equal(res.statusCode, 201, res.body);
+        return res.json() as { id: string };
+      };
+      for (let i = 0; i < 20; i++) await create(i % 2 ? a : b, flooder, i % 10);
+      const cancelled = await create(b, other, 0);
+      // A step 30 s later, computed by B: nothing counts yet.
+      a.clock.advance(MINUTE / 2);
+      assert.equal(await b.services.pricing.surge.tick(), true);
+      assert.equal(b.services.pricing.surge.tenthsAt('TRUCK', KISUMU.lat, KISUMU.lng), 10);
+      assert.equal((await post(a, `/api/packages/${cancelled.id}/cancel`, other.headers, {})).statusCode, 200);
+      const seen: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        a.clock.advance(MINUTE);
+        await deleteLock(prefix);
+        const [computing, other] = i % 2 ? [a, b] : [b, a];
+        assert.equal(await computing.services.pricing.surge.tick(), true);
+        await other.services.pricing.surge.refresh();
+        seen.push(other.services.pricing.surge.tenthsAt('TRUCK', KISUMU.lat, KISUMU.lng));
+      }
+      // Demand 3 (the flooder's cap; the cancelled package never counted): target 1.5.
+      assert.deepEqual(seen, [11, 12, 13, 14, 15, 15]);
+    });
+  },
+);
 
 async function deleteLock(prefix: string) {
   const { Redis } = await import('ioredis');

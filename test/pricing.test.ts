@@ -53,7 +53,19 @@ describe('quotes and tariffs', () => {
     const res = await post(t, '/api/quotes', customer.headers, body(ke));
     assert.equal(res.statusCode, 201, res.body);
     const q = res.json();
-    assert.deepEqual(Object.keys(q).sort(), ['amount', 'breakdown', 'currency', 'distanceMeters', 'durationSeconds', 'expiresAt', 'id', 'pickupEtaSeconds'].sort());
+    assert.deepEqual(
+      Object.keys(q).sort(),
+      [
+        'amount',
+        'breakdown',
+        'currency',
+        'distanceMeters',
+        'durationSeconds',
+        'expiresAt',
+        'id',
+        'pickupEtaSeconds',
+      ].sort(),
+    );
     assert.equal(q.currency, 'KES');
     const b = q.breakdown;
     assert.equal(b.base + b.distance + b.time + b.surgeAmount + b.minimumTopUp + b.bookingFee, q.amount);
@@ -64,7 +76,10 @@ describe('quotes and tariffs', () => {
     assert.equal(q.pickupEtaSeconds, null);
     assert.equal(q.expiresAt, new Date(t.clock.nowMs() + 600_000).toISOString());
     // The seeded Kenyan car tariff: KES 100 base, 40/km, 4/min, minimum 250, booking fee 20 (in cents).
-    const expected = priceTrip({ base: 10_000, perKm: 4_000, perMinute: 400, minimum: 25_000, bookingFee: 2_000, cancellationFee: 10_000 }, { distanceMeters: q.distanceMeters, durationSeconds: q.durationSeconds, surgeTenths: 10 });
+    const expected = priceTrip(
+      { base: 10_000, perKm: 4_000, perMinute: 400, minimum: 25_000, bookingFee: 2_000, cancellationFee: 10_000 },
+      { distanceMeters: q.distanceMeters, durationSeconds: q.durationSeconds, surgeTenths: 10 },
+    );
     assert.equal(q.amount, expected.amount);
 
     const business201 = await post(t, '/api/quotes', business.headers, body(ke, { kind: 'RIDE' }));
@@ -74,19 +89,36 @@ describe('quotes and tariffs', () => {
   test('POST /quotes: a currency without a minor unit (UGX), and the pickup ETA of the nearest eligible driver', async () => {
     const ug = await countryId(t, 'UG');
     const kampala2 = { lat: 0.3136, lng: 32.5811 };
-    const res = await post(t, '/api/quotes', customer.headers, body(ug, { pickup: { location: KAMPALA }, dropoff: { location: kampala2 }, vehicleType: 'BIKE' }));
+    const res = await post(
+      t,
+      '/api/quotes',
+      customer.headers,
+      body(ug, { pickup: { location: KAMPALA }, dropoff: { location: kampala2 }, vehicleType: 'BIKE' }),
+    );
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().currency, 'UGX');
     assert.ok(Number.isInteger(res.json().amount));
 
-    const driver = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'CAR', serviceTypes: ['PACKAGE_DELIVERY'] } });
-    await setDriverPosition(t, driver.id, -1.2900, 36.8172);
+    const driver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { vehicleType: 'CAR', serviceTypes: ['PACKAGE_DELIVERY'] },
+    });
+    await setDriverPosition(t, driver.id, -1.29, 36.8172);
     const withDriver = (await post(t, '/api/quotes', customer.headers, body(ke))).json();
     // 400 m away, × 1.3, at 30 km/h.
-    assert.ok(withDriver.pickupEtaSeconds > 50 && withDriver.pickupEtaSeconds < 80, String(withDriver.pickupEtaSeconds));
+    assert.ok(
+      withDriver.pickupEtaSeconds > 50 && withDriver.pickupEtaSeconds < 80,
+      String(withDriver.pickupEtaSeconds),
+    );
     // Not eligible for a ride, nor for a van.
-    assert.equal((await post(t, '/api/quotes', customer.headers, body(ke, { kind: 'RIDE' }))).json().pickupEtaSeconds, null);
-    assert.equal((await post(t, '/api/quotes', customer.headers, body(ke, { vehicleType: 'VAN' }))).json().pickupEtaSeconds, null);
+    assert.equal(
+      (await post(t, '/api/quotes', customer.headers, body(ke, { kind: 'RIDE' }))).json().pickupEtaSeconds,
+      null,
+    );
+    assert.equal(
+      (await post(t, '/api/quotes', customer.headers, body(ke, { vehicleType: 'VAN' }))).json().pickupEtaSeconds,
+      null,
+    );
   });
 
   test('POST /quotes: only ACTIVE customers and businesses', async () => {
@@ -133,7 +165,11 @@ describe('quotes and tariffs', () => {
   });
 
   describe('locked prices', () => {
-    const lockInput = (quoteId: string, accountId: string, overrides: Partial<LockQuoteInput> = {}): LockQuoteInput => ({
+    const lockInput = (
+      quoteId: string,
+      accountId: string,
+      overrides: Partial<LockQuoteInput> = {},
+    ): LockQuoteInput => ({
       quoteId,
       accountId,
       kind: 'PACKAGE',
@@ -148,15 +184,24 @@ describe('quotes and tariffs', () => {
       const q = (await post(t, '/api/quotes', customer.headers, body(ke))).json();
       const pricing = t.services.pricing;
       // 10 m off is the same point.
-      const price = await pricing.lockQuote(lockInput(q.id, customer.id, { pickup: { lat: NAIROBI.lat + 0.00009, lng: NAIROBI.lng } }));
+      const price = await pricing.lockQuote(
+        lockInput(q.id, customer.id, { pickup: { lat: NAIROBI.lat + 0.00009, lng: NAIROBI.lng } }),
+      );
       assert.equal(price.amount, q.amount);
       assert.equal(price.currency, 'KES');
       assert.equal(price.quoteId, q.id, 'the quote id, which the job keeps');
       assert.deepEqual(price.breakdown, q.breakdown);
       assert.equal(price.tariffVersion, 1);
       const { tariff, distanceMeters, durationSeconds, surge } = price.inputs;
-      assert.equal(priceTrip(tariff, { distanceMeters, durationSeconds, surgeTenths: Math.round(surge * 10) }).amount, price.amount);
-      const row = await t.db.selectFrom('quotes').select('consumed_at').where('id', '=', q.id).executeTakeFirstOrThrow();
+      assert.equal(
+        priceTrip(tariff, { distanceMeters, durationSeconds, surgeTenths: Math.round(surge * 10) }).amount,
+        price.amount,
+      );
+      const row = await t.db
+        .selectFrom('quotes')
+        .select('consumed_at')
+        .where('id', '=', q.id)
+        .executeTakeFirstOrThrow();
       assert.ok(row.consumed_at);
       await rejects(pricing.lockQuote(lockInput(q.id, customer.id)), 409, 'QUOTE_ALREADY_USED');
     });
@@ -255,7 +300,9 @@ describe('quotes and tariffs', () => {
       const used = row(2 * 86_400_000, true);
       await t.db.insertInto('quotes').values([stale, recent, used]).execute();
       assert.ok((await pricing.deleteExpiredQuotes()) >= 1);
-      const left = (await t.db.selectFrom('quotes').select('id').where('id', 'in', [stale.id, recent.id, used.id]).execute()).map((r) => r.id);
+      const left = (
+        await t.db.selectFrom('quotes').select('id').where('id', 'in', [stale.id, recent.id, used.id]).execute()
+      ).map((r) => r.id);
       assert.deepEqual(left.sort(), [recent.id, used.id].sort());
     });
 
@@ -275,30 +322,61 @@ describe('quotes and tariffs', () => {
     test('without a quote: the same price computed at creation', async () => {
       const pricing = t.services.pricing;
       const q = (await post(t, '/api/quotes', business.headers, body(ke, { kind: 'RIDE' }))).json();
-      const price = await pricing.priceWithoutQuote({ kind: 'RIDE', pickup: NAIROBI, dropoff: WESTLANDS, vehicleType: 'CAR', countryId: ke });
+      const price = await pricing.priceWithoutQuote({
+        kind: 'RIDE',
+        pickup: NAIROBI,
+        dropoff: WESTLANDS,
+        vehicleType: 'CAR',
+        countryId: ke,
+      });
       assert.equal(price.amount, q.amount);
       assert.equal(price.quoteId, null);
       assert.equal(price.inputs.pricedAt, t.clock.now().toISOString());
-      await rejects(pricing.priceWithoutQuote({ kind: 'RIDE', pickup: NAIROBI, dropoff: KAMPALA, vehicleType: 'CAR', countryId: ke }), 400, 'POINTS_IN_DIFFERENT_COUNTRIES');
+      await rejects(
+        pricing.priceWithoutQuote({
+          kind: 'RIDE',
+          pickup: NAIROBI,
+          dropoff: KAMPALA,
+          vehicleType: 'CAR',
+          countryId: ke,
+        }),
+        400,
+        'POINTS_IN_DIFFERENT_COUNTRIES',
+      );
     });
 
     test('the final ride fare from the reported positions, capped at 1.25 × the price; the cancellation fee', async () => {
       const pricing = t.services.pricing;
-      const price = await pricing.priceWithoutQuote({ kind: 'RIDE', pickup: NAIROBI, dropoff: WESTLANDS, vehicleType: 'CAR', countryId: ke });
+      const price = await pricing.priceWithoutQuote({
+        kind: 'RIDE',
+        pickup: NAIROBI,
+        dropoff: WESTLANDS,
+        vehicleType: 'CAR',
+        countryId: ke,
+      });
       const start = Date.parse('2026-01-01T10:00:00Z');
-      const positions = [NAIROBI, { lat: -1.2770, lng: 36.8140 }, WESTLANDS].map((p, i) => ({ ...p, at: new Date(start + i * 240_000) }));
+      const positions = [NAIROBI, { lat: -1.277, lng: 36.814 }, WESTLANDS].map((p, i) => ({
+        ...p,
+        at: new Date(start + i * 240_000),
+      }));
       const fare = pricing.finalRideFare(price, { positions });
       assert.equal(fare.durationSeconds, 480);
       assert.ok(fare.distanceMeters > 2_000 && fare.distanceMeters < 2_400, String(fare.distanceMeters));
       assert.equal(fare.capped, false);
       assert.equal(fare.currency, 'KES');
       const { tariff } = price.inputs;
-      assert.equal(fare.amount, priceTrip(tariff, { distanceMeters: fare.distanceMeters, durationSeconds: 480, surgeTenths: 10 }).amount);
+      assert.equal(
+        fare.amount,
+        priceTrip(tariff, { distanceMeters: fare.distanceMeters, durationSeconds: 480, surgeTenths: 10 }).amount,
+      );
       const detour = pricing.finalRideFare(price, { distanceMeters: 20_000, durationSeconds: 3_600 });
       assert.equal(detour.capped, true);
       assert.equal(detour.amount, Math.floor((price.amount * 5) / 4));
 
-      assert.deepEqual(pricing.cancellationFee(price, { cancelledBy: 'CREATOR', afterAssignment: true }), { amount: 10_000, currency: 'KES' });
+      assert.deepEqual(pricing.cancellationFee(price, { cancelledBy: 'CREATOR', afterAssignment: true }), {
+        amount: 10_000,
+        currency: 'KES',
+      });
       assert.equal(pricing.cancellationFee(price, { cancelledBy: 'DRIVER', afterAssignment: true }), null);
       assert.equal(pricing.cancellationFee(price, { cancelledBy: 'ADMIN', afterAssignment: true }), null);
       assert.equal(pricing.cancellationFee(price, { cancelledBy: 'CREATOR', afterAssignment: false }), null);
@@ -306,8 +384,16 @@ describe('quotes and tariffs', () => {
   });
 
   describe('tariff administration', () => {
-    const put = (user: TestUser, url: string, payload: unknown) => t.app.inject({ method: 'PUT', url, headers: user.headers, payload: payload as object });
-    const values = { base: 20_000, perKm: 8_000, perMinute: 800, minimum: 50_000, bookingFee: 3_000, cancellationFee: 15_000 };
+    const put = (user: TestUser, url: string, payload: unknown) =>
+      t.app.inject({ method: 'PUT', url, headers: user.headers, payload: payload as object });
+    const values = {
+      base: 20_000,
+      perKm: 8_000,
+      perMinute: 800,
+      minimum: 50_000,
+      bookingFee: 3_000,
+      cancellationFee: 15_000,
+    };
 
     test('list and get: every seeded country and vehicle type, in its currency', async () => {
       const list = await get(t, '/api/admin/tariffs', admin.headers);
@@ -315,10 +401,14 @@ describe('quotes and tariffs', () => {
       const countries = await t.db.selectFrom('countries').select('id').execute();
       assert.equal(list.json().items.length, countries.length * 4);
       for (const item of list.json().items) {
-        for (const field of ['base', 'perKm', 'perMinute', 'minimum', 'bookingFee', 'cancellationFee']) assert.ok(Number.isInteger(item[field]) && item[field] >= 0);
+        for (const field of ['base', 'perKm', 'perMinute', 'minimum', 'bookingFee', 'cancellationFee'])
+          assert.ok(Number.isInteger(item[field]) && item[field] >= 0);
       }
       const kenyan = await get(t, `/api/admin/tariffs?countryId=${ke}`, admin.headers);
-      assert.deepEqual(kenyan.json().items.map((i: { vehicleType: string }) => i.vehicleType), ['BIKE', 'CAR', 'TRUCK', 'VAN']);
+      assert.deepEqual(
+        kenyan.json().items.map((i: { vehicleType: string }) => i.vehicleType),
+        ['BIKE', 'CAR', 'TRUCK', 'VAN'],
+      );
       const one = await get(t, `/api/admin/tariffs/${ke}/BIKE`, admin.headers);
       assert.equal(one.statusCode, 200);
       assert.equal(one.json().currency, 'KES');
@@ -333,7 +423,10 @@ describe('quotes and tariffs', () => {
         assert.equal((await put(user, `/api/admin/tariffs/${ke}/CAR`, values)).statusCode, 403);
       }
       const unknown = '00000000-0000-4000-8000-000000000000';
-      for (const res of [await get(t, `/api/admin/tariffs/${unknown}/CAR`, admin.headers), await put(admin, `/api/admin/tariffs/${unknown}/CAR`, values)]) {
+      for (const res of [
+        await get(t, `/api/admin/tariffs/${unknown}/CAR`, admin.headers),
+        await put(admin, `/api/admin/tariffs/${unknown}/CAR`, values),
+      ]) {
         assert.equal(res.statusCode, 404);
         assert.equal(res.json().code, 'COUNTRY_NOT_FOUND');
       }
@@ -341,7 +434,14 @@ describe('quotes and tariffs', () => {
       assert.equal((await put(admin, `/api/admin/tariffs/${ke}/ROCKET`, values)).statusCode, 400);
       assert.equal((await get(t, '/api/admin/tariffs/not-a-uuid/CAR', admin.headers)).statusCode, 400);
       const { cancellationFee: _omitted, ...missing } = values;
-      for (const bad of [{ ...values, perKm: 12.5 }, { ...values, base: -1 }, { ...values, minimum: '100' }, { ...values, bookingFee: 1e12 }, missing, { ...values, surge: 2 }]) {
+      for (const bad of [
+        { ...values, perKm: 12.5 },
+        { ...values, base: -1 },
+        { ...values, minimum: '100' },
+        { ...values, bookingFee: 1e12 },
+        missing,
+        { ...values, surge: 2 },
+      ]) {
         const res = await put(admin, `/api/admin/tariffs/${ke}/CAR`, bad);
         assert.equal(res.statusCode, 400, JSON.stringify(bad));
         assert.equal(res.json().error, 'Bad Request');
@@ -359,15 +459,44 @@ describe('quotes and tariffs', () => {
       const fresh = (await post(t, '/api/quotes', customer.headers, body(ke, { vehicleType: 'TRUCK' }))).json();
       assert.notEqual(fresh.amount, old.amount);
       assert.equal(fresh.breakdown.base, 20_000);
-      const lockedOld = await pricing.lockQuote({ quoteId: old.id, accountId: customer.id, kind: 'PACKAGE', pickup: NAIROBI, dropoff: WESTLANDS, vehicleType: 'TRUCK', countryId: ke });
+      const lockedOld = await pricing.lockQuote({
+        quoteId: old.id,
+        accountId: customer.id,
+        kind: 'PACKAGE',
+        pickup: NAIROBI,
+        dropoff: WESTLANDS,
+        vehicleType: 'TRUCK',
+        countryId: ke,
+      });
       assert.equal(lockedOld.amount, old.amount);
       assert.equal(lockedOld.tariffVersion, 1);
-      const lockedNew = await pricing.lockQuote({ quoteId: fresh.id, accountId: customer.id, kind: 'PACKAGE', pickup: NAIROBI, dropoff: WESTLANDS, vehicleType: 'TRUCK', countryId: ke });
+      const lockedNew = await pricing.lockQuote({
+        quoteId: fresh.id,
+        accountId: customer.id,
+        kind: 'PACKAGE',
+        pickup: NAIROBI,
+        dropoff: WESTLANDS,
+        vehicleType: 'TRUCK',
+        countryId: ke,
+      });
       assert.equal(lockedNew.tariffVersion, 2);
       assert.equal(lockedNew.inputs.tariff.base, 20_000);
       // A country without tariffs (added later) gets them through PUT, at version 1.
-      const [{ id: newCountry }] = await t.db.insertInto('countries').values({ id: '11111111-1111-4111-8111-111111111111', code: 'ZM', name: 'Zambia', currency: 'ZMW', dial_code: '+260' }).returning('id').execute();
-      assert.equal((await get(t, `/api/admin/tariffs/${newCountry}/CAR`, admin.headers)).json().code, 'TARIFF_NOT_FOUND');
+      const [{ id: newCountry }] = await t.db
+        .insertInto('countries')
+        .values({
+          id: '11111111-1111-4111-8111-111111111111',
+          code: 'ZM',
+          name: 'Zambia',
+          currency: 'ZMW',
+          dial_code: '+260',
+        })
+        .returning('id')
+        .execute();
+      assert.equal(
+        (await get(t, `/api/admin/tariffs/${newCountry}/CAR`, admin.headers)).json().code,
+        'TARIFF_NOT_FOUND',
+      );
       const created = await put(admin, `/api/admin/tariffs/${newCountry}/CAR`, values);
       assert.equal(created.statusCode, 200);
       assert.equal(created.json().version, 1);

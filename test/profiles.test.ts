@@ -11,7 +11,12 @@ describe('business and company profiles', () => {
   after(async () => t.close());
 
   test('a business reads and changes its own profile only', async () => {
-    const b = await createUser(t, { role: 'BUSINESS', businessName: 'Mama Mboga Ltd', firstName: 'Achieng', lastName: 'Otieno' });
+    const b = await createUser(t, {
+      role: 'BUSINESS',
+      businessName: 'Mama Mboga Ltd',
+      firstName: 'Achieng',
+      lastName: 'Otieno',
+    });
     const other = await createUser(t, { role: 'BUSINESS', businessName: 'Other Co' });
     const res = await t.app.inject({ method: 'GET', url: '/api/businesses/me', headers: b.headers });
     assert.equal(res.statusCode, 200);
@@ -54,7 +59,12 @@ describe('business and company profiles', () => {
     }
     const company = await createUser(t, { role: 'COMPANY' });
     const wrong = await t.app.inject({ method: 'GET', url: '/api/businesses/me', headers: company.headers });
-    assert.deepEqual(wrong.json(), { statusCode: 403, message: 'This action requires role BUSINESS', error: 'Forbidden', code: 'WRONG_ROLE' });
+    assert.deepEqual(wrong.json(), {
+      statusCode: 403,
+      message: 'This action requires role BUSINESS',
+      error: 'Forbidden',
+      code: 'WRONG_ROLE',
+    });
   });
 
   test('a company reads and renames itself, and lists only its own drivers with availability and location', async () => {
@@ -63,10 +73,25 @@ describe('business and company profiles', () => {
     const me = await t.app.inject({ method: 'GET', url: '/api/companies/me', headers: c.headers });
     assert.equal(me.json().companyName, 'Boda Fleet');
     assert.equal(me.json().id, c.id);
-    const renamed = await t.app.inject({ method: 'PATCH', url: '/api/companies/me', headers: c.headers, payload: { companyName: 'Boda Fleet Kenya' } });
+    const renamed = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/companies/me',
+      headers: c.headers,
+      payload: { companyName: 'Boda Fleet Kenya' },
+    });
     assert.equal(renamed.json().companyName, 'Boda Fleet Kenya');
-    const bad = await t.app.inject({ method: 'PATCH', url: '/api/companies/me', headers: c.headers, payload: { companyName: 'x', role: 'ADMIN' } });
-    assert.deepEqual(bad.json(), { statusCode: 400, message: 'body has an unknown property "role"', error: 'Bad Request', code: 'VALIDATION_FAILED' });
+    const bad = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/companies/me',
+      headers: c.headers,
+      payload: { companyName: 'x', role: 'ADMIN' },
+    });
+    assert.deepEqual(bad.json(), {
+      statusCode: 400,
+      message: 'body has an unknown property "role"',
+      error: 'Bad Request',
+      code: 'VALIDATION_FAILED',
+    });
 
     const mine: TestUser[] = [];
     for (let i = 0; i < 3; i++) {
@@ -74,15 +99,29 @@ describe('business and company profiles', () => {
       t.clock.advance(10);
     }
     const theirs = await createUser(t, { role: 'DRIVER', driver: { companyId: rival.id } });
-    await t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: mine[0].headers, payload: { status: 'ONLINE' } });
-    await t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: mine[0].headers, payload: { lat: 0.3, lng: 32.6 } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/availability',
+      headers: mine[0].headers,
+      payload: { status: 'ONLINE' },
+    });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/drivers/me/location',
+      headers: mine[0].headers,
+      payload: { lat: 0.3, lng: 32.6 },
+    });
 
     const page1 = await t.app.inject({ method: 'GET', url: '/api/companies/me/drivers?limit=2', headers: c.headers });
     assert.equal(page1.statusCode, 200);
     const p1 = page1.json();
     assert.equal(p1.items.length, 2);
     assert.ok(p1.nextCursor);
-    const page2 = await t.app.inject({ method: 'GET', url: `/api/companies/me/drivers?limit=2&cursor=${p1.nextCursor}`, headers: c.headers });
+    const page2 = await t.app.inject({
+      method: 'GET',
+      url: `/api/companies/me/drivers?limit=2&cursor=${p1.nextCursor}`,
+      headers: c.headers,
+    });
     const p2 = page2.json();
     assert.equal(p2.nextCursor, null);
     const listed = [...p1.items, ...p2.items];
@@ -93,9 +132,22 @@ describe('business and company profiles', () => {
     assert.equal(first.location.lat, 0.3);
     assert.equal(first.companyId, c.id);
 
-    const badCursor = await t.app.inject({ method: 'GET', url: '/api/companies/me/drivers?cursor=zzz', headers: c.headers });
-    assert.deepEqual(badCursor.json(), { statusCode: 400, message: 'Invalid cursor', error: 'Bad Request', code: 'INVALID_CURSOR' });
-    const driverCall = await t.app.inject({ method: 'GET', url: '/api/companies/me/drivers', headers: mine[1].headers });
+    const badCursor = await t.app.inject({
+      method: 'GET',
+      url: '/api/companies/me/drivers?cursor=zzz',
+      headers: c.headers,
+    });
+    assert.deepEqual(badCursor.json(), {
+      statusCode: 400,
+      message: 'Invalid cursor',
+      error: 'Bad Request',
+      code: 'INVALID_CURSOR',
+    });
+    const driverCall = await t.app.inject({
+      method: 'GET',
+      url: '/api/companies/me/drivers',
+      headers: mine[1].headers,
+    });
     assert.equal(driverCall.statusCode, 403);
   });
 });

@@ -35,16 +35,40 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
 
   async function login(identifier: string, phone: string, password = PASSWORD) {
     const before = smsCount(phone);
-    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, { identifier, password });
+    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, {
+      identifier,
+      password,
+    });
     const code = await smsCode(phone, before);
-    return call<{ accessToken: string; refreshToken: string }>('POST', '/auth/login/verify-otp', undefined, { sessionId: step.sessionId, phone: step.phone, code });
+    return call<{ accessToken: string; refreshToken: string }>('POST', '/auth/login/verify-otp', undefined, {
+      sessionId: step.sessionId,
+      phone: step.phone,
+      code,
+    });
   }
 
   async function account(role: 'DRIVER' | 'BUSINESS', phone: string, email: string, extra: Record<string, unknown>) {
     const before = smsCount(phone);
-    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, { phone });
-    await call('POST', '/auth/register', undefined, { sessionId: otp.sessionId, phone: otp.phone, code: await smsCode(phone, before), email, password: PASSWORD, firstName: 'Test', lastName: role, role, countryId: kenya, ...extra });
-    const pending = await call<{ items: { id: string; email: string }[] }>('GET', '/admin/users?status=PENDING_APPROVAL', adminToken);
+    const otp = await call<{ sessionId: string; phone: string }>('POST', '/auth/register/send-otp', undefined, {
+      phone,
+    });
+    await call('POST', '/auth/register', undefined, {
+      sessionId: otp.sessionId,
+      phone: otp.phone,
+      code: await smsCode(phone, before),
+      email,
+      password: PASSWORD,
+      firstName: 'Test',
+      lastName: role,
+      role,
+      countryId: kenya,
+      ...extra,
+    });
+    const pending = await call<{ items: { id: string; email: string }[] }>(
+      'GET',
+      '/admin/users?status=PENDING_APPROVAL',
+      adminToken,
+    );
     const user = pending.items.find((u) => u.email === email)!;
     await call('POST', `/admin/users/${user.id}/approve`, adminToken);
     return { id: user.id, ...(await login(email, phone)) };
@@ -52,11 +76,19 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
 
   test('the driver takes a photo and collects a signature; Delivered uploads them; the console shows them', async () => {
     const shop = await account('BUSINESS', '+254733600002', 'proof.shop@example.com', { businessName: 'Proof Shop' });
-    const driver = await account('DRIVER', '+254733600001', 'proof.rider@example.com', { vehicleType: 'BIKE', vehiclePlate: 'KMEB 001P' });
+    const driver = await account('DRIVER', '+254733600001', 'proof.rider@example.com', {
+      vehicleType: 'BIKE',
+      vehiclePlate: 'KMEB 001P',
+    });
     await call('POST', '/drivers/me/availability', driver.accessToken, { status: 'ONLINE' });
     const pkg = await call<{ id: string }>('POST', '/packages', shop.accessToken, {
       pickup: { location: PICKUP, address: 'Moi Avenue 1', contactName: 'Wanjiru', contactPhone: '+254711200001' },
-      dropoff: { location: DROPOFF, address: 'Ngong Road 10', contactName: 'Achieng Otieno', contactPhone: '+254722333444' },
+      dropoff: {
+        location: DROPOFF,
+        address: 'Ngong Road 10',
+        contactName: 'Achieng Otieno',
+        contactPhone: '+254722333444',
+      },
       vehicleType: 'BIKE',
       countryId: kenya,
       parcel: { description: 'Flowers', size: 'SMALL' },
@@ -85,7 +117,10 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
 
     // Without the proof the server refuses, and the app says why.
     await page.getByRole('button', { name: 'Delivered' }).click();
-    await page.getByRole('alert').getByText(/proof of delivery/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/proof of delivery/)
+      .waitFor();
 
     const photo = await jpegWithGps();
     await page.getByLabel('Take photo').setInputFiles({ name: 'door.jpg', mimeType: 'image/jpeg', buffer: photo });
@@ -102,34 +137,56 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
     assert.ok(await page.getByRole('button', { name: 'Clear' }).isDisabled());
     await page.mouse.move(box.x + 20, box.y + box.height * 0.7);
     await page.mouse.down();
-    for (let i = 1; i <= 12; i += 1) await page.mouse.move(box.x + 20 + i * ((box.width - 40) / 12), box.y + box.height * (i % 2 ? 0.3 : 0.7), { steps: 2 });
+    for (let i = 1; i <= 12; i += 1)
+      await page.mouse.move(box.x + 20 + i * ((box.width - 40) / 12), box.y + box.height * (i % 2 ? 0.3 : 0.7), {
+        steps: 2,
+      });
     await page.mouse.up();
     await page.getByLabel('Recipient name').fill('Achieng Otieno');
-    const layout = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth }));
+    const layout = await page.evaluate(() => ({
+      scrollWidth: document.documentElement.scrollWidth,
+      width: window.innerWidth,
+    }));
     assert.ok(layout.scrollWidth <= layout.width, 'no horizontal scrolling');
     await page.evaluate(() => {
       const original = window.fetch;
       window.fetch = async (input, init) => {
         if (input instanceof Request && input.method === 'POST' && input.url.endsWith('/proof')) {
           const photo = (await input.clone().formData()).get('photo');
-          if (photo instanceof Blob) (window as unknown as { sentPhoto: number[] }).sentPhoto = [...new Uint8Array(await photo.arrayBuffer())];
+          if (photo instanceof Blob)
+            (window as unknown as { sentPhoto: number[] }).sentPhoto = [...new Uint8Array(await photo.arrayBuffer())];
         }
         return original(input, init);
       };
     });
-    const upload = page.waitForResponse((r) => r.url().endsWith(`/api/packages/${pkg.id}/proof`) && r.request().method() === 'POST');
+    const upload = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/packages/${pkg.id}/proof`) && r.request().method() === 'POST',
+    );
     await page.getByRole('button', { name: 'Delivered' }).click();
     assert.equal((await upload).status(), 200);
     // The app scaled the 3000 × 2000 photo to 1600 px (JPEG) before sending it (the page's fetch
     // kept what it sent: Playwright does not give a multipart body with a file).
-    const sentPhoto = await sharp(Buffer.from(await page.evaluate(() => (window as unknown as { sentPhoto: number[] }).sentPhoto))).metadata();
-    assert.deepEqual([sentPhoto.format, sentPhoto.width, sentPhoto.height, sentPhoto.exif], ['jpeg', 1600, 1067, undefined]);
+    const sentPhoto = await sharp(
+      Buffer.from(await page.evaluate(() => (window as unknown as { sentPhoto: number[] }).sentPhoto)),
+    ).metadata();
+    assert.deepEqual(
+      [sentPhoto.format, sentPhoto.width, sentPhoto.height, sentPhoto.exif],
+      ['jpeg', 1600, 1067, undefined],
+    );
     await page.getByText('Delivered. Well done.').waitFor();
 
-    const delivered = await call<{ status: string; proof: { photoUrl: string; signatureUrl: string; recipientName: string } }>('GET', `/packages/${pkg.id}`, shop.accessToken);
+    const delivered = await call<{
+      status: string;
+      proof: { photoUrl: string; signatureUrl: string; recipientName: string };
+    }>('GET', `/packages/${pkg.id}`, shop.accessToken);
     assert.equal(delivered.status, 'DELIVERED');
     assert.equal(delivered.proof.recipientName, 'Achieng Otieno');
-    const image = async (url: string) => Buffer.from(await (await fetch(`${h.base}${url}`, { headers: { authorization: `Bearer ${shop.accessToken}` } })).arrayBuffer());
+    const image = async (url: string) =>
+      Buffer.from(
+        await (
+          await fetch(`${h.base}${url}`, { headers: { authorization: `Bearer ${shop.accessToken}` } })
+        ).arrayBuffer(),
+      );
     const storedPhoto = await sharp(await image(delivered.proof.photoUrl)).metadata();
     assert.deepEqual([storedPhoto.format, storedPhoto.width, storedPhoto.exif], ['jpeg', 1600, undefined]);
     const signature = await image(delivered.proof.signatureUrl);
@@ -157,9 +214,15 @@ describe('proof of delivery in Chromium: driver app (phone) and console', { skip
       const img = consolePage.getByRole('img', { name: alt });
       await img.waitFor();
       assert.match((await img.getAttribute('src')) ?? '', /^blob:/, `${alt} is an object URL, not a link to the API`);
-      await waitFor(() => img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0), 10_000, `${alt} decoded`);
+      await waitFor(
+        () => img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0),
+        10_000,
+        `${alt} decoded`,
+      );
     }
-    const natural = await consolePage.getByRole('img', { name: 'Proof of delivery photo' }).evaluate((el) => (el as HTMLImageElement).naturalWidth);
+    const natural = await consolePage
+      .getByRole('img', { name: 'Proof of delivery photo' })
+      .evaluate((el) => (el as HTMLImageElement).naturalWidth);
     assert.equal(natural, 1600);
     await desk.close();
     assert.deepEqual(pageErrors, []);

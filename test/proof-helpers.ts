@@ -15,8 +15,13 @@ export function multipart(parts: FormPart[]): { payload: Buffer; headers: Record
   const chunks: Buffer[] = [];
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename !== undefined ? `; filename="${part.filename}"` : ''}`;
-    const type = part.filename !== undefined ? `\r\nContent-Type: ${part.contentType ?? 'application/octet-stream'}` : '';
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`), Buffer.from(part.value), Buffer.from('\r\n'));
+    const type =
+      part.filename !== undefined ? `\r\nContent-Type: ${part.contentType ?? 'application/octet-stream'}` : '';
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`),
+      Buffer.from(part.value),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
@@ -43,16 +48,26 @@ export async function jpegRotated(): Promise<Buffer> {
 
 export async function png(width = 400, height = 200): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-    .composite([{ input: Buffer.from(`<svg width="${width}" height="${height}"><path d="M10 ${height / 2} Q ${width / 2} 0 ${width - 10} ${height / 2}" stroke="black" stroke-width="4" fill="none"/></svg>`) }])
+    .composite([
+      {
+        input: Buffer.from(
+          `<svg width="${width}" height="${height}"><path d="M10 ${height / 2} Q ${width / 2} 0 ${width - 10} ${height / 2}" stroke="black" stroke-width="4" fill="none"/></svg>`,
+        ),
+      },
+    ])
     .png()
     .toBuffer();
 }
 
 /** A PNG of random noise: it does not compress, so its size is about width × height × 3 bytes. */
 export async function noisyPng(width: number, height: number): Promise<Buffer> {
-  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toBuffer();
 }
 
 export async function webp(): Promise<Buffer> {
-  return sharp({ create: { width: 2400, height: 1200, channels: 3, background: '#88aa22' } }).webp().toBuffer();
+  return sharp({ create: { width: 2400, height: 1200, channels: 3, background: '#88aa22' } })
+    .webp()
+    .toBuffer();
 }

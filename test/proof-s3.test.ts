@@ -29,7 +29,13 @@ describe('proof of delivery in an S3 bucket', () => {
 
   before(async () => {
     directory = mkdtempSync(path.join(tmpdir(), 'proof-s3-'));
-    s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: BUCKET, configs: [] }] });
+    s3rver = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory,
+      configureBuckets: [{ name: BUCKET, configs: [] }],
+    });
     const { port } = await s3rver.run();
     endpoint = `http://127.0.0.1:${port}`;
     // s3rver's own key pair; it verifies each request's SigV4 signature with it.
@@ -59,15 +65,23 @@ describe('proof of delivery in an S3 bucket', () => {
 
   async function inTransit(overrides: Record<string, unknown> = {}) {
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } });
-    const id: string = (await post(t, '/api/packages', business.headers, packageBody(business.countryId, overrides))).json().id;
-    for (const [step, by, body] of [['assign', admin, { driverId: driver.id }], ['pickup', driver], ['start', driver]] as const) {
+    const id: string = (
+      await post(t, '/api/packages', business.headers, packageBody(business.countryId, overrides))
+    ).json().id;
+    for (const [step, by, body] of [
+      ['assign', admin, { driverId: driver.id }],
+      ['pickup', driver],
+      ['start', driver],
+    ] as const) {
       assert.equal((await post(t, `/api/packages/${id}/${step}`, by.headers, body)).statusCode, 200, step);
     }
     return { id, driver };
   }
 
   const keysOf = async (id: string) =>
-    ((await bucket.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `proofs/${id}/` }))).Contents ?? []).map((o) => o.Key!).sort();
+    ((await bucket.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `proofs/${id}/` }))).Contents ?? [])
+      .map((o) => o.Key!)
+      .sort();
 
   test('the images are stored in the bucket, re-encoded, and served through the API', async () => {
     assert.equal(t.services.proof.storageKind, 's3');
@@ -77,7 +91,12 @@ describe('proof of delivery in an S3 bucket', () => {
       { name: 'signature', value: await png(), filename: 's.png', contentType: 'image/png' },
       { name: 'recipientName', value: 'Wambui' },
     ]);
-    const res = await t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/packages/${id}/proof`,
+      headers: { ...driver.headers, ...form.headers },
+      payload: form.payload,
+    });
     assert.equal(res.statusCode, 200, res.body);
 
     const keys = await keysOf(id);
@@ -97,14 +116,28 @@ describe('proof of delivery in an S3 bucket', () => {
     assert.equal(served.headers['content-type'], 'image/jpeg');
     assert.equal(served.headers['cache-control'], 'no-store');
     assert.deepEqual(served.rawPayload, storedPhoto);
-    assert.equal((await get(t, `/api/packages/${id}/proof/signature`, business.headers)).headers['content-type'], 'image/png');
+    assert.equal(
+      (await get(t, `/api/packages/${id}/proof/signature`, business.headers)).headers['content-type'],
+      'image/png',
+    );
     assert.equal((await get(t, `/api/packages/${id}/proof/photo`, otherBusiness.headers)).statusCode, 404);
 
     // A new photo replaces the old object in the bucket; the signature stays.
     const again = multipart([{ name: 'photo', value: await png(), filename: 'p2.png', contentType: 'image/png' }]);
-    assert.equal((await t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...again.headers }, payload: again.payload })).statusCode, 200);
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/api/packages/${id}/proof`,
+          headers: { ...driver.headers, ...again.headers },
+          payload: again.payload,
+        })
+      ).statusCode,
+      200,
+    );
     let after: string[] = [];
-    for (let i = 0; i < 50 && (after = await keysOf(id)).includes(keys[0]!); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 50 && (after = await keysOf(id)).includes(keys[0]!); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(after.length, 2);
     assert.ok(!after.includes(keys[0]!) && after.includes(keys[1]!));
 
@@ -116,8 +149,14 @@ describe('proof of delivery in an S3 bucket', () => {
     assert.throws(load({ S3_ENDPOINT: endpoint }), /S3_ENDPOINT set without S3_BUCKET/);
     assert.throws(load({ S3_BUCKET: 'Bad_Bucket', S3_REGION: 'eu-west-1' }), /S3_BUCKET must be a bucket name/);
     assert.throws(load({ S3_BUCKET: 'ok-bucket' }), /S3_REGION is required/);
-    assert.throws(load({ S3_BUCKET: 'ok-bucket', S3_REGION: 'eu-west-1', S3_ACCESS_KEY_ID: 'x' }), /S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together/);
-    assert.throws(load({ S3_BUCKET: 'ok-bucket', S3_ENDPOINT: 'ftp://x' }), /S3_ENDPOINT must be a http: or https: URL/);
+    assert.throws(
+      load({ S3_BUCKET: 'ok-bucket', S3_REGION: 'eu-west-1', S3_ACCESS_KEY_ID: 'x' }),
+      /S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together/,
+    );
+    assert.throws(
+      load({ S3_BUCKET: 'ok-bucket', S3_ENDPOINT: 'ftp://x' }),
+      /S3_ENDPOINT must be a http: or https: URL/,
+    );
     assert.throws(load({ PROOF_MAX_SIZE: '100GB' }), /PROOF_MAX_SIZE must be a size/);
     assert.throws(load({ PROOF_MAX_SIZE: '60MB' }), /from 64KB to 50MB/);
     assert.throws(load({ PROOF_UPLOAD_TIMEOUT: '2h' }), /PROOF_UPLOAD_TIMEOUT must be at most 1h/);
@@ -127,7 +166,13 @@ describe('proof of delivery in an S3 bucket', () => {
       uploadTimeoutMs: 120_000,
       maxDecodedBytes: 96 * 1024 * 1024,
       decodeConcurrency: 2,
-      s3: { bucket: 'ok-bucket', endpoint: undefined, region: 'eu-west-1', credentials: undefined, forcePathStyle: false },
+      s3: {
+        bucket: 'ok-bucket',
+        endpoint: undefined,
+        region: 'eu-west-1',
+        credentials: undefined,
+        forcePathStyle: false,
+      },
     });
     assert.equal(loadConfig(TEST_ENV).proof.s3, undefined);
   });

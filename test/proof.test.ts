@@ -29,7 +29,10 @@ describe('proof of delivery', () => {
     otherBusiness = await createUser(t, { role: 'BUSINESS' });
     company = await createUser(t, { role: 'COMPANY' });
     otherCompany = await createUser(t, { role: 'COMPANY' });
-    otherDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', companyId: otherCompany.id } });
+    otherDriver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', companyId: otherCompany.id },
+    });
     admin = await createUser(t, { role: 'ADMIN' });
   });
   after(async () => t.close());
@@ -42,17 +45,34 @@ describe('proof of delivery', () => {
     assert.equal(created.statusCode, 201, created.body);
     const id: string = created.json().id;
     assert.equal((await post(t, `/api/packages/${id}/assign`, admin.headers, { driverId: holder.id })).statusCode, 200);
-    if (status !== 'ASSIGNED') assert.equal((await post(t, `/api/packages/${id}/pickup`, holder.headers)).statusCode, 200);
-    if (status === 'IN_TRANSIT') assert.equal((await post(t, `/api/packages/${id}/start`, holder.headers)).statusCode, 200);
+    if (status !== 'ASSIGNED')
+      assert.equal((await post(t, `/api/packages/${id}/pickup`, holder.headers)).statusCode, 200);
+    if (status === 'IN_TRANSIT')
+      assert.equal((await post(t, `/api/packages/${id}/start`, holder.headers)).statusCode, 200);
     return id;
   }
 
   const upload = (id: string, by: TestUser, parts: FormPart[]) => {
     const form = multipart(parts);
-    return t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...by.headers, ...form.headers }, payload: form.payload });
+    return t.app.inject({
+      method: 'POST',
+      url: `/api/packages/${id}/proof`,
+      headers: { ...by.headers, ...form.headers },
+      payload: form.payload,
+    });
   };
-  const photo = (value: Buffer, filename = 'photo.jpg', contentType = 'image/jpeg'): FormPart => ({ name: 'photo', value, filename, contentType });
-  const signature = (value: Buffer, filename = 'signature.png'): FormPart => ({ name: 'signature', value, filename, contentType: 'image/png' });
+  const photo = (value: Buffer, filename = 'photo.jpg', contentType = 'image/jpeg'): FormPart => ({
+    name: 'photo',
+    value,
+    filename,
+    contentType,
+  });
+  const signature = (value: Buffer, filename = 'signature.png'): FormPart => ({
+    name: 'signature',
+    value,
+    filename,
+    contentType: 'image/png',
+  });
 
   test('a JPEG with EXIF GPS comes back re-encoded: no EXIF, at most 1600 px, served privately to the business', async () => {
     const id = await packageAt('IN_TRANSIT');
@@ -82,16 +102,22 @@ describe('proof of delivery', () => {
 
     // The business's poll and list show the proof too; the other business gets 404 for the image.
     assert.deepEqual((await get(t, `/api/packages/${id}`, business.headers)).json().proof, pkg.proof);
-    const listed = (await get(t, '/api/packages', business.headers)).json().items.find((p: { id: string }) => p.id === id);
+    const listed = (await get(t, '/api/packages', business.headers))
+      .json()
+      .items.find((p: { id: string }) => p.id === id);
     assert.deepEqual(listed.proof, pkg.proof);
     assert.deepEqual((await get(t, pkg.proof.photoUrl, otherBusiness.headers)).json(), notFoundBody('Package'));
     assert.equal((await get(t, pkg.proof.photoUrl, otherDriver.headers)).statusCode, 404);
     assert.equal((await get(t, pkg.proof.photoUrl, otherCompany.headers)).statusCode, 404);
     // The driver, its company and admins may read it; without the bearer header nobody.
-    for (const who of [driver, company, admin]) assert.equal((await get(t, pkg.proof.photoUrl, who.headers)).statusCode, 200, who.role);
+    for (const who of [driver, company, admin])
+      assert.equal((await get(t, pkg.proof.photoUrl, who.headers)).statusCode, 200, who.role);
     assert.equal((await get(t, pkg.proof.photoUrl, {})).statusCode, 401);
     // No signature yet.
-    assert.equal((await get(t, `/api/packages/${id}/proof/signature`, business.headers)).json().code, 'PROOF_NOT_FOUND');
+    assert.equal(
+      (await get(t, `/api/packages/${id}/proof/signature`, business.headers)).json().code,
+      'PROOF_NOT_FOUND',
+    );
 
     // Never on the public tracking page.
     const token = (await get(t, `/api/packages/${id}`, business.headers)).json().trackingUrl.split('/t/')[1];
@@ -109,14 +135,26 @@ describe('proof of delivery', () => {
 
   test('the format is decided by content: a PNG named .jpg is accepted, a text file named .jpg is 400', async () => {
     const id = await packageAt('IN_TRANSIT');
-    const text = await upload(id, driver, [photo(Buffer.from('hello, this is not an image\n'.repeat(10)), 'photo.jpg', 'image/jpeg')]);
+    const text = await upload(id, driver, [
+      photo(Buffer.from('hello, this is not an image\n'.repeat(10)), 'photo.jpg', 'image/jpeg'),
+    ]);
     assert.equal(text.statusCode, 400);
-    assert.deepEqual(text.json(), { statusCode: 400, error: 'Bad Request', message: 'photo must be a JPEG, PNG or WebP image', code: 'PROOF_INVALID_IMAGE' });
+    assert.deepEqual(text.json(), {
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'photo must be a JPEG, PNG or WebP image',
+      code: 'PROOF_INVALID_IMAGE',
+    });
     // An SVG (script-capable) is no photo either, whatever its name.
-    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>');
+    const svg = Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>',
+    );
     assert.equal((await upload(id, driver, [photo(svg, 'photo.png', 'image/png')])).statusCode, 400);
     // A JPEG is no signature.
-    assert.equal((await upload(id, driver, [signature(await jpegRotated())])).json().message, 'signature must be a PNG image');
+    assert.equal(
+      (await upload(id, driver, [signature(await jpegRotated())])).json().message,
+      'signature must be a PNG image',
+    );
 
     const renamed = await upload(id, driver, [photo(await png(), 'holiday.jpg', 'image/jpeg')]);
     assert.equal(renamed.statusCode, 200, renamed.body);
@@ -144,7 +182,8 @@ describe('proof of delivery', () => {
     assert.deepEqual(res.json(), {
       statusCode: 413,
       error: 'Payload Too Large',
-      message: 'photo is 20000 × 20000 pixels: decoding it would take 1525.9 MB, more than 96 MB (PROOF_MAX_DECODED_SIZE); send it at most 1600 px',
+      message:
+        'photo is 20000 × 20000 pixels: decoding it would take 1525.9 MB, more than 96 MB (PROOF_MAX_DECODED_SIZE); send it at most 1600 px',
       code: 'PROOF_IMAGE_TOO_LARGE',
     });
     assert.ok(performance.now() - started < 2000);
@@ -159,7 +198,12 @@ describe('proof of delivery', () => {
     assert.ok(tooBig.length > 256 * 1024);
     const res = await upload(id, driver, [photo(tooBig, 'big.png', 'image/png')]);
     assert.equal(res.statusCode, 413);
-    assert.deepEqual(res.json(), { statusCode: 413, error: 'Payload Too Large', message: 'photo is larger than 0.3 MB (PROOF_MAX_SIZE)', code: 'PROOF_TOO_LARGE' });
+    assert.deepEqual(res.json(), {
+      statusCode: 413,
+      error: 'Payload Too Large',
+      message: 'photo is larger than 0.3 MB (PROOF_MAX_SIZE)',
+      code: 'PROOF_TOO_LARGE',
+    });
   });
 
   test('only the assigned driver may upload (others 404), only while PICKED_UP or IN_TRANSIT (409)', async () => {
@@ -168,7 +212,10 @@ describe('proof of delivery', () => {
     const assigned = await upload(id, driver, [photo(image)]);
     assert.equal(assigned.statusCode, 409);
     assert.equal(assigned.json().code, 'INVALID_STATUS_TRANSITION');
-    assert.equal(assigned.json().message, 'Package is ASSIGNED: proof of delivery is sent while it is PICKED_UP or IN_TRANSIT');
+    assert.equal(
+      assigned.json().message,
+      'Package is ASSIGNED: proof of delivery is sent while it is PICKED_UP or IN_TRANSIT',
+    );
     await post(t, `/api/packages/${id}/pickup`, driver.headers);
     for (const who of [otherDriver, business, otherBusiness, company, admin]) {
       const res = await upload(id, who, [photo(image)]);
@@ -181,7 +228,10 @@ describe('proof of delivery', () => {
     assert.equal((await post(t, `/api/packages/${id}/deliver`, driver.headers, {})).statusCode, 200);
     const late = await upload(id, driver, [photo(image)]);
     assert.equal(late.statusCode, 409);
-    assert.equal(late.json().message, 'Package is DELIVERED: proof of delivery is sent while it is PICKED_UP or IN_TRANSIT');
+    assert.equal(
+      late.json().message,
+      'Package is DELIVERED: proof of delivery is sent while it is PICKED_UP or IN_TRANSIT',
+    );
   });
 
   test('the form is checked: JSON is 415, unknown or repeated fields and bad names are 400, multipart elsewhere is 415', async () => {
@@ -190,22 +240,47 @@ describe('proof of delivery', () => {
     assert.equal(json.statusCode, 415);
     assert.equal(json.json().code, 'UNSUPPORTED_MEDIA_TYPE');
     assert.equal((await upload(id, driver, [])).json().code, 'PROOF_EMPTY');
-    assert.equal((await upload(id, driver, [{ name: 'recipientName', value: 'Only a name' }])).json().code, 'PROOF_EMPTY');
-    assert.equal((await upload(id, driver, [{ name: 'extra', value: await png(), filename: 'x.png' }])).statusCode, 400);
-    assert.equal((await upload(id, driver, [photo(await png()), { name: 'recipientName', value: 'A\u0007B' }])).statusCode, 400);
-    assert.equal((await upload(id, driver, [photo(await png()), { name: 'recipientName', value: 'x'.repeat(101) }])).statusCode, 400);
+    assert.equal(
+      (await upload(id, driver, [{ name: 'recipientName', value: 'Only a name' }])).json().code,
+      'PROOF_EMPTY',
+    );
+    assert.equal(
+      (await upload(id, driver, [{ name: 'extra', value: await png(), filename: 'x.png' }])).statusCode,
+      400,
+    );
+    assert.equal(
+      (await upload(id, driver, [photo(await png()), { name: 'recipientName', value: 'A\u0007B' }])).statusCode,
+      400,
+    );
+    assert.equal(
+      (await upload(id, driver, [photo(await png()), { name: 'recipientName', value: 'x'.repeat(101) }])).statusCode,
+      400,
+    );
     assert.equal((await upload(id, driver, [photo(await png()), photo(await png())])).statusCode, 400);
     // The caller is authorized before the body is read (section 19): someone else's package is 404 whatever the form holds.
-    assert.equal((await upload(id, otherDriver, [photo(await png()), { name: 'recipientName', value: 'A\u0000B' }])).statusCode, 404);
+    assert.equal(
+      (await upload(id, otherDriver, [photo(await png()), { name: 'recipientName', value: 'A\u0000B' }])).statusCode,
+      404,
+    );
     // Every other route stays JSON-only.
     const form = multipart([{ name: 'reason', value: 'x' }]);
-    const elsewhere = await t.app.inject({ method: 'POST', url: `/api/packages/${id}/fail`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+    const elsewhere = await t.app.inject({
+      method: 'POST',
+      url: `/api/packages/${id}/fail`,
+      headers: { ...driver.headers, ...form.headers },
+      payload: form.payload,
+    });
     assert.equal(elsewhere.statusCode, 415);
   });
 
   test('proofRequired: validated; delivering without the proof is 409 PROOF_REQUIRED; a second upload adds the missing part', async () => {
     for (const bad of [['PHOTO', 'PHOTO'], ['VIDEO'], 'PHOTO']) {
-      const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId, { proofRequired: bad }));
+      const res = await post(
+        t,
+        '/api/packages',
+        business.headers,
+        packageBody(business.countryId, { proofRequired: bad }),
+      );
       assert.equal(res.statusCode, 400, JSON.stringify(bad));
     }
     const id = await packageAt('IN_TRANSIT', { proofRequired: ['PHOTO', 'SIGNATURE'] });
@@ -223,7 +298,10 @@ describe('proof of delivery', () => {
     const first = await upload(id, driver, [photo(await jpegWithGps()), { name: 'recipientName', value: 'Juma' }]);
     assert.equal(first.statusCode, 200);
     const stillRefused = await post(t, `/api/packages/${id}/deliver`, driver.headers, {});
-    assert.equal(stillRefused.json().message, 'This package needs a signature as proof of delivery first (POST /packages/:id/proof)');
+    assert.equal(
+      stillRefused.json().message,
+      'This package needs a signature as proof of delivery first (POST /packages/:id/proof)',
+    );
 
     const firstPhoto = (await get(t, `/api/packages/${id}/proof/photo`, business.headers)).rawPayload;
     const second = await upload(id, driver, [signature(await png(2000, 500))]);
@@ -246,7 +324,11 @@ describe('proof of delivery', () => {
 
     // The replaced objects are gone from the store (PostgreSQL here): one photo and one signature remain.
     if (t.services.proof.storageKind === 'postgres') {
-      const keys = await t.db.selectFrom('proof_objects').select('key').where('key', 'like', `proofs/${id}/%`).execute();
+      const keys = await t.db
+        .selectFrom('proof_objects')
+        .select('key')
+        .where('key', 'like', `proofs/${id}/%`)
+        .execute();
       assert.equal(keys.length, 2);
     }
   });
@@ -256,7 +338,12 @@ describe('proof of delivery', () => {
     const first = await jpegWithGps();
     const keyed = (key: string, parts: FormPart[]) => {
       const form = multipart(parts);
-      return t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers, 'idempotency-key': key }, payload: form.payload });
+      return t.app.inject({
+        method: 'POST',
+        url: `/api/packages/${id}/proof`,
+        headers: { ...driver.headers, ...form.headers, 'idempotency-key': key },
+        payload: form.payload,
+      });
     };
     const sent = await keyed('proof-1', [photo(first), { name: 'recipientName', value: 'Amina' }]);
     assert.equal(sent.statusCode, 200, sent.body);
@@ -272,12 +359,17 @@ describe('proof of delivery', () => {
     assert.deepEqual(again.json(), sent.json());
     assert.deepEqual((await get(t, `/api/packages/${id}/proof/photo`, driver.headers)).rawPayload, storedPhoto);
     // Nothing more is kept: the replay's own re-encoded image is deleted (after the answer).
-    const stored = async () => (await t.db.selectFrom('proof_objects').select('key').where('key', 'like', `proofs/${id}/%`).execute()).length;
+    const stored = async () =>
+      (await t.db.selectFrom('proof_objects').select('key').where('key', 'like', `proofs/${id}/%`).execute()).length;
     for (let i = 0; i < 50 && (await stored()) > 1; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
     if (t.services.proof.storageKind === 'postgres') assert.equal(await stored(), 1);
 
     // Another photo, or another name, with the same key: 422.
-    for (const parts of [[photo(await png()), { name: 'recipientName', value: 'Amina' }], [photo(first), { name: 'recipientName', value: 'Juma' }], [photo(first)]]) {
+    for (const parts of [
+      [photo(await png()), { name: 'recipientName', value: 'Amina' }],
+      [photo(first), { name: 'recipientName', value: 'Juma' }],
+      [photo(first)],
+    ]) {
       const reused = await keyed('proof-1', parts);
       assert.equal(reused.statusCode, 422, reused.body);
       assert.equal(reused.json().code, 'IDEMPOTENCY_KEY_REUSED');
@@ -286,11 +378,21 @@ describe('proof of delivery', () => {
     // A request with this key still in flight (claimed, say, on another instance): 409.
     const sig = await png();
     const hash = createHash('sha256')
-      .update(`POST /packages/${id}/proof\n${canonicalJson({ signature: createHash('sha256').update(sig).digest('hex') })}`)
+      .update(
+        `POST /packages/${id}/proof\n${canonicalJson({ signature: createHash('sha256').update(sig).digest('hex') })}`,
+      )
       .digest('hex');
     await t.db
       .insertInto('idempotency_keys')
-      .values({ account_id: driver.id, key: 'proof-2', request_hash: hash, state: 'IN_FLIGHT', response_status: null, response_body: null, created_at: t.clock.now() })
+      .values({
+        account_id: driver.id,
+        key: 'proof-2',
+        request_hash: hash,
+        state: 'IN_FLIGHT',
+        response_status: null,
+        response_body: null,
+        created_at: t.clock.now(),
+      })
       .execute();
     const inFlight = await keyed('proof-2', [signature(sig)]);
     assert.equal(inFlight.statusCode, 409, inFlight.body);
@@ -314,7 +416,11 @@ describe('proof of delivery', () => {
     await upload(id, driver, [photo(await jpegRotated())]);
     // The deletion runs after the answer.
     for (let i = 0; i < 50; i += 1) {
-      const keys = await t.db.selectFrom('proof_objects').select('key').where('key', 'like', `proofs/${id}/%`).execute();
+      const keys = await t.db
+        .selectFrom('proof_objects')
+        .select('key')
+        .where('key', 'like', `proofs/${id}/%`)
+        .execute();
       if (keys.length === 1) return;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -334,9 +440,15 @@ describe('proof decoding bounds', () => {
     const { id, driver } = await packageInTransit(t);
     const upload = (name: 'photo' | 'signature', value: Buffer) => {
       const form = multipart([{ name, value, filename: `${name}.png`, contentType: 'image/png' }]);
-      return t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+      return t.app.inject({
+        method: 'POST',
+        url: `/api/packages/${id}/proof`,
+        headers: { ...driver.headers, ...form.headers },
+        payload: form.payload,
+      });
     };
-    const solid = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#406080' } });
+    const solid = (width: number, height: number) =>
+      sharp({ create: { width, height, channels: 3, background: '#406080' } });
     // 36 megapixels (a palette PNG of 35 KB, decoded as RGB): 108 MB (under sharp's own 50-megapixel limit, so it used to be decoded).
     const wide = await solid(6000, 6000).png({ palette: true }).toBuffer();
     const refused = await upload('photo', wide);
@@ -348,7 +460,10 @@ describe('proof decoding bounds', () => {
     assert.equal((await sharp(sixteen).metadata()).depth, 'ushort');
     const deep = await upload('signature', sixteen);
     assert.equal(deep.statusCode, 413, deep.body);
-    assert.equal(deep.json().message, 'signature is 4500 × 4000 pixels: decoding it would take 103 MB, more than 96 MB (PROOF_MAX_DECODED_SIZE); send it at most 1600 px');
+    assert.equal(
+      deep.json().message,
+      'signature is 4500 × 4000 pixels: decoding it would take 103 MB, more than 96 MB (PROOF_MAX_DECODED_SIZE); send it at most 1600 px',
+    );
     const taken = await upload('signature', eight);
     assert.equal(taken.statusCode, 200, taken.body);
   });
@@ -356,16 +471,29 @@ describe('proof decoding bounds', () => {
   test('PROOF_DECODE_CONCURRENCY: uploads past the slots and their short queue get 503 with Retry-After, the others go through', async () => {
     const { id, driver } = await packageInTransit(t);
     // 12 megapixels: long enough to decode that every request below arrives while the first holds the slot.
-    const image = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#557799' } }).png().toBuffer();
+    const image = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#557799' } })
+      .png()
+      .toBuffer();
     const form = multipart([{ name: 'photo', value: image, filename: 'p.png', contentType: 'image/png' }]);
-    const send = () => t.app.inject({ method: 'POST', url: `/api/packages/${id}/proof`, headers: { ...driver.headers, ...form.headers }, payload: form.payload });
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: `/api/packages/${id}/proof`,
+        headers: { ...driver.headers, ...form.headers },
+        payload: form.payload,
+      });
     // One decoding, four waiting (4 per slot), two more: refused at once.
     const answers = await Promise.all(Array.from({ length: 7 }, send));
     const statuses = answers.map((res) => res.statusCode).sort();
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 503, 503]);
     const busy = answers.find((res) => res.statusCode === 503)!;
     assert.equal(busy.headers['retry-after'], '5');
-    assert.deepEqual(busy.json(), { statusCode: 503, error: 'Service Unavailable', message: 'Too many proof images are being processed; try again shortly', code: 'PROOF_BUSY' });
+    assert.deepEqual(busy.json(), {
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'Too many proof images are being processed; try again shortly',
+      code: 'PROOF_BUSY',
+    });
     // The slots are free again afterwards.
     assert.equal((await send()).statusCode, 200);
   });
@@ -376,18 +504,27 @@ describe('proof upload timeout', () => {
   let port: number;
 
   before(async () => {
-    t = await buildTestApp({ env: { DISPATCH_MODE: 'off', REQUEST_TIMEOUT: '1s', HEADERS_TIMEOUT: '1s', PROOF_UPLOAD_TIMEOUT: '4s' } });
+    t = await buildTestApp({
+      env: { DISPATCH_MODE: 'off', REQUEST_TIMEOUT: '1s', HEADERS_TIMEOUT: '1s', PROOF_UPLOAD_TIMEOUT: '4s' },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as import('node:net').AddressInfo).port;
   });
   after(async () => t.close());
 
   /** Sends the request's head and the start of a body it never finishes; resolves with what the server answered. */
-  function stalled(path: string, contentType: string, token: string, length = 100_000): Promise<{ text: string; ms: number }> {
+  function stalled(
+    path: string,
+    contentType: string,
+    token: string,
+    length = 100_000,
+  ): Promise<{ text: string; ms: number }> {
     return new Promise((resolve, reject) => {
       const started = performance.now();
       const socket = connect(port, '127.0.0.1', () => {
-        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${contentType}\r\nContent-Length: ${length}\r\n\r\n--b\r\n`);
+        socket.write(
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: ${contentType}\r\nContent-Length: ${length}\r\n\r\n--b\r\n`,
+        );
       });
       let text = '';
       socket.on('data', (chunk) => (text += chunk.toString()));
@@ -426,12 +563,22 @@ describe('proof upload timeout', () => {
       assert.ok(res.ms < 1000, `answered and closed after ${Math.round(res.ms)} ms`);
     }
     // A malformed id: 400, as early, never a 5xx.
-    const malformed = await stalled('/api/packages/not-a-uuid/proof', 'multipart/form-data; boundary=b', driver.token, 16 * 1024 * 1024);
+    const malformed = await stalled(
+      '/api/packages/not-a-uuid/proof',
+      'multipart/form-data; boundary=b',
+      driver.token,
+      16 * 1024 * 1024,
+    );
     assert.match(malformed.text, /^HTTP\/1.1 400/, malformed.text);
     assert.ok(malformed.ms < 1000, `answered and closed after ${Math.round(malformed.ms)} ms`);
     // The package's driver while it is not uploadable: 409 as early.
     const assigned = await packageInTransit(t, 'ASSIGNED');
-    const early = await stalled(`/api/packages/${assigned.id}/proof`, 'multipart/form-data; boundary=b', assigned.driver.token, 16 * 1024 * 1024);
+    const early = await stalled(
+      `/api/packages/${assigned.id}/proof`,
+      'multipart/form-data; boundary=b',
+      assigned.driver.token,
+      16 * 1024 * 1024,
+    );
     assert.match(early.text, /^HTTP\/1.1 409/, early.text);
     assert.match(early.text, /"code":"INVALID_STATUS_TRANSITION"/);
     assert.ok(early.ms < 1000, `answered and closed after ${Math.round(early.ms)} ms`);

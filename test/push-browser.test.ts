@@ -33,7 +33,11 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     if (!address || typeof address === 'string') throw new Error('no address');
     base = `http://127.0.0.1:${address.port}`;
     browser = await launchChromium();
-    context = await browser.newContext({ ...devices['Pixel 7'], viewport: { width: 360, height: 740 }, serviceWorkers: 'allow' });
+    context = await browser.newContext({
+      ...devices['Pixel 7'],
+      viewport: { width: 360, height: 740 },
+      serviceWorkers: 'allow',
+    });
     await context.grantPermissions(['notifications'], { origin: base });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
@@ -48,7 +52,12 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
   const notifications = () =>
     page.evaluate(async () => {
       const reg = await navigator.serviceWorker.ready;
-      return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data as Record<string, string> }));
+      return (await reg.getNotifications()).map((n) => ({
+        title: n.title,
+        body: n.body,
+        tag: n.tag,
+        data: n.data as Record<string, string>,
+      }));
     });
 
   async function waitForNotification(tag: string): Promise<Shown> {
@@ -61,7 +70,8 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     throw new Error(`no notification ${tag}: ${JSON.stringify(await notifications())}`);
   }
 
-  const deliver = (message: unknown) => cdp.send('ServiceWorker.deliverPushMessage', { origin: base, registrationId, data: JSON.stringify(message) });
+  const deliver = (message: unknown) =>
+    cdp.send('ServiceWorker.deliverPushMessage', { origin: base, registrationId, data: JSON.stringify(message) });
 
   test('/driver/ registers its service worker, which imports the push handlers', async () => {
     const sw = await (await fetch(`${base}/driver/sw.js`)).text();
@@ -88,14 +98,24 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
 
   test('with nobody signed in on the phone, an offer push shows nothing', async () => {
     const offerId = '1d2c3b4a-0000-4000-8000-00000000000a';
-    await deliver({ type: 'offer', offerId, jobType: 'PACKAGE', jobId: 'x', deadline: new Date(Date.now() + 60_000).toISOString(), pickupArea: 'A', price: null });
+    await deliver({
+      type: 'offer',
+      offerId,
+      jobType: 'PACKAGE',
+      jobId: 'x',
+      deadline: new Date(Date.now() + 60_000).toISOString(),
+      pickupArea: 'A',
+      price: null,
+    });
     await new Promise((r) => setTimeout(r, 1000));
     assert.ok(!(await notifications()).some((n) => n.tag === `offer-${offerId}`));
   });
 
   test('an offer pushed to the worker is shown as "New offer" with the pickup area and the price as the server wrote it; its data opens the offer', async () => {
     // What the driver app keeps while a driver is signed in (web/src/driver/sign-out.ts).
-    await page.evaluate(async () => (await caches.open('driver-signed-in')).put('/driver/signed-in', new Response('1')));
+    await page.evaluate(async () =>
+      (await caches.open('driver-signed-in')).put('/driver/signed-in', new Response('1')),
+    );
     const offerId = '5b6c1c2e-8d1f-4a43-9d51-0f2f6f1b9a11';
     await deliver({
       type: 'offer',
@@ -145,7 +165,15 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
   });
 
   test('an offer whose deadline passed while the phone was away is not shown; a customer moment is', async () => {
-    await deliver({ type: 'offer', offerId: 'c0ffee00-0000-4000-8000-000000000001', jobType: 'RIDE', jobId: 'x', deadline: new Date(Date.now() - 1000).toISOString(), pickupArea: 'A', price: null });
+    await deliver({
+      type: 'offer',
+      offerId: 'c0ffee00-0000-4000-8000-000000000001',
+      jobType: 'RIDE',
+      jobId: 'x',
+      deadline: new Date(Date.now() - 1000).toISOString(),
+      pickupArea: 'A',
+      price: null,
+    });
     await deliver({ type: 'job', jobType: 'RIDE', jobId: '7d1f2a3b-0000-4000-8000-000000000002', status: 'ARRIVED' });
     const job = await waitForNotification('job-7d1f2a3b-0000-4000-8000-000000000002');
     assert.equal(job.title, 'Your driver has arrived');
@@ -169,13 +197,26 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     await customer.evaluate(() => navigator.serviceWorker.ready);
     const appRegistration = await registered;
     const rideId = '9e2d4c1a-0000-4000-8000-000000000003';
-    await cdp.send('ServiceWorker.deliverPushMessage', { origin: base, registrationId: appRegistration, data: JSON.stringify({ type: 'job', jobType: 'RIDE', jobId: rideId, status: 'ACCEPTED' }) });
+    await cdp.send('ServiceWorker.deliverPushMessage', {
+      origin: base,
+      registrationId: appRegistration,
+      data: JSON.stringify({ type: 'job', jobType: 'RIDE', jobId: rideId, status: 'ACCEPTED' }),
+    });
     let shown: Shown | undefined;
-    for (const until = Date.now() + 10_000; !shown && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    for (
+      const until = Date.now() + 10_000;
+      !shown && Date.now() < until;
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
       shown = (
         await customer.evaluate(async () => {
           const reg = await navigator.serviceWorker.ready;
-          return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data as Record<string, string> }));
+          return (await reg.getNotifications()).map((n) => ({
+            title: n.title,
+            body: n.body,
+            tag: n.tag,
+            data: n.data as Record<string, string>,
+          }));
         })
       ).find((n) => n.tag === `job-${rideId}`) as Shown | undefined;
     }

@@ -10,11 +10,20 @@ import { get, packageBody, post, rideBody, setDriverPosition, stop } from './pac
 import { generateVapidKeys } from '../src/modules/push/vapid-keys.js';
 
 const vapid = generateVapidKeys();
-const VAPID_ENV = { VAPID_PUBLIC_KEY: vapid.publicKey, VAPID_PRIVATE_KEY: vapid.privateKey, VAPID_SUBJECT: 'mailto:ops@example.com' };
+const VAPID_ENV = {
+  VAPID_PUBLIC_KEY: vapid.publicKey,
+  VAPID_PRIVATE_KEY: vapid.privateKey,
+  VAPID_SUBJECT: 'mailto:ops@example.com',
+};
 
-const del = (t: TestApp, headers: Record<string, string>, payload: unknown) => t.app.inject({ method: 'DELETE', url: '/api/push/subscriptions', headers, payload: payload as object });
+const del = (t: TestApp, headers: Record<string, string>, payload: unknown) =>
+  t.app.inject({ method: 'DELETE', url: '/api/push/subscriptions', headers, payload: payload as object });
 const subscriptionsOf = async (t: TestApp, userId: string) =>
-  (await t.db.selectFrom('push_subscriptions').select(['endpoint', 'last_success_at']).where('user_id', '=', userId).execute());
+  await t.db
+    .selectFrom('push_subscriptions')
+    .select(['endpoint', 'last_success_at'])
+    .where('user_id', '=', userId)
+    .execute();
 
 describe('web push', () => {
   let t: TestApp;
@@ -60,7 +69,12 @@ describe('web push', () => {
       assert.equal(res.json().endpoint, s.json.endpoint);
     }
     // No WebSocket is open: the push goes out anyway.
-    const created = await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }));
+    const created = await post(
+      t,
+      '/api/packages',
+      business.headers,
+      packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }),
+    );
     assert.equal(created.statusCode, 201);
     await idle();
     const [offer] = (await get(t, '/api/drivers/me/offers', driver.headers)).json().offers;
@@ -87,7 +101,10 @@ describe('web push', () => {
     assert.deepEqual(receiver.rejected, []);
     const rows = await subscriptionsOf(t, driver.id);
     assert.equal(rows.length, 2);
-    assert.ok(rows.every((r) => r.last_success_at !== null), 'successes recorded');
+    assert.ok(
+      rows.every((r) => r.last_success_at !== null),
+      'successes recorded',
+    );
   });
 
   test('a push service answering 410 (or 404) deletes the subscription; a 500 is logged without the endpoint or keys and counted', async () => {
@@ -97,17 +114,27 @@ describe('web push', () => {
     const gone = receiver.subscription();
     const broken = receiver.subscription();
     const missing = receiver.subscription();
-    for (const s of [gone, broken, missing]) assert.equal((await post(t, '/api/push/subscriptions', driver.headers, s.json)).statusCode, 201);
+    for (const s of [gone, broken, missing])
+      assert.equal((await post(t, '/api/push/subscriptions', driver.headers, s.json)).statusCode, 201);
     receiver.answer(gone.id, 410);
     receiver.answer(broken.id, 500);
     receiver.answer(missing.id, 404);
     const logged = t.logLines.length;
-    await post(t, '/api/packages', business.headers, packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }));
+    await post(
+      t,
+      '/api/packages',
+      business.headers,
+      packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }),
+    );
     await idle();
-    assert.deepEqual((await subscriptionsOf(t, driver.id)).map((r) => r.endpoint), [broken.json.endpoint]);
+    assert.deepEqual(
+      (await subscriptionsOf(t, driver.id)).map((r) => r.endpoint),
+      [broken.json.endpoint],
+    );
     const lines = t.logLines.slice(logged).join('\n');
     assert.match(lines, /push refused by the push service/);
-    for (const secret of [broken.id, broken.json.keys.p256dh, broken.json.keys.auth, 'Moi Avenue']) assert.ok(!lines.includes(secret), `log leaks ${secret}`);
+    for (const secret of [broken.id, broken.json.keys.p256dh, broken.json.keys.auth, 'Moi Avenue'])
+      assert.ok(!lines.includes(secret), `log leaks ${secret}`);
     const metrics = await t.deps.metrics.registry.getSingleMetricAsString('push_sends_total');
     assert.match(metrics, /push_sends_total\{kind="offer",outcome="gone"\} 2/);
     assert.match(metrics, /push_sends_total\{kind="offer",outcome="failed"\} 1/);
@@ -120,7 +147,15 @@ describe('web push', () => {
     assert.equal((await post(t, '/api/push/subscriptions', customer.headers, sub.json)).statusCode, 201);
     const driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } });
     await setDriverPosition(t, driver.id, at.lat + 0.002, at.lng);
-    const ride = await post(t, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: { lat: at.lat, lng: at.lng }, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }));
+    const ride = await post(
+      t,
+      '/api/rides',
+      customer.headers,
+      rideBody(customer.countryId, {
+        pickupLocation: { lat: at.lat, lng: at.lng },
+        destinationLocation: { lat: at.lat + 0.02, lng: at.lng },
+      }),
+    );
     assert.equal(ride.statusCode, 201, ride.body);
     const rideId = ride.json().id;
     await idle();
@@ -137,7 +172,10 @@ describe('web push', () => {
     push = await receiver.next(sub.id);
     assert.equal(push.payload.status, 'COMPLETED', 'the start is not pushed; the completion is');
     await idle();
-    assert.deepEqual(receiver.received.filter((p) => p.subscriptionId === sub.id), []);
+    assert.deepEqual(
+      receiver.received.filter((p) => p.subscriptionId === sub.id),
+      [],
+    );
   });
 
   test('subscription bodies are validated: key lengths, points, unknown fields', async () => {
@@ -148,7 +186,13 @@ describe('web push', () => {
       [{ ...good, keys: { ...good.keys, auth: good.keys.auth.slice(0, 10) } }, /auth/],
       [{ ...good, keys: { ...good.keys, auth: Buffer.alloc(20).toString('base64url') } }, /auth/],
       // 65 bytes starting with 4, but not a point of the curve.
-      [{ ...good, keys: { ...good.keys, p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString('base64url') } }, /p256dh/],
+      [
+        {
+          ...good,
+          keys: { ...good.keys, p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString('base64url') },
+        },
+        /p256dh/,
+      ],
       [{ ...good, keys: { ...good.keys, p256dh: good.keys.p256dh.replace(/.$/, '*') } }, /p256dh/],
       [{ ...good, role: 'ADMIN' }, /./],
       [{ endpoint: good.endpoint }, /keys/],
@@ -172,7 +216,13 @@ describe('web push', () => {
       t.clock.advance(1000);
     }
     const endpoints = (await subscriptionsOf(t, user.id)).map((r) => r.endpoint).sort();
-    assert.deepEqual(endpoints, subs.slice(1).map((s) => s.endpoint).sort());
+    assert.deepEqual(
+      endpoints,
+      subs
+        .slice(1)
+        .map((s) => s.endpoint)
+        .sort(),
+    );
   });
 
   test("DELETE /push/subscriptions removes only the caller's own: someone else's endpoint is a 404 and stays", async () => {
@@ -181,7 +231,12 @@ describe('web push', () => {
     const s = receiver.subscription().json;
     assert.equal((await post(t, '/api/push/subscriptions', owner.headers, s)).statusCode, 201);
     const foreign = await del(t, other.headers, { endpoint: s.endpoint });
-    assert.deepEqual(foreign.json(), { statusCode: 404, message: 'Push subscription not found', error: 'Not Found', code: 'PUSH_SUBSCRIPTION_NOT_FOUND' });
+    assert.deepEqual(foreign.json(), {
+      statusCode: 404,
+      message: 'Push subscription not found',
+      error: 'Not Found',
+      code: 'PUSH_SUBSCRIPTION_NOT_FOUND',
+    });
     assert.equal((await subscriptionsOf(t, owner.id)).length, 1);
     const own = await del(t, owner.headers, { endpoint: s.endpoint });
     assert.equal(own.statusCode, 204);
@@ -201,7 +256,10 @@ describe('web push', () => {
       error: 'Conflict',
       code: 'PUSH_ENDPOINT_TAKEN',
     });
-    assert.deepEqual((await subscriptionsOf(t, owner.id)).map((r) => r.endpoint), [s.endpoint]);
+    assert.deepEqual(
+      (await subscriptionsOf(t, owner.id)).map((r) => r.endpoint),
+      [s.endpoint],
+    );
     assert.equal((await subscriptionsOf(t, other.id)).length, 0);
     // The owner posting it again (new keys after a re-subscribe, say) still works.
     assert.equal((await post(t, '/api/push/subscriptions', owner.headers, s)).statusCode, 201);
@@ -225,10 +283,18 @@ describe('web push: endpoint rules and push off', () => {
       ];
       for (const [endpoint, message] of cases) {
         const res = await post(t, '/api/push/subscriptions', user.headers, { endpoint, keys });
-        assert.deepEqual(res.json(), { statusCode: 400, message, error: 'Bad Request', code: 'INVALID_PUSH_ENDPOINT' }, endpoint);
+        assert.deepEqual(
+          res.json(),
+          { statusCode: 400, message, error: 'Bad Request', code: 'INVALID_PUSH_ENDPOINT' },
+          endpoint,
+        );
       }
       // A public https endpoint (an address literal: no DNS needed) is fine.
-      assert.equal((await post(t, '/api/push/subscriptions', user.headers, { endpoint: 'https://8.8.8.8/push/abc', keys })).statusCode, 201);
+      assert.equal(
+        (await post(t, '/api/push/subscriptions', user.headers, { endpoint: 'https://8.8.8.8/push/abc', keys }))
+          .statusCode,
+        201,
+      );
     } finally {
       await t.close();
     }
@@ -239,10 +305,18 @@ describe('web push: endpoint rules and push off', () => {
     const t = await buildTestApp({ env: { DATABASE_URL: 'postgres://unused.invalid/db' } });
     try {
       const user = await createUser(t, { role: 'DRIVER' });
-      const off = { statusCode: 404, message: 'Push notifications are not configured on this server', error: 'Not Found', code: 'PUSH_NOT_CONFIGURED' };
+      const off = {
+        statusCode: 404,
+        message: 'Push notifications are not configured on this server',
+        error: 'Not Found',
+        code: 'PUSH_NOT_CONFIGURED',
+      };
       assert.deepEqual((await t.app.inject({ method: 'GET', url: '/api/push/vapid-public-key' })).json(), off);
       const keys = (await startPushReceiverKeys()).keys;
-      assert.deepEqual((await post(t, '/api/push/subscriptions', user.headers, { endpoint: 'https://8.8.8.8/push/abc', keys })).json(), off);
+      assert.deepEqual(
+        (await post(t, '/api/push/subscriptions', user.headers, { endpoint: 'https://8.8.8.8/push/abc', keys })).json(),
+        off,
+      );
     } finally {
       await t.close();
     }
@@ -259,7 +333,11 @@ describe('web push: endpoint rules and push off', () => {
       assert.equal((await stat(`${dir}/vapid-keys.json`)).mode & 0o777, 0o600);
       assert.equal(JSON.parse(await readFile(`${dir}/vapid-keys.json`, 'utf8')).publicKey, key);
       const second = await buildTestApp({ env: { DATA_DIR: dir } });
-      assert.equal((await second.app.inject({ method: 'GET', url: '/api/push/vapid-public-key' })).json().publicKey, key, 'the same key after a restart');
+      assert.equal(
+        (await second.app.inject({ method: 'GET', url: '/api/push/vapid-public-key' })).json().publicKey,
+        key,
+        'the same key after a restart',
+      );
       await second.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -292,7 +370,17 @@ describe('web push across two instances (PostgreSQL and Redis)', { skip: redisSk
       const customerSub = receiver.subscription();
       assert.equal((await post(a, '/api/push/subscriptions', driver.headers, driverSub.json)).statusCode, 201);
       assert.equal((await post(b, '/api/push/subscriptions', customer.headers, customerSub.json)).statusCode, 201);
-      const ride = (await post(a, '/api/rides', customer.headers, rideBody(customer.countryId, { pickupLocation: at, destinationLocation: { lat: at.lat + 0.02, lng: at.lng } }))).json();
+      const ride = (
+        await post(
+          a,
+          '/api/rides',
+          customer.headers,
+          rideBody(customer.countryId, {
+            pickupLocation: at,
+            destinationLocation: { lat: at.lat + 0.02, lng: at.lng },
+          }),
+        )
+      ).json();
       const offerPush = await receiver.next(driverSub.id);
       assert.equal(offerPush.payload.jobId, ride.id);
       assert.equal((await post(b, `/api/offers/${offerPush.payload.offerId}/accept`, driver.headers)).statusCode, 200);
@@ -303,7 +391,10 @@ describe('web push across two instances (PostgreSQL and Redis)', { skip: redisSk
         await t.services.dispatch.idle();
         await t.services.push.idle();
       }
-      assert.deepEqual(receiver.received.map((p) => p.payload.type), []);
+      assert.deepEqual(
+        receiver.received.map((p) => p.payload.type),
+        [],
+      );
     } finally {
       await receiver.close();
       await b.close();

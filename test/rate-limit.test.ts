@@ -5,7 +5,11 @@ import { createUser, uniquePhone } from './helpers/factories.js';
 
 const LIMITED = { statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED' };
 
-function assertLimited(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, limit: number, windowSeconds: number) {
+function assertLimited(
+  res: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  limit: number,
+  windowSeconds: number,
+) {
   assert.equal(res.statusCode, 429);
   const body = res.json();
   assert.deepEqual({ ...body, message: undefined }, { ...LIMITED, message: undefined });
@@ -38,11 +42,20 @@ describe('per-route limits at the interface description numbers', () => {
       assert.equal(res.headers['x-ratelimit-remaining'], String(5 - i));
       assert.ok(Number(res.headers['x-ratelimit-reset']) <= 900);
     }
-    assertLimited(await post('/auth/login', { identifier: 'nobody@example.com', password: 'whatever-it-is' }, ip), 5, 900);
+    assertLimited(
+      await post('/auth/login', { identifier: 'nobody@example.com', password: 'whatever-it-is' }, ip),
+      5,
+      900,
+    );
     // Another IP has its own count; X-Forwarded-For is ignored without TRUST_PROXY.
-    const spoofed = await post('/auth/login', { identifier: 'x@example.com', password: 'y-y-y-y-y' }, ip, { 'x-forwarded-for': '1.2.3.4' });
+    const spoofed = await post('/auth/login', { identifier: 'x@example.com', password: 'y-y-y-y-y' }, ip, {
+      'x-forwarded-for': '1.2.3.4',
+    });
     assert.equal(spoofed.statusCode, 429);
-    assert.equal((await post('/auth/login', { identifier: 'x@example.com', password: 'y-y-y-y-y' }, '10.1.0.2')).statusCode, 401);
+    assert.equal(
+      (await post('/auth/login', { identifier: 'x@example.com', password: 'y-y-y-y-y' }, '10.1.0.2')).statusCode,
+      401,
+    );
   });
 
   test('POST /auth/login/send-otp: 3 per 5 minutes per IP', async () => {
@@ -54,9 +67,11 @@ describe('per-route limits at the interface description numbers', () => {
 
   test('POST /auth/register/send-otp: 3 per 5 minutes; password/forgot the same numbers, counted apart', async () => {
     const ip = '10.3.0.1';
-    for (let i = 1; i <= 3; i++) assert.equal((await post('/auth/register/send-otp', { phone: uniquePhone() }, ip)).statusCode, 200);
+    for (let i = 1; i <= 3; i++)
+      assert.equal((await post('/auth/register/send-otp', { phone: uniquePhone() }, ip)).statusCode, 200);
     assertLimited(await post('/auth/register/send-otp', { phone: uniquePhone() }, ip), 3, 300);
-    for (let i = 1; i <= 3; i++) assert.equal((await post('/auth/password/forgot', { identifier: 'a@example.com' }, ip)).statusCode, 200);
+    for (let i = 1; i <= 3; i++)
+      assert.equal((await post('/auth/password/forgot', { identifier: 'a@example.com' }, ip)).statusCode, 200);
     assertLimited(await post('/auth/password/forgot', { identifier: 'a@example.com' }, ip), 3, 300);
   });
 
@@ -84,19 +99,36 @@ describe('global limit', () => {
     }
     assertLimited(await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: ip }), 100, 900);
     // Routes with their own limit count towards the global one too.
-    assertLimited(await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'a@b.co', password: 'x' }, remoteAddress: ip }), 100, 900);
+    assertLimited(
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { identifier: 'a@b.co', password: 'x' },
+        remoteAddress: ip,
+      }),
+      100,
+      900,
+    );
     for (const url of ['/health', '/health/ready', '/metrics']) {
       const res = await t.app.inject({ method: 'GET', url, remoteAddress: ip });
       assert.equal(res.statusCode, 200, url);
       assert.equal(res.headers['x-ratelimit-limit'], undefined);
     }
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: '10.9.0.2' })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: '10.9.0.2' })).statusCode,
+      200,
+    );
   });
 
   test('unknown /api paths count towards the global limit and keep the 404 shape', async () => {
     const ip = '10.9.0.3';
     const first = await t.app.inject({ method: 'GET', url: '/api/nope?x=1', remoteAddress: ip });
-    assert.deepEqual(first.json(), { statusCode: 404, message: 'Route GET /api/nope not found', error: 'Not Found', code: 'ROUTE_NOT_FOUND' });
+    assert.deepEqual(first.json(), {
+      statusCode: 404,
+      message: 'Route GET /api/nope not found',
+      error: 'Not Found',
+      code: 'ROUTE_NOT_FOUND',
+    });
     assert.equal(first.headers['x-ratelimit-remaining'], '99');
     for (let i = 0; i < 99; i++) await t.app.inject({ method: 'GET', url: `/api/nope-${i}`, remoteAddress: ip });
     assertLimited(await t.app.inject({ method: 'GET', url: '/api/countries', remoteAddress: ip }), 100, 900);
@@ -108,7 +140,13 @@ describe('TRUST_PROXY', () => {
     const t = await buildTestApp({ env: { RATE_LIMIT_LOGIN: '2/15m', TRUST_PROXY: '127.0.0.1' } });
     try {
       const login = (xff: string) =>
-        t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': xff } });
+        t.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' },
+          remoteAddress: '127.0.0.1',
+          headers: { 'x-forwarded-for': xff },
+        });
       assert.equal((await login('203.0.113.1')).statusCode, 401);
       assert.equal((await login('203.0.113.1')).statusCode, 401);
       assert.equal((await login('203.0.113.1')).statusCode, 429);
@@ -120,11 +158,17 @@ describe('TRUST_PROXY', () => {
 });
 
 describe('TRUST_PROXY hop count', () => {
-  test('TRUST_PROXY=1: the address the proxy in front added is the client; earlier entries (the client\'s own) are not', async () => {
+  test("TRUST_PROXY=1: the address the proxy in front added is the client; earlier entries (the client's own) are not", async () => {
     const t = await buildTestApp({ env: { RATE_LIMIT_LOGIN: '2/15m', TRUST_PROXY: '1' } });
     try {
       const login = (xff: string) =>
-        t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': xff } });
+        t.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' },
+          remoteAddress: '127.0.0.1',
+          headers: { 'x-forwarded-for': xff },
+        });
       assert.equal((await login('203.0.113.7')).statusCode, 401);
       assert.equal((await login('198.51.100.1, 203.0.113.7')).statusCode, 401);
       assert.equal((await login('198.51.100.2, 203.0.113.7')).statusCode, 429, 'a spoofed first entry changes nothing');
@@ -143,7 +187,12 @@ describe('limits counted in Redis', { skip: redisSkipReason }, () => {
     const b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, env, database: a.database });
     try {
       const login = (app: TestApp) =>
-        app.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: '10.5.0.1' });
+        app.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' },
+          remoteAddress: '10.5.0.1',
+        });
       for (let i = 0; i < 3; i++) assert.equal((await login(a)).statusCode, 401);
       for (let i = 0; i < 2; i++) assert.equal((await login(b)).statusCode, 401);
       assert.equal((await login(a)).statusCode, 429);
@@ -162,7 +211,12 @@ describe('limits counted in Redis', { skip: redisSkipReason }, () => {
     const t = await buildTestApp({ redis: true, env: { RATE_LIMIT_LOGIN: '3/15m' } });
     try {
       const login = () =>
-        t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: '10.6.0.1' });
+        t.app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' },
+          remoteAddress: '10.6.0.1',
+        });
       t.deps.redis!.disconnect();
       for (let i = 0; i < 3; i++) assert.equal((await login()).statusCode, 401, `request ${i + 1}`);
       const limited = await login();
@@ -181,15 +235,26 @@ describe('revocation across instances', { skip: redisSkipReason }, () => {
     const b = await buildTestApp({ redis: true, redisKeyPrefix: prefix, database: a.database, clock: a.clock });
     try {
       const user = await createUser(a);
-      const row = await a.db.selectFrom('auth_sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const row = await a.db
+        .selectFrom('auth_sessions')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       // A refresh token we know: put its hash on the factory session.
       const { createHash, randomUUID } = await import('node:crypto');
       const refreshToken = randomUUID();
-      await a.db.updateTable('auth_sessions').set({ refresh_token_hash: createHash('sha256').update(refreshToken).digest('hex') }).where('id', '=', row.id).execute();
+      await a.db
+        .updateTable('auth_sessions')
+        .set({ refresh_token_hash: createHash('sha256').update(refreshToken).digest('hex') })
+        .where('id', '=', row.id)
+        .execute();
       const me = (app: TestApp) => app.app.inject({ method: 'GET', url: '/api/auth/me', headers: user.headers });
       // B has the session cached as live.
       assert.equal((await me(b)).statusCode, 200);
-      assert.equal((await a.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken } })).statusCode, 200);
+      assert.equal(
+        (await a.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken } })).statusCode,
+        200,
+      );
       let status = 0;
       for (let i = 0; i < 50 && status !== 401; i++) {
         status = (await me(b)).statusCode;
@@ -199,9 +264,17 @@ describe('revocation across instances', { skip: redisSkipReason }, () => {
 
       // Suspension on B revokes on A.
       const other = await createUser(a);
-      assert.equal((await a.app.inject({ method: 'GET', url: '/api/auth/me', headers: other.headers })).statusCode, 200);
+      assert.equal(
+        (await a.app.inject({ method: 'GET', url: '/api/auth/me', headers: other.headers })).statusCode,
+        200,
+      );
       const admin = await createUser(a, { role: 'ADMIN' });
-      const res = await b.app.inject({ method: 'POST', url: `/api/admin/users/${other.id}/suspend`, headers: admin.headers, payload: { reason: 'x' } });
+      const res = await b.app.inject({
+        method: 'POST',
+        url: `/api/admin/users/${other.id}/suspend`,
+        headers: admin.headers,
+        payload: { reason: 'x' },
+      });
       assert.equal(res.statusCode, 200);
       let otherStatus = 0;
       for (let i = 0; i < 50 && otherStatus !== 401; i++) {

@@ -40,9 +40,18 @@ describe('ratings and tips', () => {
     business = await createUser(t, { role: 'BUSINESS' });
     company = await createUser(t, { role: 'COMPANY' });
     otherCompany = await createUser(t, { role: 'COMPANY' });
-    driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: company.id } });
-    otherDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id } });
-    bikeDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE', companyId: company.id } });
+    driver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: company.id },
+    });
+    otherDriver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id },
+    });
+    bikeDriver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'BIKE', companyId: company.id },
+    });
     admin = await createUser(t, { role: 'ADMIN' });
   });
   after(async () => t.close());
@@ -57,7 +66,12 @@ describe('ratings and tips', () => {
     const created = await post(t, '/api/rides', by.headers, rideBody(by.countryId));
     assert.equal(created.statusCode, 201, created.body);
     const id: string = created.json().id;
-    for (const [action, status] of [['accept', 'ACCEPTED'], ['arrive', 'ARRIVED'], ['start', 'IN_PROGRESS'], ['complete', 'COMPLETED']]) {
+    for (const [action, status] of [
+      ['accept', 'ACCEPTED'],
+      ['arrive', 'ARRIVED'],
+      ['start', 'IN_PROGRESS'],
+      ['complete', 'COMPLETED'],
+    ]) {
       if (until === 'REQUESTED') break;
       await step(`/api/rides/${id}/${action}`, drv);
       if (status === until) break;
@@ -68,15 +82,22 @@ describe('ratings and tips', () => {
     const created = await post(t, '/api/packages', by.headers, packageBody(by.countryId, overrides));
     assert.equal(created.statusCode, 201, created.body);
     const id: string = created.json().id;
-    for (const [action, status] of [['accept', 'ASSIGNED'], ['pickup', 'PICKED_UP'], ['start', 'IN_TRANSIT'], ['deliver', 'DELIVERED']]) {
+    for (const [action, status] of [
+      ['accept', 'ASSIGNED'],
+      ['pickup', 'PICKED_UP'],
+      ['start', 'IN_TRANSIT'],
+      ['deliver', 'DELIVERED'],
+    ]) {
       if (until === 'PENDING') break;
       await step(`/api/packages/${id}/${action}`, bikeDriver);
       if (status === until) break;
     }
     return id;
   };
-  const rate = (kind: 'rides' | 'packages', id: string, by: TestUser, body: unknown = { stars: 5 }) => post(t, `/api/${kind}/${id}/rating`, by.headers, body);
-  const tip = (kind: 'rides' | 'packages', id: string, by: TestUser, amount: number) => post(t, `/api/${kind}/${id}/tip`, by.headers, { amount });
+  const rate = (kind: 'rides' | 'packages', id: string, by: TestUser, body: unknown = { stars: 5 }) =>
+    post(t, `/api/${kind}/${id}/rating`, by.headers, body);
+  const tip = (kind: 'rides' | 'packages', id: string, by: TestUser, amount: number) =>
+    post(t, `/api/${kind}/${id}/tip`, by.headers, { amount });
   const rideNotFound = error(404, 'RIDE_NOT_FOUND', 'Ride not found');
   const packageNotFound = error(404, 'PACKAGE_NOT_FOUND', 'Package not found');
 
@@ -89,8 +110,23 @@ describe('ratings and tips', () => {
     const res = await rate('rides', id, customer, { stars: 4, comment: 'Smooth\ntrip' });
     assert.equal(res.statusCode, 201, res.body);
     const body = res.json();
-    assert.deepEqual({ ...body, id: undefined, createdAt: undefined }, { id: undefined, createdAt: undefined, jobType: 'RIDE', jobId: id, side: 'CREATOR', ratedId: driver.id, stars: 4, comment: 'Smooth\ntrip' });
-    assert.deepEqual((await rate('rides', id, customer, { stars: 5 })).json(), error(409, 'ALREADY_RATED', 'You rated this ride already'));
+    assert.deepEqual(
+      { ...body, id: undefined, createdAt: undefined },
+      {
+        id: undefined,
+        createdAt: undefined,
+        jobType: 'RIDE',
+        jobId: id,
+        side: 'CREATOR',
+        ratedId: driver.id,
+        stars: 4,
+        comment: 'Smooth\ntrip',
+      },
+    );
+    assert.deepEqual(
+      (await rate('rides', id, customer, { stars: 5 })).json(),
+      error(409, 'ALREADY_RATED', 'You rated this ride already'),
+    );
 
     const byDriver = await rate('rides', id, driver, { stars: 3 });
     assert.equal(byDriver.statusCode, 201, byDriver.body);
@@ -129,24 +165,42 @@ describe('ratings and tips', () => {
   const finishedAgo = async (kind: 'rides' | 'packages', id: string, ms: number) => {
     const at = new Date(t.clock.nowMs() - ms);
     if (kind === 'packages') await t.db.updateTable('packages').set({ finished_at: at }).where('id', '=', id).execute();
-    else await t.db.updateTable('ride_status_history').set({ at }).where('ride_id', '=', id).where('status', '=', 'COMPLETED').execute();
+    else
+      await t.db
+        .updateTable('ride_status_history')
+        .set({ at })
+        .where('ride_id', '=', id)
+        .where('status', '=', 'COMPLETED')
+        .execute();
   };
 
   test('only after COMPLETED or DELIVERED, and within 7 days of it', async () => {
     const started = await ride(customer, driver, 'IN_PROGRESS');
-    assert.deepEqual((await rate('rides', started, customer)).json(), error(409, 'JOB_NOT_COMPLETED', 'Only a COMPLETED ride can be rated or tipped (this one is IN_PROGRESS)'));
+    assert.deepEqual(
+      (await rate('rides', started, customer)).json(),
+      error(409, 'JOB_NOT_COMPLETED', 'Only a COMPLETED ride can be rated or tipped (this one is IN_PROGRESS)'),
+    );
     await step(`/api/rides/${started}/complete`, driver);
     const cancelled = await pkg(business, 'PENDING');
     await step(`/api/packages/${cancelled}/cancel`, business);
-    assert.deepEqual((await rate('packages', cancelled, business)).json(), error(409, 'JOB_NOT_COMPLETED', 'Only a DELIVERED package can be rated or tipped (this one is CANCELLED)'));
+    assert.deepEqual(
+      (await rate('packages', cancelled, business)).json(),
+      error(409, 'JOB_NOT_COMPLETED', 'Only a DELIVERED package can be rated or tipped (this one is CANCELLED)'),
+    );
 
     const day = 24 * 3600_000;
     await finishedAgo('rides', started, 7 * day);
     assert.equal((await rate('rides', started, customer)).statusCode, 201, 'exactly 7 days: still open');
     const late = await ride();
     await finishedAgo('rides', late, 7 * day + 1000);
-    assert.deepEqual((await rate('rides', late, customer)).json(), error(409, 'RATING_CLOSED', 'Ratings close 7 days after the job ends'));
-    assert.deepEqual((await rate('rides', late, driver)).json(), error(409, 'RATING_CLOSED', 'Ratings close 7 days after the job ends'));
+    assert.deepEqual(
+      (await rate('rides', late, customer)).json(),
+      error(409, 'RATING_CLOSED', 'Ratings close 7 days after the job ends'),
+    );
+    assert.deepEqual(
+      (await rate('rides', late, driver)).json(),
+      error(409, 'RATING_CLOSED', 'Ratings close 7 days after the job ends'),
+    );
     const latePackage = await pkg();
     await finishedAgo('packages', latePackage, 8 * day);
     assert.equal((await rate('packages', latePackage, business)).json().code, 'RATING_CLOSED');
@@ -154,7 +208,16 @@ describe('ratings and tips', () => {
 
   test('stars are a whole number from 1 to 5 and a comment at most 500 characters', async () => {
     const id = await ride();
-    for (const body of [{ stars: 0 }, { stars: 6 }, { stars: 4.5 }, { stars: '5' }, {}, { stars: 5, comment: 'x'.repeat(501) }, { stars: 5, comment: 'a\u0007b' }, { stars: 5, extra: 1 }]) {
+    for (const body of [
+      { stars: 0 },
+      { stars: 6 },
+      { stars: 4.5 },
+      { stars: '5' },
+      {},
+      { stars: 5, comment: 'x'.repeat(501) },
+      { stars: 5, comment: 'a\u0007b' },
+      { stars: 5, extra: 1 },
+    ]) {
       const res = await rate('rides', id, customer, body);
       assert.equal(res.statusCode, 400, JSON.stringify(body));
     }
@@ -163,7 +226,9 @@ describe('ratings and tips', () => {
 
   test('concurrent duplicates: exactly one rating lands', async () => {
     const id = await ride();
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => rate('rides', id, customer, { stars: 1 + (i % 5) })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => rate('rides', id, customer, { stars: 1 + (i % 5) })),
+    );
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409, 409]);
     const rows = await t.db.selectFrom('ratings').select('stars').where('job_id', '=', id).execute();
     assert.equal(rows.length, 1);
@@ -172,8 +237,15 @@ describe('ratings and tips', () => {
     const jobs = [];
     for (let i = 0; i < 4; i++) jobs.push(await ride(customer, fresh));
     const many = await Promise.all(jobs.map((j, i) => rate('rides', j, customer, { stars: i + 1 })));
-    assert.deepEqual(many.map((r) => r.statusCode), [201, 201, 201, 201]);
-    const summary = await t.db.selectFrom('driver_profiles').select(['rating', 'rating_count']).where('user_id', '=', fresh.id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      many.map((r) => r.statusCode),
+      [201, 201, 201, 201],
+    );
+    const summary = await t.db
+      .selectFrom('driver_profiles')
+      .select(['rating', 'rating_count'])
+      .where('user_id', '=', fresh.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(summary, { rating: 2.5, rating_count: 4 });
   });
 
@@ -186,7 +258,9 @@ describe('ratings and tips', () => {
       select gen_random_uuid(), 'RIDE', gen_random_uuid(), 'CREATOR', ${customer.id}, ${rated.id}, ${rated.id},
              case when n <= 100 then 1 else 4 end, null, ${new Date(start)}::timestamptz + n * interval '1 second'
       from generate_series(1, 599) n`.execute(t.db);
-    await sql`insert into rating_summaries (user_id, average_tenths, rating_count, updated_at) values (${rated.id}, 35, 599, now())`.execute(t.db);
+    await sql`insert into rating_summaries (user_id, average_tenths, rating_count, updated_at) values (${rated.id}, 35, 599, now())`.execute(
+      t.db,
+    );
     const id = await ride(customer, rated);
     assert.equal((await rate('rides', id, customer, { stars: 5 })).statusCode, 201);
     const shown = (await get(t, `/api/rides/${id}`, customer.headers)).json();
@@ -212,7 +286,12 @@ describe('ratings and tips', () => {
     const seen = companyView.items.find((r: { jobId: string }) => r.jobId === id);
     assert.equal(seen.stars, 2);
     assert.equal('comment' in seen, false);
-    assert.equal((await get(t, '/api/companies/me/ratings', otherCompany.headers)).json().items.some((r: { jobId: string }) => r.jobId === id), false);
+    assert.equal(
+      (await get(t, '/api/companies/me/ratings', otherCompany.headers))
+        .json()
+        .items.some((r: { jobId: string }) => r.jobId === id),
+      false,
+    );
     // The rated driver sees its stars (the average on its jobs), not the comment: no list for it.
     assert.equal((await get(t, '/api/admin/ratings', bikeDriver.headers)).statusCode, 403);
     assert.equal((await get(t, '/api/businesses/me/ratings', bikeDriver.headers)).statusCode, 403);
@@ -224,11 +303,15 @@ describe('ratings and tips', () => {
     assert.notEqual(page2.items[0].id, page1.items[1].id);
   });
 
-  test('GET /drivers/me/ratings: side=received shows stars only (no comment, no rater), side=given the driver\'s own comments; paginated', async () => {
+  test("GET /drivers/me/ratings: side=received shows stars only (no comment, no rater), side=given the driver's own comments; paginated", async () => {
     const me = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } });
     const ids = [await ride(customer, me), await ride(otherCustomer, me), await ride(customer, me)];
     for (const [i, id] of ids.entries()) {
-      assert.equal((await rate('rides', id, i === 1 ? otherCustomer : customer, { stars: i + 2, comment: `Secret ${i}` })).statusCode, 201);
+      assert.equal(
+        (await rate('rides', id, i === 1 ? otherCustomer : customer, { stars: i + 2, comment: `Secret ${i}` }))
+          .statusCode,
+        201,
+      );
       t.clock.advance(1000);
     }
     assert.equal((await rate('rides', ids[0]!, me, { stars: 5, comment: 'Friendly' })).statusCode, 201);
@@ -239,17 +322,38 @@ describe('ratings and tips', () => {
     const received = await get(t, '/api/drivers/me/ratings?side=received&limit=2', me.headers);
     assert.equal(received.statusCode, 200, received.body);
     const page1 = received.json();
-    assert.deepEqual(page1.items.map((r: { stars: number }) => r.stars), [4, 3], 'newest first');
-    for (const item of page1.items) assert.deepEqual(Object.keys(item).sort(), ['createdAt', 'id', 'jobId', 'jobType', 'side', 'stars']);
+    assert.deepEqual(
+      page1.items.map((r: { stars: number }) => r.stars),
+      [4, 3],
+      'newest first',
+    );
+    for (const item of page1.items)
+      assert.deepEqual(Object.keys(item).sort(), ['createdAt', 'id', 'jobId', 'jobType', 'side', 'stars']);
     assert.equal(received.body.includes('Secret'), false);
     assert.equal(received.body.includes(customer.id), false);
-    const page2 = (await get(t, `/api/drivers/me/ratings?side=received&limit=2&cursor=${page1.nextCursor}`, me.headers)).json();
-    assert.deepEqual(page2.items.map((r: { stars: number }) => r.stars), [2]);
+    const page2 = (
+      await get(t, `/api/drivers/me/ratings?side=received&limit=2&cursor=${page1.nextCursor}`, me.headers)
+    ).json();
+    assert.deepEqual(
+      page2.items.map((r: { stars: number }) => r.stars),
+      [2],
+    );
     assert.equal(page2.nextCursor, null);
 
     const given = (await get(t, '/api/drivers/me/ratings?side=given', me.headers)).json();
     assert.equal(given.items.length, 1);
-    assert.deepEqual({ ...given.items[0], id: undefined, createdAt: undefined }, { id: undefined, createdAt: undefined, jobType: 'RIDE', jobId: ids[0], side: 'DRIVER', stars: 5, comment: 'Friendly' });
+    assert.deepEqual(
+      { ...given.items[0], id: undefined, createdAt: undefined },
+      {
+        id: undefined,
+        createdAt: undefined,
+        jobType: 'RIDE',
+        jobId: ids[0],
+        side: 'DRIVER',
+        stars: 5,
+        comment: 'Friendly',
+      },
+    );
 
     assert.equal((await get(t, '/api/drivers/me/ratings', me.headers)).statusCode, 400);
     assert.equal((await get(t, '/api/drivers/me/ratings?side=all', me.headers)).json().error, 'Bad Request');
@@ -260,8 +364,14 @@ describe('ratings and tips', () => {
     const low = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'CAR' } });
     const fewRatings = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'CAR' } });
     const fine = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'CAR' } });
-    for (const [user, tenths, count] of [[low, 31, 20], [fewRatings, 20, 19], [fine, 40, 50]] as const) {
-      await sql`insert into rating_summaries (user_id, average_tenths, rating_count, updated_at) values (${user.id}, ${tenths}, ${count}, now())`.execute(t.db);
+    for (const [user, tenths, count] of [
+      [low, 31, 20],
+      [fewRatings, 20, 19],
+      [fine, 40, 50],
+    ] as const) {
+      await sql`insert into rating_summaries (user_id, average_tenths, rating_count, updated_at) values (${user.id}, ${tenths}, ${count}, now())`.execute(
+        t.db,
+      );
     }
     const alerts = (await get(t, '/api/admin/ratings/alerts', admin.headers)).json();
     assert.equal(alerts.threshold, 4);
@@ -282,7 +392,8 @@ describe('ratings and tips', () => {
     return rows.rows.map((r) => ({ ...r, amount: Number(r.amount) }));
   };
   const trialBalanceIsZero = async () => {
-    for (const row of await t.services.ledger.trialBalance()) assert.equal(row.total, 0, `${row.currency} sums to ${row.total}`);
+    for (const row of await t.services.ledger.trialBalance())
+      assert.equal(row.total, 0, `${row.currency} sums to ${row.total}`);
   };
 
   test("tips: the customer tips its ride once (cash: the driver's account charged and credited); the job shows it to its parties", async () => {
@@ -291,8 +402,14 @@ describe('ratings and tips', () => {
     const amount = Math.floor(price.amount / 4);
     const res = await tip('rides', id, customer, amount);
     assert.equal(res.statusCode, 201, res.body);
-    assert.deepEqual({ ...(res.json() as object), createdAt: undefined }, { jobType: 'RIDE', jobId: id, amount, currency: price.currency, paymentMethod: 'CASH', createdAt: undefined });
-    assert.deepEqual((await tip('rides', id, customer, 1)).json(), error(409, 'ALREADY_TIPPED', 'You tipped this ride already'));
+    assert.deepEqual(
+      { ...(res.json() as object), createdAt: undefined },
+      { jobType: 'RIDE', jobId: id, amount, currency: price.currency, paymentMethod: 'CASH', createdAt: undefined },
+    );
+    assert.deepEqual(
+      (await tip('rides', id, customer, 1)).json(),
+      error(409, 'ALREADY_TIPPED', 'You tipped this ride already'),
+    );
 
     const entries = await ledgerOf(id, 'RIDE');
     assert.deepEqual(entries, [
@@ -302,9 +419,15 @@ describe('ratings and tips', () => {
     await trialBalanceIsZero();
 
     for (const viewer of [customer, driver, company, admin]) {
-      assert.deepEqual((await get(t, `/api/rides/${id}`, viewer.headers)).json().tip, { amount, currency: price.currency }, viewer.role);
+      assert.deepEqual(
+        (await get(t, `/api/rides/${id}`, viewer.headers)).json().tip,
+        { amount, currency: price.currency },
+        viewer.role,
+      );
     }
-    const listed = (await get(t, '/api/rides?limit=100', customer.headers)).json().items.find((r: { id: string }) => r.id === id);
+    const listed = (await get(t, '/api/rides?limit=100', customer.headers))
+      .json()
+      .items.find((r: { id: string }) => r.id === id);
     assert.deepEqual(listed.tip, { amount, currency: price.currency });
   });
 
@@ -316,10 +439,21 @@ describe('ratings and tips', () => {
     assert.equal((await tip('rides', id, driver, 100)).statusCode, 403);
     assert.equal((await tip('rides', id, company, 100)).statusCode, 403);
     const cap = Math.floor(price / 2);
-    assert.deepEqual((await tip('rides', id, customer, cap + 1)).json(), error(400, 'TIP_TOO_LARGE', `A tip may be at most 50% of the price: ${cap} KES minor units`));
-    for (const amount of [0, -5, 1.5, '100']) assert.equal((await post(t, `/api/rides/${id}/tip`, customer.headers, { amount })).statusCode, 400, String(amount));
+    assert.deepEqual(
+      (await tip('rides', id, customer, cap + 1)).json(),
+      error(400, 'TIP_TOO_LARGE', `A tip may be at most 50% of the price: ${cap} KES minor units`),
+    );
+    for (const amount of [0, -5, 1.5, '100'])
+      assert.equal(
+        (await post(t, `/api/rides/${id}/tip`, customer.headers, { amount })).statusCode,
+        400,
+        String(amount),
+      );
     await finishedAgo('rides', id, 24 * 3600_000 + 1000);
-    assert.deepEqual((await tip('rides', id, customer, 100)).json(), error(409, 'TIP_CLOSED', 'Tips close 24 hours after the job ends'));
+    assert.deepEqual(
+      (await tip('rides', id, customer, 100)).json(),
+      error(409, 'TIP_CLOSED', 'Tips close 24 hours after the job ends'),
+    );
     assert.deepEqual(await ledgerOf(id, 'RIDE'), []);
 
     const open = await ride(customer, driver, 'IN_PROGRESS');
@@ -346,8 +480,14 @@ describe('ratings and tips', () => {
     const res = await tip('packages', id, business, 500);
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().paymentMethod, 'ACCOUNT');
-    assert.equal(await t.services.ledger.balance('KES', { kind: 'DRIVER', partyId: bikeDriver.id }), driverBefore + 500);
-    assert.equal(await t.services.ledger.balance('KES', { kind: 'BUSINESS', partyId: business.id }), businessBefore - 500);
+    assert.equal(
+      await t.services.ledger.balance('KES', { kind: 'DRIVER', partyId: bikeDriver.id }),
+      driverBefore + 500,
+    );
+    assert.equal(
+      await t.services.ledger.balance('KES', { kind: 'BUSINESS', partyId: business.id }),
+      businessBefore - 500,
+    );
     await trialBalanceIsZero();
 
     for (const viewer of [business, bikeDriver, company, admin]) {
@@ -384,13 +524,18 @@ describe('ratings and tips', () => {
 
     // Packages, through the poll's JSON text and the list.
     const pending = await pkg(business, 'PENDING');
-    assert.deepEqual((await get(t, `/api/packages/${pending}`, business.headers)).json().cancellationFeeNow, { amount: 0, currency: 'KES' });
+    assert.deepEqual((await get(t, `/api/packages/${pending}`, business.headers)).json().cancellationFeeNow, {
+      amount: 0,
+      currency: 'KES',
+    });
     const tariff = (await get(t, `/api/admin/tariffs/${business.countryId}/BIKE`, admin.headers)).json();
     await step(`/api/packages/${pending}/accept`, bikeDriver);
     const assigned = (await get(t, `/api/packages/${pending}`, business.headers)).json();
     assert.deepEqual(assigned.cancellationFeeNow, { amount: tariff.cancellationFee, currency: 'KES' });
     assert.equal('cancellationFeeNow' in (await get(t, `/api/packages/${pending}`, bikeDriver.headers)).json(), false);
-    const listed = (await get(t, '/api/packages?limit=100', business.headers)).json().items.find((p: { id: string }) => p.id === pending);
+    const listed = (await get(t, '/api/packages?limit=100', business.headers))
+      .json()
+      .items.find((p: { id: string }) => p.id === pending);
     assert.deepEqual(listed.cancellationFeeNow, assigned.cancellationFeeNow);
     await step(`/api/packages/${pending}/pickup`, bikeDriver);
     assert.equal((await get(t, `/api/packages/${pending}`, business.headers)).json().cancellationFeeNow, null);

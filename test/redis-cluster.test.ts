@@ -34,7 +34,14 @@ describe('REDIS_CLUSTER_NODES and redis+cluster:// URLs', () => {
       password: undefined,
     });
     const fromUrl = load({ REDIS_URL: 'redis+cluster://app:p%40ss@r1:7000,r2:7000' });
-    assert.deepEqual(fromUrl.redisCluster, { nodes: [{ host: 'r1', port: 7000 }, { host: 'r2', port: 7000 }], username: 'app', password: 'p@ss' });
+    assert.deepEqual(fromUrl.redisCluster, {
+      nodes: [
+        { host: 'r1', port: 7000 },
+        { host: 'r2', port: 7000 },
+      ],
+      username: 'app',
+      password: 'p@ss',
+    });
     assert.equal(fromUrl.redisUrl, undefined);
     assert.equal(load({ REDIS_URL: 'redis://r1:6379' }).redisCluster, undefined);
   });
@@ -81,7 +88,12 @@ describe('two instances on a Redis Cluster', { skip: redisClusterSkipReason }, (
 
   test('the login limit is counted once for both instances', async () => {
     const login = (t: TestApp) =>
-      t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: '10.9.0.1' });
+      t.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' },
+        remoteAddress: '10.9.0.1',
+      });
     for (let i = 0; i < 3; i++) assert.equal((await login(a)).statusCode, 401);
     for (let i = 0; i < 2; i++) assert.equal((await login(b)).statusCode, 401);
     assert.equal((await login(a)).statusCode, 429);
@@ -90,74 +102,236 @@ describe('two instances on a Redis Cluster', { skip: redisClusterSkipReason }, (
 
   test('logout on one instance revokes the access token on the other (sharded pub/sub)', async () => {
     const user = await createUser(a);
-    const row = await a.db.selectFrom('auth_sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const row = await a.db
+      .selectFrom('auth_sessions')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     const refreshToken = randomUUID();
-    await a.db.updateTable('auth_sessions').set({ refresh_token_hash: createHash('sha256').update(refreshToken).digest('hex') }).where('id', '=', row.id).execute();
+    await a.db
+      .updateTable('auth_sessions')
+      .set({ refresh_token_hash: createHash('sha256').update(refreshToken).digest('hex') })
+      .where('id', '=', row.id)
+      .execute();
     const me = () => b.app.inject({ method: 'GET', url: '/api/auth/me', headers: user.headers });
     assert.equal((await me()).statusCode, 200);
-    assert.equal((await a.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken } })).statusCode, 200);
-    await until('B to refuse the token', async () => (await me()).statusCode, (s) => s === 401, 2000);
+    assert.equal(
+      (await a.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken } })).statusCode,
+      200,
+    );
+    await until(
+      'B to refuse the token',
+      async () => (await me()).statusCode,
+      (s) => s === 401,
+      2000,
+    );
   });
 
   test('positions reported to one instance are found from the other, before and after a failover of their primary', async () => {
     const customer = await createUser(a, { role: 'CUSTOMER' });
     const query = { pickupLocation: { lat: 9.05, lng: 7.49 }, vehicleType: 'CAR', orderType: 'RIDE' };
     const ids = async (t: TestApp) =>
-      (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query })).json().drivers.map((x: { driverId: string }) => x.driverId) as string[];
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/matching/find-drivers',
+          headers: customer.headers,
+          payload: query,
+        })
+      )
+        .json()
+        .drivers.map((x: { driverId: string }) => x.driverId) as string[];
     const driver = await createUser(a, { role: 'DRIVER', driver: { vehicleType: 'CAR' } });
     const report = async (t: TestApp, lat: number) =>
-      assert.equal((await t.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat, lng: 7.49 } })).statusCode, 204);
-    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: driver.headers, payload: { status: 'ONLINE' } })).statusCode, 200);
+      assert.equal(
+        (
+          await t.app.inject({
+            method: 'POST',
+            url: '/api/drivers/me/location',
+            headers: driver.headers,
+            payload: { lat, lng: 7.49 },
+          })
+        ).statusCode,
+        204,
+      );
+    assert.equal(
+      (
+        await a.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/availability',
+          headers: driver.headers,
+          payload: { status: 'ONLINE' },
+        })
+      ).statusCode,
+      200,
+    );
     await report(a, 9.051);
-    assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [driver.id]);
+    assert.deepEqual(
+      await until(
+        'B to see the driver',
+        () => ids(b),
+        (v) => v.length === 1,
+      ),
+      [driver.id],
+    );
     const distance = async (t: TestApp) =>
-      (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query })).json().drivers[0]?.distanceMeters as number;
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/matching/find-drivers',
+          headers: customer.headers,
+          payload: query,
+        })
+      ).json().drivers[0]?.distanceMeters as number;
     const near = await distance(b);
 
     const moved = await cluster.failover(`${prefix}drivers:positions`);
     assert.notEqual(moved.from, moved.to);
     // Reported to A right after the failover: B sees it once A's write goes to the new primary.
     await report(a, 9.06);
-    await until('B to see the move', () => distance(b), (d) => d > near + 500, 10_000);
-    await until('both instances to count Redis as up again', async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up, (v) => v, 10_000);
+    await until(
+      'B to see the move',
+      () => distance(b),
+      (d) => d > near + 500,
+      10_000,
+    );
+    await until(
+      'both instances to count Redis as up again',
+      async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up,
+      (v) => v,
+      10_000,
+    );
   });
 
   test('an event missed while the bus channel fails over is caught up on (resync), later ones flow again', async () => {
     const customer = await createUser(a, { role: 'CUSTOMER' });
     const query = { pickupLocation: { lat: -1.95, lng: 30.06 }, vehicleType: 'BIKE', orderType: 'RIDE' };
     const ids = async (t: TestApp) =>
-      (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query })).json().drivers.map((x: { driverId: string }) => x.driverId) as string[];
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/matching/find-drivers',
+          headers: customer.headers,
+          payload: query,
+        })
+      )
+        .json()
+        .drivers.map((x: { driverId: string }) => x.driverId) as string[];
     const driver = await createUser(a, { role: 'DRIVER', driver: { vehicleType: 'BIKE' } });
     const availability = (t: TestApp, status: string) =>
-      t.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: driver.headers, payload: { status } });
+      t.app.inject({
+        method: 'POST',
+        url: '/api/drivers/me/availability',
+        headers: driver.headers,
+        payload: { status },
+      });
     assert.equal((await availability(a, 'ONLINE')).statusCode, 200);
-    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat: -1.951, lng: 30.06 } })).statusCode, 204);
-    assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [driver.id]);
+    assert.equal(
+      (
+        await a.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/location',
+          headers: driver.headers,
+          payload: { lat: -1.951, lng: 30.06 },
+        })
+      ).statusCode,
+      204,
+    );
+    assert.deepEqual(
+      await until(
+        'B to see the driver',
+        () => ids(b),
+        (v) => v.length === 1,
+      ),
+      [driver.id],
+    );
 
     // B notices that its subscription is gone; offline on A meanwhile: B must catch up on it. Awaited
     // together: a failover refused at once must fail the test as itself, not as an unhandled rejection.
     await Promise.all([
       cluster.failover(`${prefix}bus`),
       (async () => {
-        await until('B to notice the failover', async () => b.deps.redisHealth!.up, (up) => !up, 10_000);
+        await until(
+          'B to notice the failover',
+          async () => b.deps.redisHealth!.up,
+          (up) => !up,
+          10_000,
+        );
         assert.equal((await availability(a, 'OFFLINE')).statusCode, 200);
       })(),
     ]);
-    assert.deepEqual(await until('B to drop the driver', () => ids(b), (v) => v.length === 0, 10_000), []);
-    await until('both instances to count Redis as up again', async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up, (v) => v, 10_000);
+    assert.deepEqual(
+      await until(
+        'B to drop the driver',
+        () => ids(b),
+        (v) => v.length === 0,
+        10_000,
+      ),
+      [],
+    );
+    await until(
+      'both instances to count Redis as up again',
+      async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up,
+      (v) => v,
+      10_000,
+    );
     assert.equal((await availability(a, 'ONLINE')).statusCode, 200);
-    assert.deepEqual(await until('B to hear of it on the new primary', () => ids(b), (v) => v.length === 1, 3000), [driver.id]);
+    assert.deepEqual(
+      await until(
+        'B to hear of it on the new primary',
+        () => ids(b),
+        (v) => v.length === 1,
+        3000,
+      ),
+      [driver.id],
+    );
   });
 
   test('a primary that crashes (SIGKILL): requests answer on fallbacks meanwhile, and all is shared again once its replica took over', async () => {
     const customer = await createUser(a, { role: 'CUSTOMER' });
     const query = { pickupLocation: { lat: 14.69, lng: -17.44 }, vehicleType: 'VAN', orderType: 'RIDE' };
     const ids = async (t: TestApp) =>
-      (await t.app.inject({ method: 'POST', url: '/api/matching/find-drivers', headers: customer.headers, payload: query })).json().drivers.map((x: { driverId: string }) => x.driverId) as string[];
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/matching/find-drivers',
+          headers: customer.headers,
+          payload: query,
+        })
+      )
+        .json()
+        .drivers.map((x: { driverId: string }) => x.driverId) as string[];
     const driver = await createUser(a, { role: 'DRIVER', driver: { vehicleType: 'VAN' } });
-    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: driver.headers, payload: { status: 'ONLINE' } })).statusCode, 200);
-    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/location', headers: driver.headers, payload: { lat: 14.691, lng: -17.44 } })).statusCode, 204);
-    assert.deepEqual(await until('B to see the driver', () => ids(b), (v) => v.length === 1), [driver.id]);
+    assert.equal(
+      (
+        await a.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/availability',
+          headers: driver.headers,
+          payload: { status: 'ONLINE' },
+        })
+      ).statusCode,
+      200,
+    );
+    assert.equal(
+      (
+        await a.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/location',
+          headers: driver.headers,
+          payload: { lat: 14.691, lng: -17.44 },
+        })
+      ).statusCode,
+      204,
+    );
+    assert.deepEqual(
+      await until(
+        'B to see the driver',
+        () => ids(b),
+        (v) => v.length === 1,
+      ),
+      [driver.id],
+    );
 
     const crashed = cluster.crashPrimary(`${prefix}bus`);
     // While the cluster has no primary for the bus's slot, every request still answers, and fast.
@@ -174,8 +348,31 @@ describe('two instances on a Redis Cluster', { skip: redisClusterSkipReason }, (
     })();
     await Promise.all([crashed, probe]);
     assert.ok(slowest.ms < 1500, `slowest answer ${Math.round(slowest.ms)} ms`);
-    await until('both instances to count Redis as up again', async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up, (v) => v, 15_000);
-    assert.equal((await a.app.inject({ method: 'POST', url: '/api/drivers/me/availability', headers: driver.headers, payload: { status: 'OFFLINE' } })).statusCode, 200);
-    assert.deepEqual(await until('B to hear of it through the promoted replica', () => ids(b), (v) => v.length === 0, 3000), []);
+    await until(
+      'both instances to count Redis as up again',
+      async () => a.deps.redisHealth!.up && b.deps.redisHealth!.up,
+      (v) => v,
+      15_000,
+    );
+    assert.equal(
+      (
+        await a.app.inject({
+          method: 'POST',
+          url: '/api/drivers/me/availability',
+          headers: driver.headers,
+          payload: { status: 'OFFLINE' },
+        })
+      ).statusCode,
+      200,
+    );
+    assert.deepEqual(
+      await until(
+        'B to hear of it through the promoted replica',
+        () => ids(b),
+        (v) => v.length === 0,
+        3000,
+      ),
+      [],
+    );
   });
 });

@@ -19,7 +19,9 @@ async function timed<T>(promise: Promise<T>, limitMs = 5000): Promise<{ value: T
   let timer: NodeJS.Timeout | undefined;
   const value = await Promise.race([
     promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs))),
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs)),
+    ),
   ]).finally(() => clearTimeout(timer));
   return { value, ms: performance.now() - started };
 }
@@ -34,7 +36,10 @@ async function until(what: string, check: () => Promise<boolean> | boolean, limi
   return performance.now() - started;
 }
 
-const messages = (t: TestApp, from = 0) => t.logLines.slice(from).map((line) => JSON.parse(line) as { level: number; msg: string; failures?: Record<string, number> });
+const messages = (t: TestApp, from = 0) =>
+  t.logLines
+    .slice(from)
+    .map((line) => JSON.parse(line) as { level: number; msg: string; failures?: Record<string, number> });
 
 describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipReason }, () => {
   let server: RedisServer;
@@ -63,16 +68,28 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
   // Each test leaves Redis running and both instances seeing it.
   afterEach(async () => {
     server.thaw();
-    await until('both instances to see Redis again', async () => (await ready(a)).json().status === 'ok' && (await ready(b)).json().status === 'ok', 15_000);
+    await until(
+      'both instances to see Redis again',
+      async () => (await ready(a)).json().status === 'ok' && (await ready(b)).json().status === 'ok',
+      15_000,
+    );
   });
 
   const ready = (t: TestApp) => t.app.inject({ method: 'GET', url: '/health/ready' });
   const login = (t: TestApp, ip: string) =>
-    t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' }, remoteAddress: ip });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { identifier: 'n@example.com', password: 'p-p-p-p-p' },
+      remoteAddress: ip,
+    });
 
   test('a clean start logs nothing at error level and no lost Redis', () => {
     for (const t of [a, b]) {
-      assert.deepEqual(messages(t).filter((m) => m.level >= 50 || /redis/i.test(m.msg)), []);
+      assert.deepEqual(
+        messages(t).filter((m) => m.level >= 50 || /redis/i.test(m.msg)),
+        [],
+      );
     }
   });
 
@@ -104,7 +121,11 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
 
   test('a revoked token is refused within 2 s while Redis is frozen', async () => {
     const user = await createUser(a);
-    const session = await a.db.selectFrom('auth_sessions').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const session = await a.db
+      .selectFrom('auth_sessions')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     const refreshToken = randomUUID();
     await a.db
       .updateTable('auth_sessions')
@@ -115,7 +136,11 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
     assert.equal((await me()).statusCode, 200, 'B has the session cached as live');
 
     server.freeze();
-    assert.equal((await timed(a.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken } }))).value.statusCode, 200);
+    assert.equal(
+      (await timed(a.app.inject({ method: 'POST', url: '/api/auth/logout', payload: { refreshToken } }))).value
+        .statusCode,
+      200,
+    );
     const ms = await until('B to refuse the revoked token', async () => (await me()).statusCode === 401, 5000);
     assert.ok(ms <= 2000, `refused after ${Math.round(ms)} ms`);
   });
@@ -128,7 +153,10 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
 
     server.freeze();
     assert.equal((await timed(post(a, `/api/packages/${pkg.id}/cancel`, business.headers))).value.statusCode, 200);
-    const ms = await until('B to show CANCELLED', async () => (await get(b, `/api/packages/${pkg.id}`, business.headers)).json().status === 'CANCELLED');
+    const ms = await until(
+      'B to show CANCELLED',
+      async () => (await get(b, `/api/packages/${pkg.id}`, business.headers)).json().status === 'CANCELLED',
+    );
     assert.ok(ms <= 2000, `shown after ${Math.round(ms)} ms`);
   });
 
@@ -145,11 +173,19 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
     await new Promise((resolve) => setTimeout(resolve, 2000));
 
     await server.start();
-    await until('both to see Redis again', async () => (await ready(a)).json().status === 'ok' && (await ready(b)).json().status === 'ok', 10_000);
+    await until(
+      'both to see Redis again',
+      async () => (await ready(a)).json().status === 'ok' && (await ready(b)).json().status === 'ok',
+      10_000,
+    );
     assert.equal((await ready(a)).json().status, 'ok');
     for (const [i, t] of [a, b].entries()) {
       const logged = messages(t, from[i]);
-      assert.deepEqual(logged.filter((m) => m.level >= 50), [], 'nothing at error level');
+      assert.deepEqual(
+        logged.filter((m) => m.level >= 50),
+        [],
+        'nothing at error level',
+      );
       assert.deepEqual(
         logged.filter((m) => m.level >= 40 || /redis/i.test(m.msg)).map((m) => m.msg),
         ['redis lost: running on in-process fallbacks', 'redis recovered'],
@@ -168,7 +204,13 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
       const loc = await post(a, '/api/drivers/me/location', driver.headers, { lat: 30.05, lng: 31.24 });
       assert.equal(loc.statusCode, 204);
       const found = async () =>
-        (await post(b, '/api/matching/find-drivers', customer.headers, { pickupLocation: { lat: 30.051, lng: 31.24 }, vehicleType: 'VAN', orderType: 'RIDE' }))
+        (
+          await post(b, '/api/matching/find-drivers', customer.headers, {
+            pickupLocation: { lat: 30.051, lng: 31.24 },
+            vehicleType: 'VAN',
+            orderType: 'RIDE',
+          })
+        )
           .json()
           .drivers.map((d: { driverId: string }) => d.driverId);
       // The write-behind (1 s) and B's reload while Redis is down (2 s).
@@ -193,7 +235,11 @@ describe('Redis faults (on a redis-server of its own)', { skip: redisServerSkipR
       await until(
         'the position in PostgreSQL',
         async () => {
-          const row = await a.db.selectFrom('driver_profiles').select(['last_lat', 'last_location_at']).where('user_id', '=', driver.id).executeTakeFirstOrThrow();
+          const row = await a.db
+            .selectFrom('driver_profiles')
+            .select(['last_lat', 'last_location_at'])
+            .where('user_id', '=', driver.id)
+            .executeTakeFirstOrThrow();
           return row.last_lat === -1.29 && new Date(row.last_location_at!).getTime() === at;
         },
         5000,

@@ -21,26 +21,63 @@ describe('rides', () => {
   before(async () => {
     // The lifecycle as before dispatch: nearby pushes, no offers (test/dispatch.test.ts covers offers).
     t = await buildTestApp({ env: { DISPATCH_MODE: 'broadcast' } });
-    [customer, otherCustomer, company, otherCompany] = await createUsers(t, ['CUSTOMER', 'CUSTOMER', 'COMPANY', 'COMPANY']);
-    driver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: company.id } });
-    otherDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id } });
+    [customer, otherCustomer, company, otherCompany] = await createUsers(t, [
+      'CUSTOMER',
+      'CUSTOMER',
+      'COMPANY',
+      'COMPANY',
+    ]);
+    driver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: company.id },
+    });
+    otherDriver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', vehicleType: 'CAR', companyId: otherCompany.id },
+    });
     [business, admin] = await createUsers(t, ['BUSINESS', 'ADMIN']);
     rides = t.services.rides;
   });
   after(async () => t.close());
 
-  const request = async (by: TestUser = customer, overrides: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-    post(t, '/api/rides', { ...by.headers, ...headers }, rideBody(by.countryId, overrides));
+  const request = async (
+    by: TestUser = customer,
+    overrides: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) => post(t, '/api/rides', { ...by.headers, ...headers }, rideBody(by.countryId, overrides));
   const activeJob = async (driverId: string) =>
-    (await t.db.selectFrom('driver_profiles').select('active_job_id').where('user_id', '=', driverId).executeTakeFirstOrThrow()).active_job_id;
+    (
+      await t.db
+        .selectFrom('driver_profiles')
+        .select('active_job_id')
+        .where('user_id', '=', driverId)
+        .executeTakeFirstOrThrow()
+    ).active_job_id;
 
   test('full ride: requested, accepted, arrived, in progress, completed; polls show each step', async () => {
     const created = await request();
     assert.equal(created.statusCode, 201);
     const ride = created.json();
     assert.deepEqual(Object.keys(ride).sort(), [
-      'cancellationFee', 'cancellationFeeNow', 'countryId', 'createdAt', 'customerId', 'destinationLocation', 'dispatch', 'driver', 'fare', 'id', 'orderType', 'paymentMethod', 'pickupLocation', 'price',
-      'status', 'statusHistory', 'tip', 'updatedAt', 'vehicleType',
+      'cancellationFee',
+      'cancellationFeeNow',
+      'countryId',
+      'createdAt',
+      'customerId',
+      'destinationLocation',
+      'dispatch',
+      'driver',
+      'fare',
+      'id',
+      'orderType',
+      'paymentMethod',
+      'pickupLocation',
+      'price',
+      'status',
+      'statusHistory',
+      'tip',
+      'updatedAt',
+      'vehicleType',
     ]);
     assert.equal(ride.status, 'REQUESTED');
     assert.equal(ride.orderType, 'RIDE');
@@ -48,7 +85,12 @@ describe('rides', () => {
     assert.deepEqual(ride.pickupLocation, { lat: -1.2864, lng: 36.8172 });
     assert.equal(ride.driver, null);
     const start = Date.parse(ride.createdAt);
-    const steps: [string, string][] = [['accept', 'ACCEPTED'], ['arrive', 'ARRIVED'], ['start', 'IN_PROGRESS'], ['complete', 'COMPLETED']];
+    const steps: [string, string][] = [
+      ['accept', 'ACCEPTED'],
+      ['arrive', 'ARRIVED'],
+      ['start', 'IN_PROGRESS'],
+      ['complete', 'COMPLETED'],
+    ];
     for (const [step, status] of steps) {
       t.clock.advance(1000);
       const res = await post(t, `/api/rides/${ride.id}/${step}`, driver.headers);
@@ -59,17 +101,32 @@ describe('rides', () => {
       if (status !== 'COMPLETED') assert.equal(await activeJob(driver.id), ride.id);
     }
     const final = (await get(t, `/api/rides/${ride.id}`, company.headers)).json();
-    assert.deepEqual(final.statusHistory, ['REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS', 'COMPLETED'].map((status, i) => ({ status, at: new Date(start + i * 1000).toISOString() })));
+    assert.deepEqual(
+      final.statusHistory,
+      ['REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS', 'COMPLETED'].map((status, i) => ({
+        status,
+        at: new Date(start + i * 1000).toISOString(),
+      })),
+    );
     assert.equal(await activeJob(driver.id), null);
     const again = await post(t, `/api/rides/${ride.id}/cancel`, customer.headers);
-    assert.deepEqual(again.json(), { statusCode: 409, message: 'Ride is COMPLETED', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(again.json(), {
+      statusCode: 409,
+      message: 'Ride is COMPLETED',
+      error: 'Conflict',
+      code: 'INVALID_STATUS_TRANSITION',
+    });
   });
 
   test('cancellation: by the customer, by the driver (frees it), not once in progress', async () => {
     const a = (await request()).json();
     const byCustomer = await post(t, `/api/rides/${a.id}/cancel`, customer.headers, { reason: 'Plans changed' });
     assert.equal(byCustomer.statusCode, 200);
-    assert.deepEqual(byCustomer.json().statusHistory.at(-1), { status: 'CANCELLED', at: byCustomer.json().updatedAt, reason: 'Plans changed' });
+    assert.deepEqual(byCustomer.json().statusHistory.at(-1), {
+      status: 'CANCELLED',
+      at: byCustomer.json().updatedAt,
+      reason: 'Plans changed',
+    });
 
     const b = (await request()).json();
     await post(t, `/api/rides/${b.id}/accept`, driver.headers);
@@ -83,7 +140,12 @@ describe('rides', () => {
     await post(t, `/api/rides/${c.id}/arrive`, driver.headers);
     await post(t, `/api/rides/${c.id}/start`, driver.headers);
     const late = await post(t, `/api/rides/${c.id}/cancel`, customer.headers);
-    assert.deepEqual(late.json(), { statusCode: 409, message: 'Ride is IN_PROGRESS', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(late.json(), {
+      statusCode: 409,
+      message: 'Ride is IN_PROGRESS',
+      error: 'Conflict',
+      code: 'INVALID_STATUS_TRANSITION',
+    });
     const byAdmin = await post(t, `/api/rides/${c.id}/cancel`, admin.headers);
     assert.equal(byAdmin.statusCode, 409);
     assert.equal((await post(t, `/api/rides/${c.id}/complete`, driver.headers)).statusCode, 200);
@@ -93,7 +155,12 @@ describe('rides', () => {
     assert.deepEqual(skip.json(), notFoundBody('Ride'));
     await post(t, `/api/rides/${d.id}/accept`, driver.headers);
     const skip2 = await post(t, `/api/rides/${d.id}/complete`, driver.headers);
-    assert.deepEqual(skip2.json(), { statusCode: 409, message: 'Ride is ACCEPTED', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(skip2.json(), {
+      statusCode: 409,
+      message: 'Ride is ACCEPTED',
+      error: 'Conflict',
+      code: 'INVALID_STATUS_TRANSITION',
+    });
     await post(t, `/api/rides/${d.id}/cancel`, admin.headers);
   });
 
@@ -103,14 +170,27 @@ describe('rides', () => {
     const second = (await request()).json();
     assert.equal((await post(t, `/api/rides/${first.id}/accept`, pkgDriver.headers)).statusCode, 200);
     const busy = await post(t, `/api/rides/${second.id}/accept`, pkgDriver.headers);
-    assert.deepEqual(busy.json(), { statusCode: 409, message: 'Driver already has an active job', error: 'Conflict', code: 'DRIVER_BUSY' });
+    assert.deepEqual(busy.json(), {
+      statusCode: 409,
+      message: 'Driver already has an active job',
+      error: 'Conflict',
+      code: 'DRIVER_BUSY',
+    });
     await post(t, `/api/rides/${first.id}/cancel`, customer.headers);
 
-    const drivers = await Promise.all(Array.from({ length: 20 }, () => createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } })));
+    const drivers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'CAR' } }),
+      ),
+    );
     const results = await Promise.all(drivers.map((d) => post(t, `/api/rides/${second.id}/accept`, d.headers)));
     assert.equal(results.filter((r) => r.statusCode === 200).length, 1);
     assert.equal(results.filter((r) => r.statusCode === 409).length, 19);
-    const busyDrivers = await t.db.selectFrom('driver_profiles').select('user_id').where('active_job_id', '=', second.id).execute();
+    const busyDrivers = await t.db
+      .selectFrom('driver_profiles')
+      .select('user_id')
+      .where('active_job_id', '=', second.id)
+      .execute();
     assert.equal(busyDrivers.length, 1);
     await post(t, `/api/rides/${second.id}/cancel`, customer.headers);
   });
@@ -118,9 +198,15 @@ describe('rides', () => {
   test('a ride past its five minutes cannot be accepted, even before the sweep marks it', async () => {
     const ride = (await request()).json();
     t.clock.advance(5 * 60_000 + 1);
-    for (const u of [customer, driver]) u.headers.authorization = `Bearer ${(await t.tokens.signAccess({ userId: u.id, role: u.role, sessionId: u.sessionId })).token}`;
+    for (const u of [customer, driver])
+      u.headers.authorization = `Bearer ${(await t.tokens.signAccess({ userId: u.id, role: u.role, sessionId: u.sessionId })).token}`;
     const late = await post(t, `/api/rides/${ride.id}/accept`, driver.headers);
-    assert.deepEqual(late.json(), { statusCode: 409, message: 'Ride is EXPIRED', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(late.json(), {
+      statusCode: 409,
+      message: 'Ride is EXPIRED',
+      error: 'Conflict',
+      code: 'INVALID_STATUS_TRANSITION',
+    });
     assert.deepEqual(await rides.expireStale(), [ride.id]);
   });
 
@@ -134,15 +220,24 @@ describe('rides', () => {
     assert.deepEqual([...a, ...b], [old.id]);
     const seen = (await get(t, `/api/rides/${old.id}`, customer.headers)).json();
     assert.equal(seen.status, 'EXPIRED');
-    assert.deepEqual(seen.statusHistory.map((h: { status: string }) => h.status), ['REQUESTED', 'EXPIRED']);
+    assert.deepEqual(
+      seen.statusHistory.map((h: { status: string }) => h.status),
+      ['REQUESTED', 'EXPIRED'],
+    );
     assert.equal(seen.statusHistory[1].reason, 'No driver accepted within 5 minutes');
     assert.equal((await get(t, `/api/rides/${young.id}`, customer.headers)).json().status, 'REQUESTED');
     const tooLate = await post(t, `/api/rides/${old.id}/accept`, driver.headers);
-    assert.deepEqual(tooLate.json(), { statusCode: 409, message: 'Ride is EXPIRED', error: 'Conflict', code: 'INVALID_STATUS_TRANSITION' });
+    assert.deepEqual(tooLate.json(), {
+      statusCode: 409,
+      message: 'Ride is EXPIRED',
+      error: 'Conflict',
+      code: 'INVALID_STATUS_TRANSITION',
+    });
     // An accepted ride never expires.
     await post(t, `/api/rides/${young.id}/accept`, driver.headers);
     t.clock.advance(10 * 60_000);
-    for (const u of [customer, driver]) u.headers.authorization = `Bearer ${(await t.tokens.signAccess({ userId: u.id, role: u.role, sessionId: u.sessionId })).token}`;
+    for (const u of [customer, driver])
+      u.headers.authorization = `Bearer ${(await t.tokens.signAccess({ userId: u.id, role: u.role, sessionId: u.sessionId })).token}`;
     assert.deepEqual(await rides.expireStale(), []);
     await post(t, `/api/rides/${young.id}/cancel`, customer.headers);
   });
@@ -156,7 +251,8 @@ describe('rides', () => {
     await post(t, `/api/rides/${accepted.id}/accept`, driver.headers);
     const nf = notFoundBody('Ride');
     for (const who of [otherCustomer, otherDriver, otherCompany]) {
-      for (const id of [requested.id, accepted.id, randomUUID()]) assert.deepEqual((await get(t, `/api/rides/${id}`, who.headers)).json(), nf, `${who.role} GET`);
+      for (const id of [requested.id, accepted.id, randomUUID()])
+        assert.deepEqual((await get(t, `/api/rides/${id}`, who.headers)).json(), nf, `${who.role} GET`);
       const list = (await get(t, '/api/rides?limit=100', who.headers)).json();
       assert.ok(!list.items.some((r: { id: string }) => r.id === requested.id || r.id === accepted.id));
     }
@@ -169,14 +265,31 @@ describe('rides', () => {
     assert.deepEqual((await post(t, `/api/rides/${requested.id}/cancel`, otherCustomer.headers)).json(), nf);
     assert.deepEqual((await post(t, `/api/rides/${randomUUID()}/accept`, otherDriver.headers)).json(), nf);
 
-    const wrongRole = (roles: string) => ({ statusCode: 403, message: `This action requires role ${roles}`, error: 'Forbidden', code: 'WRONG_ROLE' });
-    for (const who of [driver, business, company, admin]) assert.deepEqual((await request(who)).json(), wrongRole('CUSTOMER'));
+    const wrongRole = (roles: string) => ({
+      statusCode: 403,
+      message: `This action requires role ${roles}`,
+      error: 'Forbidden',
+      code: 'WRONG_ROLE',
+    });
+    for (const who of [driver, business, company, admin])
+      assert.deepEqual((await request(who)).json(), wrongRole('CUSTOMER'));
     for (const step of ['accept', 'arrive', 'start', 'complete']) {
-      for (const who of [customer, business, company, admin]) assert.deepEqual((await post(t, `/api/rides/${accepted.id}/${step}`, who.headers)).json(), wrongRole('DRIVER'));
+      for (const who of [customer, business, company, admin])
+        assert.deepEqual((await post(t, `/api/rides/${accepted.id}/${step}`, who.headers)).json(), wrongRole('DRIVER'));
     }
-    for (const who of [business, company]) assert.deepEqual((await post(t, `/api/rides/${accepted.id}/cancel`, who.headers)).json(), wrongRole('CUSTOMER or DRIVER or ADMIN'));
-    assert.deepEqual((await get(t, `/api/rides/${accepted.id}`, business.headers)).json(), wrongRole('CUSTOMER or DRIVER or COMPANY or ADMIN'));
-    assert.deepEqual((await get(t, '/api/rides', business.headers)).json(), wrongRole('CUSTOMER or DRIVER or COMPANY or ADMIN'));
+    for (const who of [business, company])
+      assert.deepEqual(
+        (await post(t, `/api/rides/${accepted.id}/cancel`, who.headers)).json(),
+        wrongRole('CUSTOMER or DRIVER or ADMIN'),
+      );
+    assert.deepEqual(
+      (await get(t, `/api/rides/${accepted.id}`, business.headers)).json(),
+      wrongRole('CUSTOMER or DRIVER or COMPANY or ADMIN'),
+    );
+    assert.deepEqual(
+      (await get(t, '/api/rides', business.headers)).json(),
+      wrongRole('CUSTOMER or DRIVER or COMPANY or ADMIN'),
+    );
     assert.equal((await get(t, `/api/rides/${requested.id}`, admin.headers)).statusCode, 200);
     await post(t, `/api/rides/${requested.id}/cancel`, admin.headers);
     await post(t, `/api/rides/${accepted.id}/cancel`, admin.headers);
@@ -184,10 +297,24 @@ describe('rides', () => {
 
   test('validation, idempotency and the list', async () => {
     const v = (message: string) => ({ statusCode: 400, message, error: 'Bad Request', code: 'VALIDATION_FAILED' });
-    assert.deepEqual((await request(customer, { pickupLocation: { lat: -91, lng: 0 } })).json(), v('body.pickupLocation.lat must be >= -90'));
-    assert.deepEqual((await request(customer, { destinationLocation: undefined })).json(), v('body.destinationLocation is required'));
-    assert.deepEqual((await request(customer, { customerId: otherCustomer.id })).json(), v('body has an unknown property "customerId"'));
-    assert.deepEqual((await request(customer, { countryId: randomUUID() })).json(), { statusCode: 404, message: 'Country not found', error: 'Not Found', code: 'COUNTRY_NOT_FOUND' });
+    assert.deepEqual(
+      (await request(customer, { pickupLocation: { lat: -91, lng: 0 } })).json(),
+      v('body.pickupLocation.lat must be >= -90'),
+    );
+    assert.deepEqual(
+      (await request(customer, { destinationLocation: undefined })).json(),
+      v('body.destinationLocation is required'),
+    );
+    assert.deepEqual(
+      (await request(customer, { customerId: otherCustomer.id })).json(),
+      v('body has an unknown property "customerId"'),
+    );
+    assert.deepEqual((await request(customer, { countryId: randomUUID() })).json(), {
+      statusCode: 404,
+      message: 'Country not found',
+      error: 'Not Found',
+      code: 'COUNTRY_NOT_FOUND',
+    });
 
     const lister = await createUser(t, { role: 'CUSTOMER' });
     const first = await request(lister, {}, { 'idempotency-key': 'ride-1' });
@@ -201,11 +328,17 @@ describe('rides', () => {
     const second = (await request(lister, { vehicleType: 'BIKE' })).json();
     await post(t, `/api/rides/${second.id}/cancel`, lister.headers);
     const list = (await get(t, '/api/rides?limit=1', lister.headers)).json();
-    assert.deepEqual(list.items.map((r: { id: string }) => r.id), [second.id]);
+    assert.deepEqual(
+      list.items.map((r: { id: string }) => r.id),
+      [second.id],
+    );
     const next = (await get(t, `/api/rides?limit=1&cursor=${list.nextCursor}`, lister.headers)).json();
     assert.deepEqual(next, { items: [first.json()], nextCursor: null });
     const filtered = (await get(t, '/api/rides?status=REQUESTED', lister.headers)).json();
-    assert.deepEqual(filtered.items.map((r: { id: string }) => r.id), [first.json().id]);
+    assert.deepEqual(
+      filtered.items.map((r: { id: string }) => r.id),
+      [first.json().id],
+    );
     await post(t, `/api/rides/${first.json().id}/cancel`, lister.headers);
   });
 });

@@ -13,7 +13,8 @@ import { registerErrorHandling } from '../src/http/errors.js';
 import { registerWebConsole } from '../src/http/web-console.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 
-const PERMISSIONS_POLICY = 'geolocation=(self), camera=(self), screen-wake-lock=(self), microphone=(), payment=(), usb=()';
+const PERMISSIONS_POLICY =
+  'geolocation=(self), camera=(self), screen-wake-lock=(self), microphone=(), payment=(), usb=()';
 const HSTS = 'max-age=31536000; includeSubDomains';
 
 describe('Permissions-Policy on the web pages', () => {
@@ -21,7 +22,8 @@ describe('Permissions-Policy on the web pages', () => {
   const app = Fastify();
   before(async () => {
     for (const dir of ['', 'assets', 'driver', 'app']) mkdirSync(path.join(dist, dir), { recursive: true });
-    for (const dir of ['', 'driver', 'app']) writeFileSync(path.join(dist, dir, 'index.html'), `<title>${dir || 'console'}</title>`);
+    for (const dir of ['', 'driver', 'app'])
+      writeFileSync(path.join(dist, dir, 'index.html'), `<title>${dir || 'console'}</title>`);
     writeFileSync(path.join(dist, 'driver', 'sw.js'), 'self.addEventListener("fetch", () => {})');
     const consolePage = await registerWebConsole(app as unknown as App, loadConfig({}), dist);
     registerErrorHandling(app, { consolePage });
@@ -32,7 +34,16 @@ describe('Permissions-Policy on the web pages', () => {
   });
 
   test('the console, the tracking page, the driver and customer apps and their files', async () => {
-    for (const url of ['/', '/deliveries', '/t/some-token', '/driver/', '/driver/jobs', '/app/', '/app/book', '/driver/sw.js']) {
+    for (const url of [
+      '/',
+      '/deliveries',
+      '/t/some-token',
+      '/driver/',
+      '/driver/jobs',
+      '/app/',
+      '/app/book',
+      '/driver/sw.js',
+    ]) {
       const res = await app.inject({ method: 'GET', url });
       assert.equal(res.statusCode, 200, url);
       assert.equal(res.headers['permissions-policy'], PERMISSIONS_POLICY, url);
@@ -56,7 +67,11 @@ describe('Strict-Transport-Security', () => {
 
   test('over plain http: none', async () => {
     for (const url of ['/api/countries', '/health', '/']) {
-      assert.equal((await proxied.app.inject({ method: 'GET', url })).headers['strict-transport-security'], undefined, url);
+      assert.equal(
+        (await proxied.app.inject({ method: 'GET', url })).headers['strict-transport-security'],
+        undefined,
+        url,
+      );
     }
   });
 
@@ -68,7 +83,12 @@ describe('Strict-Transport-Security', () => {
   });
 
   test('X-Forwarded-Proto from a client that is not a trusted proxy: none', async () => {
-    const untrusted = await proxied.app.inject({ method: 'GET', url: '/api/countries', headers: https, remoteAddress: '203.0.113.7' });
+    const untrusted = await proxied.app.inject({
+      method: 'GET',
+      url: '/api/countries',
+      headers: https,
+      remoteAddress: '203.0.113.7',
+    });
     assert.equal(untrusted.statusCode, 200);
     assert.equal(untrusted.headers['strict-transport-security'], undefined);
     // TRUST_PROXY=false (the default) trusts nobody.

@@ -44,25 +44,36 @@ describe('server process', () => {
     const bad = start({ NODE_ENV: 'production', PORT: 'abc', RATE_LIMIT_LOGIN: 'lots' });
     assert.equal(await bad.exited, 1);
     const text = bad.output();
-    for (const name of ['PORT', 'RATE_LIMIT_LOGIN', 'DATABASE_URL', 'JWT_SECRET', 'SMS_TRANSPORT']) assert.match(text, new RegExp(name));
+    for (const name of ['PORT', 'RATE_LIMIT_LOGIN', 'DATABASE_URL', 'JWT_SECRET', 'SMS_TRANSPORT'])
+      assert.match(text, new RegExp(name));
   });
 
-  test('starts on the PostgreSQL server with DATABASE_URL', { skip: serverDatabaseUrl ? false : 'needs TEST_DATABASE_URL' }, async () => {
-    const { createTestDatabase } = await import('./helpers/database.js');
-    const database = await createTestDatabase({ migrate: false });
-    try {
-      const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-server-'));
-      dirs.push(dataDir);
-      const port = String(await freePort());
-      const proc = start({ PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url!, RATE_LIMIT_GLOBAL: 'off' });
-      await waitForReady(proc, 120_000, 'start on PostgreSQL');
-      assert.match(proc.output(), /"database":"postgres"/);
-      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
-      assert.deepEqual(await ready.json(), { status: 'ok', checks: { database: 'ok' } });
-      proc.child.kill('SIGTERM');
-      assert.equal(await proc.exited, 0);
-    } finally {
-      await database.close();
-    }
-  });
+  test(
+    'starts on the PostgreSQL server with DATABASE_URL',
+    { skip: serverDatabaseUrl ? false : 'needs TEST_DATABASE_URL' },
+    async () => {
+      const { createTestDatabase } = await import('./helpers/database.js');
+      const database = await createTestDatabase({ migrate: false });
+      try {
+        const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-server-'));
+        dirs.push(dataDir);
+        const port = String(await freePort());
+        const proc = start({
+          PORT: port,
+          HOST: '127.0.0.1',
+          DATA_DIR: dataDir,
+          DATABASE_URL: database.url!,
+          RATE_LIMIT_GLOBAL: 'off',
+        });
+        await waitForReady(proc, 120_000, 'start on PostgreSQL');
+        assert.match(proc.output(), /"database":"postgres"/);
+        const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+        assert.deepEqual(await ready.json(), { status: 'ok', checks: { database: 'ok' } });
+        proc.child.kill('SIGTERM');
+        assert.equal(await proc.exited, 0);
+      } finally {
+        await database.close();
+      }
+    },
+  );
 });

@@ -3,7 +3,14 @@
 // the bus never announced seen after that read, and a read overtaken by an invalidation not cached.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { AuthGuard } from '../src/http/authenticate.js';
 import { AppError } from '../src/shared/errors.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
@@ -52,7 +59,8 @@ describe('session cache', () => {
   });
   after(async () => t.close());
 
-  const revokedError = (err: unknown) => err instanceof AppError && err.statusCode === 401 && err.code === 'SESSION_REVOKED';
+  const revokedError = (err: unknown) =>
+    err instanceof AppError && err.statusCode === 401 && err.code === 'SESSION_REVOKED';
 
   test('a revocation the bus did not announce is seen after the background read; the request that starts it does not wait', async () => {
     const user = await createUser(t);

@@ -34,7 +34,10 @@ describe('lists of settlements and business payments', () => {
     const sizes: number[] = [];
     let cursor: string | null = null;
     do {
-      const res = await call('GET', `${url}${url.includes('?') ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+      const res = await call(
+        'GET',
+        `${url}${url.includes('?') ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       assert.equal(res.statusCode, 200, res.body);
       const page = res.json() as { items: Listed[]; nextCursor: string | null };
       items.push(...page.items);
@@ -48,7 +51,13 @@ describe('lists of settlements and business payments', () => {
     const driver = await createUser(t, { role: 'DRIVER', firstName: 'Amina', lastName: 'Wanjiru' });
     await collectCash(t, driver.id, 100_000); // owes 20,000
     const recorded: { id: string; transactionId: string; createdAt: string }[] = [];
-    for (const [amount, reference, advance] of [[1000, 'RCPT-1', 1000], [2000, 'RCPT-2', 1000], [3000, 'RCPT-3', 0], [4000, 'RCPT-4', 0], [500, 'RCPT-5', 1000]] as const) {
+    for (const [amount, reference, advance] of [
+      [1000, 'RCPT-1', 1000],
+      [2000, 'RCPT-2', 1000],
+      [3000, 'RCPT-3', 0],
+      [4000, 'RCPT-4', 0],
+      [500, 'RCPT-5', 1000],
+    ] as const) {
       t.clock.advance(advance); // RCPT-2, 3 and 4 share an instant: the id orders them
       const res = await call('POST', '/admin/settlements', { driverId: driver.id, amount, currency: 'KES', reference });
       assert.equal(res.statusCode, 201, res.body);
@@ -56,8 +65,13 @@ describe('lists of settlements and business payments', () => {
     }
     const { items, sizes } = await walk(`/admin/settlements?driverId=${driver.id}`, 2);
     assert.deepEqual(sizes, [2, 2, 1]);
-    const expected = [...recorded].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
-    assert.deepEqual(items.map((i) => i.id), expected.map((r) => r.id));
+    const expected = [...recorded].sort((a, b) =>
+      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1,
+    );
+    assert.deepEqual(
+      items.map((i) => i.id),
+      expected.map((r) => r.id),
+    );
     assert.equal(items[0]!.reference, 'RCPT-5');
     const first = recorded[0]!;
     assert.deepEqual(items.at(-1), {
@@ -73,7 +87,11 @@ describe('lists of settlements and business payments', () => {
       createdAt: first.createdAt,
     });
     // The transaction it names is the ledger's settlement of it.
-    const tx = await t.db.selectFrom('ledger_transactions').select(['source_key', 'memo']).where('id', '=', first.transactionId).executeTakeFirstOrThrow();
+    const tx = await t.db
+      .selectFrom('ledger_transactions')
+      .select(['source_key', 'memo'])
+      .where('id', '=', first.transactionId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(tx, { source_key: `settlement:${first.id}`, memo: 'RCPT-1' });
     // The default page is 20, newest first across drivers.
     const all = (await call('GET', '/admin/settlements')).json();
@@ -87,14 +105,32 @@ describe('lists of settlements and business payments', () => {
     await collectCash(t, kenyan.id, 10_000);
     await collectCash(t, ugandan.id, 10_000, 'UGX');
     t.clock.advance(1000);
-    assert.equal((await call('POST', '/admin/settlements', { driverId: kenyan.id, amount: 100, currency: 'KES', reference: 'K' })).statusCode, 201);
-    assert.equal((await call('POST', '/admin/settlements', { driverId: ugandan.id, amount: 200, currency: 'UGX', reference: 'U' })).statusCode, 201);
+    assert.equal(
+      (await call('POST', '/admin/settlements', { driverId: kenyan.id, amount: 100, currency: 'KES', reference: 'K' }))
+        .statusCode,
+      201,
+    );
+    assert.equal(
+      (await call('POST', '/admin/settlements', { driverId: ugandan.id, amount: 200, currency: 'UGX', reference: 'U' }))
+        .statusCode,
+      201,
+    );
     const ugx = (await walk('/admin/settlements?currency=UGX', 100)).items;
-    assert.deepEqual(ugx.map((i) => [i.driverId, i.driverName, i.amount, i.currency]), [[ugandan.id, 'Okello Peter', 200, 'UGX']]);
+    assert.deepEqual(
+      ugx.map((i) => [i.driverId, i.driverName, i.amount, i.currency]),
+      [[ugandan.id, 'Okello Peter', 200, 'UGX']],
+    );
     const kes = (await walk('/admin/settlements?currency=KES', 100)).items;
     assert.ok(kes.length > 1 && kes.every((i) => i.currency === 'KES'));
-    assert.deepEqual((await walk(`/admin/settlements?driverId=${kenyan.id}`, 100)).items.map((i) => i.reference), ['K']);
-    for (const url of [`/admin/settlements?driverId=${kenyan.id}&currency=UGX`, `/admin/settlements?driverId=${admin.id}`, '/admin/settlements?currency=XYZ']) {
+    assert.deepEqual(
+      (await walk(`/admin/settlements?driverId=${kenyan.id}`, 100)).items.map((i) => i.reference),
+      ['K'],
+    );
+    for (const url of [
+      `/admin/settlements?driverId=${kenyan.id}&currency=UGX`,
+      `/admin/settlements?driverId=${admin.id}`,
+      '/admin/settlements?currency=XYZ',
+    ]) {
       const res = await call('GET', url);
       assert.equal(res.statusCode, 200, url);
       assert.deepEqual(res.json(), { items: [], nextCursor: null }, url);
@@ -109,23 +145,54 @@ describe('lists of settlements and business payments', () => {
     const ids: string[] = [];
     for (const reference of ['BANK-1', 'BANK-2', 'BANK-3']) {
       t.clock.advance(1000);
-      const res = await call('POST', '/admin/business-payments', { businessId: shop.id, amount: 10_000, currency: 'KES', reference });
+      const res = await call('POST', '/admin/business-payments', {
+        businessId: shop.id,
+        amount: 10_000,
+        currency: 'KES',
+        reference,
+      });
       assert.equal(res.statusCode, 201, res.body);
       ids.push(res.json().id);
     }
     t.clock.advance(1000);
-    const ug = await call('POST', '/admin/business-payments', { businessId: other.id, amount: 7000, currency: 'UGX', reference: 'MM-7' });
+    const ug = await call('POST', '/admin/business-payments', {
+      businessId: other.id,
+      amount: 7000,
+      currency: 'UGX',
+      reference: 'MM-7',
+    });
     assert.equal(ug.statusCode, 201, ug.body);
     const { items, sizes } = await walk(`/admin/business-payments?businessId=${shop.id}`, 2);
     assert.deepEqual(sizes, [2, 1]);
-    assert.deepEqual(items.map((i) => i.id), [...ids].reverse());
+    assert.deepEqual(
+      items.map((i) => i.id),
+      [...ids].reverse(),
+    );
     const { createdAt, transactionId, ...rest } = items[0]!;
     assert.ok(createdAt && transactionId);
-    assert.deepEqual(rest, { id: ids[2], businessId: shop.id, businessName: '=1+1 <b>Duka</b>', amount: 10_000, currency: 'KES', reference: 'BANK-3', recordedBy: admin.id, recordedByName: 'Ada Admin' });
+    assert.deepEqual(rest, {
+      id: ids[2],
+      businessId: shop.id,
+      businessName: '=1+1 <b>Duka</b>',
+      amount: 10_000,
+      currency: 'KES',
+      reference: 'BANK-3',
+      recordedBy: admin.id,
+      recordedByName: 'Ada Admin',
+    });
     const all = (await walk('/admin/business-payments', 100)).items;
-    assert.deepEqual(all.map((i) => i.reference), ['MM-7', 'BANK-3', 'BANK-2', 'BANK-1']);
-    assert.deepEqual((await walk('/admin/business-payments?currency=UGX', 100)).items.map((i) => [i.businessName, i.amount]), [['Kampala Parcels', 7000]]);
-    assert.deepEqual((await call('GET', `/admin/business-payments?businessId=${other.id}&currency=KES`)).json(), { items: [], nextCursor: null });
+    assert.deepEqual(
+      all.map((i) => i.reference),
+      ['MM-7', 'BANK-3', 'BANK-2', 'BANK-1'],
+    );
+    assert.deepEqual(
+      (await walk('/admin/business-payments?currency=UGX', 100)).items.map((i) => [i.businessName, i.amount]),
+      [['Kampala Parcels', 7000]],
+    );
+    assert.deepEqual((await call('GET', `/admin/business-payments?businessId=${other.id}&currency=KES`)).json(), {
+      items: [],
+      nextCursor: null,
+    });
   });
 
   test('CSV with Accept: text/csv (or format=csv): the same page as the JSON, names and references neutralised, the next cursor in X-Next-Cursor', async () => {
@@ -134,14 +201,23 @@ describe('lists of settlements and business payments', () => {
     const recorded: { id: string; transactionId: string; createdAt: string }[] = [];
     for (const reference of ['RCPT-A', '@SUM(1+1)']) {
       t.clock.advance(1000);
-      const res = await call('POST', '/admin/settlements', { driverId: driver.id, amount: 1234, currency: 'KES', reference });
+      const res = await call('POST', '/admin/settlements', {
+        driverId: driver.id,
+        amount: 1234,
+        currency: 'KES',
+        reference,
+      });
       assert.equal(res.statusCode, 201, res.body);
       recorded.push(res.json());
     }
     const [older, newer] = recorded as [(typeof recorded)[0], (typeof recorded)[0]];
     const header = 'id,createdAt,driverId,driverName,amount,currency,reference,recordedBy,recordedByName,transactionId';
-    const row = (r: typeof older, reference: string) => `${r.id},${r.createdAt},${driver.id},"'=HYPERLINK(""http://x"") Kamau",1234,KES,${reference},${admin.id},Ada Admin,${r.transactionId}`;
-    const first = await call('GET', `/admin/settlements?driverId=${driver.id}&limit=1`, undefined, { ...admin.headers, accept: 'text/csv' });
+    const row = (r: typeof older, reference: string) =>
+      `${r.id},${r.createdAt},${driver.id},"'=HYPERLINK(""http://x"") Kamau",1234,KES,${reference},${admin.id},Ada Admin,${r.transactionId}`;
+    const first = await call('GET', `/admin/settlements?driverId=${driver.id}&limit=1`, undefined, {
+      ...admin.headers,
+      accept: 'text/csv',
+    });
     assert.equal(first.statusCode, 200, first.body);
     assert.match(first.headers['content-type'] as string, /^text\/csv; charset=utf-8/);
     assert.equal(first.headers['content-disposition'], 'attachment; filename="settlements.csv"');
@@ -152,23 +228,42 @@ describe('lists of settlements and business payments', () => {
     assert.equal(second.body, `${header}\r\n${row(older, 'RCPT-A')}\r\n`);
     assert.equal(second.headers['x-next-cursor'], undefined);
     // format=json wins over the Accept header; a bad cursor is the same 400 as for JSON.
-    assert.equal((await call('GET', `/admin/settlements?driverId=${driver.id}&format=json`, undefined, { ...admin.headers, accept: 'text/csv' })).json().items.length, 2);
+    assert.equal(
+      (
+        await call('GET', `/admin/settlements?driverId=${driver.id}&format=json`, undefined, {
+          ...admin.headers,
+          accept: 'text/csv',
+        })
+      ).json().items.length,
+      2,
+    );
     assert.equal((await call('GET', '/admin/settlements?cursor=garbage&format=csv')).json().code, 'INVALID_CURSOR');
 
     const shop = await createUser(t, { role: 'BUSINESS', businessName: '-2+3 Duka; =cmd' });
     await earn(t, driver.id, shop.id, 50_000);
     t.clock.advance(1000);
-    const paid = await call('POST', '/admin/business-payments', { businessId: shop.id, amount: 700, currency: 'KES', reference: 'BANK,7' });
+    const paid = await call('POST', '/admin/business-payments', {
+      businessId: shop.id,
+      amount: 700,
+      currency: 'KES',
+      reference: 'BANK,7',
+    });
     assert.equal(paid.statusCode, 201, paid.body);
     const p = paid.json();
-    const csv = await call('GET', `/admin/business-payments?businessId=${shop.id}`, undefined, { ...admin.headers, accept: 'text/csv' });
+    const csv = await call('GET', `/admin/business-payments?businessId=${shop.id}`, undefined, {
+      ...admin.headers,
+      accept: 'text/csv',
+    });
     assert.equal(csv.headers['content-disposition'], 'attachment; filename="business-payments.csv"');
     assert.equal(
       csv.body,
       'id,createdAt,businessId,businessName,amount,currency,reference,recordedBy,recordedByName,transactionId\r\n' +
         `${p.id},${p.createdAt},${shop.id},'-2+3 Duka;' =cmd,700,KES,"BANK,7",${admin.id},Ada Admin,${p.transactionId}\r\n`,
     );
-    assert.equal((await call('GET', `/admin/business-payments?businessId=${driver.id}&format=csv`)).body, 'id,createdAt,businessId,businessName,amount,currency,reference,recordedBy,recordedByName,transactionId\r\n');
+    assert.equal(
+      (await call('GET', `/admin/business-payments?businessId=${driver.id}&format=csv`)).body,
+      'id,createdAt,businessId,businessName,amount,currency,reference,recordedBy,recordedByName,transactionId\r\n',
+    );
   });
 
   test('bad queries are 400 in the error shape', async () => {
@@ -178,12 +273,24 @@ describe('lists of settlements and business payments', () => {
       ['/admin/settlements?cursor=garbage', 'INVALID_CURSOR', 'Invalid cursor'],
       ['/admin/settlements?driverId=nope', 'VALIDATION_FAILED', 'querystring.driverId must be a valid uuid'],
       ['/admin/settlements?currency=kes', 'VALIDATION_FAILED', 'querystring.currency must match pattern "^[A-Z]{3}$"'],
-      ['/admin/settlements?businessId=3f1c2f0e-7a4b-4d2c-9e1f-0a1b2c3d4e5f', 'VALIDATION_FAILED', 'querystring has an unknown property "businessId"'],
+      [
+        '/admin/settlements?businessId=3f1c2f0e-7a4b-4d2c-9e1f-0a1b2c3d4e5f',
+        'VALIDATION_FAILED',
+        'querystring has an unknown property "businessId"',
+      ],
       ['/admin/business-payments?limit=abc', 'VALIDATION_FAILED', 'querystring.limit must be integer'],
       ['/admin/business-payments?cursor=garbage', 'INVALID_CURSOR', 'Invalid cursor'],
       ['/admin/business-payments?businessId=nope', 'VALIDATION_FAILED', 'querystring.businessId must be a valid uuid'],
-      ['/admin/business-payments?currency=EURO', 'VALIDATION_FAILED', 'querystring.currency must match pattern "^[A-Z]{3}$"'],
-      ['/admin/business-payments?driverId=3f1c2f0e-7a4b-4d2c-9e1f-0a1b2c3d4e5f', 'VALIDATION_FAILED', 'querystring has an unknown property "driverId"'],
+      [
+        '/admin/business-payments?currency=EURO',
+        'VALIDATION_FAILED',
+        'querystring.currency must match pattern "^[A-Z]{3}$"',
+      ],
+      [
+        '/admin/business-payments?driverId=3f1c2f0e-7a4b-4d2c-9e1f-0a1b2c3d4e5f',
+        'VALIDATION_FAILED',
+        'querystring has an unknown property "driverId"',
+      ],
     ];
     for (const [url, code, message] of cases) {
       const res = await call('GET', url);
@@ -202,6 +309,7 @@ describe('lists of settlements and business payments', () => {
         assert.equal(res.json().statusCode, 403);
       }
     }
-    for (const url of ['/admin/settlements', '/admin/business-payments']) assert.equal((await call('GET', url, undefined, {})).statusCode, 401);
+    for (const url of ['/admin/settlements', '/admin/business-payments'])
+      assert.equal((await call('GET', url, undefined, {})).statusCode, 401);
   });
 });

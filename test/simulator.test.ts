@@ -21,7 +21,24 @@ describe('simulator', () => {
   test('at --speed 30 for 30 s, a fleet of 12 takes jobs and walks at least three to the end, with no server error', async () => {
     const sim = spawnTs(
       'src/cli/simulate.ts',
-      ['--url', url, '--drivers', '12', '--orders-per-minute', '30', '--duration', '30s', '--speed', '30', '--seed', '7', '--area=-1.2864,36.8172,1.5', '--cod-share', '1', '--json'],
+      [
+        '--url',
+        url,
+        '--drivers',
+        '12',
+        '--orders-per-minute',
+        '30',
+        '--duration',
+        '30s',
+        '--speed',
+        '30',
+        '--seed',
+        '7',
+        '--area=-1.2864,36.8172,1.5',
+        '--cod-share',
+        '1',
+        '--json',
+      ],
       { ...ADMIN, SMS_FILE: path.join(dataDir, 'sms.log') },
     );
     const code = await sim.exited;
@@ -32,7 +49,17 @@ describe('simulator', () => {
       requests: { serverErrors: number };
       assignSeconds: { p50: number | null };
       offers: { received: number; accepted: number; declined: number; lapsed: number };
-      prices: { quoted: number; byCurrency: { currency: string; orders: number; priceSum: number; priceAverage: number; rideFares: number; rideFareSum: number }[] };
+      prices: {
+        quoted: number;
+        byCurrency: {
+          currency: string;
+          orders: number;
+          priceSum: number;
+          priceAverage: number;
+          rideFares: number;
+          rideFareSum: number;
+        }[];
+      };
       cashOnDelivery: { packages: number; delivered: number; collected: number };
       errors: string[];
     };
@@ -46,15 +73,23 @@ describe('simulator', () => {
     assert.ok(summary.offers.received >= summary.offers.accepted + summary.offers.declined);
     // Every order was quoted first and carries the quoted price (Kenya: KES cents).
     assert.equal(summary.prices.quoted, summary.jobs.created);
-    assert.deepEqual(summary.prices.byCurrency.map((c) => [c.currency, c.orders]), [['KES', summary.jobs.created]]);
+    assert.deepEqual(
+      summary.prices.byCurrency.map((c) => [c.currency, c.orders]),
+      [['KES', summary.jobs.created]],
+    );
     const kes = summary.prices.byCurrency[0]!;
-    assert.ok(kes.priceAverage > 0 && Math.abs(kes.priceAverage * kes.orders - kes.priceSum) <= kes.orders, JSON.stringify(kes));
+    assert.ok(
+      kes.priceAverage > 0 && Math.abs(kes.priceAverage * kes.orders - kes.priceSum) <= kes.orders,
+      JSON.stringify(kes),
+    );
     assert.ok(kes.rideFares === 0 || kes.rideFareSum > 0, JSON.stringify(kes));
     // --cod-share 1: every package carries cash on delivery, and the drivers' confirmations are accepted.
     assert.equal(summary.cashOnDelivery.packages, summary.jobs.packages);
     assert.ok(!summary.errors.some((e) => /COD_MISMATCH|CASH_COLLECTED/.test(e)), summary.errors.join('\n'));
-    assert.ok(summary.cashOnDelivery.delivered === 0 || summary.cashOnDelivery.collected > 0, JSON.stringify(summary.cashOnDelivery));
-
+    assert.ok(
+      summary.cashOnDelivery.delivered === 0 || summary.cashOnDelivery.collected > 0,
+      JSON.stringify(summary.cashOnDelivery),
+    );
   });
 
   test('exits non-zero, saying why, when the instance cannot be reached or refuses the admin', async () => {
@@ -62,7 +97,11 @@ describe('simulator', () => {
     assert.equal(await unreachable.exited, 1);
     assert.match(unreachable.stderr(), /cannot reach http:\/\/127\.0\.0\.1:1/);
 
-    const refused = spawnTs('src/cli/simulate.ts', ['--url', url, '--duration', '1s'], { ...ADMIN, ADMIN_PASSWORD: 'not-the-password', SMS_FILE: path.join(dataDir, 'sms.log') });
+    const refused = spawnTs('src/cli/simulate.ts', ['--url', url, '--duration', '1s'], {
+      ...ADMIN,
+      ADMIN_PASSWORD: 'not-the-password',
+      SMS_FILE: path.join(dataDir, 'sms.log'),
+    });
     assert.equal(await refused.exited, 1);
     assert.match(refused.stderr(), /admin sign-in was refused: POST \/auth\/login: 401/);
 

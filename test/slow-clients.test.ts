@@ -67,7 +67,9 @@ describe('slow clients', () => {
   test('a body that never completes is closed after REQUEST_TIMEOUT (408)', async () => {
     const c = await rawClient(port);
     const started = performance.now();
-    c.socket.write('POST /api/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"identifier":');
+    c.socket.write(
+      'POST /api/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"identifier":',
+    );
     // Keep the headers timeout from being what ends it: trickle a byte now and then.
     const trickle = setInterval(() => c.socket.writable && c.socket.write(' '), 100);
     const answer = await c.closed;
@@ -113,7 +115,8 @@ describe('slow clients', () => {
       const c = await rawClient(port);
       // An answered keep-alive request proves the server took the connection.
       c.socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
-      for (let j = 0; j < 100 && !c.received().includes('"ok"'); j++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let j = 0; j < 100 && !c.received().includes('"ok"'); j++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       assert.match(c.received(), /^HTTP\/1\.1 200 /);
       held.push(c);
     }
@@ -143,7 +146,9 @@ interface TestSocket {
 
 function openSocket(port: number, token: string): Promise<TestSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/drivers/me/stream`, { headers: { authorization: `Bearer ${token}` } });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/drivers/me/stream`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const inbox: unknown[] = [];
     const waiting: ((m: unknown) => void)[] = [];
     ws.on('message', (data) => {
@@ -152,7 +157,9 @@ function openSocket(port: number, token: string): Promise<TestSocket> {
       if (w) w(message);
       else inbox.push(message);
     });
-    const closedWith = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
+    const closedWith = new Promise<{ code: number; reason: string }>((r) =>
+      ws.on('close', (code, reason) => r({ code, reason: reason.toString() })),
+    );
     ws.on('error', reject);
     ws.on('open', () =>
       resolve({

@@ -24,7 +24,12 @@ const server = createServer((req, res) => {
   let body = '';
   req.on('data', (c) => (body += c));
   req.on('end', () => {
-    const entry = { method: req.method!, url: req.url!, headers: req.headers, form: Object.fromEntries(new URLSearchParams(body)) };
+    const entry = {
+      method: req.method!,
+      url: req.url!,
+      headers: req.headers,
+      form: Object.fromEntries(new URLSearchParams(body)),
+    };
     seen.push(entry);
     handler(entry, res);
   });
@@ -54,9 +59,11 @@ const twilioHandler =
   (fail: (n: number) => { status: number; body: unknown; headers?: Record<string, string> } | undefined): Handler =>
   (s, res) => {
     const auth = Buffer.from('AC0123456789abcdef:tw-auth-token').toString('base64');
-    if (s.method !== 'POST' || s.url !== '/2010-04-01/Accounts/AC0123456789abcdef/Messages.json') return json(res, 404, { code: 20404, message: 'not found' });
+    if (s.method !== 'POST' || s.url !== '/2010-04-01/Accounts/AC0123456789abcdef/Messages.json')
+      return json(res, 404, { code: 20404, message: 'not found' });
     if (s.headers.authorization !== `Basic ${auth}`) return json(res, 401, { code: 20003, message: 'Authenticate' });
-    if (!String(s.headers['content-type']).startsWith('application/x-www-form-urlencoded')) return json(res, 400, { code: 0, message: 'form expected' });
+    if (!String(s.headers['content-type']).startsWith('application/x-www-form-urlencoded'))
+      return json(res, 400, { code: 0, message: 'form expected' });
     const failure = fail(seen.length);
     if (failure) return json(res, failure.status, failure.body, failure.headers);
     if (!/^\+\d{8,15}$/.test(s.form.To ?? '') || !s.form.Body || !(s.form.From || s.form.MessagingServiceSid)) {
@@ -66,7 +73,11 @@ const twilioHandler =
   };
 
 function twilio(logger = pino({ level: 'silent' })) {
-  return new TwilioSmsSender({ accountSid: 'AC0123456789abcdef', authToken: 'tw-auth-token', from: '+15005550006', baseUrl }, logger, FAST);
+  return new TwilioSmsSender(
+    { accountSid: 'AC0123456789abcdef', authToken: 'tw-auth-token', from: '+15005550006', baseUrl },
+    logger,
+    FAST,
+  );
 }
 
 test('twilio: posts To/From/Body with basic auth to the account Messages resource', async () => {
@@ -81,14 +92,22 @@ test('twilio: posts To/From/Body with basic auth to the account Messages resourc
 test('twilio: a messaging service SID is sent as MessagingServiceSid', async () => {
   seen.length = 0;
   handler = twilioHandler(() => undefined);
-  await new TwilioSmsSender({ accountSid: 'AC0123456789abcdef', authToken: 'tw-auth-token', from: 'MG42', baseUrl }, pino({ level: 'silent' }), FAST).send('+254712345678', TEXT);
+  await new TwilioSmsSender(
+    { accountSid: 'AC0123456789abcdef', authToken: 'tw-auth-token', from: 'MG42', baseUrl },
+    pino({ level: 'silent' }),
+    FAST,
+  ).send('+254712345678', TEXT);
   assert.deepEqual(seen[0].form, { To: '+254712345678', MessagingServiceSid: 'MG42', Body: TEXT });
 });
 
 test('twilio: 5xx and 429 are retried (Retry-After honoured); the third success is a success', async () => {
   seen.length = 0;
   handler = twilioHandler((n) =>
-    n === 1 ? { status: 503, body: { code: 20503, message: 'Service unavailable' } } : n === 2 ? { status: 429, body: { code: 20429, message: 'Too Many Requests' }, headers: { 'retry-after': '0' } } : undefined,
+    n === 1
+      ? { status: 503, body: { code: 20503, message: 'Service unavailable' } }
+      : n === 2
+        ? { status: 429, body: { code: 20429, message: 'Too Many Requests' }, headers: { 'retry-after': '0' } }
+        : undefined,
   );
   await twilio().send('+254712345678', TEXT);
   assert.equal(seen.length, 3);
@@ -98,7 +117,10 @@ test('twilio: a 4xx refusal is not retried, is a 502 SMS_FAILED, and the log has
   seen.length = 0;
   handler = twilioHandler(() => undefined);
   const { lines, logger } = capture();
-  await assert.rejects(twilio(logger).send('+2547', TEXT), (err: unknown) => err instanceof AppError && err.statusCode === 502 && err.code === 'SMS_FAILED');
+  await assert.rejects(
+    twilio(logger).send('+2547', TEXT),
+    (err: unknown) => err instanceof AppError && err.statusCode === 502 && err.code === 'SMS_FAILED',
+  );
   assert.equal(seen.length, 1);
   const log = lines.join('\n');
   assert.match(log, /not a valid phone number/);
@@ -109,7 +131,10 @@ test('twilio: a 4xx refusal is not retried, is a 502 SMS_FAILED, and the log has
 test('twilio: a provider that keeps failing is tried three times, then 502', async () => {
   seen.length = 0;
   handler = twilioHandler(() => ({ status: 500, body: { code: 20500, message: 'Internal Server Error' } }));
-  await assert.rejects(twilio().send('+254712345678', TEXT), (err: unknown) => err instanceof AppError && err.statusCode === 502);
+  await assert.rejects(
+    twilio().send('+254712345678', TEXT),
+    (err: unknown) => err instanceof AppError && err.statusCode === 502,
+  );
   assert.equal(seen.length, 3);
 });
 
@@ -135,7 +160,9 @@ const atHandler =
     json(res, 201, {
       SMSMessageData: {
         Message: r.statusCode === 101 ? 'Sent to 1/1 Total Cost: KES 0.8000' : 'Sent to 0/1 Total Cost: 0',
-        Recipients: [{ statusCode: r.statusCode, number: s.form.to, status: r.status, cost: 'KES 0.8000', messageId: 'ATXid_1' }],
+        Recipients: [
+          { statusCode: r.statusCode, number: s.form.to, status: r.status, cost: 'KES 0.8000', messageId: 'ATXid_1' },
+        ],
       },
     });
   };
@@ -156,7 +183,10 @@ test("africa's talking: a recipient refused (403 InvalidPhoneNumber) is a 502, n
   seen.length = 0;
   handler = atHandler(() => ({ statusCode: 403, status: 'InvalidPhoneNumber' }));
   const { lines, logger } = capture();
-  await assert.rejects(africasTalking('at-api-key', logger).send('+254712345678', TEXT), (err: unknown) => err instanceof AppError && err.code === 'SMS_FAILED');
+  await assert.rejects(
+    africasTalking('at-api-key', logger).send('+254712345678', TEXT),
+    (err: unknown) => err instanceof AppError && err.code === 'SMS_FAILED',
+  );
   assert.equal(seen.length, 1);
   assert.match(lines.join('\n'), /InvalidPhoneNumber/);
   assert.ok(!lines.join('\n').includes('482913'));
@@ -169,7 +199,13 @@ test("africa's talking: a wrong API key (401) is not retried; gateway errors (HT
   assert.equal(seen.length, 1);
 
   seen.length = 0;
-  handler = atHandler((n) => (n === 1 ? { http: 502 } : n === 2 ? { statusCode: 500, status: 'InternalServerError' } : { statusCode: 101, status: 'Success' }));
+  handler = atHandler((n) =>
+    n === 1
+      ? { http: 502 }
+      : n === 2
+        ? { statusCode: 500, status: 'InternalServerError' }
+        : { statusCode: 101, status: 'Success' },
+  );
   await africasTalking().send('+254712345678', TEXT);
   assert.equal(seen.length, 3);
 });
@@ -191,7 +227,12 @@ test('a provider that never answers is given up on after the per-attempt timeout
 test('createSmsSender builds the provider transports from configuration', () => {
   const logger = pino({ level: 'silent' });
   const clock = new ManualClock();
-  const tw = loadConfig({ SMS_TRANSPORT: 'twilio', TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+15005550006' });
+  const tw = loadConfig({
+    SMS_TRANSPORT: 'twilio',
+    TWILIO_ACCOUNT_SID: 'AC1',
+    TWILIO_AUTH_TOKEN: 't',
+    TWILIO_FROM: '+15005550006',
+  });
   assert.ok(createSmsSender(tw, logger, clock) instanceof TwilioSmsSender);
   const at = loadConfig({ SMS_TRANSPORT: 'africastalking', AT_USERNAME: 'sandbox', AT_API_KEY: 'k' });
   assert.ok(createSmsSender(at, logger, clock) instanceof AfricasTalkingSmsSender);

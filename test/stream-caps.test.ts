@@ -28,7 +28,9 @@ describe('stream caps', () => {
 
   before(async () => {
     // TRUST_PROXY=1: the address is the one X-Forwarded-For gives, so that one test can be several clients.
-    t = await buildTestApp({ env: { DISPATCH_MODE: 'off', STREAMS_PER_ACCOUNT: '2', STREAMS_PER_IP: '3', TRUST_PROXY: '1' } });
+    t = await buildTestApp({
+      env: { DISPATCH_MODE: 'off', STREAMS_PER_ACCOUNT: '2', STREAMS_PER_IP: '3', TRUST_PROXY: '1' },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
     business = await createUser(t, { role: 'BUSINESS' });
@@ -59,7 +61,9 @@ describe('stream caps', () => {
     await track.until((c) => c.of('status').length === 1);
 
     // A third, from another address and with the token in the query: refused, in the error shape.
-    const refused = await SseClient.open(`${base}/api/events/stream?access_token=${business.token}`, { 'x-forwarded-for': '198.51.100.3' });
+    const refused = await SseClient.open(`${base}/api/events/stream?access_token=${business.token}`, {
+      'x-forwarded-for': '198.51.100.3',
+    });
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after'), '3');
     assert.match(refused.headers.get('content-type')!, /^application\/json/);
@@ -103,7 +107,10 @@ describe('stream caps', () => {
     assert.equal(fourth.status, 429);
     assert.deepEqual(JSON.parse(fourth.body), tooMany);
     // An account with slots of its own is refused from that address too.
-    assert.deepEqual(JSON.parse((await SseClient.open(`${base}/api/events/stream`, from('203.0.113.7', other))).body), tooMany);
+    assert.deepEqual(
+      JSON.parse((await SseClient.open(`${base}/api/events/stream`, from('203.0.113.7', other))).body),
+      tooMany,
+    );
     // Another address is not affected.
     assert.equal((await stream(`/api/tracking/${token}/stream`, from('203.0.113.8'))).status, 200);
 

@@ -39,7 +39,10 @@ describe('tracking across two instances (Redis)', { skip: redisSkipReason }, () 
     assert.equal((await post(a, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
     await stream.until((c) => c.json('status').some((s) => s.status === 'ASSIGNED'));
     a.clock.advance(10);
-    assert.equal((await post(a, '/api/drivers/me/location', driver.headers, { lat: -1.25, lng: 36.85 })).statusCode, 204);
+    assert.equal(
+      (await post(a, '/api/drivers/me/location', driver.headers, { lat: -1.25, lng: 36.85 })).statusCode,
+      204,
+    );
     await stream.until((c) => c.of('location').length === 1, 2000);
     assert.deepEqual(stream.json('location')[0]!.location, { lat: -1.25, lng: 36.85 });
     assert.equal(stream.json('eta')[0]!.to, 'PICKUP');
@@ -51,9 +54,18 @@ describe('tracking across two instances (Redis)', { skip: redisSkipReason }, () 
     const pkg = (await post(a, '/api/packages', business.headers, packageBody(business.countryId))).json();
     const stream = await SseClient.open(`${baseB}/api/packages/${pkg.id}/track`, business.headers);
     await stream.until((c) => c.of('status').length === 1);
-    assert.equal((await post(a, `/api/packages/${pkg.id}/cancel`, business.headers, { reason: 'Wrong address' })).statusCode, 200);
+    assert.equal(
+      (await post(a, `/api/packages/${pkg.id}/cancel`, business.headers, { reason: 'Wrong address' })).statusCode,
+      200,
+    );
     await stream.until((c) => c.ended);
-    assert.deepEqual(stream.json('status').map((s) => [s.status, s.reason]), [['PENDING', undefined], ['CANCELLED', 'Wrong address']]);
+    assert.deepEqual(
+      stream.json('status').map((s) => [s.status, s.reason]),
+      [
+        ['PENDING', undefined],
+        ['CANCELLED', 'Wrong address'],
+      ],
+    );
     assert.ok(stream.ended);
   });
 

@@ -17,7 +17,13 @@ describe('live tracking', () => {
   let other: TestUser;
 
   before(async () => {
-    t = await buildTestApp({ env: { DISPATCH_MODE: 'off', TRACKING_INTERVAL: `${INTERVAL_MS}ms`, PUBLIC_BASE_URL: 'https://track.example.com/' } });
+    t = await buildTestApp({
+      env: {
+        DISPATCH_MODE: 'off',
+        TRACKING_INTERVAL: `${INTERVAL_MS}ms`,
+        PUBLIC_BASE_URL: 'https://track.example.com/',
+      },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address();
     if (!address || typeof address === 'string') throw new Error('no address');
@@ -58,7 +64,12 @@ describe('live tracking', () => {
     assert.match(viaBearer.headers.get('content-type')!, /^text\/event-stream/);
     assert.equal(viaBearer.headers.get('x-accel-buffering'), 'no');
     await viaBearer.until((c) => c.of('status').length === 1);
-    assert.deepEqual(viaBearer.json('status')[0], { jobType: 'PACKAGE', jobId: pkg.id, status: 'PENDING', at: pkg.createdAt });
+    assert.deepEqual(viaBearer.json('status')[0], {
+      jobType: 'PACKAGE',
+      jobId: pkg.id,
+      status: 'PENDING',
+      at: pkg.createdAt,
+    });
     assert.ok(viaBearer.of('status')[0]!.id);
 
     assert.equal((await post(t, `/api/packages/${pkg.id}/accept`, driver.headers)).statusCode, 200);
@@ -71,7 +82,10 @@ describe('live tracking', () => {
     await new Promise((r) => setTimeout(r, INTERVAL_MS * 1.5));
     const elapsed = Date.now() - started;
     const locations = viaToken.json<{ location: { lat: number; lng: number }; at: string }>('location');
-    assert.ok(locations.length >= 1 && locations.length <= Math.ceil(elapsed / INTERVAL_MS) + 1, `${locations.length} location events in ${elapsed} ms`);
+    assert.ok(
+      locations.length >= 1 && locations.length <= Math.ceil(elapsed / INTERVAL_MS) + 1,
+      `${locations.length} location events in ${elapsed} ms`,
+    );
     // The newest position is the one that arrives last.
     assert.deepEqual(locations.at(-1)!.location, { lat: -1.28 + 9 * 0.001, lng: 36.81 });
     const etas = viaToken.json<{ etaSeconds: number; to: string }>('eta');
@@ -86,23 +100,52 @@ describe('live tracking', () => {
     assert.deepEqual(body.driver.location, { lat: -1.28 + 9 * 0.001, lng: 36.81 });
     assert.equal(body.driver.firstName, 'Kamau');
     assert.ok(Number.isInteger(body.etaSeconds));
-    assert.deepEqual(Object.keys(body).sort(), ['driver', 'dropoff', 'etaSeconds', 'pickup', 'status', 'statusHistory', 'updatedAt']);
-    for (const secret of ['+254712345678', '+254722000111', 'Wanjiru', 'Otieno', 'Moi Avenue', 'Gate B', driver.id, business.id, driver.phone, pkg.id, pkg.deliveryCode]) {
+    assert.deepEqual(Object.keys(body).sort(), [
+      'driver',
+      'dropoff',
+      'etaSeconds',
+      'pickup',
+      'status',
+      'statusHistory',
+      'updatedAt',
+    ]);
+    for (const secret of [
+      '+254712345678',
+      '+254722000111',
+      'Wanjiru',
+      'Otieno',
+      'Moi Avenue',
+      'Gate B',
+      driver.id,
+      business.id,
+      driver.phone,
+      pkg.id,
+      pkg.deliveryCode,
+    ]) {
       assert.ok(!view.body.includes(secret), `public view shows ${secret}`);
     }
 
     assert.equal((await post(t, `/api/packages/${pkg.id}/pickup`, driver.headers)).statusCode, 200);
     assert.equal((await post(t, `/api/packages/${pkg.id}/start`, driver.headers)).statusCode, 200);
-    assert.equal((await post(t, `/api/packages/${pkg.id}/deliver`, driver.headers, { deliveryCode: pkg.deliveryCode })).statusCode, 200);
+    assert.equal(
+      (await post(t, `/api/packages/${pkg.id}/deliver`, driver.headers, { deliveryCode: pkg.deliveryCode })).statusCode,
+      200,
+    );
     await Promise.all([viaToken.until((c) => c.ended), viaBearer.until((c) => c.ended)]);
     for (const c of [viaToken, viaBearer]) {
-      assert.deepEqual(c.json('status').map((s) => s.status), ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'DELIVERED']);
+      assert.deepEqual(
+        c.json('status').map((s) => s.status),
+        ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'DELIVERED'],
+      );
       assert.equal(new Set(c.of('status').map((e) => e.id)).size, 5);
       assert.ok(c.ended);
     }
 
     // The drop-off contact got the link on creation and when the package left.
-    const sms = t.logLines.map((l) => JSON.parse(l)).filter((l) => l.sms?.to === '+254722000111').map((l) => l.sms.text as string);
+    const sms = t.logLines
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.sms?.to === '+254722000111')
+      .map((l) => l.sms.text as string);
     assert.equal(sms.length, 2);
     assert.ok(sms.every((text) => text.includes(pkg.trackingUrl)));
     // Neither the access token nor the tracking token is in any other log line.
@@ -121,19 +164,31 @@ describe('live tracking', () => {
     await post(t, `/api/packages/${pkg.id}/accept`, driver.headers);
     await post(t, `/api/packages/${pkg.id}/pickup`, driver.headers);
 
-    const again = await SseClient.open(`${base}/api/packages/${pkg.id}/track`, { ...business.headers, 'last-event-id': lastId });
+    const again = await SseClient.open(`${base}/api/packages/${pkg.id}/track`, {
+      ...business.headers,
+      'last-event-id': lastId,
+    });
     await again.until((c) => c.of('status').length === 2);
-    assert.deepEqual(again.json('status').map((s) => s.status), ['ASSIGNED', 'PICKED_UP']);
+    assert.deepEqual(
+      again.json('status').map((s) => s.status),
+      ['ASSIGNED', 'PICKED_UP'],
+    );
     assert.equal(again.events[0]!.event, 'status');
     again.close();
 
     for (const stale of ['garbage', Buffer.from(`${randomId()}.1`).toString('base64url')]) {
-      const resynced = await SseClient.open(`${base}/api/packages/${pkg.id}/track`, { ...business.headers, 'last-event-id': stale });
+      const resynced = await SseClient.open(`${base}/api/packages/${pkg.id}/track`, {
+        ...business.headers,
+        'last-event-id': stale,
+      });
       await resynced.until((c) => c.events.length >= 1);
       assert.equal(resynced.events[0]!.event, 'resync');
       const state = JSON.parse(resynced.events[0]!.data);
       assert.equal(state.status, 'PICKED_UP');
-      assert.deepEqual(state.statusHistory.map((h: { status: string }) => h.status), ['PENDING', 'ASSIGNED', 'PICKED_UP']);
+      assert.deepEqual(
+        state.statusHistory.map((h: { status: string }) => h.status),
+        ['PENDING', 'ASSIGNED', 'PICKED_UP'],
+      );
       assert.ok(resynced.events[0]!.id);
       resynced.close();
     }
@@ -174,13 +229,21 @@ describe('live tracking', () => {
     t.clock.advance(-24 * 3600_000);
   });
 
-  test('the streams have the visibility of the object: someone else\'s package or ride is 404, no token is 401', async () => {
+  test("the streams have the visibility of the object: someone else's package or ride is 404, no token is 401", async () => {
     const pkg = await createPackage();
     const stranger = await SseClient.open(`${base}/api/packages/${pkg.id}/track`, other.headers);
     assert.equal(stranger.status, 404);
-    assert.deepEqual(JSON.parse(stranger.body), { statusCode: 404, message: 'Package not found', error: 'Not Found', code: 'PACKAGE_NOT_FOUND' });
+    assert.deepEqual(JSON.parse(stranger.body), {
+      statusCode: 404,
+      message: 'Package not found',
+      error: 'Not Found',
+      code: 'PACKAGE_NOT_FOUND',
+    });
     assert.equal((await SseClient.open(`${base}/api/packages/${pkg.id}/track`)).status, 401);
-    assert.equal((await SseClient.open(`${base}/api/packages/${pkg.id}/track?access_token=nonsense-secret`)).status, 401);
+    assert.equal(
+      (await SseClient.open(`${base}/api/packages/${pkg.id}/track?access_token=nonsense-secret`)).status,
+      401,
+    );
     // The request is logged, its access_token not.
     assert.ok(t.logLines.some((l) => l.includes(`/api/packages/${pkg.id}/track?access_token=[redacted]`)));
     assert.ok(!t.logLines.some((l) => l.includes('nonsense-secret')));
@@ -194,7 +257,13 @@ describe('live tracking', () => {
     assert.equal(mine.json('status')[0]!.status, 'REQUESTED');
     await post(t, `/api/rides/${ride.id}/cancel`, customer.headers, { reason: 'Changed my mind' });
     await mine.until((c) => c.ended);
-    assert.deepEqual(mine.json('status').at(-1), { jobType: 'RIDE', jobId: ride.id, status: 'CANCELLED', at: mine.json('status').at(-1)!.at, reason: 'Changed my mind' });
+    assert.deepEqual(mine.json('status').at(-1), {
+      jobType: 'RIDE',
+      jobId: ride.id,
+      status: 'CANCELLED',
+      at: mine.json('status').at(-1)!.at,
+      reason: 'Changed my mind',
+    });
     await post(t, `/api/packages/${pkg.id}/cancel`, business.headers);
   });
 
@@ -209,7 +278,10 @@ describe('live tracking', () => {
     await post(t, `/api/packages/${mine.id}/cancel`, business.headers, { reason: 'Not needed' });
     await stream.until((c) => c.of('status').length >= 1);
     await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(stream.json('status').map((s) => [s.jobId, s.status, s.reason]), [[mine.id, 'CANCELLED', 'Not needed']]);
+    assert.deepEqual(
+      stream.json('status').map((s) => [s.jobId, s.status, s.reason]),
+      [[mine.id, 'CANCELLED', 'Not needed']],
+    );
     stream.close();
     const lastId = stream.of('status')[0]!.id!;
 
@@ -222,7 +294,13 @@ describe('live tracking', () => {
     await post(t, `/api/packages/${theirs2.id}/cancel`, other.headers);
     const again = await SseClient.open(`${base}/api/events/stream`, { ...business.headers, 'last-event-id': lastId });
     await again.until((c) => c.of('status').length >= 2);
-    assert.deepEqual(again.json('status').map((s) => [s.jobId, s.status]), [[second.id, 'PENDING'], [second.id, 'CANCELLED']]);
+    assert.deepEqual(
+      again.json('status').map((s) => [s.jobId, s.status]),
+      [
+        [second.id, 'PENDING'],
+        [second.id, 'CANCELLED'],
+      ],
+    );
     // Then live, on the same connection.
     const third = await createPackage();
     await post(t, `/api/packages/${third.id}/cancel`, business.headers);
@@ -230,7 +308,10 @@ describe('live tracking', () => {
     assert.deepEqual(again.json('status')[2]!.jobId, third.id);
     again.close();
 
-    for (const [id, later] of [['garbage', false], [lastId, true]] as const) {
+    for (const [id, later] of [
+      ['garbage', false],
+      [lastId, true],
+    ] as const) {
       let authorization = business.headers.authorization;
       if (later) {
         // An hour and more after the last event seen (with an access token of that time).
@@ -264,19 +345,35 @@ describe('live tracking', () => {
     assert.equal((await get(t, url('36,-2,37,-1'), business.headers)).statusCode, 403);
 
     const company = await createUser(t, { role: 'COMPANY' });
-    const fleetDriver = await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', companyId: company.id } });
+    const fleetDriver = await createUser(t, {
+      role: 'DRIVER',
+      driver: { availability: 'ONLINE', companyId: company.id },
+    });
     const freelance = await onlineDriver();
     await report(fleetDriver, 10.5, 20.5);
     await report(freelance, 10.6, 20.6);
     const box = url('20,10,21,11');
     const listed = (await get(t, box, admin.headers)).json();
     assert.equal(listed.truncated, false);
-    assert.deepEqual(listed.drivers.map((d: { driverId: string }) => d.driverId).sort(), [fleetDriver.id, freelance.id].sort());
+    assert.deepEqual(
+      listed.drivers.map((d: { driverId: string }) => d.driverId).sort(),
+      [fleetDriver.id, freelance.id].sort(),
+    );
     // The same box as a browser computes and sends it (floating-point digits, an exponent, a `+` encoded).
     const computed = (await get(t, url(`${0.1 * 3 + 19.6},9.999999999999998,2.1E+1,1.1e1`), admin.headers)).json();
-    assert.deepEqual(computed.drivers.map((d: { driverId: string }) => d.driverId).sort(), [fleetDriver.id, freelance.id].sort());
+    assert.deepEqual(
+      computed.drivers.map((d: { driverId: string }) => d.driverId).sort(),
+      [fleetDriver.id, freelance.id].sort(),
+    );
     const fleet = (await get(t, '/api/companies/me/drivers/live', company.headers)).json();
-    assert.deepEqual(fleet.drivers.map((d: { driverId: string; availability: string; onJob: boolean }) => [d.driverId, d.availability, d.onJob]), [[fleetDriver.id, 'ONLINE', false]]);
+    assert.deepEqual(
+      fleet.drivers.map((d: { driverId: string; availability: string; onJob: boolean }) => [
+        d.driverId,
+        d.availability,
+        d.onJob,
+      ]),
+      [[fleetDriver.id, 'ONLINE', false]],
+    );
 
     const stream = await SseClient.open(`${base}${box}&access_token=${admin.token}`.replace('/live?', '/live/stream?'));
     assert.equal(stream.status, 200);
@@ -284,13 +381,22 @@ describe('live tracking', () => {
     assert.equal(stream.json<{ drivers: unknown[] }>('snapshot')[0]!.drivers.length, 2);
     await report(freelance, 10.61, 20.61);
     await stream.until((c) => c.of('positions').length === 1, INTERVAL_MS * 4);
-    const moved = stream.json<{ drivers: { driverId: string; location: unknown }[]; removed: string[] }>('positions')[0]!;
-    assert.deepEqual(moved.drivers.map((d) => [d.driverId, d.location]), [[freelance.id, { lat: 10.61, lng: 20.61 }]]);
+    const moved = stream.json<{ drivers: { driverId: string; location: unknown }[]; removed: string[] }>(
+      'positions',
+    )[0]!;
+    assert.deepEqual(
+      moved.drivers.map((d) => [d.driverId, d.location]),
+      [[freelance.id, { lat: 10.61, lng: 20.61 }]],
+    );
     assert.deepEqual(moved.removed, []);
     // A revoked session's stream ends (the company's token stays good).
     const companyStream = await SseClient.open(`${base}/api/companies/me/drivers/live/stream`, company.headers);
     await companyStream.until((c) => c.of('snapshot').length === 1);
-    await t.db.updateTable('auth_sessions').set({ revoked_at: t.clock.now() }).where('id', '=', admin.sessionId).execute();
+    await t.db
+      .updateTable('auth_sessions')
+      .set({ revoked_at: t.clock.now() })
+      .where('id', '=', admin.sessionId)
+      .execute();
     t.deps.bus.publish('session.revoked', { sessionId: admin.sessionId });
     await stream.until((c) => c.ended);
     assert.equal(companyStream.ended, false);
@@ -301,7 +407,18 @@ describe('live tracking', () => {
     for (let i = 0; i < 5100; i += 1) {
       const id = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
       index.upsert(
-        { id, firstName: 'Bulk', vehicleType: 'CAR', vehiclePlate: 'X', rating: null, countryId: null, serviceTypes: ['RIDE'], active: true, online: true, busy: false },
+        {
+          id,
+          firstName: 'Bulk',
+          vehicleType: 'CAR',
+          vehiclePlate: 'X',
+          rating: null,
+          countryId: null,
+          serviceTypes: ['RIDE'],
+          active: true,
+          online: true,
+          busy: false,
+        },
         { lat: -5.5, lng: 30.5, heading: null, speed: null, at: t.clock.nowMs() },
       );
     }
@@ -330,37 +447,55 @@ function randomId(): string {
   return '11111111-2222-4333-8444-555555555555';
 }
 
-test('packages stored without a tracking hash (older versions) get theirs in batches, and their links then work', { timeout: 120_000 }, async () => {
-  const t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
-  try {
-    const business = await createUser(t, { role: 'BUSINESS' });
-    const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
-    assert.equal(res.statusCode, 201, res.body);
-    const pkg = res.json();
-    const token = pkg.trackingUrl.split('/t/')[1]!;
-    // One with its hash already (written by this version, or rotated meanwhile): left as it is.
-    const kept = (await post(t, '/api/packages', business.headers, packageBody(business.countryId))).json();
-    const keptHash = (await t.db.selectFrom('packages').select('tracking_token_hash').where('id', '=', kept.id).executeTakeFirstOrThrow()).tracking_token_hash;
-    await t.db.updateTable('packages').set({ tracking_nonce: 'rotated', tracking_token_hash: keptHash }).where('id', '=', kept.id).execute();
-    // 1,100 more as an older version wrote them (no hash), over three batches of the backfill.
-    await sql`
+test(
+  'packages stored without a tracking hash (older versions) get theirs in batches, and their links then work',
+  { timeout: 120_000 },
+  async () => {
+    const t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
+    try {
+      const business = await createUser(t, { role: 'BUSINESS' });
+      const res = await post(t, '/api/packages', business.headers, packageBody(business.countryId));
+      assert.equal(res.statusCode, 201, res.body);
+      const pkg = res.json();
+      const token = pkg.trackingUrl.split('/t/')[1]!;
+      // One with its hash already (written by this version, or rotated meanwhile): left as it is.
+      const kept = (await post(t, '/api/packages', business.headers, packageBody(business.countryId))).json();
+      const keptHash = (
+        await t.db
+          .selectFrom('packages')
+          .select('tracking_token_hash')
+          .where('id', '=', kept.id)
+          .executeTakeFirstOrThrow()
+      ).tracking_token_hash;
+      await t.db
+        .updateTable('packages')
+        .set({ tracking_nonce: 'rotated', tracking_token_hash: keptHash })
+        .where('id', '=', kept.id)
+        .execute();
+      // 1,100 more as an older version wrote them (no hash), over three batches of the backfill.
+      await sql`
       insert into packages (id, status, vehicle_type, country_id, created_by, business_id, pickup, dropoff, parcel, pickup_lat, pickup_lng, created_at, updated_at)
       select gen_random_uuid(), p.status, p.vehicle_type, p.country_id, p.created_by, p.business_id, p.pickup, p.dropoff, p.parcel, p.pickup_lat, p.pickup_lng, p.created_at, p.updated_at
       from packages p, generate_series(1, 1100) where p.id = ${pkg.id}`.execute(t.db);
-    await t.db.updateTable('packages').set({ tracking_token_hash: null }).where('id', '=', pkg.id).execute();
-    assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 404);
+      await t.db.updateTable('packages').set({ tracking_token_hash: null }).where('id', '=', pkg.id).execute();
+      assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 404);
 
-    assert.equal(await t.services.tracking.backfillTokens(), 1101);
-    const rows = await t.db.selectFrom('packages').select(['id', 'tracking_nonce', 'tracking_token_hash']).where('business_id', '=', business.id).execute();
-    assert.equal(rows.length, 1102);
-    const links = new TrackingTokens(t.deps.config.jwtSecret, 'https://x.example/');
-    for (const row of rows) {
-      if (row.id === kept.id) assert.equal(row.tracking_token_hash, keptHash);
-      else assert.equal(row.tracking_token_hash, links.hashFor(row.id, row.tracking_nonce), row.id);
+      assert.equal(await t.services.tracking.backfillTokens(), 1101);
+      const rows = await t.db
+        .selectFrom('packages')
+        .select(['id', 'tracking_nonce', 'tracking_token_hash'])
+        .where('business_id', '=', business.id)
+        .execute();
+      assert.equal(rows.length, 1102);
+      const links = new TrackingTokens(t.deps.config.jwtSecret, 'https://x.example/');
+      for (const row of rows) {
+        if (row.id === kept.id) assert.equal(row.tracking_token_hash, keptHash);
+        else assert.equal(row.tracking_token_hash, links.hashFor(row.id, row.tracking_nonce), row.id);
+      }
+      assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 200);
+      assert.equal(await t.services.tracking.backfillTokens(), 0);
+    } finally {
+      await t.close();
     }
-    assert.equal((await t.app.inject({ url: `/api/tracking/${token}` })).statusCode, 200);
-    assert.equal(await t.services.tracking.backfillTokens(), 0);
-  } finally {
-    await t.close();
-  }
-});
+  },
+);

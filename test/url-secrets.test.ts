@@ -13,7 +13,8 @@ import { get, packageBody, post } from './packages-helpers.js';
 /** Percent-decoded until nothing changes, byte by byte (what a reader of the log could undo). */
 function decodeAll(text: string): string {
   let out = text;
-  for (let i = 0; i < 5; i += 1) out = out.replace(/\+/g, ' ').replace(/%([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  for (let i = 0; i < 5; i += 1)
+    out = out.replace(/\+/g, ' ').replace(/%([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
   return out;
 }
 
@@ -28,12 +29,15 @@ function leaks(line: string, secret: string): boolean {
 }
 
 /** Every character as %XX: the same token in another encoding. */
-const encodeAll = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`).join('');
+const encodeAll = (text: string) =>
+  [...text].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`).join('');
 
 /** A request written on a raw socket (a fragment is sent as it is); the status line's code. */
 function rawStatus(port: number, target: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`));
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`),
+    );
     let head = '';
     socket.on('data', (chunk) => {
       head += chunk.toString('latin1');
@@ -65,7 +69,10 @@ describe('secrets in URLs', () => {
   /** Opens a stream, reads its headers, closes it: the status. */
   const streamStatus = async (path: string, headers: Record<string, string> = {}) => {
     const abort = new AbortController();
-    const res = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+    const res = await fetch(`${base}${path}`, {
+      headers: { accept: 'text/event-stream', ...headers },
+      signal: abort.signal,
+    });
     const status = res.status;
     if (status === 200) abort.abort();
     else await res.text();
@@ -82,22 +89,39 @@ describe('secrets in URLs', () => {
 
     // Access tokens in the query of the event streams: the key or the value encoded, a fragment
     // instead of a query (the router splits there too).
-    for (const query of [`access%5Ftoken=${access}`, `%61ccess_token=${access}`, `access_token=${encodeAll(access)}`, `access_token=${access}`]) {
+    for (const query of [
+      `access%5Ftoken=${access}`,
+      `%61ccess_token=${access}`,
+      `access_token=${encodeAll(access)}`,
+      `access_token=${access}`,
+    ]) {
       assert.equal(await streamStatus(`/api/events/stream?${query}`), 200, query);
       assert.equal(await streamStatus(`/api/packages/${pkg.id}/track?${query}`), 200, query);
     }
     assert.equal(await rawStatus(port, `/api/events/stream#access_token=${access}`), 200);
-    assert.equal(await streamStatus(`/api/admin/drivers/live/stream?bbox=36,-2,37,-1&access%5Ftoken=${admin.token}`), 200);
+    assert.equal(
+      await streamStatus(`/api/admin/drivers/live/stream?bbox=36,-2,37,-1&access%5Ftoken=${admin.token}`),
+      200,
+    );
     // Not taken (double encoding, another case), and not logged either.
     assert.equal(await streamStatus(`/api/events/stream?access%255Ftoken=${access}`), 401);
     assert.equal(await streamStatus(`/api/events/stream?ACCESS_TOKEN=${access}`), 401);
 
     // Tracking tokens in the path: the API's routes and the console's page, the token or the route encoded.
     const encodedToken = encodeAll(tracking.slice(0, 8)) + tracking.slice(8);
-    for (const path of [`/api/tracking/${tracking}`, `/api/%74racking/${tracking}`, `/api/tracking/${encodedToken}`, `/api/%74%72%61%63%6b%69%6e%67/${encodeAll(tracking)}`]) {
+    for (const path of [
+      `/api/tracking/${tracking}`,
+      `/api/%74racking/${tracking}`,
+      `/api/tracking/${encodedToken}`,
+      `/api/%74%72%61%63%6b%69%6e%67/${encodeAll(tracking)}`,
+    ]) {
       assert.equal((await fetch(`${base}${path}`)).status, 200, path);
     }
-    for (const path of [`/api/tracking/${tracking}/stream`, `/api/%74racking/${tracking}/stream`, `/api/tracking/${encodedToken}/stream`]) {
+    for (const path of [
+      `/api/tracking/${tracking}/stream`,
+      `/api/%74racking/${tracking}/stream`,
+      `/api/tracking/${encodedToken}/stream`,
+    ]) {
       assert.equal(await streamStatus(path), 200, path);
     }
     // The console serves its page for any path outside /api (503 here: no console is built for tests).
@@ -118,13 +142,21 @@ describe('secrets in URLs', () => {
     // A request's line is written after its answer went out (onResponse), a stream's when the server
     // sees the client go: on a loaded machine some come after the client is done. Read once no line
     // has come for 2 s (at most 15 s), so that late lines are checked for leaks too.
-    for (let seen = -1, quietSince = Date.now(), start = Date.now(); Date.now() - quietSince < 2000 && Date.now() - start < 15_000; ) {
+    for (
+      let seen = -1, quietSince = Date.now(), start = Date.now();
+      Date.now() - quietSince < 2000 && Date.now() - start < 15_000;
+    ) {
       if (t.logLines.length !== seen) [seen, quietSince] = [t.logLines.length, Date.now()];
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 
     const lines = t.logLines.slice(first);
-    for (const [name, secret] of [['tracking token', tracking], ['access token', access], ['admin token', admin.token], ['driver token', driver.token]] as const) {
+    for (const [name, secret] of [
+      ['tracking token', tracking],
+      ['access token', access],
+      ['admin token', admin.token],
+      ['driver token', driver.token],
+    ] as const) {
       const leaked = lines.filter((l) => leaks(l, secret));
       assert.deepEqual(leaked, [], `the ${name} is in the log`);
     }
@@ -139,10 +171,22 @@ describe('secrets in URLs', () => {
   test('the logged URL keeps what is not a secret', () => {
     const id = '0b3f7a52-7e1c-4c43-9a0e-5f2f8f1e8a11';
     for (const [url, route, logged] of [
-      [`/api/packages/${id}/tracking/rotate`, '/api/packages/:id/tracking/rotate', `/api/packages/${id}/tracking/rotate`],
-      ['/api/admin/drivers/live?bbox=36%2C-2,37,-1', '/api/admin/drivers/live', '/api/admin/drivers/live?bbox=36%2C-2,37,-1'],
+      [
+        `/api/packages/${id}/tracking/rotate`,
+        '/api/packages/:id/tracking/rotate',
+        `/api/packages/${id}/tracking/rotate`,
+      ],
+      [
+        '/api/admin/drivers/live?bbox=36%2C-2,37,-1',
+        '/api/admin/drivers/live',
+        '/api/admin/drivers/live?bbox=36%2C-2,37,-1',
+      ],
       ['/api/tracking/abc%2Fdef/stream?x=1', '/api/tracking/:token/stream', '/api/tracking/[redacted]/stream?x=1'],
-      ['/api/events/stream?a=1&access_token=x.y.z&b=2', '/api/events/stream', '/api/events/stream?a=1&access_token=[redacted]&b=2'],
+      [
+        '/api/events/stream?a=1&access_token=x.y.z&b=2',
+        '/api/events/stream',
+        '/api/events/stream?a=1&access_token=[redacted]&b=2',
+      ],
       ['/api/events/stream?a=1%26access_token%3Dxyz', '/api/events/stream', '/api/events/stream?a=[redacted]'],
       ['/api/events/stream?x%3Daccess_token%3Dxyz=1', '/api/events/stream', '/api/events/stream?[redacted]'],
       ['/api/nothing/t', undefined, '/api/nothing/t'],
@@ -181,9 +225,13 @@ describe('secrets in URLs', () => {
       assert.equal(res.json().code, 'VALIDATION_FAILED');
     }
     // The OpenAPI document offers access_token on the stream routes and on no other.
-    const doc = (await t.app.inject({ url: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    const doc = (await t.app.inject({ url: '/api/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+    };
     const offering = Object.entries(doc.paths)
-      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.parameters ?? []] as const))
+      .flatMap(([path, ops]) =>
+        Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.parameters ?? []] as const),
+      )
       .filter(([, params]) => params.some((p) => p.in === 'query' && p.name === 'access_token'))
       .map(([op]) => op)
       .sort();

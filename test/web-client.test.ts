@@ -16,14 +16,29 @@ test('Retry-After in words', () => {
 
 test('errors show the API message; a 429 says when to try again', () => {
   assert.equal(errorText(new ApiError(404, 'Package not found', 'PACKAGE_NOT_FOUND')), 'Package not found');
-  assert.equal(errorText(new ApiError(429, 'Too many requests; retry in 240 seconds', 'RATE_LIMITED', 240)), 'Too many requests; retry in 4 minutes');
-  assert.equal(errorText(new ApiError(429, 'Too many failed sign-ins', 'LOCKED', 900)), 'Too many failed sign-ins. Try again in 15 minutes.');
+  assert.equal(
+    errorText(new ApiError(429, 'Too many requests; retry in 240 seconds', 'RATE_LIMITED', 240)),
+    'Too many requests; retry in 4 minutes',
+  );
+  assert.equal(
+    errorText(new ApiError(429, 'Too many failed sign-ins', 'LOCKED', 900)),
+    'Too many failed sign-ins. Try again in 15 minutes.',
+  );
   assert.match(errorText(new TypeError('fetch failed')), /could not be reached/);
 });
 
 test('an error body that openapi-fetch has read already still gives the message and the code', async () => {
-  const body = { statusCode: 400, error: 'Bad Request', code: 'POINT_OUTSIDE_COUNTRY', message: 'The pickup and the dropoff must be in the country (KE)' };
-  const response = new Response(JSON.stringify(body), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json' } });
+  const body = {
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'POINT_OUTSIDE_COUNTRY',
+    message: 'The pickup and the dropoff must be in the country (KE)',
+  };
+  const response = new Response(JSON.stringify(body), {
+    status: 400,
+    statusText: 'Bad Request',
+    headers: { 'content-type': 'application/json' },
+  });
   // As openapi-fetch leaves it: the body consumed, its parsed JSON as `error`.
   const error: unknown = JSON.parse(await response.text());
   await assert.rejects(ok(Promise.resolve({ error, response })), (err: unknown) => {

@@ -17,7 +17,10 @@ describe('serving the web console', () => {
   const app = Fastify();
   before(async () => {
     mkdirSync(path.join(dist, 'assets'));
-    writeFileSync(path.join(dist, 'index.html'), '<meta name="map-tile-url" content="%MAP_TILE_URL%"><script type="module" src="/assets/app.js"></script>');
+    writeFileSync(
+      path.join(dist, 'index.html'),
+      '<meta name="map-tile-url" content="%MAP_TILE_URL%"><script type="module" src="/assets/app.js"></script>',
+    );
     writeFileSync(path.join(dist, 'assets/app.js'), 'console.log(1)');
     const config = loadConfig({ MAP_TILE_URL: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png?a=1&b=2' });
     const consolePage = await registerWebConsole(app as unknown as App, config, dist);
@@ -82,20 +85,44 @@ describe('development first run', () => {
   after(async () => t.close());
 
   test('only in development, with no bootstrap admin configured', () => {
-    assert.deepEqual(loadConfig({ NODE_ENV: 'development' }).firstRunAdmin, { email: 'admin@localhost', phone: '+254700000000' });
-    assert.deepEqual(loadConfig({ NODE_ENV: 'development', ADMIN_PHONE: '+254711999999' }).firstRunAdmin, { email: 'admin@localhost', phone: '+254711999999' });
+    assert.deepEqual(loadConfig({ NODE_ENV: 'development' }).firstRunAdmin, {
+      email: 'admin@localhost',
+      phone: '+254700000000',
+    });
+    assert.deepEqual(loadConfig({ NODE_ENV: 'development', ADMIN_PHONE: '+254711999999' }).firstRunAdmin, {
+      email: 'admin@localhost',
+      phone: '+254711999999',
+    });
     assert.equal(loadConfig({ NODE_ENV: 'test' }).firstRunAdmin, undefined);
-    assert.equal(loadConfig({ NODE_ENV: 'development', ADMIN_EMAIL: 'a@b.co', ADMIN_PHONE: '+254711999999', ADMIN_PASSWORD: 'long enough pass' }).firstRunAdmin, undefined);
+    assert.equal(
+      loadConfig({
+        NODE_ENV: 'development',
+        ADMIN_EMAIL: 'a@b.co',
+        ADMIN_PHONE: '+254711999999',
+        ADMIN_PASSWORD: 'long enough pass',
+      }).firstRunAdmin,
+      undefined,
+    );
     assert.throws(() => loadConfig({ ADMIN_EMAIL: 'a@b.co' }), /must be set together/);
   });
 
   test('creates admin@localhost once, with a generated password that logs in; never again', async () => {
     const password = await t.services.admin.ensureFirstRunAdmin({ email: 'admin@localhost', phone: '+254700000000' });
     assert.ok(password && password.length >= 16);
-    const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { identifier: 'admin@localhost', password } });
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { identifier: 'admin@localhost', password },
+    });
     assert.equal(login.statusCode, 200);
-    assert.equal(await t.services.admin.ensureFirstRunAdmin({ email: 'admin@localhost', phone: '+254700000000' }), undefined);
+    assert.equal(
+      await t.services.admin.ensureFirstRunAdmin({ email: 'admin@localhost', phone: '+254700000000' }),
+      undefined,
+    );
     const admins = await t.db.selectFrom('users').select('email').where('role', '=', 'ADMIN').execute();
-    assert.deepEqual(admins.map((a) => a.email), ['admin@localhost']);
+    assert.deepEqual(
+      admins.map((a) => a.email),
+      ['admin@localhost'],
+    );
   });
 });

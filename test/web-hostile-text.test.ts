@@ -68,7 +68,11 @@ describe('user data on the maps is shown as text', { skip }, () => {
   }
 
   async function stayed(page: Page, url: string) {
-    assert.equal(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, `${url} was left or reloaded`);
+    assert.equal(
+      await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument),
+      true,
+      `${url} was left or reloaded`,
+    );
     assert.equal(page.url(), url);
   }
 
@@ -91,7 +95,9 @@ describe('user data on the maps is shown as text', { skip }, () => {
   }
 
   test('accounts and a delivery with hostile names and addresses are accepted as text', async () => {
-    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as { items: { id: string; code: string }[] };
+    const countries = (await (await fetch(`${h.base}/api/countries`)).json()) as {
+      items: { id: string; code: string }[];
+    };
     const kenya = countries.items.find((c) => c.code === 'KE')!.id;
     const admin = await apiLogin(ADMIN.email, ADMIN.phone);
     const company = await call<{ id: string }>('POST', '/admin/users', admin, {
@@ -129,8 +135,18 @@ describe('user data on the maps is shown as text', { skip }, () => {
     });
     const shop = await apiLogin('shop@example.com', '+254711200001');
     const pkg = await call<{ id: string; trackingUrl: string }>('POST', '/packages', shop, {
-      pickup: { location: { lat: -1.2864, lng: 36.8172 }, address: HOSTILE.pickupAddress, contactName: HOSTILE.pickupContact, contactPhone: '+254711200001' },
-      dropoff: { location: { lat: -1.3, lng: 36.78 }, address: HOSTILE.dropoffAddress, contactName: HOSTILE.dropoffContact, contactPhone: '+254722333444' },
+      pickup: {
+        location: { lat: -1.2864, lng: 36.8172 },
+        address: HOSTILE.pickupAddress,
+        contactName: HOSTILE.pickupContact,
+        contactPhone: '+254711200001',
+      },
+      dropoff: {
+        location: { lat: -1.3, lng: 36.78 },
+        address: HOSTILE.dropoffAddress,
+        contactName: HOSTILE.dropoffContact,
+        contactPhone: '+254722333444',
+      },
       vehicleType: 'BIKE',
       countryId: kenya,
       parcel: { description: '<b>Roses</b>' },

@@ -46,13 +46,28 @@ describe('webhooks end to end', () => {
         ['delivery.delivered', packageId, 'DELIVERED'],
       ],
     );
-    const history = (await t.app.inject({ method: 'GET', url: `/api/packages/${packageId}`, headers: business.headers })).json().statusHistory as { status: string; at: string }[];
+    const history = (
+      await t.app.inject({ method: 'GET', url: `/api/packages/${packageId}`, headers: business.headers })
+    ).json().statusHistory as { status: string; at: string }[];
     for (const [i, r] of receiver.received.entries()) {
-      assert.equal(bodies[i].timestamp, history.find((h) => h.status === bodies[i].status)?.at, 'timestamp is the time of the change');
+      assert.equal(
+        bodies[i].timestamp,
+        history.find((h) => h.status === bodies[i].status)?.at,
+        'timestamp is the time of the change',
+      );
       assert.equal(r.headers['x-service-signature'], signHex(secret, r.body));
       const now = Number(r.headers['webhook-timestamp']);
       assert.ok(
-        verifyStandard(secret, { id: r.headers['webhook-id'] as string, timestamp: r.headers['webhook-timestamp'] as string, signature: r.headers['webhook-signature'] as string }, r.body, now),
+        verifyStandard(
+          secret,
+          {
+            id: r.headers['webhook-id'] as string,
+            timestamp: r.headers['webhook-timestamp'] as string,
+            signature: r.headers['webhook-signature'] as string,
+          },
+          r.body,
+          now,
+        ),
       );
     }
     assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 4);

@@ -21,7 +21,12 @@ describe('webhook receiver example', () => {
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const body = JSON.stringify({ event: 'delivery.delivered', delivery_id: randomUUID(), status: 'DELIVERED', timestamp: new Date().toISOString() });
+  const body = JSON.stringify({
+    event: 'delivery.delivered',
+    delivery_id: randomUUID(),
+    status: 'DELIVERED',
+    timestamp: new Date().toISOString(),
+  });
   const post = (headers: Record<string, string>, payload = body) =>
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: payload });
 
@@ -30,7 +35,10 @@ describe('webhook receiver example', () => {
     assert.equal(res.status, 204);
     const again = await post({ 'x-service-signature': signHex(secret, body), 'webhook-id': 'msg_1' });
     assert.equal(again.status, 204);
-    assert.deepEqual(events.map((e) => e.id), ['msg_1']);
+    assert.deepEqual(
+      events.map((e) => e.id),
+      ['msg_1'],
+    );
     assert.deepEqual(events[0].event, JSON.parse(body));
   });
 
@@ -40,7 +48,10 @@ describe('webhook receiver example', () => {
     assert.equal((await post({ 'x-service-signature': signHex('whsec_other', body) })).status, 401);
     assert.equal((await post({ 'x-service-signature': 'abc' })).status, 401);
     // Same JSON, different bytes: the signature covers the raw body.
-    assert.equal((await post({ 'x-service-signature': signHex(secret, body) }, JSON.stringify(JSON.parse(body), null, 2))).status, 401);
+    assert.equal(
+      (await post({ 'x-service-signature': signHex(secret, body) }, JSON.stringify(JSON.parse(body), null, 2))).status,
+      401,
+    );
     assert.equal(events.length, before);
   });
 
@@ -50,23 +61,56 @@ describe('webhook receiver example', () => {
     try {
       const business = await createUser(t, { role: 'BUSINESS' });
       const otherServer = await (async () => {
-        const res = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: business.headers, payload: { url: 'http://127.0.0.1:9/placeholder' } });
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/webhooks',
+          headers: business.headers,
+          payload: { url: 'http://127.0.0.1:9/placeholder' },
+        });
         const { id, secret: endpointSecret } = res.json() as { id: string; secret: string };
-        const receiver = createReceiver({ secret: endpointSecret, onEvent: (event) => void endpointEvents.push(event) });
+        const receiver = createReceiver({
+          secret: endpointSecret,
+          onEvent: (event) => void endpointEvents.push(event),
+        });
         await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
         const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
-        await t.app.inject({ method: 'PATCH', url: `/api/webhooks/${id}`, headers: business.headers, payload: { url: receiverUrl } });
+        await t.app.inject({
+          method: 'PATCH',
+          url: `/api/webhooks/${id}`,
+          headers: business.headers,
+          payload: { url: receiverUrl },
+        });
         return { id, receiver };
       })();
       const packageId = randomUUID();
       await t.db.transaction().execute((trx) =>
-        recordDeliveryEvent(trx, { packageId, businessId: business.id, event: 'delivery.delivered', status: 'DELIVERED', occurredAt: t.clock.now() }),
+        recordDeliveryEvent(trx, {
+          packageId,
+          businessId: business.id,
+          event: 'delivery.delivered',
+          status: 'DELIVERED',
+          occurredAt: t.clock.now(),
+        }),
       );
       await new WebhookWorker({ db: t.db, clock: t.clock, logger: t.deps.logger, config: t.deps.config }).drain();
       await new Promise<void>((resolve) => otherServer.receiver.close(() => resolve()));
-      assert.deepEqual(endpointEvents, [{ event: 'delivery.delivered', delivery_id: packageId, status: 'DELIVERED', timestamp: t.clock.now().toISOString() }]);
-      const log = await t.app.inject({ method: 'GET', url: `/api/webhooks/${otherServer.id}/deliveries`, headers: business.headers });
-      assert.deepEqual(log.json().items.map((d: { status: string; lastResponseStatus: number }) => [d.status, d.lastResponseStatus]), [['SUCCEEDED', 204]]);
+      assert.deepEqual(endpointEvents, [
+        {
+          event: 'delivery.delivered',
+          delivery_id: packageId,
+          status: 'DELIVERED',
+          timestamp: t.clock.now().toISOString(),
+        },
+      ]);
+      const log = await t.app.inject({
+        method: 'GET',
+        url: `/api/webhooks/${otherServer.id}/deliveries`,
+        headers: business.headers,
+      });
+      assert.deepEqual(
+        log.json().items.map((d: { status: string; lastResponseStatus: number }) => [d.status, d.lastResponseStatus]),
+        [['SUCCEEDED', 204]],
+      );
     } finally {
       await t.close();
     }

@@ -44,16 +44,22 @@ export async function startReceiver(handler: ReceiverHandler = () => ({ status: 
         });
       }
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const request: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), path: req.url ?? '/', at: Date.now() };
+      const request: Received = {
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        path: req.url ?? '/',
+        at: Date.now(),
+      };
       const index = received.length;
       received.push(request);
       for (const wake of waiters.splice(0)) wake();

@@ -64,19 +64,32 @@ describe('webhook workers', () => {
     const packages = Array.from({ length: 25 }, () => randomUUID());
     for (const [event, status] of LIFECYCLE) {
       for (const packageId of packages) {
-        await t.db.transaction().execute((trx) =>
-          recordDeliveryEvent(trx, { packageId, businessId: business.id, event, status, occurredAt: new Date() }),
-        );
+        await t.db
+          .transaction()
+          .execute((trx) =>
+            recordDeliveryEvent(trx, { packageId, businessId: business.id, event, status, occurredAt: new Date() }),
+          );
       }
     }
     // A second connection pool on the server (PGlite is one connection: then both share it).
-    const second: DatabaseHandle = t.database.url ? await openDatabase({ url: t.database.url, poolSize: 5 }) : t.database;
+    const second: DatabaseHandle = t.database.url
+      ? await openDatabase({ url: t.database.url, poolSize: 5 })
+      : t.database;
     ctx.after(async () => {
       if (second !== t.database) await second.close();
     });
     const config = { ...t.deps.config, webhookRetryScheduleMs: [50], webhookTimeoutMs: 10_000 };
     const workers = [t.db, second.db].map(
-      (db) => new WebhookWorker({ db, clock: systemClock, logger: t.deps.logger, config, pollIntervalMs: 20, batchSize: 7, perEndpointConcurrency: 4 }),
+      (db) =>
+        new WebhookWorker({
+          db,
+          clock: systemClock,
+          logger: t.deps.logger,
+          config,
+          pollIntervalMs: 20,
+          batchSize: 7,
+          perEndpointConcurrency: 4,
+        }),
     );
     for (const w of workers) w.start();
     try {
@@ -96,11 +109,16 @@ describe('webhook workers', () => {
     } finally {
       await Promise.all(workers.map((w) => w.stop()));
     }
-    const rows = await t.db.selectFrom('webhook_deliveries').select(['id', 'attempts', 'status']).where('endpoint_id', '=', endpoint.id).execute();
+    const rows = await t.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'attempts', 'status'])
+      .where('endpoint_id', '=', endpoint.id)
+      .execute();
     assert.equal(rows.length, packages.length * LIFECYCLE.length);
     // Every attempt the database counted reached the receiver exactly once: no attempt was sent twice.
     const perId = new Map<string, number>();
-    for (const r of receiver.received) perId.set(r.headers['webhook-id'] as string, (perId.get(r.headers['webhook-id'] as string) ?? 0) + 1);
+    for (const r of receiver.received)
+      perId.set(r.headers['webhook-id'] as string, (perId.get(r.headers['webhook-id'] as string) ?? 0) + 1);
     for (const row of rows) {
       assert.equal(row.status, 'SUCCEEDED');
       assert.equal(perId.get(row.id), row.attempts, `delivery ${row.id}`);
@@ -116,7 +134,10 @@ describe('webhook workers', () => {
 
   test(
     'a worker process killed mid-delivery is replaced and everything arrives at least once with the same webhook-id',
-    { skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server shared with a child process: set TEST_DATABASE_URL', timeout: 60_000 },
+    {
+      skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server shared with a child process: set TEST_DATABASE_URL',
+      timeout: 60_000,
+    },
     async (ctx) => {
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
@@ -129,7 +150,11 @@ describe('webhook workers', () => {
       const endpoint = await createEndpoint(t, business, receiver.url);
       const packageId = randomUUID();
       for (const [event, status] of LIFECYCLE.slice(0, 3)) {
-        await t.db.transaction().execute((trx) => recordDeliveryEvent(trx, { packageId, businessId: business.id, event, status, occurredAt: new Date() }));
+        await t.db
+          .transaction()
+          .execute((trx) =>
+            recordDeliveryEvent(trx, { packageId, businessId: business.id, event, status, occurredAt: new Date() }),
+          );
       }
 
       const children: ChildProcess[] = [];
@@ -171,7 +196,16 @@ describe('webhook workers', () => {
         .execute();
       // Wait for the last answer to be recorded.
       const deadline = Date.now() + 10_000;
-      while ((await t.db.selectFrom('webhook_deliveries').select('status').where('endpoint_id', '=', endpoint.id).where('status', '=', 'PENDING').execute()).length) {
+      while (
+        (
+          await t.db
+            .selectFrom('webhook_deliveries')
+            .select('status')
+            .where('endpoint_id', '=', endpoint.id)
+            .where('status', '=', 'PENDING')
+            .execute()
+        ).length
+      ) {
         assert.ok(Date.now() < deadline, 'deliveries still pending');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -181,7 +215,11 @@ describe('webhook workers', () => {
       const ids = receiver.received.map((r) => r.headers['webhook-id']);
       assert.equal(ids[0], rows[0].id, 'the first attempt was the first event');
       assert.equal(ids[1], killedId, 'the interrupted delivery was sent again with the same webhook-id');
-      assert.deepEqual(ids.slice(1), rows.map((r) => r.id), 'then every event once, in order');
+      assert.deepEqual(
+        ids.slice(1),
+        rows.map((r) => r.id),
+        'then every event once, in order',
+      );
       assert.deepEqual(
         receiver.received.map((r) => JSON.parse(r.body).event),
         ['delivery.assigned', 'delivery.assigned', 'delivery.picked_up', 'delivery.in_transit'],

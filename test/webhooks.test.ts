@@ -32,9 +32,17 @@ async function createEndpoint(t: TestApp, user: TestUser, body: Record<string, u
   return res.json() as { id: string; secret: string; url: string; events: string[] };
 }
 
-async function record(t: TestApp, businessId: string | null, packageId: string, event: DeliveryEventName, status: string) {
+async function record(
+  t: TestApp,
+  businessId: string | null,
+  packageId: string,
+  event: DeliveryEventName,
+  status: string,
+) {
   const occurredAt = t.clock.now();
-  await t.db.transaction().execute((trx) => recordDeliveryEvent(trx, { packageId, businessId, event, status, occurredAt }));
+  await t.db
+    .transaction()
+    .execute((trx) => recordDeliveryEvent(trx, { packageId, businessId, event, status, occurredAt }));
   return occurredAt;
 }
 
@@ -46,7 +54,11 @@ async function ownReceiver(ctx: { after(fn: () => Promise<void>): void }) {
 }
 
 async function deliveries(t: TestApp, user: TestUser, endpointId: string, query = '') {
-  const res = await t.app.inject({ method: 'GET', url: `/api/webhooks/${endpointId}/deliveries${query}`, headers: user.headers });
+  const res = await t.app.inject({
+    method: 'GET',
+    url: `/api/webhooks/${endpointId}/deliveries${query}`,
+    headers: user.headers,
+  });
   assert.equal(res.statusCode, 200, res.body);
   return res.json() as { items: any[]; nextCursor: string | null };
 }
@@ -77,10 +89,27 @@ describe('webhooks', () => {
     });
     assert.equal(created.statusCode, 201);
     const endpoint = created.json();
-    assert.deepEqual(Object.keys(endpoint).sort(), ['createdAt', 'description', 'disabledReason', 'enabled', 'events', 'id', 'secret', 'updatedAt', 'url']);
+    assert.deepEqual(Object.keys(endpoint).sort(), [
+      'createdAt',
+      'description',
+      'disabledReason',
+      'enabled',
+      'events',
+      'id',
+      'secret',
+      'updatedAt',
+      'url',
+    ]);
     assert.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.equal(Buffer.from(endpoint.secret.slice(6), 'base64').length, 32);
-    assert.deepEqual(endpoint.events, ['delivery.assigned', 'delivery.picked_up', 'delivery.in_transit', 'delivery.delivered', 'delivery.failed', 'delivery.cancelled']);
+    assert.deepEqual(endpoint.events, [
+      'delivery.assigned',
+      'delivery.picked_up',
+      'delivery.in_transit',
+      'delivery.delivered',
+      'delivery.failed',
+      'delivery.cancelled',
+    ]);
     assert.equal(endpoint.enabled, true);
     assert.equal(endpoint.description, 'orders');
 
@@ -100,7 +129,11 @@ describe('webhooks', () => {
     assert.equal(patched.json().enabled, false);
     assert.equal(patched.json().disabledReason, 'DISABLED_BY_USER');
 
-    const rotated = await t.app.inject({ method: 'POST', url: `/api/webhooks/${endpoint.id}/rotate-secret`, headers: business.headers });
+    const rotated = await t.app.inject({
+      method: 'POST',
+      url: `/api/webhooks/${endpoint.id}/rotate-secret`,
+      headers: business.headers,
+    });
     assert.equal(rotated.statusCode, 200);
     assert.match(rotated.json().secret, /^whsec_/);
     assert.notEqual(rotated.json().secret, endpoint.secret);
@@ -108,13 +141,25 @@ describe('webhooks', () => {
     const list = await t.app.inject({ method: 'GET', url: '/api/webhooks?limit=100', headers: business.headers });
     assert.ok(list.json().items.some((e: { id: string }) => e.id === endpoint.id));
     const otherList = await t.app.inject({ method: 'GET', url: '/api/webhooks', headers: other.headers });
-    assert.equal(otherList.json().items.some((e: { id: string }) => e.id === endpoint.id), false);
+    assert.equal(
+      otherList.json().items.some((e: { id: string }) => e.id === endpoint.id),
+      false,
+    );
 
-    const deleted = await t.app.inject({ method: 'DELETE', url: `/api/webhooks/${endpoint.id}`, headers: business.headers });
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/webhooks/${endpoint.id}`,
+      headers: business.headers,
+    });
     assert.equal(deleted.statusCode, 204);
     assert.equal(deleted.body, '');
     const gone = await t.app.inject({ method: 'GET', url: `/api/webhooks/${endpoint.id}`, headers: business.headers });
-    assert.deepEqual(gone.json(), { statusCode: 404, message: 'Webhook endpoint not found', error: 'Not Found', code: 'WEBHOOK_NOT_FOUND' });
+    assert.deepEqual(gone.json(), {
+      statusCode: 404,
+      message: 'Webhook endpoint not found',
+      error: 'Not Found',
+      code: 'WEBHOOK_NOT_FOUND',
+    });
   });
 
   test('the endpoint list is paginated newest first', async () => {
@@ -125,8 +170,15 @@ describe('webhooks', () => {
       t.clock.advance(1000);
     }
     const first = await t.app.inject({ method: 'GET', url: '/api/webhooks?limit=2', headers: owner.headers });
-    assert.deepEqual(first.json().items.map((e: { id: string }) => e.id), [ids[2], ids[1]]);
-    const second = await t.app.inject({ method: 'GET', url: `/api/webhooks?limit=2&cursor=${first.json().nextCursor}`, headers: owner.headers });
+    assert.deepEqual(
+      first.json().items.map((e: { id: string }) => e.id),
+      [ids[2], ids[1]],
+    );
+    const second = await t.app.inject({
+      method: 'GET',
+      url: `/api/webhooks?limit=2&cursor=${first.json().nextCursor}`,
+      headers: owner.headers,
+    });
     assert.deepEqual(second.json(), { items: [second.json().items[0]], nextCursor: null });
     assert.equal(second.json().items[0].id, ids[0]);
   });
@@ -136,7 +188,12 @@ describe('webhooks', () => {
     const packageId = randomUUID();
     await record(t, business.id, packageId, 'delivery.assigned', 'ASSIGNED');
     const [delivery] = (await deliveries(t, business, endpoint.id)).items;
-    const notFound = { statusCode: 404, message: 'Webhook endpoint not found', error: 'Not Found', code: 'WEBHOOK_NOT_FOUND' };
+    const notFound = {
+      statusCode: 404,
+      message: 'Webhook endpoint not found',
+      error: 'Not Found',
+      code: 'WEBHOOK_NOT_FOUND',
+    };
     for (const [method, url, payload] of [
       ['GET', `/api/webhooks/${endpoint.id}`],
       ['PATCH', `/api/webhooks/${endpoint.id}`, { enabled: false }],
@@ -149,8 +206,17 @@ describe('webhooks', () => {
       assert.equal(res.statusCode, 404, `${method} ${url}`);
       assert.deepEqual(res.json(), notFound);
     }
-    const retry = await t.app.inject({ method: 'POST', url: `/api/webhooks/deliveries/${delivery.id}/retry`, headers: other.headers });
-    assert.deepEqual(retry.json(), { statusCode: 404, message: 'Webhook delivery not found', error: 'Not Found', code: 'WEBHOOK_DELIVERY_NOT_FOUND' });
+    const retry = await t.app.inject({
+      method: 'POST',
+      url: `/api/webhooks/deliveries/${delivery.id}/retry`,
+      headers: other.headers,
+    });
+    assert.deepEqual(retry.json(), {
+      statusCode: 404,
+      message: 'Webhook delivery not found',
+      error: 'Not Found',
+      code: 'WEBHOOK_DELIVERY_NOT_FOUND',
+    });
     // Still there, unchanged, for its owner.
     const mine = await t.app.inject({ method: 'GET', url: `/api/webhooks/${endpoint.id}`, headers: business.headers });
     assert.equal(mine.json().enabled, true);
@@ -161,32 +227,73 @@ describe('webhooks', () => {
     const customer = await createUser(t, { role: 'CUSTOMER' });
     const pending = await createUser(t, { role: 'BUSINESS', status: 'PENDING_APPROVAL' });
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/webhooks' })).statusCode, 401);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/api/webhooks', headers: customer.headers })).statusCode, 403);
-    assert.equal((await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: pending.headers, payload: { url: receiver.url } })).statusCode, 403);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/api/webhooks', headers: customer.headers })).statusCode,
+      403,
+    );
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/webhooks',
+          headers: pending.headers,
+          payload: { url: receiver.url },
+        })
+      ).statusCode,
+      403,
+    );
 
     const bad = async (payload: unknown, message: string, code = 'VALIDATION_FAILED') => {
-      const res = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: business.headers, payload: payload as object });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/webhooks',
+        headers: business.headers,
+        payload: payload as object,
+      });
       assert.deepEqual(res.json(), { statusCode: 400, message, error: 'Bad Request', code });
     };
     await bad({}, 'body.url is required');
     await bad({ url: 'ftp://example.com/x' }, 'url must use http or https', 'INVALID_WEBHOOK_URL');
     await bad({ url: 'nonsense' }, 'url must be an absolute URL', 'INVALID_WEBHOOK_URL');
-    await bad({ url: receiver.url, events: ['delivery.exploded'] }, 'body.events.0 must be one of delivery.assigned, delivery.picked_up, delivery.in_transit, delivery.delivered, delivery.failed, delivery.cancelled');
+    await bad(
+      { url: receiver.url, events: ['delivery.exploded'] },
+      'body.events.0 must be one of delivery.assigned, delivery.picked_up, delivery.in_transit, delivery.delivered, delivery.failed, delivery.cancelled',
+    );
     await bad({ url: receiver.url, events: [] }, 'body.events must NOT have fewer than 1 items');
     await bad({ url: receiver.url, secret: 'mine' }, 'body has an unknown property "secret"');
-    const patch = await t.app.inject({ method: 'PATCH', url: `/api/webhooks/${randomUUID()}`, headers: business.headers, payload: {} });
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/webhooks/${randomUUID()}`,
+      headers: business.headers,
+      payload: {},
+    });
     assert.equal(patch.statusCode, 400);
     const malformed = await t.app.inject({ method: 'GET', url: '/api/webhooks/not-a-uuid', headers: business.headers });
     assert.equal(malformed.statusCode, 400);
     const badCursor = await t.app.inject({ method: 'GET', url: '/api/webhooks?cursor=zzz', headers: business.headers });
-    assert.deepEqual(badCursor.json(), { statusCode: 400, message: 'Invalid cursor', error: 'Bad Request', code: 'INVALID_CURSOR' });
+    assert.deepEqual(badCursor.json(), {
+      statusCode: 400,
+      message: 'Invalid cursor',
+      error: 'Bad Request',
+      code: 'INVALID_CURSOR',
+    });
   });
 
   test('a business has at most 10 endpoints', async () => {
     const owner = await createUser(t, { role: 'BUSINESS' });
     for (let i = 0; i < 10; i++) await createEndpoint(t, owner, { url: receiver.url });
-    const res = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: owner.headers, payload: { url: receiver.url } });
-    assert.deepEqual(res.json(), { statusCode: 409, message: 'A business can have at most 10 webhook endpoints', error: 'Conflict', code: 'WEBHOOK_LIMIT_REACHED' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/webhooks',
+      headers: owner.headers,
+      payload: { url: receiver.url },
+    });
+    assert.deepEqual(res.json(), {
+      statusCode: 409,
+      message: 'A business can have at most 10 webhook endpoints',
+      error: 'Conflict',
+      code: 'WEBHOOK_LIMIT_REACHED',
+    });
   });
 
   test('a package lifecycle reaches the receiver signed both ways, with the exact body and headers, in order', async (ctx) => {
@@ -207,16 +314,31 @@ describe('webhooks', () => {
     const now = Math.floor(t.clock.now().getTime() / 1000);
     receiver.received.forEach((got, i) => {
       const [event, status] = LIFECYCLE[i];
-      assert.equal(got.body, JSON.stringify({ event, delivery_id: packageId, status, timestamp: times[i].toISOString() }));
+      assert.equal(
+        got.body,
+        JSON.stringify({ event, delivery_id: packageId, status, timestamp: times[i].toISOString() }),
+      );
       assert.deepEqual(Object.keys(JSON.parse(got.body)), ['event', 'delivery_id', 'status', 'timestamp']);
       assert.equal(got.headers['content-type'], 'application/json');
       assert.equal(got.headers['x-service-event'], event);
       assert.equal(got.headers['x-service-signature'], signHex(endpoint.secret, got.body));
       const id = got.headers['webhook-id'] as string;
-      assert.ok(log.some((d) => d.id === id && d.event === event), 'webhook-id is the delivery log id');
+      assert.ok(
+        log.some((d) => d.id === id && d.event === event),
+        'webhook-id is the delivery log id',
+      );
       assert.equal(got.headers['webhook-timestamp'], String(now));
       assert.ok(
-        verifyStandard(endpoint.secret, { id, timestamp: got.headers['webhook-timestamp'] as string, signature: got.headers['webhook-signature'] as string }, got.body, now),
+        verifyStandard(
+          endpoint.secret,
+          {
+            id,
+            timestamp: got.headers['webhook-timestamp'] as string,
+            signature: got.headers['webhook-signature'] as string,
+          },
+          got.body,
+          now,
+        ),
       );
     });
     for (const d of log) {
@@ -235,7 +357,12 @@ describe('webhooks', () => {
     const all = await createEndpoint(t, owner, { url: receiver.url });
     const deliveredOnly = await createEndpoint(t, owner, { url: receiver.url, events: ['delivery.delivered'] });
     const disabled = await createEndpoint(t, owner, { url: receiver.url });
-    await t.app.inject({ method: 'PATCH', url: `/api/webhooks/${disabled.id}`, headers: owner.headers, payload: { enabled: false } });
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/api/webhooks/${disabled.id}`,
+      headers: owner.headers,
+      payload: { enabled: false },
+    });
     const foreign = await createEndpoint(t, other, { url: receiver.url });
 
     const packageId = randomUUID();
@@ -244,14 +371,21 @@ describe('webhooks', () => {
     await record(t, null, packageId, 'delivery.picked_up', 'PICKED_UP');
     await assert.rejects(
       t.db.transaction().execute(async (trx) => {
-        await recordDeliveryEvent(trx, { packageId, businessId: owner.id, event: 'delivery.cancelled', status: 'CANCELLED', occurredAt: t.clock.now() });
+        await recordDeliveryEvent(trx, {
+          packageId,
+          businessId: owner.id,
+          event: 'delivery.cancelled',
+          status: 'CANCELLED',
+          occurredAt: t.clock.now(),
+        });
         throw new Error('the status change failed');
       }),
     );
     t.clock.advance(1000);
     await record(t, owner.id, packageId, 'delivery.delivered', 'DELIVERED');
 
-    const events = async (id: string) => (await deliveries(t, id === foreign.id ? other : owner, id)).items.map((d) => d.event).reverse();
+    const events = async (id: string) =>
+      (await deliveries(t, id === foreign.id ? other : owner, id)).items.map((d) => d.event).reverse();
     assert.deepEqual(await events(all.id), ['delivery.assigned', 'delivery.delivered']);
     assert.deepEqual(await events(deliveredOnly.id), ['delivery.delivered']);
     assert.deepEqual(await events(disabled.id), []);
@@ -292,7 +426,11 @@ describe('webhooks', () => {
         receiver.received.map((r) => JSON.parse(r.body).event),
         ['delivery.assigned', 'delivery.assigned', 'delivery.picked_up'],
       );
-      assert.equal(receiver.received[0].headers['webhook-id'], receiver.received[1].headers['webhook-id'], 'webhook-id is stable across retries');
+      assert.equal(
+        receiver.received[0].headers['webhook-id'],
+        receiver.received[1].headers['webhook-id'],
+        'webhook-id is stable across retries',
+      );
       log = (await deliveries(t, owner, endpoint.id)).items;
       assert.deepEqual(log.map((d) => [d.event, d.status, d.attempts]).sort(), [
         ['delivery.assigned', 'SUCCEEDED', 2],
@@ -316,18 +454,31 @@ describe('webhooks', () => {
     t.clock.advance(10);
     await record(t, owner.id, stuck, 'delivery.picked_up', 'PICKED_UP');
     await record(t, owner.id, free, 'delivery.assigned', 'ASSIGNED');
-    receiver.handler = (r) => (r.path.endsWith('/down') && JSON.parse(r.body).delivery_id === stuck ? { status: 500 } : { status: 200 });
+    receiver.handler = (r) =>
+      r.path.endsWith('/down') && JSON.parse(r.body).delivery_id === stuck ? { status: 500 } : { status: 200 };
     await workerFor(t).drain();
-    const sent = (path: string) => receiver.received.filter((r) => r.path.endsWith(path)).map((r) => `${JSON.parse(r.body).delivery_id === stuck ? 'stuck' : 'free'} ${JSON.parse(r.body).status}`);
+    const sent = (path: string) =>
+      receiver.received
+        .filter((r) => r.path.endsWith(path))
+        .map((r) => `${JSON.parse(r.body).delivery_id === stuck ? 'stuck' : 'free'} ${JSON.parse(r.body).status}`);
     assert.deepEqual(sent('/down').sort(), ['free ASSIGNED', 'stuck ASSIGNED']);
-    assert.deepEqual(sent('/up').filter((s) => s.startsWith('stuck')), ['stuck ASSIGNED', 'stuck PICKED_UP']);
-    assert.deepEqual(sent('/up').filter((s) => s.startsWith('free')), ['free ASSIGNED']);
+    assert.deepEqual(
+      sent('/up').filter((s) => s.startsWith('stuck')),
+      ['stuck ASSIGNED', 'stuck PICKED_UP'],
+    );
+    assert.deepEqual(
+      sent('/up').filter((s) => s.startsWith('free')),
+      ['free ASSIGNED'],
+    );
     const log = (await deliveries(t, owner, down.id)).items;
-    assert.deepEqual(log.map((d) => [d.deliveryId === stuck ? 'stuck' : 'free', d.event, d.status, d.attempts]).sort(), [
-      ['free', 'delivery.assigned', 'SUCCEEDED', 1],
-      ['stuck', 'delivery.assigned', 'PENDING', 1],
-      ['stuck', 'delivery.picked_up', 'PENDING', 0],
-    ]);
+    assert.deepEqual(
+      log.map((d) => [d.deliveryId === stuck ? 'stuck' : 'free', d.event, d.status, d.attempts]).sort(),
+      [
+        ['free', 'delivery.assigned', 'SUCCEEDED', 1],
+        ['stuck', 'delivery.assigned', 'PENDING', 1],
+        ['stuck', 'delivery.picked_up', 'PENDING', 0],
+      ],
+    );
     assert.ok((await deliveries(t, owner, up.id)).items.every((d) => d.status === 'SUCCEEDED'));
   });
 
@@ -357,11 +508,24 @@ describe('webhooks', () => {
       assert.equal((await deliveries(t, owner, endpoint.id, '?status=PENDING')).items.length, 0);
 
       receiver.handler = () => ({ status: 200 });
-      const retry = await t.app.inject({ method: 'POST', url: `/api/webhooks/deliveries/${failed.id}/retry`, headers: owner.headers });
+      const retry = await t.app.inject({
+        method: 'POST',
+        url: `/api/webhooks/deliveries/${failed.id}/retry`,
+        headers: owner.headers,
+      });
       assert.equal(retry.statusCode, 202);
       assert.equal(retry.json().status, 'PENDING');
-      const again = await t.app.inject({ method: 'POST', url: `/api/webhooks/deliveries/${failed.id}/retry`, headers: owner.headers });
-      assert.deepEqual(again.json(), { statusCode: 409, message: 'Webhook delivery is already pending', error: 'Conflict', code: 'WEBHOOK_DELIVERY_PENDING' });
+      const again = await t.app.inject({
+        method: 'POST',
+        url: `/api/webhooks/deliveries/${failed.id}/retry`,
+        headers: owner.headers,
+      });
+      assert.deepEqual(again.json(), {
+        statusCode: 409,
+        message: 'Webhook delivery is already pending',
+        error: 'Conflict',
+        code: 'WEBHOOK_DELIVERY_PENDING',
+      });
       await worker.drain();
       assert.equal(receiver.received.length, 4);
       assert.equal(receiver.received[3].headers['webhook-id'], failed.id);
@@ -388,7 +552,10 @@ describe('webhooks', () => {
       await worker.drain();
       assert.equal(receiver.received.length, 0, 'not before Retry-After');
 
-      receiver.handler = () => ({ status: 503, headers: { 'retry-after': new Date(t.clock.now().getTime() + 600_000).toUTCString() } });
+      receiver.handler = () => ({
+        status: 503,
+        headers: { 'retry-after': new Date(t.clock.now().getTime() + 600_000).toUTCString() },
+      });
       t.clock.advance(60_000);
       await worker.drain();
       [d] = (await deliveries(t, owner, endpoint.id)).items;
@@ -419,8 +586,17 @@ describe('webhooks', () => {
     assert.deepEqual([d.status, d.lastResponseStatus, d.lastError], ['FAILED', 410, 'HTTP 410 (endpoint disabled)']);
     await record(t, owner.id, randomUUID(), 'delivery.assigned', 'ASSIGNED');
     assert.equal((await deliveries(t, owner, endpoint.id)).items.length, 1);
-    const test410 = await t.app.inject({ method: 'POST', url: `/api/webhooks/${endpoint.id}/test`, headers: owner.headers });
-    assert.deepEqual(test410.json(), { statusCode: 409, message: 'Webhook endpoint is disabled', error: 'Conflict', code: 'WEBHOOK_DISABLED' });
+    const test410 = await t.app.inject({
+      method: 'POST',
+      url: `/api/webhooks/${endpoint.id}/test`,
+      headers: owner.headers,
+    });
+    assert.deepEqual(test410.json(), {
+      statusCode: 409,
+      message: 'Webhook endpoint is disabled',
+      error: 'Conflict',
+      code: 'WEBHOOK_DISABLED',
+    });
   });
 
   test('the test event is sent on request', async (ctx) => {
@@ -428,14 +604,26 @@ describe('webhooks', () => {
     const owner = await createUser(t, { role: 'BUSINESS' });
     const endpoint = await createEndpoint(t, owner, { url: receiver.url, events: ['delivery.cancelled'] });
     receiver.received.length = 0;
-    const res = await t.app.inject({ method: 'POST', url: `/api/webhooks/${endpoint.id}/test`, headers: owner.headers });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/webhooks/${endpoint.id}/test`,
+      headers: owner.headers,
+    });
     assert.equal(res.statusCode, 202);
     assert.equal(res.json().event, 'webhook.test');
     await workerFor(t).drain();
     assert.equal(receiver.received.length, 1);
     const body = JSON.parse(receiver.received[0].body);
-    assert.deepEqual(body, { event: 'webhook.test', delivery_id: res.json().deliveryId, status: 'TEST', timestamp: t.clock.now().toISOString() });
-    assert.equal(receiver.received[0].headers['x-service-signature'], signHex(endpoint.secret, receiver.received[0].body));
+    assert.deepEqual(body, {
+      event: 'webhook.test',
+      delivery_id: res.json().deliveryId,
+      status: 'TEST',
+      timestamp: t.clock.now().toISOString(),
+    });
+    assert.equal(
+      receiver.received[0].headers['x-service-signature'],
+      signHex(endpoint.secret, receiver.received[0].body),
+    );
   });
 
   test('a receiver slower than WEBHOOK_TIMEOUT is a failed attempt, and it does not hold up other endpoints', async (ctx) => {
@@ -486,9 +674,29 @@ describe('webhooks with strict target rules', () => {
   });
 
   test('a private or loopback URL is refused when saved', async () => {
-    for (const url of [receiver.url, receiver.url.replace('127.0.0.1', 'localhost'), 'http://10.0.0.8/x', 'http://[::1]:8080/x', 'http://169.254.169.254/latest']) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: business.headers, payload: { url } });
-      assert.deepEqual(res.json(), { statusCode: 400, message: 'url must point to a public address', error: 'Bad Request', code: 'INVALID_WEBHOOK_URL' }, url);
+    for (const url of [
+      receiver.url,
+      receiver.url.replace('127.0.0.1', 'localhost'),
+      'http://10.0.0.8/x',
+      'http://[::1]:8080/x',
+      'http://169.254.169.254/latest',
+    ]) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/webhooks',
+        headers: business.headers,
+        payload: { url },
+      });
+      assert.deepEqual(
+        res.json(),
+        {
+          statusCode: 400,
+          message: 'url must point to a public address',
+          error: 'Bad Request',
+          code: 'INVALID_WEBHOOK_URL',
+        },
+        url,
+      );
     }
   });
 
@@ -498,7 +706,18 @@ describe('webhooks with strict target rules', () => {
     for (const url of [receiver.url, receiver.url.replace('127.0.0.1', 'localhost')]) {
       await t.db
         .insertInto('webhook_endpoints')
-        .values({ id: randomUUID(), business_id: business.id, url, events: ['delivery.assigned'], enabled: true, disabled_reason: null, description: null, secret: 'whsec_AAAA', created_at: now, updated_at: now })
+        .values({
+          id: randomUUID(),
+          business_id: business.id,
+          url,
+          events: ['delivery.assigned'],
+          enabled: true,
+          disabled_reason: null,
+          description: null,
+          secret: 'whsec_AAAA',
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
     }
     await record(t, business.id, randomUUID(), 'delivery.assigned', 'ASSIGNED');
@@ -515,8 +734,18 @@ describe('webhooks with strict target rules', () => {
   test('https is required when WEBHOOK_ALLOW_HTTP is false', async () => {
     const strict = await buildTestApp({ env: { WEBHOOK_ALLOW_HTTP: 'false' }, database: t.database });
     try {
-      const res = await strict.app.inject({ method: 'POST', url: '/api/webhooks', headers: business.headers, payload: { url: receiver.url } });
-      assert.deepEqual(res.json(), { statusCode: 400, message: 'url must use https', error: 'Bad Request', code: 'INVALID_WEBHOOK_URL' });
+      const res = await strict.app.inject({
+        method: 'POST',
+        url: '/api/webhooks',
+        headers: business.headers,
+        payload: { url: receiver.url },
+      });
+      assert.deepEqual(res.json(), {
+        statusCode: 400,
+        message: 'url must use https',
+        error: 'Bad Request',
+        code: 'INVALID_WEBHOOK_URL',
+      });
     } finally {
       await strict.close();
     }
@@ -537,7 +766,10 @@ describe('webhooks worker inside the API process', () => {
       // Without a wake-up the poll finds it.
       await record(t, business.id, packageId, 'delivery.picked_up', 'PICKED_UP');
       await receiver.waitFor(2, 3000);
-      assert.deepEqual(receiver.received.map((r) => JSON.parse(r.body).status), ['ASSIGNED', 'PICKED_UP']);
+      assert.deepEqual(
+        receiver.received.map((r) => JSON.parse(r.body).status),
+        ['ASSIGNED', 'PICKED_UP'],
+      );
     } finally {
       await receiver.close();
       await t.close();

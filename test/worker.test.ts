@@ -19,11 +19,22 @@ describe('worker', () => {
 
   test('background work is listed in two groups: shared (webhook worker, sweeps, the tracking token backfill) and per process (write-behind)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
-    assert.deepEqual(shared.slice(0, 7), ['ride expiry sweep', 'purging expired codes', 'purging expired quotes', 'tracking token backfill', 'ledger roll-up', 'monthly invoices', 'dispatch sweep']);
+    assert.deepEqual(shared.slice(0, 7), [
+      'ride expiry sweep',
+      'purging expired codes',
+      'purging expired quotes',
+      'tracking token backfill',
+      'ledger roll-up',
+      'monthly invoices',
+      'dispatch sweep',
+    ]);
     assert.match(shared[7]!, /^webhook worker /);
     assert.equal(shared.length, 8);
     assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 7);
-    assert.deepEqual(perProcessWork(t.services).map((l) => l.name), ['driver index and position write-behind', 'surge']);
+    assert.deepEqual(
+      perProcessWork(t.services).map((l) => l.name),
+      ['driver index and position write-behind', 'surge'],
+    );
   });
 
   test("the worker's server answers /health, /health/ready and /metrics", async () => {
@@ -47,7 +58,10 @@ describe('worker', () => {
 
   test(
     'npm run worker serves them on WORKER_PORT and stops cleanly on SIGTERM',
-    { skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server shared with a child process: set TEST_DATABASE_URL', timeout: 60_000 },
+    {
+      skip: serverDatabaseUrl ? false : 'needs a PostgreSQL server shared with a child process: set TEST_DATABASE_URL',
+      timeout: 60_000,
+    },
     async () => {
       const database = await createTestDatabase({ migrate: false });
       let out = '';

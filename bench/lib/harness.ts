@@ -28,7 +28,9 @@ export async function startServer(kind: 'baseline' | 'app', env: Record<string, 
       '--import',
       'tsx',
       ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []),
-      ...(process.env.BENCH_PROFILE && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+      ...(process.env.BENCH_PROFILE && kind === 'app'
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+        : []),
       ...(kind === 'app' ? (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean) : []),
     ],
     env: { ...process.env, BENCH_KIND: kind, ...env },
@@ -76,7 +78,13 @@ export interface LoadResult {
   /** The server process's CPU time (user + system) per completed request, when measured. */
   serverCpuUsPerRequest?: number;
   /** Open loop only: how late the generator sent (p99, max) and the p99 counted from the actual send. */
-  generator?: { cpuUsPerRequest: number; sendLateP99Ms: number; sendLateMaxMs: number; p99FromSendMs: number; eventLoopDelayMs: { p99: number; max: number } };
+  generator?: {
+    cpuUsPerRequest: number;
+    sendLateP99Ms: number;
+    sendLateMaxMs: number;
+    p99FromSendMs: number;
+    eventLoopDelayMs: { p99: number; max: number };
+  };
 }
 
 export async function load(options: autocannon.Options): Promise<LoadResult> {
@@ -147,7 +155,9 @@ async function openPool(url: string, connections: number): Promise<SendPool> {
     return {
       send: (r, done) => {
         // undici writes a content-length into the header objects it is given: never reuse it.
-        const headers = Object.fromEntries(Object.entries(r.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'));
+        const headers = Object.fromEntries(
+          Object.entries(r.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'content-length'),
+        );
         pool
           .request({ method: r.method, path: r.path, headers, body: r.body })
           .then(async (res) => {
@@ -163,7 +173,10 @@ async function openPool(url: string, connections: number): Promise<SendPool> {
   return { send: (r, done) => pool.request(r, done), close: () => pool.close() };
 }
 
-async function openLoopRun(pool: SendPool, options: { rate: number; duration: number; request: () => OpenLoopRequest }): Promise<LoadResult> {
+async function openLoopRun(
+  pool: SendPool,
+  options: { rate: number; duration: number; request: () => OpenLoopRequest },
+): Promise<LoadResult> {
   const total = Math.round(options.rate * options.duration);
   const interval = 1000 / options.rate;
   const latencies: number[] = [];
@@ -228,7 +241,9 @@ async function openLoopRun(pool: SendPool, options: { rate: number; duration: nu
       const window = Math.floor(t / 100) * 100;
       byWindow.set(window, (byWindow.get(window) ?? 0) + 1);
     }
-    console.error(`slower than 10 ms, by 100-ms window of scheduling from ${Date.now() - performance.now() + start}: ${[...byWindow].map(([w, n]) => `${w}:${n}`).join(' ')}`);
+    console.error(
+      `slower than 10 ms, by 100-ms window of scheduling from ${Date.now() - performance.now() + start}: ${[...byWindow].map(([w, n]) => `${w}:${n}`).join(' ')}`,
+    );
   }
   loopDelay.disable();
   const quantile = (values: number[], q: number) => {
@@ -249,7 +264,10 @@ async function openLoopRun(pool: SendPool, options: { rate: number; duration: nu
       sendLateP99Ms: quantile(sendLateness, 0.99),
       sendLateMaxMs: quantile(sendLateness, 1),
       p99FromSendMs: quantile(fromSend, 0.99),
-      eventLoopDelayMs: { p99: Math.round(loopDelay.percentile(99) / 1e4) / 100, max: Math.round(loopDelay.max / 1e4) / 100 },
+      eventLoopDelayMs: {
+        p99: Math.round(loopDelay.percentile(99) / 1e4) / 100,
+        max: Math.round(loopDelay.max / 1e4) / 100,
+      },
     },
   };
 }
@@ -285,7 +303,9 @@ export function processSwitches(pid: number): { voluntary: number; involuntary: 
 export async function withServerCpu<R extends { requests: number }>(
   pid: number,
   run: () => Promise<R>,
-): Promise<R & { serverCpuUsPerRequest: number; serverSwitchesPerRequest: { voluntary: number; involuntary: number } }> {
+): Promise<
+  R & { serverCpuUsPerRequest: number; serverSwitchesPerRequest: { voluntary: number; involuntary: number } }
+> {
   const before = processCpuUs(pid);
   const switchesBefore = processSwitches(pid);
   const result = await run();
@@ -295,7 +315,10 @@ export async function withServerCpu<R extends { requests: number }>(
   return {
     ...result,
     serverCpuUsPerRequest: result.requests ? Math.round((used / result.requests) * 10) / 10 : 0,
-    serverSwitchesPerRequest: { voluntary: per(switches.voluntary - switchesBefore.voluntary), involuntary: per(switches.involuntary - switchesBefore.involuntary) },
+    serverSwitchesPerRequest: {
+      voluntary: per(switches.voluntary - switchesBefore.voluntary),
+      involuntary: per(switches.involuntary - switchesBefore.involuntary),
+    },
   };
 }
 
@@ -303,14 +326,21 @@ export async function withServerCpu<R extends { requests: number }>(
 export async function baseline(duration = 8): Promise<LoadResult> {
   const server = await startServer('baseline');
   try {
-    return await withServerCpu(server.child.pid!, () => load({ url: `http://127.0.0.1:${server.port}/const`, duration }));
+    return await withServerCpu(server.child.pid!, () =>
+      load({ url: `http://127.0.0.1:${server.port}/const`, duration }),
+    );
   } finally {
     await server.stop();
   }
 }
 
 export function machine() {
-  return { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version };
+  return {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
+    node: process.version,
+  };
 }
 
 export { CENTRE, SPREAD_DEG } from './area.js';

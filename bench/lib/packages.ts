@@ -3,7 +3,12 @@
 import { randomPoint } from './harness.js';
 
 const VEHICLES = ['BIKE', 'CAR', 'VAN', 'TRUCK'] as const;
-const stop = (p: { lat: number; lng: number }) => ({ location: p, address: 'Bench St 1', contactName: 'Bench', contactPhone: '+254712345678' });
+const stop = (p: { lat: number; lng: number }) => ({
+  location: p,
+  address: 'Bench St 1',
+  contactName: 'Bench',
+  contactPhone: '+254712345678',
+});
 
 /** POSTs /packages `rate` times a second for `duration` seconds; `onCreated` gets each 201's id. Resolves to the number of failures once every answer is in. */
 export async function createPackagesAtRate(options: {
@@ -26,7 +31,13 @@ export async function createPackagesAtRate(options: {
       fetch(`${base}/packages`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ pickup: stop(randomPoint()), dropoff: stop(randomPoint()), vehicleType: VEHICLES[Math.floor(Math.random() * 4)], countryId: options.countryId, parcel: { description: 'Bench' } }),
+        body: JSON.stringify({
+          pickup: stop(randomPoint()),
+          dropoff: stop(randomPoint()),
+          vehicleType: VEHICLES[Math.floor(Math.random() * 4)],
+          countryId: options.countryId,
+          parcel: { description: 'Bench' },
+        }),
       }).then(async (res) => {
         const body = await res.json();
         if (res.status !== 201) errors += 1;

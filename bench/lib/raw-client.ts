@@ -30,7 +30,12 @@ class Connection {
   connected = false;
   current: Pending | undefined;
 
-  constructor(port: number, host: string, private readonly onIdle: (c: Connection) => void, private readonly onFail: (c: Connection, err: Error) => void) {
+  constructor(
+    port: number,
+    host: string,
+    private readonly onIdle: (c: Connection) => void,
+    private readonly onFail: (c: Connection, err: Error) => void,
+  ) {
     this.socket = net.connect({ port, host, noDelay: true });
     this.socket.once('connect', () => (this.connected = true));
     this.socket.on('data', (chunk) => this.read(chunk));
@@ -92,8 +97,15 @@ class Connection {
       this.status = (data[9] - 48) * 100 + (data[10] - 48) * 10 + (data[11] - 48);
       const length = header(head, CONTENT_LENGTH);
       const noBody = this.status === 204 || this.status === 304;
-      if (this.status < 200 || header(head, TRANSFER_ENCODING) >= 0 || (length < 0 && !noBody) || (length > 0 && noBody)) {
-        this.fail(new Error(`an answer the raw client does not read (status ${this.status}, chunked, close-delimited or 1xx)`));
+      if (
+        this.status < 200 ||
+        header(head, TRANSFER_ENCODING) >= 0 ||
+        (length < 0 && !noBody) ||
+        (length > 0 && noBody)
+      ) {
+        this.fail(
+          new Error(`an answer the raw client does not read (status ${this.status}, chunked, close-delimited or 1xx)`),
+        );
         return;
       }
       this.closing = header(head, CONNECTION_CLOSE) >= 0;
@@ -118,7 +130,10 @@ class Connection {
 }
 
 /** Header names as they start a line: in lower case (Fastify's) or as Node writes its own. */
-const names = (lower: string, canonical: string) => [Buffer.from(`\r\n${lower}`, 'latin1'), Buffer.from(`\r\n${canonical}`, 'latin1')];
+const names = (lower: string, canonical: string) => [
+  Buffer.from(`\r\n${lower}`, 'latin1'),
+  Buffer.from(`\r\n${canonical}`, 'latin1'),
+];
 const CONTENT_LENGTH = names('content-length:', 'Content-Length:');
 const TRANSFER_ENCODING = names('transfer-encoding:', 'Transfer-Encoding:');
 const CONNECTION_CLOSE = names('connection: close', 'Connection: close');
@@ -183,7 +198,8 @@ export class RawPool {
         conn.close();
         // A connection that had worked is replaced once; one that never connected is not retried
         // (a server that is gone would otherwise be dialled in a loop). With none left, what waits fails.
-        if (!this.closed && conn.connected) void this.connect().catch(() => this.all.length === 0 && this.failWaiting(err));
+        if (!this.closed && conn.connected)
+          void this.connect().catch(() => this.all.length === 0 && this.failWaiting(err));
         else if (this.all.length === 0) this.failWaiting(err);
       },
     );

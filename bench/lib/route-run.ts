@@ -17,11 +17,15 @@ export async function measureRoute(options: {
   const max = await withServerCpu(pid, () => load({ url, requests, duration }));
   await server.ask('stats');
   // Open loop at the target rate: latencies include any queueing when the server cannot keep up.
-  const atRate: LoadResult | undefined = rate === 0 ? undefined : await openLoop({ url, rate, duration, connections: 100, serverPid: pid, request: options.request });
+  const atRate: LoadResult | undefined =
+    rate === 0
+      ? undefined
+      : await openLoop({ url, rate, duration, connections: 100, serverPid: pid, request: options.request });
   const stats = await server.ask('stats');
   await server.stop();
   return { max, atRate, stats };
 }
 
 /** The route's maximum over the bare baseline's, to two decimals. */
-export const ratioTo = (base: LoadResult, max: LoadResult) => Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100;
+export const ratioTo = (base: LoadResult, max: LoadResult) =>
+  Math.round((max.requestsPerSec / base.requestsPerSec) * 100) / 100;

@@ -25,7 +25,6 @@ async function baseline() {
   send({ type: 'ready', port: (app.server.address() as { port: number }).port });
 }
 
-
 async function real() {
   const drivers = Number(process.env.BENCH_DRIVERS ?? 100_000);
   const sessions = Number(process.env.BENCH_SESSIONS ?? 10_000);
@@ -49,9 +48,15 @@ async function real() {
   const db = deps.database.db;
   const t0 = performance.now();
   // What B8 left: its packages and offers (they refer to the bench accounts).
-  await sql`delete from dispatch_offers where driver_id in (select id from users where email like 'bench-%')`.execute(db);
-  await sql`delete from dispatch_jobs where job_id in (select id from packages where created_by in (select id from users where email like 'bench-%'))`.execute(db);
-  await sql`delete from package_status_history where package_id in (select id from packages where created_by in (select id from users where email like 'bench-%'))`.execute(db);
+  await sql`delete from dispatch_offers where driver_id in (select id from users where email like 'bench-%')`.execute(
+    db,
+  );
+  await sql`delete from dispatch_jobs where job_id in (select id from packages where created_by in (select id from users where email like 'bench-%'))`.execute(
+    db,
+  );
+  await sql`delete from package_status_history where package_id in (select id from packages where created_by in (select id from users where email like 'bench-%'))`.execute(
+    db,
+  );
   await sql`delete from packages where created_by in (select id from users where email like 'bench-%')`.execute(db);
   await sql`delete from users where email like 'bench-%'`.execute(db);
   await sql`
@@ -131,9 +136,19 @@ async function real() {
   const t1 = performance.now();
   await app.ready();
   const readyMs = performance.now() - t1;
-  const tokens = new TokenService({ secret: deps.config.jwtSecret, issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlMs: 3_600_000, clock: deps.clock });
+  const tokens = new TokenService({
+    secret: deps.config.jwtSecret,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    accessTtlMs: 3_600_000,
+    clock: deps.clock,
+  });
   const auth: { driverId: string; token: string }[] = [];
-  for (const r of rows.rows) auth.push({ driverId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'DRIVER', sessionId: r.id })).token });
+  for (const r of rows.rows)
+    auth.push({
+      driverId: r.user_id,
+      token: (await tokens.signAccess({ userId: r.user_id, role: 'DRIVER', sessionId: r.id })).token,
+    });
   // B16: a device key (Traccar Client) for each driver with a session, stored hashed as the service does.
   const deviceKeys: string[] = [];
   if (process.env.BENCH_DEVICE_KEYS) {
@@ -147,14 +162,23 @@ async function real() {
     }
     await sql`
       insert into device_keys (id, driver_id, name, key_hash, created_at)
-      select gen_random_uuid(), d, 'bench', h, now() from unnest(${ids}::uuid[], ${hashes}::text[]) as t(d, h)`.execute(db);
+      select gen_random_uuid(), d, 'bench', h, now() from unnest(${ids}::uuid[], ${hashes}::text[]) as t(d, h)`.execute(
+      db,
+    );
   }
   const b = business.rows[0]!;
   const countryId = (await sql<{ id: string }>`select id from countries where code = 'KE'`.execute(db)).rows[0]!.id;
   const businessToken = (await tokens.signAccess({ userId: b.user_id, role: 'BUSINESS', sessionId: b.id })).token;
   const customers: { customerId: string; token: string }[] = [];
-  for (const r of customerRows) customers.push({ customerId: r.user_id, token: (await tokens.signAccess({ userId: r.user_id, role: 'CUSTOMER', sessionId: r.id })).token });
-  const adminAuth = admin && { refreshToken: admin.refreshToken, token: (await tokens.signAccess({ userId: admin.userId, role: 'ADMIN', sessionId: admin.sessionId })).token };
+  for (const r of customerRows)
+    customers.push({
+      customerId: r.user_id,
+      token: (await tokens.signAccess({ userId: r.user_id, role: 'CUSTOMER', sessionId: r.id })).token,
+    });
+  const adminAuth = admin && {
+    refreshToken: admin.refreshToken,
+    token: (await tokens.signAccess({ userId: admin.userId, role: 'ADMIN', sessionId: admin.sessionId })).token,
+  };
 
   // Event-loop delay while serving (a blocked loop shows here, not in the request handlers' profile).
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -166,7 +190,11 @@ async function real() {
   process.on('message', async (m: { type: string }) => {
     if (m.type === 'stats') {
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-      const eventLoopDelayMs = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
+      const eventLoopDelayMs = {
+        p50: ms(loopDelay.percentile(50)),
+        p99: ms(loopDelay.percentile(99)),
+        max: ms(loopDelay.max),
+      };
       loopDelay.reset();
       const memory = process.memoryUsage();
       const mb = (bytes: number) => Math.round(bytes / 1048576);
@@ -175,7 +203,12 @@ async function real() {
         flushes: flushes.splice(0),
         rssMB: mb(memory.rss),
         // Where the RSS is: the JS heap (in use and reserved) and memory outside it (buffers, etc.).
-        memoryMB: { heapUsed: mb(memory.heapUsed), heapTotal: mb(memory.heapTotal), external: mb(memory.external), arrayBuffers: mb(memory.arrayBuffers) },
+        memoryMB: {
+          heapUsed: mb(memory.heapUsed),
+          heapTotal: mb(memory.heapTotal),
+          external: mb(memory.external),
+          arrayBuffers: mb(memory.arrayBuffers),
+        },
         online: live.index.onlineCount,
         positionsApplied: live.positionsApplied,
         eventLoopDelayMs,
@@ -185,7 +218,13 @@ async function real() {
       (globalThis as { gc?: () => void }).gc?.();
       const memory = process.memoryUsage();
       const kb = (bytes: number) => Math.round(bytes / 1024);
-      send({ type: 'gc', rssKB: kb(memory.rss), heapUsedKB: kb(memory.heapUsed), externalKB: kb(memory.external), followers: services.trackingHub.followers });
+      send({
+        type: 'gc',
+        rssKB: kb(memory.rss),
+        heapUsedKB: kb(memory.heapUsed),
+        externalKB: kb(memory.external),
+        followers: services.trackingHub.followers,
+      });
     } else if (m.type === 'heap-snapshot') {
       const { writeHeapSnapshot } = await import('node:v8');
       send({ type: 'heap-snapshot', file: writeHeapSnapshot(undefined) });
@@ -195,7 +234,21 @@ async function real() {
       process.exit(0);
     }
   });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, auth, deviceKeys, businessToken, countryId, customers, admin: adminAuth, kenyaId: countryId, seededMs, readyMs, indexSize: live.index.size, database: deps.database.kind });
+  send({
+    type: 'ready',
+    port: (app.server.address() as { port: number }).port,
+    auth,
+    deviceKeys,
+    businessToken,
+    countryId,
+    customers,
+    admin: adminAuth,
+    kenyaId: countryId,
+    seededMs,
+    readyMs,
+    indexSize: live.index.size,
+    database: deps.database.kind,
+  });
 }
 
 await (process.env.BENCH_KIND === 'baseline' ? baseline() : real());

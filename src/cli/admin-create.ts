@@ -12,7 +12,8 @@ import { toUserResponse } from '../modules/auth/users.schemas.js';
 import { AppError } from '../shared/errors.js';
 import { systemClock } from '../shared/clock.js';
 
-const USAGE = 'usage: npm run admin:create -- --email EMAIL --phone +E164 --password PASSWORD [--first-name NAME] [--last-name NAME]';
+const USAGE =
+  'usage: npm run admin:create -- --email EMAIL --phone +E164 --password PASSWORD [--first-name NAME] [--last-name NAME]';
 
 async function main(): Promise<number> {
   let values;
@@ -59,7 +60,12 @@ async function main(): Promise<number> {
   try {
     await migrateToLatest(database.db);
     const { db } = database;
-    const accounts = new AccountService({ db, clock: systemClock, users: new UsersRepository(db), countries: new CountriesRepository(db) });
+    const accounts = new AccountService({
+      db,
+      clock: systemClock,
+      users: new UsersRepository(db),
+      countries: new CountriesRepository(db),
+    });
     const user = await accounts.createAccount({
       email: values.email,
       phone: values.phone,

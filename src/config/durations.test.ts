@@ -8,7 +8,8 @@ test('parseDuration reads every unit and refuses everything else', () => {
   assert.equal(parseDuration('15m'), 900_000);
   assert.equal(parseDuration('2h'), 7_200_000);
   assert.equal(parseDuration('7d'), 604_800_000);
-  for (const bad of ['', '15', 'm', '1.5h', '-1s', '10 minutes', '1w', '15M']) assert.equal(parseDuration(bad), undefined, bad);
+  for (const bad of ['', '15', 'm', '1.5h', '-1s', '10 minutes', '1w', '15M'])
+    assert.equal(parseDuration(bad), undefined, bad);
 });
 
 test('formatDuration picks the largest whole unit', () => {

@@ -130,7 +130,9 @@ export class EnvReader {
     if (raw === undefined) return parseBytes(fallback);
     const bytes = parseBytes(raw);
     if (!(bytes >= minBytes && bytes <= maxBytes)) {
-      this.problem(`${name} must be a size such as 512KB or 8MB, from ${formatBytes(minBytes)} to ${formatBytes(maxBytes)} (got "${raw}")`);
+      this.problem(
+        `${name} must be a size such as 512KB or 8MB, from ${formatBytes(minBytes)} to ${formatBytes(maxBytes)} (got "${raw}")`,
+      );
       return parseBytes(fallback);
     }
     this.given.add(name);
@@ -143,7 +145,9 @@ export class EnvReader {
     if (raw === undefined) return parseMeters(fallback);
     const meters = parseMeters(raw);
     if (!(meters >= minMeters && meters <= maxMeters)) {
-      this.problem(`${name} must be a distance such as 800m or 5km, from ${formatMeters(minMeters)} to ${formatMeters(maxMeters)} (got "${raw}")`);
+      this.problem(
+        `${name} must be a distance such as 800m or 5km, from ${formatMeters(minMeters)} to ${formatMeters(maxMeters)} (got "${raw}")`,
+      );
       return parseMeters(fallback);
     }
     this.given.add(name);
@@ -174,7 +178,8 @@ export class EnvReader {
     for (let i = 0; i < settings.length; i++) {
       for (let j = i + 1; j < settings.length; j++) {
         const [[low, lowValue], [high, highValue]] = [settings[i]!, settings[j]!];
-        if (isGiven[i] && isGiven[j] && lowValue > highValue) this.problem(`${low} (${this.get(low)}) must not exceed ${high} (${this.get(high)})`);
+        if (isGiven[i] && isGiven[j] && lowValue > highValue)
+          this.problem(`${low} (${this.get(low)}) must not exceed ${high} (${this.get(high)})`);
       }
     }
     return settings.map(([, value], i) => {

@@ -20,7 +20,14 @@ test('connection-class errors are told from statement errors', () => {
   ]) {
     assert.equal(isDatabaseUnavailable(err), true, String((err as Error).message));
   }
-  for (const err of [withCode('23505', 'duplicate key'), withCode('22P02'), withCode('40001'), new Error('boom'), undefined, 'text']) {
+  for (const err of [
+    withCode('23505', 'duplicate key'),
+    withCode('22P02'),
+    withCode('40001'),
+    new Error('boom'),
+    undefined,
+    'text',
+  ]) {
     assert.equal(isDatabaseUnavailable(err), false, String(err));
   }
 });

@@ -2,8 +2,18 @@
 // one when it is back (with what failed meanwhile), instead of one per failed request or retry.
 import type { Logger } from 'pino';
 
-const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
-const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|not queryable|connection timeout/i;
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
+const CONNECTION_MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|not queryable|connection timeout/i;
 
 /**
  * An error that says the database is away rather than that the statement was wrong: the server shut
@@ -12,8 +22,17 @@ const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying 
  */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 3) return false;
-  const { code, message, errors, cause } = err as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
-  if (typeof code === 'string' && (/^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code) || CONNECTION_ERRNOS.has(code))) return true;
+  const { code, message, errors, cause } = err as {
+    code?: unknown;
+    message?: unknown;
+    errors?: unknown;
+    cause?: unknown;
+  };
+  if (
+    typeof code === 'string' &&
+    (/^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code) || CONNECTION_ERRNOS.has(code))
+  )
+    return true;
   if (typeof code !== 'string' && typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true;
   // Node reports a refused connection to a name with several addresses as an AggregateError.
   if (Array.isArray(errors) && errors.some((e) => isDatabaseUnavailable(e, depth + 1))) return true;

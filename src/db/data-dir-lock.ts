@@ -75,7 +75,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Takes the lock for `dataDir` (DATA_DIR, named in the error) in `lockFile`; returns its release.
  * A live owner is waited for up to `waitMs` before the lock is refused.
  */
-export async function lockDataDir(dataDir: string, lockFile: string, options: { waitMs?: number } = {}): Promise<() => Promise<void>> {
+export async function lockDataDir(
+  dataDir: string,
+  lockFile: string,
+  options: { waitMs?: number } = {},
+): Promise<() => Promise<void>> {
   const startTime = procStat(process.pid)?.startTime;
   const record = `${process.pid}\n${startTime === undefined ? '' : `${startTime}\n`}`;
   const deadline = performance.now() + (options.waitMs ?? LOCK_WAIT_MS);

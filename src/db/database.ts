@@ -67,7 +67,10 @@ export async function openDatabase(options: {
         throw err;
       }
     };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }), log: options.log });
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }),
+      log: options.log,
+    });
     return {
       db,
       kind: 'postgres',

@@ -27,8 +27,13 @@ async function initInChild(dataDir: string): Promise<void> {
   const self = fileURLToPath(import.meta.url);
   const script = path.join(path.dirname(self), `embedded-init${path.extname(self)}`);
   await new Promise<void>((resolve, reject) => {
-    const child = fork(script, [dataDir], { execArgv: process.execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(script, [dataDir], {
+      execArgv: process.execArgv,
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${dataDir} failed (exit ${code})`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${dataDir} failed (exit ${code})`)),
+    );
   });
 }

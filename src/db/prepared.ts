@@ -44,7 +44,12 @@ export function honourPreparedMarks(client: QueryableClient): void {
   const query = client.query.bind(client);
   client.query = (...args: unknown[]) => {
     const [text, values] = args;
-    if (typeof text === 'string' && text.startsWith(PREPARED_MARK) && (values === undefined || Array.isArray(values)) && args.length <= 2) {
+    if (
+      typeof text === 'string' &&
+      text.startsWith(PREPARED_MARK) &&
+      (values === undefined || Array.isArray(values)) &&
+      args.length <= 2
+    ) {
       return query({ name: preparedName(text), text, values });
     }
     return query(...args);
@@ -52,6 +57,9 @@ export function honourPreparedMarks(client: QueryableClient): void {
 }
 
 /** Runs a marked statement in `db` (a transaction or the database) and returns its rows. */
-export async function runPrepared<R>(db: { executeQuery<T>(query: CompiledQuery<T>): Promise<{ rows: T[] }> }, query: CompiledQuery<R>): Promise<R[]> {
+export async function runPrepared<R>(
+  db: { executeQuery<T>(query: CompiledQuery<T>): Promise<{ rows: T[] }> },
+  query: CompiledQuery<R>,
+): Promise<R[]> {
   return (await db.executeQuery(prepared(query))).rows;
 }

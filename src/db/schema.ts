@@ -14,4 +14,17 @@ import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
 
-export interface Database extends FoundationTables, AuthTables, JobTables, IdempotencyTables, WebhookTables, DispatchTables, PricingTables, LedgerTables, PushTables, InvoiceTables, DeviceKeyTables, RatingTables {}
+export interface Database
+  extends
+    FoundationTables,
+    AuthTables,
+    JobTables,
+    IdempotencyTables,
+    WebhookTables,
+    DispatchTables,
+    PricingTables,
+    LedgerTables,
+    PushTables,
+    InvoiceTables,
+    DeviceKeyTables,
+    RatingTables {}

@@ -11,7 +11,12 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { DB } from '../db/database.js';
 import type { AccountStatus, Role } from '../db/schema.js';
-import { STATUS_MESSAGES, type AccessClaims, type AccessTokenVerifier, type AuthContext } from '../shared/auth-context.js';
+import {
+  STATUS_MESSAGES,
+  type AccessClaims,
+  type AccessTokenVerifier,
+  type AuthContext,
+} from '../shared/auth-context.js';
 import type { Bus } from '../shared/bus.js';
 import { forbidden, unauthorized } from '../shared/errors.js';
 import { SessionStateRepository } from './session-state.repository.js';
@@ -67,9 +72,7 @@ export class AuthGuard {
   private readonly now: () => number;
   private readonly sessions: SessionStateRepository;
 
-  constructor(
-    private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier; now?: () => number },
-  ) {
+  constructor(private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier; now?: () => number }) {
     this.now = deps.now ?? (() => performance.now());
     this.sessions = new SessionStateRepository(deps.db);
     deps.bus.subscribe('session.revoked', ({ sessionId }) => {
@@ -96,11 +99,15 @@ export class AuthGuard {
    * onRequest hook: requires a valid bearer token and, when given, one of the roles. A callback
    * hook: a token and session seen recently are checked without a promise (every request pays this).
    */
-  required(roles?: Role[], options: { /** An event stream's: it also takes ?access_token= (accessTokenOf). */ queryToken?: boolean } = {}): onRequestHookHandler {
+  required(
+    roles?: Role[],
+    options: { /** An event stream's: it also takes ?access_token= (accessTokenOf). */ queryToken?: boolean } = {},
+  ): onRequestHookHandler {
     // No closure is made per request on the cached path (tsx names every closure it makes, at a cost).
     const finish = (request: FastifyRequest, auth: AuthContext, done: (err?: Error) => void) => {
       request.auth = auth;
-      if (roles && !roles.includes(auth.role)) return done(forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE'));
+      if (roles && !roles.includes(auth.role))
+        return done(forbidden(`This action requires role ${roles.join(' or ')}`, 'WRONG_ROLE'));
       done();
     };
     return (request: FastifyRequest, _reply, done) => {

@@ -1,5 +1,11 @@
 // What every feature module receives when it registers its routes.
-import type { FastifyInstance, FastifyBaseLogger, RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyBaseLogger,
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AuthGuard } from './authenticate.js';
 
@@ -22,7 +28,8 @@ export interface ModuleContext {
 export type FeatureModule = (app: App, ctx: ModuleContext) => Promise<void> | void;
 
 /** 204 with no payload at all (not `null`, which would be serialized and stripped again). */
-export const noContent = <T>(reply: { code(status: 204): { send(payload: never): T } }): T => reply.code(204).send(undefined as never);
+export const noContent = <T>(reply: { code(status: 204): { send(payload: never): T } }): T =>
+  reply.code(204).send(undefined as never);
 
 /** JSON text the route already has, sent as it is: a test must hold it equal to the 200 schema's output. */
 export const sendJsonText = <T>(reply: { type(contentType: string): { send(payload: never): T } }, json: string): T =>

@@ -19,7 +19,11 @@ export function errorBody(statusCode: number, message: string, code?: string): E
 }
 
 const FRAMEWORK_CODES: Record<string, { status: number; code: string; message?: string }> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    message: 'Content-Type must be application/json',
+  },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 1 MiB' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'Body is not valid JSON' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH' },
@@ -30,16 +34,25 @@ export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
 
 export function registerErrorHandling(
   app: FastifyInstance,
-  options: { onDatabaseUnavailable?: (err: unknown) => void; consolePage?: (request: FastifyRequest, reply: FastifyReply) => unknown } = {},
+  options: {
+    onDatabaseUnavailable?: (err: unknown) => void;
+    consolePage?: (request: FastifyRequest, reply: FastifyReply) => unknown;
+  } = {},
 ): void {
   app.setErrorHandler((err: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof AppError) {
       if (err.statusCode >= 500) request.log.error({ err }, 'application error');
-      return reply.code(err.statusCode).headers(err.headers).send(errorBody(err.statusCode, err.message, err.code));
+      return reply
+        .code(err.statusCode)
+        .headers(err.headers)
+        .send(errorBody(err.statusCode, err.message, err.code));
     }
     const fastifyError = err as FastifyError;
     if (fastifyError.validation) {
-      const message = describeValidationError(fastifyError.validation as any, fastifyError.validationContext ?? 'request');
+      const message = describeValidationError(
+        fastifyError.validation as any,
+        fastifyError.validationContext ?? 'request',
+      );
       return reply.code(400).send(errorBody(400, message, 'VALIDATION_FAILED'));
     }
     const known = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
@@ -67,7 +80,9 @@ export function registerErrorHandling(
     // uuid that slipped past validation): the input was bad, not the server.
     if (isDataException(err) && !fastifyError.statusCode) {
       request.log.warn({ err }, 'input rejected by the database');
-      return reply.code(400).send(errorBody(400, 'Invalid input: a value is malformed or out of range', 'INVALID_INPUT'));
+      return reply
+        .code(400)
+        .send(errorBody(400, 'Invalid input: a value is malformed or out of range', 'INVALID_INPUT'));
     }
     // Unexpected: full detail to the log (with the request id), none to the client.
     request.log.error({ err }, 'unhandled error');
@@ -79,6 +94,8 @@ export function registerErrorHandling(
     if (options.consolePage && (request.method === 'GET' || request.method === 'HEAD') && isConsolePath(request.url)) {
       return options.consolePage(request, reply);
     }
-    reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
+    reply
+      .code(404)
+      .send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
   });
 }

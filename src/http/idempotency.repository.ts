@@ -12,7 +12,12 @@ export interface Claim {
 }
 
 const held = (claim: Claim) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
-  eb.and([eb('account_id', '=', claim.accountId), eb('key', '=', claim.key), eb('state', '=', 'IN_FLIGHT'), eb('created_at', '=', claim.claimedAt)]);
+  eb.and([
+    eb('account_id', '=', claim.accountId),
+    eb('key', '=', claim.key),
+    eb('state', '=', 'IN_FLIGHT'),
+    eb('created_at', '=', claim.claimedAt),
+  ]);
 
 export class IdempotencyRepository {
   constructor(private readonly db: DB) {}
@@ -21,8 +26,18 @@ export class IdempotencyRepository {
    * Inserts an IN_FLIGHT claim, or takes over a record created before `expiredBefore` or an IN_FLIGHT
    * one created before `abandonedBefore`; whether this claim was written.
    */
-  async claim(claim: Claim & { requestHash: string }, cutoffs: { expiredBefore: Date; abandonedBefore: Date }, db: Executor = this.db): Promise<boolean> {
-    const row = { request_hash: claim.requestHash, state: 'IN_FLIGHT' as const, response_status: null, response_body: null, created_at: claim.claimedAt };
+  async claim(
+    claim: Claim & { requestHash: string },
+    cutoffs: { expiredBefore: Date; abandonedBefore: Date },
+    db: Executor = this.db,
+  ): Promise<boolean> {
+    const row = {
+      request_hash: claim.requestHash,
+      state: 'IN_FLIGHT' as const,
+      response_status: null,
+      response_body: null,
+      created_at: claim.claimedAt,
+    };
     const claimed = await db
       .insertInto('idempotency_keys')
       .values({ account_id: claim.accountId, key: claim.key, ...row })
@@ -33,7 +48,10 @@ export class IdempotencyRepository {
           .where((eb) =>
             eb.or([
               eb('idempotency_keys.created_at', '<', cutoffs.expiredBefore),
-              eb.and([eb('idempotency_keys.state', '=', 'IN_FLIGHT'), eb('idempotency_keys.created_at', '<', cutoffs.abandonedBefore)]),
+              eb.and([
+                eb('idempotency_keys.state', '=', 'IN_FLIGHT'),
+                eb('idempotency_keys.created_at', '<', cutoffs.abandonedBefore),
+              ]),
             ]),
           ),
       )
@@ -44,7 +62,10 @@ export class IdempotencyRepository {
 
   /** Locks the claim while it is still held (not taken over, not released); whether it is. */
   async lockClaim(claim: Claim, trx: Transaction<Database>): Promise<boolean> {
-    return (await trx.selectFrom('idempotency_keys').select('state').where(held(claim)).forUpdate().executeTakeFirst()) !== undefined;
+    return (
+      (await trx.selectFrom('idempotency_keys').select('state').where(held(claim)).forUpdate().executeTakeFirst()) !==
+      undefined
+    );
   }
 
   async complete(claim: Claim, response: { status: number; body: string }, db: Executor = this.db): Promise<void> {
@@ -59,7 +80,11 @@ export class IdempotencyRepository {
    * Stores the response of a claim still held, in the work's transaction: the row's lock and its
    * completion in one statement; false when the claim was taken over or released meanwhile.
    */
-  async completeHeld(claim: Claim, response: { status: number; body: string }, trx: Transaction<Database>): Promise<boolean> {
+  async completeHeld(
+    claim: Claim,
+    response: { status: number; body: string },
+    trx: Transaction<Database>,
+  ): Promise<boolean> {
     const done = await trx
       .updateTable('idempotency_keys')
       .where(held(claim))

@@ -38,7 +38,9 @@ export function canonicalJson(value: unknown): string {
 
 /** What a key's record compares: the route (with its path's ids) and the body. */
 export function requestHash(scope: string, body: unknown): string {
-  return createHash('sha256').update(`${scope}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${scope}\n${canonicalJson(body)}`)
+    .digest('hex');
 }
 
 export function idempotencyKeyFrom(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -70,9 +72,14 @@ export class IdempotencyStore {
     return this.claimed(options, async (claim) => {
       try {
         const result = await db.transaction().execute(async (trx) => {
-          if (!(await this.repo.lockClaim(claim, trx))) throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
+          if (!(await this.repo.lockClaim(claim, trx)))
+            throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
           const response = await work(trx);
-          await this.repo.complete(claim, { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) }, trx);
+          await this.repo.complete(
+            claim,
+            { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) },
+            trx,
+          );
           return response;
         });
         return { ...result, replayed: false };
@@ -99,14 +106,21 @@ export class IdempotencyStore {
       let recorded = false;
       const record: RecordAnswer = async (trx, body) => {
         // Taken over (a claim older than ABANDONED_CLAIM_MS) or released meanwhile: this change rolls back.
-        if (!(await this.repo.completeHeld(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) }, trx))) {
+        if (
+          !(await this.repo.completeHeld(
+            claim,
+            { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) },
+            trx,
+          ))
+        ) {
           throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
         }
         recorded = true;
       };
       try {
         const body = await work(record);
-        if (!recorded) await this.repo.complete(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) });
+        if (!recorded)
+          await this.repo.complete(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) });
         return { statusCode, body, replayed: false };
       } catch (err) {
         await this.repo.release(claim);
@@ -126,7 +140,10 @@ export class IdempotencyStore {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const now = this.deps.clock.now();
       const claim = { accountId, key, claimedAt: now };
-      const cutoffs = { expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS), abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS) };
+      const cutoffs = {
+        expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
+        abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS),
+      };
       if (await this.repo.claim({ ...claim, requestHash: hash }, cutoffs)) return fresh(claim);
 
       const existing = await this.repo.get(accountId, key);
@@ -142,7 +159,10 @@ export class IdempotencyStore {
         body = JSON.parse(this.open(existing.response_body)) as B;
       } catch {
         // Sealed under another JWT_SECRET (rotated): replaying is impossible, re-running would duplicate.
-        throw conflict('The stored response of this Idempotency-Key can no longer be read; use a new key', 'IDEMPOTENCY_KEY_UNREADABLE');
+        throw conflict(
+          'The stored response of this Idempotency-Key can no longer be read; use a new key',
+          'IDEMPOTENCY_KEY_UNREADABLE',
+        );
       }
       return { statusCode: existing.response_status, body, replayed: true };
     }
@@ -185,9 +205,15 @@ export async function createOnce<Created>(
 ): Promise<FastifyReply> {
   const key = idempotencyKeyFrom(request.headers);
   if (key === undefined && options.keyRequired) {
-    throw badRequest('This request needs an Idempotency-Key header: repeated without one, it would run twice', 'IDEMPOTENCY_KEY_REQUIRED');
+    throw badRequest(
+      'This request needs an Idempotency-Key header: repeated without one, it would run twice',
+      'IDEMPOTENCY_KEY_REQUIRED',
+    );
   }
-  const result = await idempotency.run({ accountId: request.auth.userId, key, scope, body: request.body }, async (trx) => ({ statusCode: 201, body: await create(trx) }));
+  const result = await idempotency.run(
+    { accountId: request.auth.userId, key, scope, body: request.body },
+    async (trx) => ({ statusCode: 201, body: await create(trx) }),
+  );
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   else if (options.announce) {
     const { announce } = options;
@@ -215,7 +241,13 @@ export async function stepOnce<B>(
   statusCode: number,
   work: (record: RecordAnswer | undefined) => Promise<B>,
 ): Promise<FastifyReply> {
-  const options = { accountId: request.auth.userId, key: idempotencyKeyFrom(request.headers), scope, body: request.body ?? {}, statusCode };
+  const options = {
+    accountId: request.auth.userId,
+    key: idempotencyKeyFrom(request.headers),
+    scope,
+    body: request.body ?? {},
+    statusCode,
+  };
   const result = await idempotency.once(options, work);
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(result.statusCode).send(result.body);

@@ -11,7 +11,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'reference', description: 'Reference data: countries' },
   { name: 'auth', description: 'Registration, login with the SMS code, tokens, passwords' },
   { name: 'admin', description: 'Administration: accounts, approvals, countries, tariffs, jobs' },
-  { name: 'drivers', description: "The driver app: profile, availability, location, jobs" },
+  { name: 'drivers', description: 'The driver app: profile, availability, location, jobs' },
   { name: 'businesses', description: "A business's profile" },
   { name: 'companies', description: "A company's profile and drivers" },
   { name: 'matching', description: 'Finding the nearest eligible drivers' },
@@ -21,17 +21,29 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'dispatch', description: 'Offers of jobs to drivers' },
   { name: 'pricing', description: 'Quotes and fares' },
   { name: 'tracking', description: 'Live tracking: public tracking links and event streams' },
-  { name: 'push', description: 'Web Push: the VAPID key and the browsers\' push subscriptions' },
+  { name: 'push', description: "Web Push: the VAPID key and the browsers' push subscriptions" },
   { name: 'ratings', description: 'Ratings and tips after a job ends' },
   { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
 ];
 
 const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 } },
-  'X-RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 } },
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed in the window',
+    schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the window',
+    schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Seconds until the window resets',
+    schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+  },
 };
-const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 } };
+const RETRY_AFTER = {
+  description: 'Seconds to wait before trying again',
+  schema: { type: 'integer', minimum: 0, maximum: 1_000_000_000 },
+};
 
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   '400': 'Invalid input (the message names the field)',
@@ -58,7 +70,8 @@ const errorRef = () => ({ $ref: '#/components/schemas/ErrorResponse' });
 
 function errorResponse(status: string, existing: Json | undefined, limited: boolean): Json {
   const response: Json = existing ? { ...existing } : { description: ERROR_DESCRIPTIONS[status] ?? 'Error' };
-  if (!response.description || response.description === 'Default Response') response.description = ERROR_DESCRIPTIONS[status] ?? 'Error';
+  if (!response.description || response.description === 'Default Response')
+    response.description = ERROR_DESCRIPTIONS[status] ?? 'Error';
   response.content = { 'application/json': { schema: existing?.content?.['application/json']?.schema ?? errorRef() } };
   if (limited) {
     response.headers = { ...(response.headers ?? {}), ...rateLimitHeaderRefs() };
@@ -125,7 +138,8 @@ export function completeOpenApi(generated: Json): Json {
   if (bearer) {
     doc.components.securitySchemes.adminBearerAuth = {
       ...bearer,
-      description: 'The access token of an ADMIN account (the same login; any other role gets 403). A JWT checked as RFC8725 advises.',
+      description:
+        'The access token of an ADMIN account (the same login; any other role gets 403). A JWT checked as RFC8725 advises.',
     };
   }
   const used = new Set<string>();
@@ -140,13 +154,15 @@ export function completeOpenApi(generated: Json): Json {
       used.add(op.operationId);
       op.security ??= [];
       // Admin routes take an ADMIN's token: a scheme of their own says so (and OWASP API5 asks for it).
-      if (path.startsWith('/api/admin/') && op.security.some((r: Json) => 'bearerAuth' in r)) op.security = [{ adminBearerAuth: [] }];
+      if (path.startsWith('/api/admin/') && op.security.some((r: Json) => 'bearerAuth' in r))
+        op.security = [{ adminBearerAuth: [] }];
       for (const p of [...(op.parameters ?? []), ...(item.parameters ?? [])]) stateImpliedBounds(p.schema);
       for (const media of Object.values<Json>(op.requestBody?.content ?? {})) stateImpliedBounds(media.schema);
       const secured = op.security.length > 0;
       const responses: Json = (op.responses ??= {});
       const statuses = new Set(Object.keys(responses));
-      const hasInput = Boolean(op.requestBody) || (op.parameters ?? []).length > 0 || (item.parameters ?? []).length > 0;
+      const hasInput =
+        Boolean(op.requestBody) || (op.parameters ?? []).length > 0 || (item.parameters ?? []).length > 0;
       if (hasInput) statuses.add('400');
       if (secured) statuses.add('401');
       if (path.includes('{')) statuses.add('404');
@@ -155,11 +171,15 @@ export function completeOpenApi(generated: Json): Json {
       for (const status of statuses) {
         if (/^[45]\d\d$/.test(status)) responses[status] = errorResponse(status, responses[status], limited);
         else if (limited && /^2\d\d$/.test(status)) {
-          responses[status] = { ...responses[status], headers: { ...(responses[status].headers ?? {}), ...rateLimitHeaderRefs() } };
+          responses[status] = {
+            ...responses[status],
+            headers: { ...(responses[status].headers ?? {}), ...rateLimitHeaderRefs() },
+          };
         }
       }
       for (const [status, response] of Object.entries<Json>(responses)) {
-        if (!response.description || response.description === 'Default Response') response.description = describe(status, method);
+        if (!response.description || response.description === 'Default Response')
+          response.description = describe(status, method);
       }
     }
   }

@@ -84,7 +84,11 @@ export interface KeyedLimit {
  * A limiter counting by a key the caller chooses (not the client IP), shared by every instance
  * through Redis when configured, with the same in-process fallback as the per-IP limits.
  */
-export function createKeyedLimiter(deps: LimiterDeps, name: string, spec: RateLimitSpec): (key: string) => Promise<KeyedLimit> {
+export function createKeyedLimiter(
+  deps: LimiterDeps,
+  name: string,
+  spec: RateLimitSpec,
+): (key: string) => Promise<KeyedLimit> {
   const limiter = makeLimiter(deps, name, spec);
   const consume = consumer(deps);
   return async (key) => {
@@ -118,9 +122,7 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
   const reject = (reply: FastifyReply, limit: Limiter, res: RateLimiterRes) => {
     const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
     reply.header('retry-after', String(retryAfter));
-    return reply
-      .code(429)
-      .send(errorBody(429, `Too many requests; retry in ${retryAfter} seconds`, 'RATE_LIMITED'));
+    return reply.code(429).send(errorBody(429, `Too many requests; retry in ${retryAfter} seconds`, 'RATE_LIMITED'));
   };
 
   const limit = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -153,7 +155,9 @@ export async function registerRateLimits(app: App, ctx: ModuleContext): Promise<
 
   // Unknown /api paths count too: without a 404 handler in this scope they would skip the hook above.
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
+    reply
+      .code(404)
+      .send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
   });
 }
 
@@ -168,6 +172,11 @@ export function clientKey(ip: string): string {
   const [head, tail = ''] = ip.split('::');
   const left = head ? head.split(':') : [];
   const right = ip.includes('::') && tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = ip.includes('::')
+    ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -85,7 +85,8 @@ export class OneLinePerRequest extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    if (error)
+      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
@@ -112,7 +113,17 @@ const SECRET_QUERY_NAME = /^\s*(?:id|device_?id)\s*$/i;
 export function loggedUrl(url: string, route?: string): string {
   const cut = url.search(/[?#]/);
   const path = cut < 0 ? url : url.slice(0, cut);
-  return redactPath(path, route) + (cut < 0 ? '' : url[cut] + url.slice(cut + 1).split('&').map(redactPair).join('&'));
+  return (
+    redactPath(path, route) +
+    (cut < 0
+      ? ''
+      : url[cut] +
+        url
+          .slice(cut + 1)
+          .split('&')
+          .map(redactPair)
+          .join('&'))
+  );
 }
 
 function redactPath(path: string, route: string | undefined): string {

@@ -8,7 +8,11 @@ export class SessionStateRepository {
   constructor(private readonly db: DB) {}
 
   async getById(sessionId: string, db: Executor = this.db) {
-    const query = db.selectFrom('auth_sessions as s').innerJoin('users as u', 'u.id', 's.user_id').select(['s.user_id', 's.revoked_at', 'u.role', 'u.status']).where('s.id', '=', sessionId);
+    const query = db
+      .selectFrom('auth_sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .select(['s.user_id', 's.revoked_at', 'u.role', 'u.status'])
+      .where('s.id', '=', sessionId);
     return (await runPrepared(db, query.compile()))[0];
   }
 }

@@ -125,7 +125,10 @@ test('the registry caps open streams per account and per address, and frees a sl
   const refused = (fn: () => unknown, message: string) =>
     assert.throws(fn, (err: unknown) => {
       assert.ok(err instanceof AppError);
-      assert.deepEqual([err.statusCode, err.code, err.message, err.headers], [429, 'TOO_MANY_STREAMS', message, { 'retry-after': '3' }]);
+      assert.deepEqual(
+        [err.statusCode, err.code, err.message, err.headers],
+        [429, 'TOO_MANY_STREAMS', message, { 'retry-after': '3' }],
+      );
       return true;
     });
   const a1 = connect('a');
@@ -137,7 +140,10 @@ test('the registry caps open streams per account and per address, and frees a sl
   refused(() => connect(undefined), 'Too many open event streams from this address (at most 3): close one first');
   // An IPv6 client is one /64, as the rate limits count it.
   for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) connect(undefined, ip);
-  refused(() => connect(undefined, '2001:db8:1:2::4'), 'Too many open event streams from this address (at most 3): close one first');
+  refused(
+    () => connect(undefined, '2001:db8:1:2::4'),
+    'Too many open event streams from this address (at most 3): close one first',
+  );
   assert.equal(registry.size, 6);
 
   // Freed whoever ends it: the client going away, or the server ending the stream.

@@ -182,10 +182,14 @@ export class SseRegistry {
     // As the rate limits count a client: its IPv4 address or its IPv6 /64.
     const ip = clientKey(request.ip);
     if (account !== undefined && (this.byAccount.get(account) ?? 0) >= this.caps.perAccount) {
-      throw tooManyStreams(`Too many open event streams for this account (at most ${this.caps.perAccount}): close one first`);
+      throw tooManyStreams(
+        `Too many open event streams for this account (at most ${this.caps.perAccount}): close one first`,
+      );
     }
     if ((this.byIp.get(ip) ?? 0) >= this.caps.perIp) {
-      throw tooManyStreams(`Too many open event streams from this address (at most ${this.caps.perIp}): close one first`);
+      throw tooManyStreams(
+        `Too many open event streams from this address (at most ${this.caps.perIp}): close one first`,
+      );
     }
     const connection = SseConnection.open(request, reply);
     const slice = this.slices[this.next++ % HEARTBEAT_SLICES]!;

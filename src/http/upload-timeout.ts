@@ -33,7 +33,9 @@ export function uploadTimeout(ms: number, name: string) {
       request.log.info({ timeoutMs: ms }, 'upload not received in time');
       if (!reply.raw.headersSent && socket.writable) {
         const body = JSON.stringify(errorBody(408, `The upload was not received within ${name}`, 'REQUEST_TIMEOUT'));
-        socket.end(`HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${request.id}\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${request.id}\r\n\r\n${body}`,
+        );
       }
       socket.destroySoon();
     }, ms);

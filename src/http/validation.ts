@@ -61,7 +61,9 @@ export function withTextRule(schema: unknown, multiline = false): unknown {
   }
   const properties = out.properties as Record<string, unknown> | undefined;
   if (properties && typeof properties === 'object') {
-    out.properties = Object.fromEntries(Object.entries(properties).map(([name, sub]) => [name, withTextRule(sub, MULTILINE_FIELDS.has(name))]));
+    out.properties = Object.fromEntries(
+      Object.entries(properties).map(([name, sub]) => [name, withTextRule(sub, MULTILINE_FIELDS.has(name))]),
+    );
   }
   for (const key of NESTED) if (out[key] && typeof out[key] === 'object') out[key] = withTextRule(out[key], multiline);
   return out;
@@ -99,7 +101,9 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
  * answer with that status, for the same reasons as the validators above. Passed to Fastify as
  * `schemaController.compilersFactory.buildSerializer`.
  */
-export function lazySerializerFactory(): NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer'] {
+export function lazySerializerFactory(): NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>['buildSerializer'] {
   const buildDefault = SerializerSelector();
   return (externalSchemas, serializerOpts) => {
     const compile = buildDefault(externalSchemas, serializerOpts as never);
@@ -115,7 +119,9 @@ export function describeValidationError(errors: ErrorObject[] | Partial<ErrorObj
   const all = errors as ErrorObject[];
   // ...unless a branch failed on control characters: that is the reason, whatever the type.
   const first =
-    all.find((e) => e.keyword === TEXT_RULE) ?? all.find((e) => e.keyword === 'anyOf' && e.instancePath === all[0]?.instancePath) ?? all[0];
+    all.find((e) => e.keyword === TEXT_RULE) ??
+    all.find((e) => e.keyword === 'anyOf' && e.instancePath === all[0]?.instancePath) ??
+    all[0];
   if (!first) return `${context} is invalid`;
   const where = [context, ...(first.instancePath ?? '').split('/').filter(Boolean)].join('.');
   switch (first.keyword) {

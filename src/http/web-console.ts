@@ -57,7 +57,8 @@ export function consoleHeaders(config: Pick<Config, 'mapTileUrl'>): Record<strin
   };
 }
 
-export const PERMISSIONS_POLICY = 'geolocation=(self), camera=(self), screen-wake-lock=(self), microphone=(), payment=(), usb=()';
+export const PERMISSIONS_POLICY =
+  'geolocation=(self), camera=(self), screen-wake-lock=(self), microphone=(), payment=(), usb=()';
 
 const escapeAttr = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
@@ -120,14 +121,17 @@ export async function registerWebConsole(app: App, config: Config, dist = WEB_DI
     const url = request.url;
     const appName = appOf(url);
     // An app's scope is /driver/: relative to it, /driver alone would be outside.
-    if (appName && (url === `/${appName}` || url.startsWith(`/${appName}?`))) return reply.redirect(`/${appName}/${url.slice(appName.length + 1)}`, 308);
+    if (appName && (url === `/${appName}` || url.startsWith(`/${appName}?`)))
+      return reply.redirect(`/${appName}/${url.slice(appName.length + 1)}`, 308);
     const html = pageHtml(appName ? path.join(dist, appName, 'index.html') : consoleFile);
     reply.headers(headers).header('cache-control', 'no-cache').type('text/html; charset=utf-8');
     if (html === undefined) {
       request.log.warn('the web console is not built (npm run build:web)');
       return reply
         .code(503)
-        .send('<!doctype html><title>Console not built</title><h1>The web console is not built</h1><p>Run <code>npm run build:web</code>, or start with <code>npm start</code>, which builds it.</p>');
+        .send(
+          '<!doctype html><title>Console not built</title><h1>The web console is not built</h1><p>Run <code>npm run build:web</code>, or start with <code>npm start</code>, which builds it.</p>',
+        );
     }
     return reply.code(200).send(html);
   };

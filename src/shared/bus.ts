@@ -20,7 +20,14 @@ export interface BusEvents {
   /** A driver took a job (busy) or its job ended (free). */
   'driver.job': { driverId: string; busy: boolean; jobId: string; jobType: 'PACKAGE' | 'RIDE' };
   /** A driver position (used by instances to keep their in-memory index current). */
-  'driver.location': { driverId: string; lat: number; lng: number; heading: number | null; speed: number | null; at: number };
+  'driver.location': {
+    driverId: string;
+    lat: number;
+    lng: number;
+    heading: number | null;
+    speed: number | null;
+    at: number;
+  };
   /** A message for a driver's WebSocket, wherever it is connected. */
   'driver.push': { driverId: string; message: Record<string, unknown> };
   /** New work may be available for the webhook worker. */
@@ -121,7 +128,12 @@ export class RedisBus extends LocalBus {
   private unwatch: (() => void) | undefined;
   private readonly offChange: () => void;
 
-  constructor(private readonly redis: Redis, prefix: string, private readonly health: RedisHealth, logger?: Logger) {
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly health: RedisHealth,
+    logger?: Logger,
+  ) {
     super(logger);
     this.channel = `${prefix}bus`;
     // Back after an outage: events published meanwhile may have been missed (ours, sent again, and
@@ -187,7 +199,11 @@ export class RedisBus extends LocalBus {
   }
 
   private resend(): void {
-    if (this.dropped) this.logger?.warn({ dropped: this.dropped }, 'bus events dropped during the redis outage (others resynchronise anyway)');
+    if (this.dropped)
+      this.logger?.warn(
+        { dropped: this.dropped },
+        'bus events dropped during the redis outage (others resynchronise anyway)',
+      );
     this.dropped = 0;
     const batch = this.pending;
     this.pending = [];

@@ -7,8 +7,19 @@ test('HTTP metrics scrape exactly as prom-client Counter and Histogram would sho
   const reference = new Registry();
   const labelNames = ['method', 'route', 'status'];
   const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-  const histogram = new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request latency by route and status', labelNames, buckets, registers: [reference] });
-  const counter = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames, registers: [reference] });
+  const histogram = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames,
+    buckets,
+    registers: [reference],
+  });
+  const counter = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames,
+    registers: [reference],
+  });
   const ours = new Registry();
   const metrics = new HttpMetrics(ours);
   const requests = [

@@ -52,7 +52,12 @@ export class HttpMetrics {
     const key = `${status} ${method} ${route}`;
     let s = this.series.get(key);
     if (!s) {
-      s = { labels: { method, route, status: String(status) }, count: 0, sum: 0, buckets: new Float64Array(DURATION_BUCKETS.length + 1) };
+      s = {
+        labels: { method, route, status: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+      };
       this.series.set(key, s);
     }
     s.count += 1;

@@ -4,15 +4,52 @@ import fc from 'fast-check';
 import { ISO_4217_MINOR_UNITS, decimalsOf, formatMoney, minorUnitsOf, parseMoney, toMajorText } from './money.js';
 
 const CURRENCIES = Object.keys(ISO_4217_MINOR_UNITS);
-const SAMPLES = [0, 1, 5, 10, 99, 100, 101, 999, 1000, 12_345, 1_234_567, 2_000_000_000, 123_456_789_012, Number.MAX_SAFE_INTEGER];
+const SAMPLES = [
+  0,
+  1,
+  5,
+  10,
+  99,
+  100,
+  101,
+  999,
+  1000,
+  12_345,
+  1_234_567,
+  2_000_000_000,
+  123_456_789_012,
+  Number.MAX_SAFE_INTEGER,
+];
 
 test('ISO 4217 minor units, where browsers (CLDR) put the point elsewhere too', () => {
-  for (const code of ['AFN', 'ALL', 'COP', 'HUF', 'IDR', 'IRR', 'KPW', 'LAK', 'LBP', 'MGA', 'MMK', 'PKR', 'SLL', 'SOS', 'SYP', 'YER']) assert.equal(minorUnitsOf(code), 2, code);
-  assert.deepEqual(['IQD', 'KWD', 'BHD', 'UGX', 'RWF', 'XOF', 'JPY', 'KES', 'CLF'].map(minorUnitsOf), [3, 3, 3, 0, 0, 0, 0, 2, 4]);
+  for (const code of [
+    'AFN',
+    'ALL',
+    'COP',
+    'HUF',
+    'IDR',
+    'IRR',
+    'KPW',
+    'LAK',
+    'LBP',
+    'MGA',
+    'MMK',
+    'PKR',
+    'SLL',
+    'SOS',
+    'SYP',
+    'YER',
+  ])
+    assert.equal(minorUnitsOf(code), 2, code);
+  assert.deepEqual(
+    ['IQD', 'KWD', 'BHD', 'UGX', 'RWF', 'XOF', 'JPY', 'KES', 'CLF'].map(minorUnitsOf),
+    [3, 3, 3, 0, 0, 0, 0, 2, 4],
+  );
   assert.equal(CURRENCIES.length, 169);
   for (const code of CURRENCIES) assert.match(code, /^[A-Z]{3}$/);
   // Not currencies a country counts in (no minor unit), and nothing inherited from Object.
-  for (const code of ['XAU', 'XDR', 'XXX', 'XTS', 'ABC', 'constructor', 'toString']) assert.equal(minorUnitsOf(code), undefined, code);
+  for (const code of ['XAU', 'XDR', 'XXX', 'XTS', 'ABC', 'constructor', 'toString'])
+    assert.equal(minorUnitsOf(code), undefined, code);
   assert.equal(decimalsOf('ABC'), 2);
 });
 
@@ -32,9 +69,13 @@ test('over the whole table: format shows exactly the minor units, and parse read
 
 test('any safe amount in any currency survives format and parse exactly (no floating point)', () => {
   fc.assert(
-    fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.constantFrom(...CURRENCIES), (amount, currency) => {
-      assert.equal(parseMoney(formatMoney(amount, currency), decimalsOf(currency)), amount);
-    }),
+    fc.property(
+      fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+      fc.constantFrom(...CURRENCIES),
+      (amount, currency) => {
+        assert.equal(parseMoney(formatMoney(amount, currency), decimalsOf(currency)), amount);
+      },
+    ),
     { numRuns: 2000 },
   );
 });

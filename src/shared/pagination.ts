@@ -24,7 +24,8 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
     const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as [string, string];
     const createdAt = new Date(at);
     const year = createdAt.getUTCFullYear();
-    if (typeof id !== 'string' || !UUID_PATTERN.test(id) || Number.isNaN(year) || year < 1970 || year > 9999) throw new Error();
+    if (typeof id !== 'string' || !UUID_PATTERN.test(id) || Number.isNaN(year) || year < 1970 || year > 9999)
+      throw new Error();
     return { createdAt, id };
   } catch {
     throw badRequest('Invalid cursor', 'INVALID_CURSOR');
@@ -48,7 +49,11 @@ export function toPage<T extends { createdAt: Date; id: string }, R>(rows: T[], 
   };
 }
 
-export const toRowPage = <T extends { created_at: Date; id: string }, R>(rows: T[], limit: number, map: (row: T) => R) =>
+export const toRowPage = <T extends { created_at: Date; id: string }, R>(
+  rows: T[],
+  limit: number,
+  map: (row: T) => R,
+) =>
   toPage(
     rows.map((r) => ({ ...r, createdAt: r.created_at })),
     limit,

@@ -60,7 +60,10 @@ export async function createRedisClient(config: Pick<Config, 'redisUrl' | 'redis
   const { Cluster, Redis } = await import('ioredis');
   if (config.redisCluster) {
     const { nodes, username, password } = config.redisCluster;
-    const options: ClusterOptions = { ...REDIS_CLUSTER_OPTIONS, redisOptions: { ...REDIS_CLUSTER_OPTIONS.redisOptions, username, password } };
+    const options: ClusterOptions = {
+      ...REDIS_CLUSTER_OPTIONS,
+      redisOptions: { ...REDIS_CLUSTER_OPTIONS.redisOptions, username, password },
+    };
     return new Cluster(nodes, options) as unknown as Redis;
   }
   return config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : undefined;
@@ -89,7 +92,11 @@ export interface Subscription {
  * SSUBSCRIBE on a cluster to the primary that owns the channel's slot, moving to the new primary after
  * a failover (whose gap the check reports, so that whoever follows the channel resynchronises).
  */
-export async function subscribe(client: Redis, channel: string, onMessage: (raw: string) => void): Promise<Subscription> {
+export async function subscribe(
+  client: Redis,
+  channel: string,
+  onMessage: (raw: string) => void,
+): Promise<Subscription> {
   const cluster = asCluster(client);
   if (!cluster) {
     const connection = client.duplicate();
@@ -118,7 +125,11 @@ class ShardSubscription implements Subscription {
   private closed = false;
   private reopening: Promise<void> | undefined;
 
-  constructor(private readonly cluster: Cluster, private readonly channel: string, private readonly onMessage: (raw: string) => void) {}
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly channel: string,
+    private readonly onMessage: (raw: string) => void,
+  ) {}
 
   async open(): Promise<void> {
     if (this.cluster.status === 'wait') await this.cluster.connect();
@@ -166,7 +177,11 @@ class ShardSubscription implements Subscription {
     // the failure now and of the recovery after the new subscription answers a heartbeat.
     this.reopening = this.connect().finally(() => (this.reopening = undefined));
     this.reopening.catch(() => undefined);
-    throw new Error(owner === this.nodeKey ? `sharded subscriber connection is ${this.connection.status}` : `channel moved from ${this.nodeKey} to ${owner}`);
+    throw new Error(
+      owner === this.nodeKey
+        ? `sharded subscriber connection is ${this.connection.status}`
+        : `channel moved from ${this.nodeKey} to ${owner}`,
+    );
   }
 
   close(): void {
@@ -249,7 +264,10 @@ export class RedisHealth {
     }
     if (this.state === 'up') {
       this.change('down');
-      this.logger.warn({ source, err: err instanceof Error ? err.message : String(err) }, 'redis lost: running on in-process fallbacks');
+      this.logger.warn(
+        { source, err: err instanceof Error ? err.message : String(err) },
+        'redis lost: running on in-process fallbacks',
+      );
     }
     this.failures.set(source, (this.failures.get(source) ?? 0) + 1);
     this.lastFailureAt = performance.now();

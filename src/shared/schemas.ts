@@ -29,7 +29,12 @@ export const Location = Type.Object(
   { additionalProperties: false },
 );
 
-export const VehicleType = Type.Union([Type.Literal('BIKE'), Type.Literal('CAR'), Type.Literal('VAN'), Type.Literal('TRUCK')]);
+export const VehicleType = Type.Union([
+  Type.Literal('BIKE'),
+  Type.Literal('CAR'),
+  Type.Literal('VAN'),
+  Type.Literal('TRUCK'),
+]);
 export const OrderType = Type.Union([Type.Literal('RIDE'), Type.Literal('PACKAGE_DELIVERY')]);
 export const Role = Type.Union([
   Type.Literal('CUSTOMER'),
@@ -52,4 +57,5 @@ export const ErrorResponse = Type.Object(
 export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 /** The error responses of a route, for its schema (the contract's error shape, one shared schema). */
-export const errorResponses = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));
+export const errorResponses = (...codes: number[]) =>
+  Object.fromEntries(codes.map((c) => [c, { $ref: 'ErrorResponse#' }]));

@@ -63,7 +63,12 @@ export interface RetryPolicy {
 }
 
 // The code is sent while the client waits for its answer: three quick tries, not a long queue.
-export const DEFAULT_SMS_RETRY: RetryPolicy = { attempts: 3, timeoutMs: 5_000, backoffMs: [250, 1_000], maxWaitMs: 2_000 };
+export const DEFAULT_SMS_RETRY: RetryPolicy = {
+  attempts: 3,
+  timeoutMs: 5_000,
+  backoffMs: [250, 1_000],
+  maxWaitMs: 2_000,
+};
 
 /**
  * A provider over HTTP: builds the request, reads the answer. Network errors, timeouts, 429 and 5xx
@@ -110,9 +115,17 @@ abstract class ProviderSmsSender implements SmsSender {
     throw new AppError(502, 'SMS_FAILED', 'The SMS could not be sent; try again later');
   }
 
-  protected httpFailure(status: number, detail: string, headers: Record<string, string | string[] | undefined>): ProviderError {
+  protected httpFailure(
+    status: number,
+    detail: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): ProviderError {
     const retriable = status === 429 || status >= 500;
-    return new ProviderError(`${this.provider} answered ${status}${detail ? `: ${detail}` : ''}`, retriable, retryAfterMs(headers['retry-after']));
+    return new ProviderError(
+      `${this.provider} answered ${status}${detail ? `: ${detail}` : ''}`,
+      retriable,
+      retryAfterMs(headers['retry-after']),
+    );
   }
 }
 
@@ -212,11 +225,12 @@ export class AfricasTalkingSmsSender extends ProviderSmsSender {
   protected check(status: number, body: string, headers: Record<string, string | string[] | undefined>): void {
     if (status < 200 || status >= 300) throw this.httpFailure(status, body.slice(0, 200), headers);
     const data = parseJson(body) as
-      | { SMSMessageData?: { Message?: string; Recipients?: { statusCode?: number; status?: string }[] } }
-      | undefined;
+      { SMSMessageData?: { Message?: string; Recipients?: { statusCode?: number; status?: string }[] } } | undefined;
     const recipient = data?.SMSMessageData?.Recipients?.[0];
     if (!recipient || !AT_ACCEPTED.has(Number(recipient.statusCode))) {
-      const why = recipient ? `${recipient.status ?? 'refused'} (status ${recipient.statusCode})` : (data?.SMSMessageData?.Message ?? 'no recipient in the answer');
+      const why = recipient
+        ? `${recipient.status ?? 'refused'} (status ${recipient.statusCode})`
+        : (data?.SMSMessageData?.Message ?? 'no recipient in the answer');
       // 500-502 per recipient are the gateway's own failures: worth another try.
       throw new ProviderError(`africastalking refused the message: ${why}`, Number(recipient?.statusCode) >= 500);
     }

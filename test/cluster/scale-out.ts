@@ -23,7 +23,10 @@ import { startReceiver, type TestReceiver } from '../webhooks-receiver.js';
 import { packageBody } from '../packages-helpers.js';
 
 const haproxyMissing = spawnSync('haproxy', ['-v']).error ? 'needs haproxy on PATH (apt-get install haproxy)' : false;
-const distMissing = spawnSync('test', ['-f', path.join(projectRoot, 'dist/server.js')]).status !== 0 ? 'needs dist/ (npm run build)' : false;
+const distMissing =
+  spawnSync('test', ['-f', path.join(projectRoot, 'dist/server.js')]).status !== 0
+    ? 'needs dist/ (npm run build)'
+    : false;
 const skip = haproxyMissing || redisClusterSkipReason || pgClusterSkipReason || distMissing;
 
 const PREFIX = 'rdc:';
@@ -56,8 +59,17 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
 
   async function startApi(env: Record<string, string>) {
     const port = await freePort();
-    const proc = spawnNode(['--enable-source-maps', 'dist/server.js'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200, 60_000, `API on ${port}`, proc.output);
+    const proc = spawnNode(['--enable-source-maps', 'dist/server.js'], {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    });
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200,
+      60_000,
+      `API on ${port}`,
+      proc.output,
+    );
     apis.push({ port, proc });
   }
 
@@ -91,7 +103,12 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     await Promise.all([startApi(env), startApi(env)]);
     const workerPort = await freePort();
     worker = spawnNode(['--enable-source-maps', 'dist/worker.js'], { ...env, WORKER_PORT: String(workerPort) });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${workerPort}/health/ready`).catch(() => undefined))?.status === 200, 60_000, 'the worker', worker.output);
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${workerPort}/health/ready`).catch(() => undefined))?.status === 200,
+      60_000,
+      'the worker',
+      worker.output,
+    );
 
     const lbPort = await freePort();
     const cfg = path.join(dir, 'haproxy.cfg');
@@ -129,13 +146,25 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     haproxy = spawn('haproxy', ['-f', cfg, '-db'], { stdio: ['ignore', 'ignore', 'pipe'] });
     haproxy.stderr!.resume();
     base = `http://127.0.0.1:${lbPort}`;
-    await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200, 10_000, 'HAProxy');
+    await waitFor(
+      async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200,
+      10_000,
+      'HAProxy',
+    );
 
     database = await openDatabase({ url: databaseUrl });
-    const tokens = new TokenService({ secret: jwtSecret, issuer: 'ride-delivery-backend', audience: 'ride-delivery-api', accessTtlMs: 15 * 60_000, clock: systemClock });
+    const tokens = new TokenService({
+      secret: jwtSecret,
+      issuer: 'ride-delivery-backend',
+      audience: 'ride-delivery-api',
+      accessTtlMs: 15 * 60_000,
+      clock: systemClock,
+    });
     seed = { db: database.db, clock: systemClock, tokens } as unknown as TestApp;
     business = await createUser(seed, { role: 'BUSINESS' });
-    drivers = await Promise.all(Array.from({ length: DRIVERS }, () => createUser(seed, { role: 'DRIVER', driver: { vehicleType: 'BIKE' } })));
+    drivers = await Promise.all(
+      Array.from({ length: DRIVERS }, () => createUser(seed, { role: 'DRIVER', driver: { vehicleType: 'BIKE' } })),
+    );
   });
 
   after(async () => {
@@ -166,12 +195,26 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     const ip = { 'x-forwarded-for': '10.50.0.1' };
     const login = await call('POST', '/api/auth/login', ip, { identifier: customer.email, password: TEST_PASSWORD });
     assert.equal(login.status, 200, JSON.stringify(login.json));
-    const code = readFileSync(smsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((m) => m.to === customer.phone).at(-1).text.match(/\b(\d{6})\b/)[1];
-    const verified = await call('POST', '/api/auth/login/verify-otp', ip, { sessionId: login.json.sessionId, phone: customer.phone, code });
+    const code = readFileSync(smsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((m) => m.to === customer.phone)
+      .at(-1)
+      .text.match(/\b(\d{6})\b/)[1];
+    const verified = await call('POST', '/api/auth/login/verify-otp', ip, {
+      sessionId: login.json.sessionId,
+      phone: customer.phone,
+      code,
+    });
     assert.equal(verified.status, 200);
     const auth = { authorization: `Bearer ${verified.json.accessToken}` };
-    for (let i = 0; i < apis.length * 2; i++) assert.equal((await call('GET', '/api/auth/me', auth)).status, 200, `request ${i}`);
-    assert.equal((await call('POST', '/api/auth/logout', {}, { refreshToken: verified.json.refreshToken })).status, 200);
+    for (let i = 0; i < apis.length * 2; i++)
+      assert.equal((await call('GET', '/api/auth/me', auth)).status, 200, `request ${i}`);
+    assert.equal(
+      (await call('POST', '/api/auth/logout', {}, { refreshToken: verified.json.refreshToken })).status,
+      200,
+    );
     // Every instance refuses it within a moment (each caches sessions; the bus drops them).
     const deadline = Date.now() + 2000;
     let statuses: number[] = [];
@@ -185,7 +228,10 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
   test('the login limit is shared: 5 per address over all instances, the 6th is 429 wherever it lands', async () => {
     const ip = { 'x-forwarded-for': '10.50.0.2' };
     const statuses: number[] = [];
-    for (let i = 0; i < 9; i++) statuses.push((await call('POST', '/api/auth/login', ip, { identifier: 'nobody@example.com', password: 'p-p-p-p-p' })).status);
+    for (let i = 0; i < 9; i++)
+      statuses.push(
+        (await call('POST', '/api/auth/login', ip, { identifier: 'nobody@example.com', password: 'p-p-p-p-p' })).status,
+      );
     assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429, 429]);
   });
 
@@ -202,7 +248,8 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     let counts: number[] = [];
     do {
       counts = [];
-      for (let i = 0; i < apis.length; i++) counts.push((await call('POST', '/api/matching/find-drivers', business.headers, query)).json.drivers.length);
+      for (let i = 0; i < apis.length; i++)
+        counts.push((await call('POST', '/api/matching/find-drivers', business.headers, query)).json.drivers.length);
     } while (counts.some((c) => c !== DRIVERS) && Date.now() < deadline);
     assert.deepEqual(counts, Array(apis.length).fill(DRIVERS));
   });
@@ -223,17 +270,31 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
         return res;
       } catch (err) {
         const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-        outcomes.push({ at: Date.now(), what, status: 'connection', error: cause?.code ?? cause?.message ?? String(err) });
+        outcomes.push({
+          at: Date.now(),
+          what,
+          status: 'connection',
+          error: cause?.code ?? cause?.message ?? String(err),
+        });
         return undefined;
       }
     };
     const creator = async () => {
       while (Date.now() < until) {
         const key = randomUUID();
-        const body = packageBody(business.countryId, { pickup: { location: { lat: CENTRE.lat + Math.random() * 0.01, lng: CENTRE.lng + Math.random() * 0.01 }, address: 'Moi Avenue 1, Nairobi', contactName: 'W', contactPhone: '+254712345678' } });
+        const body = packageBody(business.countryId, {
+          pickup: {
+            location: { lat: CENTRE.lat + Math.random() * 0.01, lng: CENTRE.lng + Math.random() * 0.01 },
+            address: 'Moi Avenue 1, Nairobi',
+            contactName: 'W',
+            contactPhone: '+254712345678',
+          },
+        });
         // The same key until an answer that is not retriable: a 201 for an attempt that was applied.
         for (let attempt = 0; attempt < 20; attempt++) {
-          const res = await record('create', () => call('POST', '/api/packages', { ...business.headers, 'idempotency-key': key }, body));
+          const res = await record('create', () =>
+            call('POST', '/api/packages', { ...business.headers, 'idempotency-key': key }, body),
+          );
           if (res && !RETRIABLE.has(res.status)) {
             if (res.status === 201) created.add(res.json.id);
             break;
@@ -245,7 +306,10 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     };
     const driver = async (d: TestUser, i: number) => {
       while (Date.now() < until) {
-        const at = { lat: CENTRE.lat + (i % 6) * 0.002 + Math.random() * 1e-4, lng: CENTRE.lng + Math.floor(i / 6) * 0.002 };
+        const at = {
+          lat: CENTRE.lat + (i % 6) * 0.002 + Math.random() * 1e-4,
+          lng: CENTRE.lng + Math.floor(i / 6) * 0.002,
+        };
         await record('location', () => call('POST', '/api/drivers/me/location', d.headers, at));
         const offers = await record('offers', () => call('GET', '/api/drivers/me/offers', d.headers));
         const offer = offers?.status === 200 ? offers.json.offers[0] : undefined;
@@ -261,7 +325,9 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
       while (Date.now() < until) {
         const jobId = [...accepted.keys()].find((id) => !cancelled.has(id) && !refused.has(id));
         if (jobId) {
-          const res = await record('cancel', () => call('POST', `/api/packages/${jobId}/cancel`, business.headers, { reason: 'test' }));
+          const res = await record('cancel', () =>
+            call('POST', `/api/packages/${jobId}/cancel`, business.headers, { reason: 'test' }),
+          );
           if (res?.status === 200) cancelled.add(jobId);
           // A cancel whose answer was lost (the instance died) shows as a 409 when sent again.
           else if (res?.status === 409) {
@@ -273,10 +339,16 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
         await new Promise((r) => setTimeout(r, 150));
       }
     };
-    await Promise.all([creator(), creator(), canceller(), ...drivers.map(driver), (async () => {
-      await new Promise((r) => setTimeout(r, ms / 3));
-      await midway();
-    })()]);
+    await Promise.all([
+      creator(),
+      creator(),
+      canceller(),
+      ...drivers.map(driver),
+      (async () => {
+        await new Promise((r) => setTimeout(r, ms / 3));
+        await midway();
+      })(),
+    ]);
   }
 
   /** `what status` → count, for the log line of each phase. */
@@ -294,21 +366,36 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     const { rows } = await sql<{ per_job: number; per_driver: number; holding_two: number }>`
       select (select count(*) from (select job_id from dispatch_offers where state = 'OPEN' group by job_id having count(*) > 1) j)::int as per_job,
              (select count(*) from (select driver_id from dispatch_offers where state = 'OPEN' group by driver_id having count(*) > 1) d)::int as per_driver,
-             (select count(*) from (select driver_id from packages where driver_id is not null and status not in ('DELIVERED', 'FAILED', 'CANCELLED') group by driver_id having count(*) > 1) h)::int as holding_two`.execute(db);
-    assert.deepEqual(rows[0], { per_job: 0, per_driver: 0, holding_two: 0 }, 'one open offer per job and per driver; no driver holds two jobs');
+             (select count(*) from (select driver_id from packages where driver_id is not null and status not in ('DELIVERED', 'FAILED', 'CANCELLED') group by driver_id having count(*) > 1) h)::int as holding_two`.execute(
+      db,
+    );
+    assert.deepEqual(
+      rows[0],
+      { per_job: 0, per_driver: 0, holding_two: 0 },
+      'one open offer per job and per driver; no driver holds two jobs',
+    );
     for (const [jobId, by] of accepted) assert.equal(by.length, 1, `job ${jobId} accepted by ${by.join(', ')}`);
     const ids = [...created];
-    const stored = ids.length ? await db.selectFrom('packages').select(['id', 'driver_id', 'status']).where('id', 'in', ids).execute() : [];
+    const stored = ids.length
+      ? await db.selectFrom('packages').select(['id', 'driver_id', 'status']).where('id', 'in', ids).execute()
+      : [];
     assert.equal(stored.length, ids.length, 'every acknowledged package is stored');
     const byId = new Map(stored.map((p) => [p.id, p]));
     for (const id of cancelled) assert.equal(byId.get(id)?.status, 'CANCELLED', `package ${id} stays cancelled`);
     for (const [jobId, [driverId]] of accepted) {
-      if (!cancelled.has(jobId)) assert.equal(byId.get(jobId)?.driver_id, driverId, `job ${jobId} kept the driver whose accept was acknowledged`);
+      if (!cancelled.has(jobId))
+        assert.equal(
+          byId.get(jobId)?.driver_id,
+          driverId,
+          `job ${jobId} kept the driver whose accept was acknowledged`,
+        );
     }
   };
 
   test('an API instance killed (SIGKILL) mid-traffic: only retriable errors, for a few seconds; nothing acknowledged is lost', async () => {
-    await call('POST', '/api/webhooks', business.headers, { url: `${receiver.url}/hook` }).then((r) => assert.equal(r.status, 201, JSON.stringify(r.json)));
+    await call('POST', '/api/webhooks', business.headers, { url: `${receiver.url}/hook` }).then((r) =>
+      assert.equal(r.status, 201, JSON.stringify(r.json)),
+    );
     let killedAt = 0;
     await traffic(9000, async () => {
       killedAt = Date.now();
@@ -319,10 +406,15 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     assert.deepEqual(unexpected, [], 'no error other than 502/503/504 or a refused connection');
     const late = failures.filter((o) => o.at < killedAt || o.at > killedAt + 5000);
     assert.deepEqual(late, [], 'failures only within 5 s after the kill');
-    assert.ok(created.size > 5 && accepted.size > 0, `traffic happened: ${created.size} packages, ${accepted.size} accepted`);
+    assert.ok(
+      created.size > 5 && accepted.size > 0,
+      `traffic happened: ${created.size} packages, ${accepted.size} accepted`,
+    );
     assert.ok(!apis.some((a, i) => i !== 1 && a.proc.child.exitCode !== null), 'the other instances run on');
     await invariants();
-    console.log(`# kill: ${outcomes.length} requests, ${failures.length} retriable failures over ${failures.length ? failures.at(-1)!.at - failures[0]!.at : 0} ms, ${created.size} packages, ${accepted.size} accepted, ${cancelled.size} cancelled; ${tally(outcomes)}`);
+    console.log(
+      `# kill: ${outcomes.length} requests, ${failures.length} retriable failures over ${failures.length ? failures.at(-1)!.at - failures[0]!.at : 0} ms, ${created.size} packages, ${accepted.size} accepted, ${cancelled.size} cancelled; ${tally(outcomes)}`,
+    );
   });
 
   test('Redis primaries fail over mid-traffic: no job assigned twice, no driver with two jobs, every webhook event delivered once', async () => {
@@ -340,21 +432,39 @@ describe('three instances and a worker behind HAProxy, on a Redis Cluster', { sk
     const during = outcomes.slice(before);
     const failures = during.filter((o) => o.status === 'connection' || o.status >= 500);
     const exited = apis.map((a) => a.proc.child.exitCode ?? a.proc.child.signalCode);
-    assert.deepEqual(failures, [], `Redis failing over costs clients nothing (instances: ${exited}; ${apis.map((a) => a.proc.output().slice(-2000)).join('\n')})`);
+    assert.deepEqual(
+      failures,
+      [],
+      `Redis failing over costs clients nothing (instances: ${exited}; ${apis.map((a) => a.proc.output().slice(-2000)).join('\n')})`,
+    );
     await invariants();
 
     // Every event the outbox holds reaches the receiver, once each.
     const db = database.db;
     await waitFor(
-      async () => Number((await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('status', '!=', 'SUCCEEDED').executeTakeFirstOrThrow()).n) === 0,
+      async () =>
+        Number(
+          (
+            await db
+              .selectFrom('webhook_deliveries')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('status', '!=', 'SUCCEEDED')
+              .executeTakeFirstOrThrow()
+          ).n,
+        ) === 0,
       30_000,
       'every webhook delivery to succeed',
     );
     const deliveries = await db.selectFrom('webhook_deliveries').select('id').execute();
     const ids = receiver.received.map((r) => String(r.headers['webhook-id']));
-    assert.ok(deliveries.length >= accepted.size, `${deliveries.length} deliveries for ${accepted.size} accepted packages`);
+    assert.ok(
+      deliveries.length >= accepted.size,
+      `${deliveries.length} deliveries for ${accepted.size} accepted packages`,
+    );
     assert.deepEqual([...new Set(ids)].sort(), deliveries.map((d) => d.id).sort(), 'every event received');
     assert.equal(ids.length, new Set(ids).size, 'none received twice');
-    console.log(`# failover ${moved!.from} -> ${moved!.to}, then ${movedPositions!.from} -> ${movedPositions!.to}: ${during.length} requests, ${accepted.size - acceptedBefore} accepted, ${deliveries.length} webhook events delivered once each; ${tally(during)}`);
+    console.log(
+      `# failover ${moved!.from} -> ${moved!.to}, then ${movedPositions!.from} -> ${movedPositions!.to}: ${during.length} requests, ${accepted.size - acceptedBefore} accepted, ${deliveries.length} webhook events delivered once each; ${tally(during)}`,
+    );
   });
 });

@@ -34,7 +34,14 @@ export const chromiumSkip = (what: string): false | string =>
 export const launchChromium = (): Promise<Browser> =>
   chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
 
 export interface BrowserHarnessOptions {
@@ -56,7 +63,13 @@ export interface BrowserHarness {
   readonly cspViolations: string[];
   smsCount(phone: string): number;
   smsCode(phone: string, before: number): Promise<string>;
-  call<T = Record<string, unknown>>(method: string, url: string, token?: string, body?: unknown, expected?: number[]): Promise<T>;
+  call<T = Record<string, unknown>>(
+    method: string,
+    url: string,
+    token?: string,
+    body?: unknown,
+    expected?: number[],
+  ): Promise<T>;
   apiLogin(identifier: string, phone: string, password?: string): Promise<string>;
   /** Records the page's uncaught errors and CSP violations. */
   watch(page: Page): Page;
@@ -117,7 +130,12 @@ export function useBrowserHarness(options: BrowserHarnessOptions): BrowserHarnes
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  const smsCount = (phone: string) => (existsSync(smsFile) ? readFileSync(smsFile, 'utf8').split('\n').filter((l) => l.includes(`"${phone}"`)).length : 0);
+  const smsCount = (phone: string) =>
+    existsSync(smsFile)
+      ? readFileSync(smsFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes(`"${phone}"`)).length
+      : 0;
 
   async function smsCode(phone: string, before: number): Promise<string> {
     let code = '';
@@ -137,10 +155,19 @@ export function useBrowserHarness(options: BrowserHarnessOptions): BrowserHarnes
     return code;
   }
 
-  async function call<T = Record<string, unknown>>(method: string, url: string, token?: string, body?: unknown, expected = [200, 201, 202, 204]): Promise<T> {
+  async function call<T = Record<string, unknown>>(
+    method: string,
+    url: string,
+    token?: string,
+    body?: unknown,
+    expected = [200, 201, 202, 204],
+  ): Promise<T> {
     const res = await fetch(`${base}/api${url}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
@@ -150,9 +177,18 @@ export function useBrowserHarness(options: BrowserHarnessOptions): BrowserHarnes
 
   async function apiLogin(identifier: string, phone: string, password = options.password): Promise<string> {
     const before = smsCount(phone);
-    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, { identifier, password });
+    const step = await call<{ sessionId: string; phone: string }>('POST', '/auth/login', undefined, {
+      identifier,
+      password,
+    });
     const code = await smsCode(phone, before);
-    return (await call<{ accessToken: string }>('POST', '/auth/login/verify-otp', undefined, { sessionId: step.sessionId, phone: step.phone, code })).accessToken;
+    return (
+      await call<{ accessToken: string }>('POST', '/auth/login/verify-otp', undefined, {
+        sessionId: step.sessionId,
+        phone: step.phone,
+        code,
+      })
+    ).accessToken;
   }
 
   function watch(page: Page): Page {
@@ -195,12 +231,18 @@ export async function assertPhoneLayout(page: Page, what: string): Promise<void>
       const target = el.matches('input[type=radio], input[type=checkbox]') ? (el.closest('label') ?? el) : el;
       const box = target.getBoundingClientRect();
       if (box.width === 0 && box.height === 0) continue;
-      if (box.height < 48) small.push(`${el.tagName} "${(el.textContent || el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || '').trim()}" ${Math.round(box.height)} px`);
+      if (box.height < 48)
+        small.push(
+          `${el.tagName} "${(el.textContent || el.getAttribute('aria-label') || (el as HTMLInputElement).labels?.[0]?.textContent || '').trim()}" ${Math.round(box.height)} px`,
+        );
     }
     return { scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth, small };
   });
   // A mobile browser widens its layout to the content: the page must fit the screen it was given.
   layout.width = Math.min(layout.width, page.viewportSize()?.width ?? layout.width);
-  assert.ok(layout.scrollWidth <= layout.width, `${what}: no horizontal scrolling (${layout.scrollWidth} > ${layout.width})`);
+  assert.ok(
+    layout.scrollWidth <= layout.width,
+    `${what}: no horizontal scrolling (${layout.scrollWidth} > ${layout.width})`,
+  );
   assert.deepEqual(layout.small, [], `${what}: touch targets of 48 px at least`);
 }

@@ -18,7 +18,10 @@ export interface TestDatabase extends DatabaseHandle {
  * A new, empty database on the server of `baseUrl` (named `<prefix>_<time>_<random>`), and how to
  * drop it. Tests and benchmarks each get their own, so runs never see each other's rows.
  */
-export async function createServerDatabase(baseUrl: string, prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function createServerDatabase(
+  baseUrl: string,
+  prefix: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const onServer = async (statement: string) => {
     const admin = new pg.Client({ connectionString: baseUrl });

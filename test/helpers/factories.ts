@@ -8,7 +8,12 @@ import type { TestApp } from './app.js';
 export const TEST_PASSWORD = 'correct-horse-battery-staple';
 let passwordHash: Promise<string> | undefined;
 const hashOnce = () =>
-  (passwordHash ??= argon2.hash(TEST_PASSWORD, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 }));
+  (passwordHash ??= argon2.hash(TEST_PASSWORD, {
+    type: argon2.argon2id,
+    memoryCost: 19456,
+    timeCost: 2,
+    parallelism: 1,
+  }));
 
 let counter = 0;
 /** A unique, valid E.164 number (Kenyan mobile range). */
@@ -100,7 +105,10 @@ export async function createUser(t: TestApp, options: CreateUserOptions = {}): P
       .execute();
   }
   if (role === 'COMPANY') {
-    await t.db.insertInto('company_profiles').values({ user_id: id, company_name: options.companyName ?? 'Fleet Co' }).execute();
+    await t.db
+      .insertInto('company_profiles')
+      .values({ user_id: id, company_name: options.companyName ?? 'Fleet Co' })
+      .execute();
   }
 
   let sessionId = '';
@@ -121,5 +129,15 @@ export async function createUser(t: TestApp, options: CreateUserOptions = {}): P
       .execute();
     token = (await t.tokens.signAccess({ userId: id, role, sessionId })).token;
   }
-  return { id, email, phone, role, status, countryId: country, sessionId, token, headers: { authorization: `Bearer ${token}` } };
+  return {
+    id,
+    email,
+    phone,
+    role,
+    status,
+    countryId: country,
+    sessionId,
+    token,
+    headers: { authorization: `Bearer ${token}` },
+  };
 }

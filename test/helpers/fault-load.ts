@@ -47,7 +47,14 @@ export async function startServer(env: Record<string, string>, port: number): Pr
     void exited.then((code) => reject(new Error(`server exited (${code}) before it was ready:\n${out.slice(-2000)}`)));
   });
   await ready;
-  return { child, port, base: `http://127.0.0.1:${port}`, output: () => out, exited, alive: () => exitCode === undefined };
+  return {
+    child,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    output: () => out,
+    exited,
+    alive: () => exitCode === undefined,
+  };
 }
 
 export interface LoadAccounts {
@@ -70,7 +77,8 @@ export async function createLoadAccounts(db: DB, drivers: number): Promise<LoadA
   const t = { db, clock: systemClock, tokens } as unknown as TestApp;
   const business = await createUser(t, { role: 'BUSINESS' });
   const list: TestUser[] = [];
-  for (let i = 0; i < drivers; i++) list.push(await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } }));
+  for (let i = 0; i < drivers; i++)
+    list.push(await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE' } }));
   return { business, drivers: list, countryId: await countryId(t) };
 }
 
@@ -123,18 +131,32 @@ export class WriteLoad {
       const base = this.bases[this.next++ % this.bases.length];
       seq += 1;
       if (seq % 2 === 0 || drivers.length === 0) {
-        const res = await this.send(base, '/api/packages', this.accounts.business, packageBody(this.accounts.countryId));
+        const res = await this.send(
+          base,
+          '/api/packages',
+          this.accounts.business,
+          packageBody(this.accounts.countryId),
+        );
         if (res && res.status === 201) this.createdPackages.push((JSON.parse(res.body) as { id: string }).id);
       } else {
         const driver = drivers[(seq >> 1) % drivers.length];
         const lat = -1.3 + seq * 1e-6;
-        const res = await this.send(base, '/api/drivers/me/location', driver, { lat, lng: 36.8, recordedAt: new Date().toISOString() });
+        const res = await this.send(base, '/api/drivers/me/location', driver, {
+          lat,
+          lng: 36.8,
+          recordedAt: new Date().toISOString(),
+        });
         if (res && res.status === 204) this.lastLatitude.set(driver.id, lat);
       }
     }
   }
 
-  private async send(base: string, url: string, user: TestUser, body: unknown): Promise<{ status: number; body: string } | undefined> {
+  private async send(
+    base: string,
+    url: string,
+    user: TestUser,
+    body: unknown,
+  ): Promise<{ status: number; body: string } | undefined> {
     try {
       const res = await fetch(base + url, {
         method: 'POST',
@@ -163,7 +185,8 @@ export async function waitForReady(base: string, status: number, timeoutMs = 30_
     const res = await fetch(`${base}/health/ready`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
     if (res) await res.arrayBuffer();
     if (res?.status === status) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${base}/health/ready did not answer ${status} within ${timeoutMs} ms`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`${base}/health/ready did not answer ${status} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -30,7 +30,9 @@ const binDir = findBinDir();
 const asRoot = process.getuid?.() === 0;
 const postgresUser = asRoot ? spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }) : undefined;
 const postgresUid = postgresUser?.status === 0 ? Number(postgresUser.stdout.trim()) : undefined;
-const postgresGid = asRoot ? Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim()) : undefined;
+const postgresGid = asRoot
+  ? Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim())
+  : undefined;
 
 const hasRunuser = !asRoot || spawnSync('sh', ['-c', 'command -v runuser']).status === 0;
 
@@ -40,7 +42,6 @@ export const pgClusterSkipReason: string | false = !binDir
   : asRoot && (postgresUid === undefined || !hasRunuser)
     ? 'needs a `postgres` user and runuser to run initdb as (initdb refuses to run as root)'
     : false;
-
 
 async function run(binary: string, args: string[]): Promise<string> {
   const file = path.join(binDir!, binary);
@@ -106,13 +107,35 @@ export async function startPgCluster(): Promise<PgCluster> {
     },
     async restart() {
       // The server's output goes to the log file, never to our pipe (which would then never close).
-      await run('pg_ctl', ['-D', dataDir, '-l', path.join(dir, 'server.log'), '-m', 'fast', '-w', '-t', '60', 'restart']);
+      await run('pg_ctl', [
+        '-D',
+        dataDir,
+        '-l',
+        path.join(dir, 'server.log'),
+        '-m',
+        'fast',
+        '-w',
+        '-t',
+        '60',
+        'restart',
+      ]);
     },
     async stop() {
       await run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
     },
     async start() {
-      await run('pg_ctl', ['-D', dataDir, '-l', path.join(dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']);
+      await run('pg_ctl', [
+        '-D',
+        dataDir,
+        '-l',
+        path.join(dir, 'server.log'),
+        '-o',
+        options,
+        '-w',
+        '-t',
+        '60',
+        'start',
+      ]);
     },
     async destroy() {
       if (destroyed) return;

@@ -30,14 +30,23 @@ export function spawnNode(args: string[], env: Record<string, string>): NodeProc
   let all = '';
   let out = '';
   let err = '';
-  const child = spawn(process.execPath, args, { cwd: projectRoot, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d) => ((out += d), (all += d)));
   child.stderr!.on('data', (d) => ((err += d), (all += d)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => all, stdout: () => out, stderr: () => err, exited };
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string, output?: () => string): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+  output?: () => string,
+): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}${output ? `:\n${output()}` : ''}`);
@@ -53,7 +62,10 @@ export async function waitForReady(proc: NodeProcess, ms: number, what: string):
   await waitFor(
     () => {
       if (proc.output().includes('"msg":"ready"')) return true;
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) before it was ready:\n${proc.output()}`);
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+        throw new Error(
+          `${what}: the process exited (${proc.child.exitCode ?? proc.child.signalCode}) before it was ready:\n${proc.output()}`,
+        );
       return false;
     },
     ms,

@@ -49,13 +49,24 @@ export interface PushReceiver {
   close(): Promise<void>;
 }
 
-export async function startPushReceiver(vapidPublicKey: string, options: { anyId?: boolean } = {}): Promise<PushReceiver> {
+export async function startPushReceiver(
+  vapidPublicKey: string,
+  options: { anyId?: boolean } = {},
+): Promise<PushReceiver> {
   const held = new Map<string, Held>();
   const received: ReceivedPush[] = [];
   const rejected: string[] = [];
   const waiters = new Set<() => void>();
   const raw = Buffer.from(vapidPublicKey, 'base64url');
-  const key = await importJWK({ kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33, 65).toString('base64url') }, 'ES256');
+  const key = await importJWK(
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      x: raw.subarray(1, 33).toString('base64url'),
+      y: raw.subarray(33, 65).toString('base64url'),
+    },
+    'ES256',
+  );
   let origin = '';
   const shared = newHeld();
 
@@ -70,7 +81,11 @@ export async function startPushReceiver(vapidPublicKey: string, options: { anyId
       held.set(id, h);
       return {
         id,
-        json: { endpoint: `${origin}/push/${id}`, expirationTime: null, keys: { p256dh: h.ecdh.getPublicKey().toString('base64url'), auth: h.auth.toString('base64url') } },
+        json: {
+          endpoint: `${origin}/push/${id}`,
+          expirationTime: null,
+          keys: { p256dh: h.ecdh.getPublicKey().toString('base64url'), auth: h.auth.toString('base64url') },
+        },
       };
     },
     answer(subscriptionId, status) {
@@ -94,7 +109,11 @@ export async function startPushReceiver(vapidPublicKey: string, options: { anyId
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`no push${subscriptionId ? ` for ${subscriptionId}` : ''} within ${ms} ms (rejected: ${rejected.join('; ') || 'none'})`));
+          reject(
+            new Error(
+              `no push${subscriptionId ? ` for ${subscriptionId}` : ''} within ${ms} ms (rejected: ${rejected.join('; ') || 'none'})`,
+            ),
+          );
         }, ms);
         waiters.add(check);
         check();
@@ -121,7 +140,8 @@ export async function startPushReceiver(vapidPublicKey: string, options: { anyId
       }
       void verify(req.headers.authorization, key, vapidPublicKey, origin)
         .then(() => {
-          if (req.headers['content-encoding'] !== 'aes128gcm') throw new Error(`Content-Encoding ${req.headers['content-encoding']}`);
+          if (req.headers['content-encoding'] !== 'aes128gcm')
+            throw new Error(`Content-Encoding ${req.headers['content-encoding']}`);
           const payload = JSON.parse(decrypt(Buffer.concat(chunks), sub).toString('utf8'));
           const push: ReceivedPush = {
             subscriptionId: id,
@@ -156,14 +176,21 @@ function newHeld(): Held {
 }
 
 /** `Authorization: vapid t=<JWT>, k=<public key>` (RFC 8292 section 3). */
-async function verify(header: string | undefined, key: Awaited<ReturnType<typeof importJWK>>, publicKey: string, audience: string): Promise<void> {
+async function verify(
+  header: string | undefined,
+  key: Awaited<ReturnType<typeof importJWK>>,
+  publicKey: string,
+  audience: string,
+): Promise<void> {
   const match = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(header ?? '');
   if (!match) throw new Error(`bad Authorization header: ${header}`);
   if (match[2] !== publicKey) throw new Error('k is not the VAPID public key');
   const { payload } = await jwtVerify(match[1]!, key, { algorithms: ['ES256'], audience });
   const now = Math.floor(Date.now() / 1000);
-  if (typeof payload.exp !== 'number' || payload.exp <= now || payload.exp > now + 24 * 3600) throw new Error(`bad exp ${payload.exp}`);
-  if (typeof payload.sub !== 'string' || !/^(mailto:|https:)/.test(payload.sub)) throw new Error(`bad sub ${payload.sub}`);
+  if (typeof payload.exp !== 'number' || payload.exp <= now || payload.exp > now + 24 * 3600)
+    throw new Error(`bad exp ${payload.exp}`);
+  if (typeof payload.sub !== 'string' || !/^(mailto:|https:)/.test(payload.sub))
+    throw new Error(`bad sub ${payload.sub}`);
 }
 
 /** RFC 8291 section 3 and RFC 8188: one aes128gcm record. */

@@ -33,9 +33,22 @@ async function startNode(dir: string, port: number): Promise<Node> {
   const child = spawn(
     'redis-server',
     [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
-      '--cluster-node-timeout', '2000', '--dir', dir,
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      path.join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      '2000',
+      '--dir',
+      dir,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -60,7 +73,13 @@ async function startNode(dir: string, port: number): Promise<Node> {
 }
 
 async function command(port: number, ...args: string[]): Promise<string> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
   try {
     await client.connect();
     return String(await client.call(args[0]!, ...args.slice(1)));
@@ -94,7 +113,12 @@ async function slotOwner(port: number, slot: number): Promise<{ primary: number;
   const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
   try {
     await client.connect();
-    const ranges = (await client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, string], ...[string, number, string][]][];
+    const ranges = (await client.call('CLUSTER', 'SLOTS')) as [
+      number,
+      number,
+      [string, number, string],
+      ...[string, number, string][],
+    ][];
     for (const [start, end, primary, replica] of ranges) {
       if (slot >= start && slot <= end) return { primary: primary[1], replica: replica?.[1] ?? -1 };
     }
@@ -141,16 +165,21 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     await until(() => settled(ports), 30_000, 'cluster_state:ok on every node');
     // Replicas attach a moment after the slots are served: a failover needs them in sync.
-    await until(async () => {
-      for (const port of ports) {
-        const info = await command(port, 'INFO', 'replication');
-        if (info.includes('role:slave') && !info.includes('master_link_status:up')) return false;
-        if (!(await everyRangeReplicated(port))) return false;
-      }
-      return true;
-    }, 30_000, 'replicas in sync');
+    await until(
+      async () => {
+        for (const port of ports) {
+          const info = await command(port, 'INFO', 'replication');
+          if (info.includes('role:slave') && !info.includes('master_link_status:up')) return false;
+          if (!(await everyRangeReplicated(port))) return false;
+        }
+        return true;
+      },
+      30_000,
+      'replicas in sync',
+    );
 
-    const roles = async (key: string) => slotOwner(ports[0]!, Number(await command(ports[0]!, 'CLUSTER', 'KEYSLOT', key)));
+    const roles = async (key: string) =>
+      slotOwner(ports[0]!, Number(await command(ports[0]!, 'CLUSTER', 'KEYSLOT', key)));
     return {
       ports,
       seeds: ports.map((p) => `127.0.0.1:${p}`).join(','),
@@ -160,7 +189,11 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
         const { primary, replica } = await slotOwner(ports[0]!, slot);
         if (replica < 0) throw new Error(`slot ${slot} has no replica`);
         await command(replica, 'CLUSTER', 'FAILOVER');
-        await until(() => settled(ports, slot, replica), 30_000, `127.0.0.1:${replica} primary for slot ${slot} on every node`);
+        await until(
+          () => settled(ports, slot, replica),
+          30_000,
+          `127.0.0.1:${replica} primary for slot ${slot} on every node`,
+        );
         return { from: primary, to: replica };
       },
       async crashPrimary(key) {
@@ -171,10 +204,14 @@ export async function startRedisCluster(): Promise<RedisClusterHandle> {
         node.child.kill('SIGKILL');
         await exited;
         const alive = ports.filter((p) => p !== primary);
-        await until(async () => {
-          for (const port of alive) if ((await slotOwner(port, slot)).primary !== replica) return false;
-          return true;
-        }, 30_000, `127.0.0.1:${replica} promoted for slot ${slot}`);
+        await until(
+          async () => {
+            for (const port of alive) if ((await slotOwner(port, slot)).primary !== replica) return false;
+            return true;
+          },
+          30_000,
+          `127.0.0.1:${replica} promoted for slot ${slot}`,
+        );
         return { from: primary, to: replica };
       },
       close,

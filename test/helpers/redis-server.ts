@@ -9,7 +9,6 @@ export const redisServerSkipReason = spawnSync('redis-server', ['--version']).er
   ? 'needs the redis-server binary on PATH (not found): Redis fault tests skipped'
   : false;
 
-
 export class RedisServer {
   private child: ChildProcess | undefined;
   private frozen = false;
@@ -28,9 +27,13 @@ export class RedisServer {
 
   /** Starts the process (again, on the same port, empty: nothing is saved). */
   async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.child = child;
     let output = '';
     await new Promise<void>((resolve, reject) => {

@@ -8,9 +8,14 @@ import path from 'node:path';
 import { createServerDatabase, serverDatabaseUrl, testRedisUrl } from './database.js';
 import { freePort, spawnNode, type NodeProcess } from './processes.js';
 
-export const SIM_ADMIN = { ADMIN_EMAIL: 'admin@sim.example', ADMIN_PHONE: '+254700000009', ADMIN_PASSWORD: 'simulator-admin-pass' };
+export const SIM_ADMIN = {
+  ADMIN_EMAIL: 'admin@sim.example',
+  ADMIN_PHONE: '+254700000009',
+  ADMIN_PASSWORD: 'simulator-admin-pass',
+};
 
-export const spawnTs = (file: string, args: string[], env: Record<string, string>): NodeProcess => spawnNode(['--import', 'tsx', file, ...args], env);
+export const spawnTs = (file: string, args: string[], env: Record<string, string>): NodeProcess =>
+  spawnNode(['--import', 'tsx', file, ...args], env);
 
 export interface SimServer {
   url: string;
@@ -42,7 +47,8 @@ export async function startSimServer(options: { serverDatabase?: boolean } = {})
     MAX_PLAUSIBLE_SPEED: 'off',
   };
   if (database) env.DATABASE_URL = database.url;
-  if (useServer && testRedisUrl) Object.assign(env, { REDIS_URL: testRedisUrl, REDIS_KEY_PREFIX: `sim-${randomBytes(4).toString('hex')}:` });
+  if (useServer && testRedisUrl)
+    Object.assign(env, { REDIS_URL: testRedisUrl, REDIS_KEY_PREFIX: `sim-${randomBytes(4).toString('hex')}:` });
   const proc = spawnTs('src/server.ts', [], env);
   const stop = async () => {
     proc.child.kill('SIGTERM');
@@ -52,7 +58,10 @@ export async function startSimServer(options: { serverDatabase?: boolean } = {})
   };
   const until = Date.now() + 60_000;
   for (;;) {
-    const ok = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > until) {
       await stop();

@@ -47,7 +47,10 @@ export class SseClient {
     const deadline = Date.now() + ms;
     while (!check(this)) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`SSE wait timed out; events so far: ${JSON.stringify(this.events.map((e) => [e.event, e.data]))}`);
+      if (left <= 0)
+        throw new Error(
+          `SSE wait timed out; events so far: ${JSON.stringify(this.events.map((e) => [e.event, e.data]))}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {

@@ -43,13 +43,20 @@ export class Accounts {
 
   async login(identifier: string, password: string, phoneHint?: string): Promise<Session> {
     const mark = await this.sms.mark();
-    const started = await this.api.call<{ sessionId: string; phone: string }>('POST', '/auth/login', { identifier, password });
-    const code = await this.sms.code(phoneHint ?? started.phone, mark);
-    const verified = await this.api.call<{ accessToken: string; refreshToken: string; user: { id: string } }>('POST', '/auth/login/verify-otp', {
-      sessionId: started.sessionId,
-      phone: started.phone,
-      code,
+    const started = await this.api.call<{ sessionId: string; phone: string }>('POST', '/auth/login', {
+      identifier,
+      password,
     });
+    const code = await this.sms.code(phoneHint ?? started.phone, mark);
+    const verified = await this.api.call<{ accessToken: string; refreshToken: string; user: { id: string } }>(
+      'POST',
+      '/auth/login/verify-otp',
+      {
+        sessionId: started.sessionId,
+        phone: started.phone,
+        code,
+      },
+    );
     return { userId: verified.user.id, accessToken: verified.accessToken, refreshToken: verified.refreshToken };
   }
 
@@ -84,7 +91,8 @@ export class Accounts {
       countryId: this.countryId,
       ...account.extra,
     });
-    if (registered.user.status === 'PENDING_APPROVAL') await this.adminCall('POST', `/admin/users/${registered.user.id}/approve`);
+    if (registered.user.status === 'PENDING_APPROVAL')
+      await this.adminCall('POST', `/admin/users/${registered.user.id}/approve`);
     return this.login(account.email, account.password, account.phone);
   }
 
@@ -121,7 +129,9 @@ export class Accounts {
   }
 
   async refresh(session: Session): Promise<void> {
-    const { accessToken } = await this.api.call<{ accessToken: string }>('POST', '/auth/refresh', { refreshToken: session.refreshToken });
+    const { accessToken } = await this.api.call<{ accessToken: string }>('POST', '/auth/refresh', {
+      refreshToken: session.refreshToken,
+    });
     session.accessToken = accessToken;
   }
 }

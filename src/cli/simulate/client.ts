@@ -35,7 +35,10 @@ export class Api {
       try {
         res = await fetch(`${this.base}/api${path}`, {
           method,
-          headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          headers: {
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+          },
           body: body !== undefined ? JSON.stringify(body) : undefined,
           signal: AbortSignal.timeout(30_000),
         });
@@ -103,6 +106,8 @@ export class SmsInbox {
       }
       await sleep(50);
     }
-    throw new Error(`no SMS code for ${phone} in ${this.file}: is the instance running with SMS_TRANSPORT=file and SMS_FILE=${this.file}?`);
+    throw new Error(
+      `no SMS code for ${phone} in ${this.file}: is the instance running with SMS_TRANSPORT=file and SMS_FILE=${this.file}?`,
+    );
   }
 }

@@ -145,7 +145,10 @@ export class SimDriver {
   }
 
   private async lookNearby(): Promise<void> {
-    const { items } = await this.call<{ items: { jobType: JobType; id: string }[] }>('GET', '/drivers/me/jobs/nearby?limit=10');
+    const { items } = await this.call<{ items: { jobType: JobType; id: string }[] }>(
+      'GET',
+      '/drivers/me/jobs/nearby?limit=10',
+    );
     const mine = items.find((item) => this.sim.job(item.id));
     if (!mine) return;
     this.sim.nearby.tried++;
@@ -160,7 +163,14 @@ export class SimDriver {
 
   /** A job left to this driver by an earlier run is walked to its end first. */
   private async adoptActiveJob(): Promise<void> {
-    type Active = { jobType: JobType; id: string; status: string; vehicleType: VehicleType; pickupLocation: LatLng; destinationLocation: LatLng };
+    type Active = {
+      jobType: JobType;
+      id: string;
+      status: string;
+      vehicleType: VehicleType;
+      pickupLocation: LatLng;
+      destinationLocation: LatLng;
+    };
     const { active } = await this.call<{ active: Active | null }>('GET', '/drivers/me/jobs');
     if (!active) return;
     const job: JobRecord = {
@@ -232,7 +242,8 @@ export class SimDriver {
         this.position = moved.at;
         if (moved.arrived) await this.arrive(this.job);
       }
-      if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ type: 'location', ...this.position }));
+      if (this.socket?.readyState === WebSocket.OPEN)
+        this.socket.send(JSON.stringify({ type: 'location', ...this.position }));
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && this.job) {
         // The job moved on without us (cancelled by its creator): drop it.
@@ -266,9 +277,12 @@ export class SimDriver {
     if (job.type === 'PACKAGE') {
       // The driver confirms the cash on delivery it collected (section 21).
       const cash = job.cashOnDelivery !== undefined ? { cashCollected: job.cashOnDelivery } : {};
-      await this.call('POST', `${base}/deliver`, { ...(job.deliveryCode ? { deliveryCode: job.deliveryCode } : {}), recipientName: 'Recipient', ...cash });
-    }
-    else job.fare = (await this.call<{ fare: Money | null }>('POST', `${base}/complete`)).fare ?? undefined;
+      await this.call('POST', `${base}/deliver`, {
+        ...(job.deliveryCode ? { deliveryCode: job.deliveryCode } : {}),
+        recipientName: 'Recipient',
+        ...cash,
+      });
+    } else job.fare = (await this.call<{ fare: Money | null }>('POST', `${base}/complete`)).fare ?? undefined;
     this.finish('COMPLETED');
   }
 }

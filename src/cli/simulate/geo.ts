@@ -34,7 +34,10 @@ export function step(from: LatLng, to: LatLng, meters: number): { at: LatLng; ar
   const d = distanceM(from, to);
   if (d <= meters || d < 1) return { at: to, arrived: true };
   const f = meters / d;
-  return { at: { lat: round6(from.lat + (to.lat - from.lat) * f), lng: round6(from.lng + (to.lng - from.lng) * f) }, arrived: false };
+  return {
+    at: { lat: round6(from.lat + (to.lat - from.lat) * f), lng: round6(from.lng + (to.lng - from.lng) * f) },
+    arrived: false,
+  };
 }
 
 // Town speeds (m/s), as the service's own ETA estimate assumes.

@@ -73,16 +73,25 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
   }
   const num = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {
     const value = raw === undefined ? fallback : Number(raw);
-    if (!Number.isFinite(value) || value < min || value > max) throw new Error(`--${name} must be a number from ${min} to ${max}`);
+    if (!Number.isFinite(value) || value < min || value > max)
+      throw new Error(`--${name} must be a number from ${min} to ${max}`);
     return value;
   };
   const area = (values.area ?? env.SIM_AREA ?? '-1.2864,36.8172,8').split(',').map(Number);
-  if (area.length !== 3 || area.some((n) => !Number.isFinite(n)) || Math.abs(area[0]) > 85 || Math.abs(area[1]) > 180 || area[2] <= 0 || area[2] > 100) {
+  if (
+    area.length !== 3 ||
+    area.some((n) => !Number.isFinite(n)) ||
+    Math.abs(area[0]) > 85 ||
+    Math.abs(area[1]) > 180 ||
+    area[2] <= 0 ||
+    area[2] > 100
+  ) {
     throw new Error('--area must be LAT,LNG,KM (radius up to 100 km)');
   }
   const adminEmail = env.ADMIN_EMAIL;
   const adminPassword = env.ADMIN_PASSWORD;
-  if (!adminEmail || !adminPassword) throw new Error('set ADMIN_EMAIL and ADMIN_PASSWORD: the simulator signs in as the admin to approve its accounts');
+  if (!adminEmail || !adminPassword)
+    throw new Error('set ADMIN_EMAIL and ADMIN_PASSWORD: the simulator signs in as the admin to approve its accounts');
   const duration = values.duration ?? env.SIM_DURATION;
   return {
     url: (values.url ?? env.SIM_URL ?? 'http://localhost:3000').replace(/\/$/, ''),

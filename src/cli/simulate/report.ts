@@ -15,14 +15,29 @@ export interface CurrencyTotals {
 export interface Summary {
   durationSeconds: number;
   drivers: { wanted: number; online: number };
-  jobs: { created: number; packages: number; rides: number; assigned: number; completed: number; failed: number; cancelled: number; open: number };
+  jobs: {
+    created: number;
+    packages: number;
+    rides: number;
+    assigned: number;
+    completed: number;
+    failed: number;
+    cancelled: number;
+    open: number;
+  };
   offers: { received: number; accepted: number; declined: number; lapsed: number; withdrawn: number };
   nearbyAccepts: { tried: number; won: number };
   assignSeconds: { p50: number | null; p95: number | null; p99: number | null };
   prices: { quoted: number; byCurrency: CurrencyTotals[] };
   /** Packages with cash on delivery (--cod-share), those delivered, and the cash confirmed for them (minor units). */
   cashOnDelivery: { packages: number; delivered: number; collected: number };
-  requests: { total: number; rateLimited: number; serverErrors: number; networkErrors: number; byStatus: Record<string, number> };
+  requests: {
+    total: number;
+    rateLimited: number;
+    serverErrors: number;
+    networkErrors: number;
+    byStatus: Record<string, number>;
+  };
   errors: string[];
 }
 
@@ -49,7 +64,14 @@ function prices(jobs: JobRecord[], quoted: number): Summary['prices'] {
   for (const job of jobs) {
     if (!job.price) continue;
     const c = job.price.currency;
-    const t = byCurrency.get(c) ?? { currency: c, orders: 0, priceSum: 0, priceAverage: 0, rideFares: 0, rideFareSum: 0 };
+    const t = byCurrency.get(c) ?? {
+      currency: c,
+      orders: 0,
+      priceSum: 0,
+      priceAverage: 0,
+      rideFares: 0,
+      rideFareSum: 0,
+    };
     t.orders++;
     t.priceSum += job.price.amount;
     if (job.fare) {
@@ -65,7 +87,11 @@ function prices(jobs: JobRecord[], quoted: number): Summary['prices'] {
 function cashOnDelivery(jobs: JobRecord[]): Summary['cashOnDelivery'] {
   const cod = jobs.filter((j) => j.cashOnDelivery !== undefined);
   const delivered = cod.filter((j) => j.outcome === 'COMPLETED');
-  return { packages: cod.length, delivered: delivered.length, collected: delivered.reduce((s, j) => s + j.cashOnDelivery!, 0) };
+  return {
+    packages: cod.length,
+    delivered: delivered.length,
+    collected: delivered.reduce((s, j) => s + j.cashOnDelivery!, 0),
+  };
 }
 
 export interface RunTally {
@@ -80,7 +106,10 @@ export interface RunTally {
 }
 
 export function summarize(run: RunTally): Summary {
-  const waits = run.jobs.filter((j) => j.assignedAt).map((j) => (j.assignedAt! - j.createdAt) / 1000).sort((a, b) => a - b);
+  const waits = run.jobs
+    .filter((j) => j.assignedAt)
+    .map((j) => (j.assignedAt! - j.createdAt) / 1000)
+    .sort((a, b) => a - b);
   const s = run.stats;
   return {
     durationSeconds: Math.round((Date.now() - run.startedMs) / 100) / 10,
@@ -91,7 +120,13 @@ export function summarize(run: RunTally): Summary {
     assignSeconds: { p50: percentile(waits, 50), p95: percentile(waits, 95), p99: percentile(waits, 99) },
     prices: prices(run.jobs, run.quoted),
     cashOnDelivery: cashOnDelivery(run.jobs),
-    requests: { total: s.requests, rateLimited: s.rateLimited, serverErrors: s.serverErrors, networkErrors: s.networkErrors, byStatus: Object.fromEntries(s.byStatus) },
+    requests: {
+      total: s.requests,
+      rateLimited: s.rateLimited,
+      serverErrors: s.serverErrors,
+      networkErrors: s.networkErrors,
+      byStatus: Object.fromEntries(s.byStatus),
+    },
     errors: run.errors,
   };
 }
@@ -110,7 +145,12 @@ export function printSummary(summary: Summary, json: boolean): void {
       `offers: ${s.offers.received} received, ${s.offers.accepted} accepted, ${s.offers.declined} declined, ${s.offers.lapsed} lapsed, ${s.offers.withdrawn} withdrawn; nearby accepts ${s.nearbyAccepts.won}/${s.nearbyAccepts.tried} won`,
       `creation → assignment: p50 ${fmt(s.assignSeconds.p50)}, p95 ${fmt(s.assignSeconds.p95)}, p99 ${fmt(s.assignSeconds.p99)}`,
       `prices (minor units): ${s.prices.quoted} quoted` +
-        s.prices.byCurrency.map((c) => `; ${c.currency} ${c.orders} orders, sum ${c.priceSum}, average ${c.priceAverage}, ${c.rideFares} ride fares, sum ${c.rideFareSum}`).join(''),
+        s.prices.byCurrency
+          .map(
+            (c) =>
+              `; ${c.currency} ${c.orders} orders, sum ${c.priceSum}, average ${c.priceAverage}, ${c.rideFares} ride fares, sum ${c.rideFareSum}`,
+          )
+          .join(''),
       `cash on delivery: ${s.cashOnDelivery.packages} packages, ${s.cashOnDelivery.delivered} delivered, ${s.cashOnDelivery.collected} collected (minor units)`,
       `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors`,
       ...(s.errors.length ? ['errors:', ...s.errors.slice(0, 10).map((e) => `  ${e}`)] : []),

@@ -57,7 +57,10 @@ export class Simulation {
     const prefix = `sim${opts.seed}`;
     // Accounts are deterministic per seed, so a second run reuses them.
     const business = await this.accounts.ensure(
-      seededAccount(opts.seed, 'BUSINESS', { businessName: `Simulated Parcels ${opts.seed}`, businessAddress: 'Simulated Road 1' }),
+      seededAccount(opts.seed, 'BUSINESS', {
+        businessName: `Simulated Parcels ${opts.seed}`,
+        businessAddress: 'Simulated Road 1',
+      }),
     );
     if (opts.webhook) await this.ensureWebhook(business, opts.webhook);
     const customer = await this.accounts.ensure(seededAccount(opts.seed, 'CUSTOMER', {}));
@@ -69,7 +72,13 @@ export class Simulation {
       while (next < opts.drivers && !this.stopping) {
         const i = next++;
         const vehicleType = VEHICLES[i % VEHICLES.length];
-        const driver = new SimDriver(this, i, vehicleType, pointIn(driverRandom, opts.centre, opts.radiusKm), rng(opts.seed * 104_729 + i));
+        const driver = new SimDriver(
+          this,
+          i,
+          vehicleType,
+          pointIn(driverRandom, opts.centre, opts.radiusKm),
+          rng(opts.seed * 104_729 + i),
+        );
         try {
           await driver.start({
             email: `${prefix}-driver-${i}@sim.example`,
@@ -114,12 +123,22 @@ export class Simulation {
   }
 
   private async ensureWebhook(business: Session, url: string): Promise<void> {
-    const { items } = await this.api.call<{ items: { id: string; url: string; enabled: boolean }[] }>('GET', '/webhooks?limit=100', undefined, business.accessToken);
+    const { items } = await this.api.call<{ items: { id: string; url: string; enabled: boolean }[] }>(
+      'GET',
+      '/webhooks?limit=100',
+      undefined,
+      business.accessToken,
+    );
     const existing = items.find((e) => e.url === url);
     if (existing && existing.enabled) return;
     if (existing) await this.api.call('PATCH', `/webhooks/${existing.id}`, { enabled: true }, business.accessToken);
     else {
-      const created = await this.api.call<{ secret: string }>('POST', '/webhooks', { url, description: 'simulator' }, business.accessToken);
+      const created = await this.api.call<{ secret: string }>(
+        'POST',
+        '/webhooks',
+        { url, description: 'simulator' },
+        business.accessToken,
+      );
       // Shown once by the API: the receiver needs it to check signatures.
       process.stderr.write(`webhook endpoint ${url} created; its secret: ${created.secret}\n`);
     }
@@ -130,12 +149,22 @@ export class Simulation {
     const isRide = this.chance(opts.rideShare);
     const pickup = pointIn(this.random, opts.centre, opts.radiusKm);
     const dropoff = pointIn(this.random, opts.centre, opts.radiusKm);
-    const vehicleType = isRide ? (this.chance(0.8) ? 'CAR' : 'BIKE') : VEHICLES[Math.floor(this.random() * VEHICLES.length)];
+    const vehicleType = isRide
+      ? this.chance(0.8)
+        ? 'CAR'
+        : 'BIKE'
+      : VEHICLES[Math.floor(this.random() * VEHICLES.length)];
     // As the apps do: the price first, then the order with the quote that locks it.
     const quote = await this.api.call<{ id: string; amount: number }>(
       'POST',
       '/quotes',
-      { kind: isRide ? 'RIDE' : 'PACKAGE', pickup: { location: pickup }, dropoff: { location: dropoff }, vehicleType, countryId: this.countryId },
+      {
+        kind: isRide ? 'RIDE' : 'PACKAGE',
+        pickup: { location: pickup },
+        dropoff: { location: dropoff },
+        vehicleType,
+        countryId: this.countryId,
+      },
       (isRide ? customer : business).accessToken,
     );
     this.quoted++;
@@ -144,15 +173,32 @@ export class Simulation {
       const ride = await this.api.call<{ id: string; price: Money | null }>(
         'POST',
         '/rides',
-        { pickupLocation: pickup, destinationLocation: dropoff, vehicleType, countryId: this.countryId, quoteId: quote.id },
+        {
+          pickupLocation: pickup,
+          destinationLocation: dropoff,
+          vehicleType,
+          countryId: this.countryId,
+          quoteId: quote.id,
+        },
         customer.accessToken,
       );
-      this.jobs.set(ride.id, { type: 'RIDE', id: ride.id, createdAt, pickup, dropoff, vehicleType, price: ride.price ?? undefined });
+      this.jobs.set(ride.id, {
+        type: 'RIDE',
+        id: ride.id,
+        createdAt,
+        pickup,
+        dropoff,
+        vehicleType,
+        price: ride.price ?? undefined,
+      });
       return;
     }
     const withCode = this.chance(0.3);
     // Cash on delivery (--cod-share): 1 to 5 times the price, in the country's currency (well below its codMax).
-    const cod = opts.codShare > 0 && this.chance(opts.codShare) ? Math.max(1, Math.round(quote.amount * (1 + 4 * this.random()))) : undefined;
+    const cod =
+      opts.codShare > 0 && this.chance(opts.codShare)
+        ? Math.max(1, Math.round(quote.amount * (1 + 4 * this.random())))
+        : undefined;
     const contact = (name: string) => ({ address: `${name} street`, contactName: name, contactPhone: '+254722000111' });
     const pkg = await this.api.call<{ id: string; deliveryCode?: string; price: Money | null }>(
       'POST',
@@ -170,14 +216,29 @@ export class Simulation {
       },
       business.accessToken,
     );
-    const job: JobRecord = { type: 'PACKAGE', id: pkg.id, createdAt, pickup, dropoff, vehicleType, deliveryCode: pkg.deliveryCode, cashOnDelivery: cod, price: pkg.price ?? undefined };
+    const job: JobRecord = {
+      type: 'PACKAGE',
+      id: pkg.id,
+      createdAt,
+      pickup,
+      dropoff,
+      vehicleType,
+      deliveryCode: pkg.deliveryCode,
+      cashOnDelivery: cod,
+      price: pkg.price ?? undefined,
+    };
     this.jobs.set(pkg.id, job);
     // A few senders change their mind while the package waits for a driver.
     if (this.chance(0.03)) {
       await this.api.pause(5_000 + this.random() * 30_000);
       if (job.assignedAt || this.stopping) return;
       try {
-        await this.api.call('POST', `/packages/${pkg.id}/cancel`, { reason: 'Changed my mind (simulated)' }, business.accessToken);
+        await this.api.call(
+          'POST',
+          `/packages/${pkg.id}/cancel`,
+          { reason: 'Changed my mind (simulated)' },
+          business.accessToken,
+        );
         job.outcome = 'CANCELLED';
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 409)) throw err; // a driver took it meanwhile

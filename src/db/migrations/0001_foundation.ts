@@ -107,5 +107,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop table auth_sessions, driver_profiles, company_profiles, business_profiles, users, countries`.execute(db);
+  await sql`drop table auth_sessions, driver_profiles, company_profiles, business_profiles, users, countries`.execute(
+    db,
+  );
 }

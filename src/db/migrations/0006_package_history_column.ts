@@ -6,7 +6,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /** A history row as the API shows it: status, `at` as JavaScript's toISOString writes it, reason when there is one. */
-const item = (row: string) => sql.raw(`jsonb_strip_nulls(jsonb_build_object(
+const item = (row: string) =>
+  sql.raw(`jsonb_strip_nulls(jsonb_build_object(
   'status', ${row}.status,
   'at', to_char(${row}.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
   'reason', ${row}.reason))`);
@@ -15,7 +16,9 @@ const item = (row: string) => sql.raw(`jsonb_strip_nulls(jsonb_build_object(
 export async function rebuildPackageStatusHistory(db: Kysely<any>): Promise<void> {
   await sql`
     update packages p set status_history = coalesce(
-      (select jsonb_agg(${item('h')} order by h.id) from package_status_history h where h.package_id = p.id), '[]'::jsonb)`.execute(db);
+      (select jsonb_agg(${item('h')} order by h.id) from package_status_history h where h.package_id = p.id), '[]'::jsonb)`.execute(
+    db,
+  );
 }
 
 export async function up(db: Kysely<any>): Promise<void> {

@@ -4,7 +4,9 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     create table dispatch_jobs (
       job_id uuid primary key,
       job_type text not null check (job_type in ('PACKAGE', 'RIDE')),
@@ -46,7 +48,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       at timestamptz not null,
       primary key (job_id, driver_id)
     );
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

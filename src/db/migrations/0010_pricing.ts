@@ -76,9 +76,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     const car = CAR[code.trim()];
     if (!car) continue;
     for (const [vehicleType, percent] of Object.entries(VEHICLE_PERCENT)) {
-      const [base, perKm, perMinute, minimum, bookingFee, cancellationFee] = car.map((v, i) => (i === 4 ? v : Math.round((v * percent) / 100)));
+      const [base, perKm, perMinute, minimum, bookingFee, cancellationFee] = car.map((v, i) =>
+        i === 4 ? v : Math.round((v * percent) / 100),
+      );
       await sql`insert into tariffs (country_id, vehicle_type, base, per_km, per_minute, minimum, booking_fee, cancellation_fee)
-        values (${id}, ${vehicleType}, ${base}, ${perKm}, ${perMinute}, ${minimum}, ${bookingFee}, ${cancellationFee})`.execute(db);
+        values (${id}, ${vehicleType}, ${base}, ${perKm}, ${perMinute}, ${minimum}, ${bookingFee}, ${cancellationFee})`.execute(
+        db,
+      );
     }
   }
 }

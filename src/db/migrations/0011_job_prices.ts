@@ -4,7 +4,9 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     alter table packages
       add column price_amount integer check (price_amount >= 0),
       add column price_currency text,
@@ -47,11 +49,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       at timestamptz not null
     );
     create index ride_positions_ride_idx on ride_positions (ride_id, at);
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     drop table ride_positions;
     drop index quotes_account_idx;
     drop index packages_quote_idx;
@@ -63,5 +69,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     alter table rides drop column price_amount, drop column price_currency, drop column quote_id, drop column tariff_version,
       drop column surge, drop column price_breakdown, drop column price_inputs, drop column cancellation_fee, drop column fare_amount,
       drop column fare_detail;
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }

@@ -5,20 +5,28 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     alter table packages
       add column tracking_nonce text not null default gen_random_uuid()::text,
       add column tracking_token_hash text,
       add column notify_recipient boolean not null default false;
     create unique index packages_tracking_token_hash on packages (tracking_token_hash);
     create index packages_tracking_token_missing on packages (id) where tracking_token_hash is null;
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     drop index packages_tracking_token_missing;
     drop index packages_tracking_token_hash;
     alter table packages drop column tracking_nonce, drop column tracking_token_hash, drop column notify_recipient;
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }

@@ -28,7 +28,9 @@ export const COD_MAX_BY_CURRENCY: Record<string, number> = {
 };
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     alter table tariffs
       add column commission_rate integer not null default 2000 check (commission_rate between 0 and 10000);
 
@@ -48,17 +50,23 @@ export async function up(db: Kysely<any>): Promise<void> {
 
     -- A customer's packages were always paid in cash (section 21: no payment provider yet).
     update packages set payment_method = 'CASH' where business_id is null;
-  `).execute(db);
+  `,
+    )
+    .execute(db);
   for (const [currency, max] of Object.entries(COD_MAX_BY_CURRENCY)) {
     await sql`update countries set cod_max = ${max} where currency = ${currency}`.execute(db);
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     alter table tariffs drop column commission_rate;
     alter table countries drop column cod_max;
     alter table packages drop column payment_method, drop column commission_rate, drop column cod_amount, drop column cash_collected;
     alter table rides drop column payment_method, drop column commission_rate, drop column cash_collected;
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }

@@ -5,7 +5,9 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     alter table packages
       add column proof_required text[] not null default '{}'
         check (proof_required <@ array['PHOTO', 'SIGNATURE']::text[]),
@@ -22,13 +24,19 @@ export async function up(db: Kysely<any>): Promise<void> {
       data bytea not null,
       created_at timestamptz not null
     );
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     drop table proof_objects;
     alter table packages drop column proof_required, drop column proof_photo_key, drop column proof_signature_key,
       drop column proof_recipient_name, drop column proof_at;
-  `).execute(db);
+  `,
+    )
+    .execute(db);
 }

@@ -3,7 +3,8 @@ import type { ColumnType, Generated } from 'kysely';
 import type { Nullish } from './foundation.js';
 
 export type PartyAccountKind = 'DRIVER' | 'BUSINESS' | 'CUSTOMER';
-export type OperatorAccountKind = 'OPERATOR_COMMISSION' | 'OPERATOR_BOOKING_FEES' | 'OPERATOR_CASH' | 'OPERATOR_BANK' | 'PAYOUTS_CLEARING';
+export type OperatorAccountKind =
+  'OPERATOR_COMMISSION' | 'OPERATOR_BOOKING_FEES' | 'OPERATOR_CASH' | 'OPERATOR_BANK' | 'PAYOUTS_CLEARING';
 export type LedgerAccountKind = PartyAccountKind | OperatorAccountKind;
 
 export interface LedgerAccountsTable {

@@ -23,14 +23,34 @@ const CreateUserBody = Body({
   ...RoleFields,
 });
 const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
-const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY)' });
+const Currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  description: 'ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY)',
+});
 const DialCode = Type.String({ pattern: '^\\+[1-9][0-9]{0,3}$' });
 const CountryName = Type.String({ minLength: 1, maxLength: 100 });
 // The most a cash on delivery may be: up to 2,000,000,000 minor units (the column is a 32-bit integer).
-const CodMax = Type.Integer({ minimum: 0, maximum: 2_000_000_000, description: "the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)" });
-const CreateCountryBody = Body({ code: CountryCode, name: CountryName, currency: Currency, dialCode: DialCode, codMax: Type.Optional(CodMax) });
+const CodMax = Type.Integer({
+  minimum: 0,
+  maximum: 2_000_000_000,
+  description:
+    "the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)",
+});
+const CreateCountryBody = Body({
+  code: CountryCode,
+  name: CountryName,
+  currency: Currency,
+  dialCode: DialCode,
+  codMax: Type.Optional(CodMax),
+});
 const UpdateCountryBody = Body(
-  { code: Type.Optional(CountryCode), name: Type.Optional(CountryName), currency: Type.Optional(Currency), dialCode: Type.Optional(DialCode), codMax: Type.Optional(CodMax) },
+  {
+    code: Type.Optional(CountryCode),
+    name: Type.Optional(CountryName),
+    currency: Type.Optional(Currency),
+    dialCode: Type.Optional(DialCode),
+    codMax: Type.Optional(CodMax),
+  },
   { minProperties: 1 },
 );
 
@@ -66,7 +86,13 @@ export const adminModule: FeatureModule = async (app, ctx) => {
     '/admin/users/:id',
     {
       onRequest: onlyAdmin,
-      schema: { tags, security, summary: 'One account', params: IdParams, response: { 200: UserResponse, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'One account',
+        params: IdParams,
+        response: { 200: UserResponse, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => admin.getUser(request.params.id),
   );
@@ -120,7 +146,13 @@ export const adminModule: FeatureModule = async (app, ctx) => {
     '/admin/countries',
     {
       onRequest: onlyAdmin,
-      schema: { tags, security, summary: 'Add a country', body: CreateCountryBody, response: { 201: CountryResponse, ...errors(400, 401, 403, 409) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Add a country',
+        body: CreateCountryBody,
+        response: { 201: CountryResponse, ...errors(400, 401, 403, 409) },
+      },
     },
     async (request, reply) => {
       const country = await admin.createCountry(request.body);

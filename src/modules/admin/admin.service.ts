@@ -74,13 +74,18 @@ export class AdminService {
       throw conflict('An admin cannot suspend or reject its own account', 'INVALID_STATUS_TRANSITION');
     }
     const { user, revoked } = await this.deps.db.transaction().execute(async (trx) => {
-      const updated = await this.deps.users.updateStatus(userId, { from, to, reason: reason ?? null, now: this.deps.clock.now() }, trx);
+      const updated = await this.deps.users.updateStatus(
+        userId,
+        { from, to, reason: reason ?? null, now: this.deps.clock.now() },
+        trx,
+      );
       if (!updated) {
         const current = await this.deps.users.getStatus(userId, trx);
         if (!current) throw notFound('User not found', 'USER_NOT_FOUND');
         throw conflict(`Cannot ${action} an account whose status is ${current}`, 'INVALID_STATUS_TRANSITION');
       }
-      const revokedIds = to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.sessions.revokeSessions(userId, trx) : [];
+      const revokedIds =
+        to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.sessions.revokeSessions(userId, trx) : [];
       return { user: updated, revoked: revokedIds };
     });
     this.deps.sessions.announceRevoked(userId, revoked, to);
@@ -124,7 +129,8 @@ export class AdminService {
 
   async createCountry(input: CountryInput) {
     assertIsoCurrency(input.currency);
-    if (await this.deps.countries.getIdByCode(input.code)) throw conflict(`Country ${input.code} already exists`, 'COUNTRY_EXISTS');
+    if (await this.deps.countries.getIdByCode(input.code))
+      throw conflict(`Country ${input.code} already exists`, 'COUNTRY_EXISTS');
     const now = this.deps.clock.now();
     const row = await this.deps.countries.insert({
       id: randomUUID(),
@@ -142,7 +148,8 @@ export class AdminService {
   async updateCountry(id: string, changes: Partial<CountryInput>) {
     const { code, name, currency, dialCode, codMax } = changes;
     if (currency) assertIsoCurrency(currency);
-    if (code && (await this.deps.countries.getIdByCode(code, id))) throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
+    if (code && (await this.deps.countries.getIdByCode(code, id)))
+      throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
     const row = await this.deps.countries.update(id, {
       ...(code ? { code } : {}),
       ...(name ? { name } : {}),
@@ -158,5 +165,6 @@ export class AdminService {
 
 /** A country's money is counted in its currency's minor unit, which ISO 4217 gives (contract section 6). */
 function assertIsoCurrency(currency: string): void {
-  if (minorUnitsOf(currency) === undefined) throw badRequest(`${currency} is not an ISO 4217 currency`, 'UNKNOWN_CURRENCY');
+  if (minorUnitsOf(currency) === undefined)
+    throw badRequest(`${currency} is not an ISO 4217 currency`, 'UNKNOWN_CURRENCY');
 }

@@ -51,7 +51,10 @@ const ALL_ROLE_FIELDS: (keyof NewAccount)[] = [
 export function assertValidPhone(phone: string, field = 'phone'): void {
   const parsed = /^\+[1-9]\d{6,14}$/.test(phone) ? parsePhoneNumberFromString(phone) : undefined;
   if (!parsed || !parsed.isValid() || parsed.number !== phone) {
-    throw badRequest(`body.${field} must be a valid phone number in international format (E.164, e.g. +254712345678)`, 'INVALID_PHONE');
+    throw badRequest(
+      `body.${field} must be a valid phone number in international format (E.164, e.g. +254712345678)`,
+      'INVALID_PHONE',
+    );
   }
 }
 
@@ -109,7 +112,10 @@ export class AccountService {
    * Validates and creates the user and its profile in one transaction (or inside `trx`). Callers
    * that hold a transaction pass a precomputed `passwordHash`, so no transaction waits on argon2.
    */
-  async createAccount(input: NewAccount, options: { trx?: Transaction<Database>; passwordHash?: string } = {}): Promise<UserRow> {
+  async createAccount(
+    input: NewAccount,
+    options: { trx?: Transaction<Database>; passwordHash?: string } = {},
+  ): Promise<UserRow> {
     assertValidAccountFields(input);
     const { trx } = options;
     const passwordHash = options.passwordHash ?? (await hashPassword(input.password));
@@ -142,7 +148,10 @@ export class AccountService {
         throw uniqueViolation(err) ?? err;
       }
       if (input.role === 'BUSINESS') {
-        await users.insertBusinessProfile({ user_id: id, business_name: input.businessName!, business_address: input.businessAddress ?? null }, tx);
+        await users.insertBusinessProfile(
+          { user_id: id, business_name: input.businessName!, business_address: input.businessAddress ?? null },
+          tx,
+        );
       } else if (input.role === 'COMPANY') {
         await users.insertCompanyProfile({ user_id: id, company_name: input.companyName! }, tx);
       } else if (input.role === 'DRIVER') {

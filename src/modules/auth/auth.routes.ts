@@ -152,7 +152,12 @@ export const authModule: FeatureModule = async (app, ctx) => {
     '/auth/me',
     {
       onRequest: ctx.guard.required(),
-      schema: { tags, summary: 'The authenticated user', security: bearer, response: { 200: UserResponse, ...errors(401, 403) } },
+      schema: {
+        tags,
+        summary: 'The authenticated user',
+        security: bearer,
+        response: { 200: UserResponse, ...errors(401, 403) },
+      },
     },
     async (request) => auth.me(request.auth.userId),
   );

@@ -5,7 +5,11 @@ import { UserResponse } from './users.schemas.js';
 
 const PhoneText = Type.String({ minLength: 1, maxLength: 32, description: 'E.164: + and digits, e.g. +254712345678' });
 const Code = Type.String({ pattern: '^[0-9]{6}$', description: 'the 6-digit code from the SMS' });
-export const NewPassword = Type.String({ minLength: 8, maxLength: 128, description: '8 to 128 characters, not a common password' });
+export const NewPassword = Type.String({
+  minLength: 8,
+  maxLength: 128,
+  description: '8 to 128 characters, not a common password',
+});
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
 export const SendRegisterOtpBody = Body({ phone: PhoneText });
@@ -18,7 +22,9 @@ export const RoleFields = {
   vehicleType: Type.Optional({ ...VehicleType, description: 'DRIVER (required)' }),
   vehiclePlate: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'DRIVER (required)' })),
   companyId: Type.Optional({ ...Uuid, description: 'DRIVER: an ACTIVE company' }),
-  serviceTypes: Type.Optional(Type.Array(OrderType, { minItems: 1, maxItems: 2, uniqueItems: true, description: 'DRIVER; default both' })),
+  serviceTypes: Type.Optional(
+    Type.Array(OrderType, { minItems: 1, maxItems: 2, uniqueItems: true, description: 'DRIVER; default both' }),
+  ),
 };
 
 export const AccountFields = {
@@ -33,7 +39,12 @@ export const RegisterBody = Body({
   phone: PhoneText,
   code: Code,
   ...AccountFields,
-  role: Type.Union([Type.Literal('CUSTOMER'), Type.Literal('DRIVER'), Type.Literal('BUSINESS'), Type.Literal('COMPANY')]),
+  role: Type.Union([
+    Type.Literal('CUSTOMER'),
+    Type.Literal('DRIVER'),
+    Type.Literal('BUSINESS'),
+    Type.Literal('COMPANY'),
+  ]),
   countryId: Uuid,
   rememberMe: Type.Optional(Type.Boolean()),
   ...RoleFields,
@@ -51,7 +62,12 @@ export const RefreshTokenBody = Body({ refreshToken: Type.String({ minLength: 1,
 export const LogoutBody = Body({
   refreshToken: Type.String({ minLength: 1, maxLength: 200 }),
   pushEndpoint: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 2048, description: "The browser's push endpoint on this phone: the caller's subscription with it is deleted with the session" }),
+    Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        "The browser's push endpoint on this phone: the caller's subscription with it is deleted with the session",
+    }),
   ),
 });
 export const ForgotPasswordBody = Body({ identifier: Type.String({ minLength: 1, maxLength: 254 }) });

@@ -56,7 +56,10 @@ export class AuthService {
 
   async register(input: RegisterInput): Promise<{ user: UserResponse; tokens?: IssuedTokens }> {
     const { sessionId, code, rememberMe, ...fields } = input;
-    const account = { ...fields, status: input.role === 'CUSTOMER' ? ('ACTIVE' as const) : ('PENDING_APPROVAL' as const) };
+    const account = {
+      ...fields,
+      status: input.role === 'CUSTOMER' ? ('ACTIVE' as const) : ('PENDING_APPROVAL' as const),
+    };
     assertValidAccountFields(account);
     const row = await this.deps.codes.check(sessionId, input.phone, code, 'REGISTER');
     const passwordHash = await hashPassword(input.password);
@@ -65,7 +68,10 @@ export class AuthService {
       return this.deps.accounts.createAccount({ ...account, isPhoneVerified: true }, { trx, passwordHash });
     });
     if (user.status !== 'ACTIVE') return { user: toUserResponse(user) };
-    return { user: toUserResponse(user), tokens: await this.deps.sessions.create(user.id, user.role, rememberMe ?? false) };
+    return {
+      user: toUserResponse(user),
+      tokens: await this.deps.sessions.create(user.id, user.role, rememberMe ?? false),
+    };
   }
 
   async login(identifier: string, password: string, rememberMe = false): Promise<{ sessionId: string; phone: string }> {

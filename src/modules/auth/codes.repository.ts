@@ -53,7 +53,12 @@ export class CodesRepository {
   }
 
   getStep(id: string, purpose: OtpPurpose): Promise<CodeStepRow | undefined> {
-    return this.db.selectFrom('otp_sessions').select(STEP_COLUMNS).where('id', '=', id).where('purpose', '=', purpose).executeTakeFirst();
+    return this.db
+      .selectFrom('otp_sessions')
+      .select(STEP_COLUMNS)
+      .where('id', '=', id)
+      .where('purpose', '=', purpose)
+      .executeTakeFirst();
   }
 
   /** Counts one more wrong code; the new count, or undefined when the step is gone. */
@@ -71,7 +76,12 @@ export class CodesRepository {
    * Marks a step used if it still is unused, holds the same code and has fewer than `maxAttempts`
    * wrong codes: one conditional update, so that only one of two concurrent callers wins.
    */
-  async consume(step: { id: string; code_hash: string }, maxAttempts: number, now: Date, db: Executor = this.db): Promise<boolean> {
+  async consume(
+    step: { id: string; code_hash: string },
+    maxAttempts: number,
+    now: Date,
+    db: Executor = this.db,
+  ): Promise<boolean> {
     const row = await db
       .updateTable('otp_sessions')
       .set({ consumed_at: now })

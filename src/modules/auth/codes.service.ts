@@ -59,7 +59,11 @@ export class CodesService {
     const sent = await this.deps.repo.listSendTimes(phone, since);
     if (sent.length >= MAX_CODES_PER_PHONE_PER_HOUR) {
       const retryMs = new Date(sent[sent.length - MAX_CODES_PER_PHONE_PER_HOUR]).getTime() + HOUR_MS - now.getTime();
-      throw tooManyRequests('Too many codes sent to this phone number; try again later', retryMs / 1000, 'OTP_PHONE_LIMIT');
+      throw tooManyRequests(
+        'Too many codes sent to this phone number; try again later',
+        retryMs / 1000,
+        'OTP_PHONE_LIMIT',
+      );
     }
     await this.deps.repo.deleteSendsUpTo(since, phone);
     await this.deps.repo.insertSend({ id: randomUUID(), phone, sent_at: now });
@@ -82,7 +86,10 @@ export class CodesService {
 
   private async send(phone: string, code: string, purpose: OtpPurpose): Promise<void> {
     const what = purpose === 'PASSWORD_RESET' ? 'password reset' : purpose === 'REGISTER' ? 'registration' : 'login';
-    await this.deps.sms.send(phone, `Your ${what} code is ${code}. It expires in ${humanDuration(this.deps.config.otpTtlMs)}.`);
+    await this.deps.sms.send(
+      phone,
+      `Your ${what} code is ${code}. It expires in ${humanDuration(this.deps.config.otpTtlMs)}.`,
+    );
   }
 
   /**
@@ -90,7 +97,13 @@ export class CodesService {
    * no account) the step is stored with a hash that no code matches and nothing is sent, so that the
    * next steps answer exactly as for a real account and can never succeed.
    */
-  async start(purpose: OtpPurpose, phone: string, userId: string | null, rememberMe = false, send = true): Promise<string> {
+  async start(
+    purpose: OtpPurpose,
+    phone: string,
+    userId: string | null,
+    rememberMe = false,
+    send = true,
+  ): Promise<string> {
     await this.reserve(phone);
     const id = randomUUID();
     const code = send ? this.newCode() : randomUUID();
@@ -109,7 +122,8 @@ export class CodesService {
     });
     if (!send) return id;
     // A provider's round trip would time a reset apart from one for no account: it is not awaited.
-    if (purpose === 'PASSWORD_RESET' && !this.deps.sms.local) void this.send(phone, code, purpose).catch(() => undefined);
+    if (purpose === 'PASSWORD_RESET' && !this.deps.sms.local)
+      void this.send(phone, code, purpose).catch(() => undefined);
     else await this.send(phone, code, purpose);
     return id;
   }
@@ -139,7 +153,8 @@ export class CodesService {
       }
       throw unauthorized('Invalid code', 'INVALID_OTP');
     }
-    if (new Date(row.code_expires_at) <= this.now()) throw unauthorized('Code has expired; request a new one', 'OTP_EXPIRED');
+    if (new Date(row.code_expires_at) <= this.now())
+      throw unauthorized('Code has expired; request a new one', 'OTP_EXPIRED');
     return row;
   }
 
@@ -158,7 +173,14 @@ export class CodesService {
     const code = this.newCode();
     // A new code voids the old one; the wrong-code count carries on.
     const codeExpiresAt = new Date(this.now().getTime() + this.deps.config.otpTtlMs);
-    if (!(await this.deps.repo.replaceCode(row.id, this.codeHash(row.id, code), codeExpiresAt, this.deps.config.otpMaxResends))) {
+    if (
+      !(await this.deps.repo.replaceCode(
+        row.id,
+        this.codeHash(row.id, code),
+        codeExpiresAt,
+        this.deps.config.otpMaxResends,
+      ))
+    ) {
       throw resendLimit();
     }
     await this.send(row.phone, code, 'LOGIN');
@@ -166,7 +188,9 @@ export class CodesService {
 
   /** A made-up phone for an e-mail with no account, the same every time (a password reset answers with it). */
   standInPhone(identifier: string): string {
-    const digits = BigInt(`0x${sha256(`${this.deps.codeKey}:${identifier.trim().toLowerCase()}`).slice(0, 12)}`).toString();
+    const digits = BigInt(
+      `0x${sha256(`${this.deps.codeKey}:${identifier.trim().toLowerCase()}`).slice(0, 12)}`,
+    ).toString();
     return `+${digits.padStart(12, '1').slice(0, 12)}`;
   }
 }

@@ -30,7 +30,10 @@ export class PasswordService {
    * Wrong passwords for identifiers that match no account, counted like an account's, so that the
    * lockout answers the same whether or not the account exists (per instance: no table to fill).
    */
-  private readonly unknownFailures = new LRUCache<string, { count: number; lockedUntil: number }>({ max: 100_000, ttl: PASSWORD_LOCK_MS * 2 });
+  private readonly unknownFailures = new LRUCache<string, { count: number; lockedUntil: number }>({
+    max: 100_000,
+    ttl: PASSWORD_LOCK_MS * 2,
+  });
   constructor(private readonly deps: PasswordServiceDeps) {}
 
   private now(): Date {
@@ -46,7 +49,11 @@ export class PasswordService {
   private assertNotLocked(user: { locked_until: Date | null }): void {
     const lockedFor = user.locked_until ? new Date(user.locked_until).getTime() - this.now().getTime() : 0;
     if (lockedFor > 0) {
-      throw tooManyRequests('Too many wrong passwords; this account is locked for a while', lockedFor / 1000, 'ACCOUNT_LOCKED');
+      throw tooManyRequests(
+        'Too many wrong passwords; this account is locked for a while',
+        lockedFor / 1000,
+        'ACCOUNT_LOCKED',
+      );
     }
   }
 
@@ -69,7 +76,11 @@ export class PasswordService {
   private async checkPassword(user: Credentials, password: string): Promise<boolean> {
     this.assertNotLocked(user);
     if (!(await verifyPassword(user.password_hash, password))) {
-      await this.deps.users.addWrongPassword(user.id, MAX_WRONG_PASSWORDS, new Date(this.now().getTime() + PASSWORD_LOCK_MS));
+      await this.deps.users.addWrongPassword(
+        user.id,
+        MAX_WRONG_PASSWORDS,
+        new Date(this.now().getTime() + PASSWORD_LOCK_MS),
+      );
       return false;
     }
     if (user.failed_login_count > 0) await this.deps.users.clearWrongPasswords(user.id);
@@ -119,7 +130,12 @@ export class PasswordService {
     this.deps.sessions.announceRevoked(userId, revoked);
   }
 
-  async changePassword(userId: string, currentSessionId: string, currentPassword: string, newPassword: string): Promise<void> {
+  async changePassword(
+    userId: string,
+    currentSessionId: string,
+    currentPassword: string,
+    newPassword: string,
+  ): Promise<void> {
     const user = await this.deps.users.getCredentialsById(userId);
     // The token's session was checked just before: its user cannot be missing (a 500 if it were).
     if (!user) throw new Error(`no user ${userId}`);

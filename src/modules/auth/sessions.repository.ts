@@ -26,7 +26,10 @@ export class SessionsRepository {
   }
 
   /** Revokes the live session of a refresh token; its id and user, or undefined when none was live. */
-  async revokeByRefreshHash(refreshTokenHash: string, now: Date): Promise<{ id: string; userId: string; role: Role } | undefined> {
+  async revokeByRefreshHash(
+    refreshTokenHash: string,
+    now: Date,
+  ): Promise<{ id: string; userId: string; role: Role } | undefined> {
     const row = await this.db
       .updateTable('auth_sessions as s')
       .set({ revoked_at: now })
@@ -42,7 +45,11 @@ export class SessionsRepository {
 
   /** Revokes every live session of a user (optionally but one); returns their ids. */
   async revokeForUser(userId: string, now: Date, exceptSessionId?: string, db: Executor = this.db): Promise<string[]> {
-    let query = db.updateTable('auth_sessions').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null);
+    let query = db
+      .updateTable('auth_sessions')
+      .set({ revoked_at: now })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null);
     if (exceptSessionId) query = query.where('id', '!=', exceptSessionId);
     const rows = await query.returning('id').execute();
     return rows.map((r) => r.id);

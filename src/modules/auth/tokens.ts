@@ -76,7 +76,14 @@ export class TokenService {
       throw unauthorized('Invalid access token', 'INVALID_TOKEN');
     }
     const { exp, role, sid, sub } = payload;
-    if (typeof exp !== 'number' || typeof role !== 'string' || !ROLES.has(role) || typeof sid !== 'string' || typeof sub !== 'string' || !sub) {
+    if (
+      typeof exp !== 'number' ||
+      typeof role !== 'string' ||
+      !ROLES.has(role) ||
+      typeof sid !== 'string' ||
+      typeof sub !== 'string' ||
+      !sub
+    ) {
       throw unauthorized('Invalid access token', 'INVALID_TOKEN');
     }
     return { userId: sub, role: role as Role, sessionId: sid, exp };

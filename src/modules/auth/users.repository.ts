@@ -2,12 +2,27 @@
 import { sql, type Insertable } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
-import type { AccountStatus, BusinessProfilesTable, CompanyProfilesTable, DriverProfilesTable, Role, UsersTable } from '../../db/schema.js';
+import type {
+  AccountStatus,
+  BusinessProfilesTable,
+  CompanyProfilesTable,
+  DriverProfilesTable,
+  Role,
+  UsersTable,
+} from '../../db/schema.js';
 import type { Cursor } from '../../shared/pagination.js';
 import { USER_COLUMNS, type UserRow } from './users.schemas.js';
 
 /** What the password step reads of an account. */
-const CREDENTIAL_COLUMNS = ['id', 'phone', 'password_hash', 'status', 'role', 'locked_until', 'failed_login_count'] as const;
+const CREDENTIAL_COLUMNS = [
+  'id',
+  'phone',
+  'password_hash',
+  'status',
+  'role',
+  'locked_until',
+  'failed_login_count',
+] as const;
 
 // E-mail addresses are matched without regard to case (the unique index is on lower(email)).
 const emailIs = (email: string) => sql<boolean>`lower(email) = ${email.toLowerCase()}`;
@@ -94,16 +109,31 @@ export class UsersRepository {
   }
 
   /** Sets the password; with `unlock`, also clears the wrong-password count and lock. */
-  async setPassword(id: string, passwordHash: string, now: Date, options: { unlock: boolean }, db: Executor = this.db): Promise<void> {
+  async setPassword(
+    id: string,
+    passwordHash: string,
+    now: Date,
+    options: { unlock: boolean },
+    db: Executor = this.db,
+  ): Promise<void> {
     await db
       .updateTable('users')
-      .set({ password_hash: passwordHash, ...(options.unlock ? { failed_login_count: 0, locked_until: null } : {}), updated_at: now })
+      .set({
+        password_hash: passwordHash,
+        ...(options.unlock ? { failed_login_count: 0, locked_until: null } : {}),
+        updated_at: now,
+      })
       .where('id', '=', id)
       .execute();
   }
 
   markPhoneVerified(id: string): Promise<UserRow | undefined> {
-    return this.db.updateTable('users').set({ is_phone_verified: true }).where('id', '=', id).returning(USER_COLUMNS).executeTakeFirst();
+    return this.db
+      .updateTable('users')
+      .set({ is_phone_verified: true })
+      .where('id', '=', id)
+      .returning(USER_COLUMNS)
+      .executeTakeFirst();
   }
 
   /** Moves an account whose status is one of `from` to `to`; undefined when it is in none of them (or gone). */

@@ -36,6 +36,11 @@ export class CountriesRepository {
   }
 
   update(id: string, changes: Updateable<CountriesTable>): Promise<CountryRow | undefined> {
-    return this.db.updateTable('countries').set(changes).where('id', '=', id).returning(COUNTRY_COLUMNS).executeTakeFirst();
+    return this.db
+      .updateTable('countries')
+      .set(changes)
+      .where('id', '=', id)
+      .returning(COUNTRY_COLUMNS)
+      .executeTakeFirst();
   }
 }

@@ -45,13 +45,21 @@ export class DeviceKeysRepository {
     return Number(row.n);
   }
 
-  async insert(row: { id: string; driver_id: string; name: string; key_hash: string; created_at: Date }, db: Executor = this.db): Promise<void> {
+  async insert(
+    row: { id: string; driver_id: string; name: string; key_hash: string; created_at: Date },
+    db: Executor = this.db,
+  ): Promise<void> {
     await db.insertInto('device_keys').values(row).execute();
   }
 
   /** Deletes the driver's own key; its hash, undefined when there was none. */
   async deleteOwn(driverId: string, id: string, db: Executor = this.db): Promise<string | undefined> {
-    const row = await db.deleteFrom('device_keys').where('id', '=', id).where('driver_id', '=', driverId).returning(['key_hash']).executeTakeFirst();
+    const row = await db
+      .deleteFrom('device_keys')
+      .where('id', '=', id)
+      .where('driver_id', '=', driverId)
+      .returning(['key_hash'])
+      .executeTakeFirst();
     return row?.key_hash;
   }
 
@@ -77,7 +85,12 @@ export class DeviceKeysRepository {
       .updateTable('device_keys')
       .set({ last_used_at: at })
       .where('id', '=', id)
-      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`${at}::timestamptz - interval '1 minute'`)]))
+      .where((eb) =>
+        eb.or([
+          eb('last_used_at', 'is', null),
+          eb('last_used_at', '<', sql<Date>`${at}::timestamptz - interval '1 minute'`),
+        ]),
+      )
       .execute();
   }
 }

@@ -8,7 +8,13 @@ import { clientKey, createKeyedLimiter } from '../../http/rate-limit.js';
 import { serializeRequest } from '../../http/request-logger.js';
 import { AppError } from '../../shared/errors.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
-import { CreateDeviceKeyBody, CreatedDeviceKeyResponse, DeviceKeyList, DeviceKeyParams, OsmAndQuery } from './device-keys.schemas.js';
+import {
+  CreateDeviceKeyBody,
+  CreatedDeviceKeyResponse,
+  DeviceKeyList,
+  DeviceKeyParams,
+  OsmAndQuery,
+} from './device-keys.schemas.js';
 import { OsmAndIntake } from './osmand-intake.js';
 
 /** Traccar Client's requests are small: a form or JSON body of a few hundred bytes. */
@@ -27,7 +33,8 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
       schema: {
         tags: ['drivers'],
         summary: 'Make a device key for Traccar Client',
-        description: 'The key is in this answer only (stored as its SHA-256 hash). At most 3 per driver (409 DEVICE_KEY_LIMIT). The driver must be approved (ACTIVE).',
+        description:
+          'The key is in this answer only (stored as its SHA-256 hash). At most 3 per driver (409 DEVICE_KEY_LIMIT). The driver must be approved (ACTIVE).',
         security,
         body: Type.Optional(CreateDeviceKeyBody),
         response: { 201: CreatedDeviceKeyResponse, ...errors(400, 401, 403, 404, 409) },
@@ -40,7 +47,12 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
     '/drivers/me/device-keys',
     {
       onRequest: driverOnly,
-      schema: { tags: ['drivers'], summary: "The calling driver's device keys (never the keys themselves)", security, response: { 200: DeviceKeyList, ...errors(401, 403) } },
+      schema: {
+        tags: ['drivers'],
+        summary: "The calling driver's device keys (never the keys themselves)",
+        security,
+        response: { 200: DeviceKeyList, ...errors(401, 403) },
+      },
     },
     async (request) => deviceKeys.list(request.auth.userId),
   );
@@ -52,7 +64,7 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
       schema: {
         tags: ['drivers'],
         summary: 'Revoke a device key',
-        description: 'Takes effect at once on every instance: its next position gets 401. Another driver\'s key: 404.',
+        description: "Takes effect at once on every instance: its next position gets 401. Another driver's key: 404.",
         security,
         params: DeviceKeyParams,
         response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
@@ -80,15 +92,19 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
     });
     scope.setErrorHandler((err: FastifyError, _request, _reply) => {
       // The framework's 413 names the 1 MiB limit of every other route.
-      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than 16 KiB');
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than 16 KiB');
       throw err;
     });
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-      await intake.receive({ query: (request.query ?? {}) as Record<string, unknown>, body: request.body, address: clientKey(request.ip) }, (limit) => {
-        reply.header('x-ratelimit-limit', String(limit.limit));
-        reply.header('x-ratelimit-remaining', String(limit.remaining));
-        reply.header('x-ratelimit-reset', String(limit.resetSeconds));
-      });
+      await intake.receive(
+        { query: (request.query ?? {}) as Record<string, unknown>, body: request.body, address: clientKey(request.ip) },
+        (limit) => {
+          reply.header('x-ratelimit-limit', String(limit.limit));
+          reply.header('x-ratelimit-remaining', String(limit.remaining));
+          reply.header('x-ratelimit-reset', String(limit.resetSeconds));
+        },
+      );
       // Traccar Client wants a 200; an empty body is what Traccar's server answers.
       return reply.code(200).send();
     };
@@ -96,7 +112,7 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
       tags: ['drivers'],
       summary: `A position from Traccar Client (OsmAnd protocol, ${method})`,
       description:
-        'Traccar Client\'s OsmAnd protocol: the query string, a form-urlencoded body with the same pairs, or the JSON body of newer clients ' +
+        "Traccar Client's OsmAnd protocol: the query string, a form-urlencoded body with the same pairs, or the JSON body of newer clients " +
         '({ device_id, location: { timestamp, coords: { latitude, longitude, speed, heading, accuracy } } }). Authenticated by the device key ' +
         '(id / deviceid / device_id; unknown or revoked: 401), limited per key (RATE_LIMIT_OSMAND) instead of per IP. Answers 200 with an empty body.',
       security: [{ deviceKey: [] }],
@@ -108,8 +124,19 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
     const anything = () => () => true;
     // No query string in the logs: the device key may come under a name the decoder does not read
     // (`id[]=`, `id;x=1=`), which no redaction by name would catch.
-    const logSerializers = { req: (req: FastifyRequest) => ({ ...serializeRequest(req), url: req.url.replace(/[?#].*$/s, '') }) };
+    const logSerializers = {
+      req: (req: FastifyRequest) => ({ ...serializeRequest(req), url: req.url.replace(/[?#].*$/s, '') }),
+    };
     scope.get('/positions/osmand', { schema: schema('GET'), validatorCompiler: anything, logSerializers }, handler);
-    scope.post('/positions/osmand', { schema: { ...schema('POST'), body: Type.Unknown() }, validatorCompiler: anything, bodyLimit: OSMAND_BODY_LIMIT, logSerializers }, handler);
+    scope.post(
+      '/positions/osmand',
+      {
+        schema: { ...schema('POST'), body: Type.Unknown() },
+        validatorCompiler: anything,
+        bodyLimit: OSMAND_BODY_LIMIT,
+        logSerializers,
+      },
+      handler,
+    );
   });
 };

@@ -3,10 +3,17 @@ import { Type } from '@sinclair/typebox';
 import { Body, DateTime, Nullable, Uuid } from '../../shared/schemas.js';
 
 export const CreateDeviceKeyBody = Body({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 60, pattern: '\\S', description: 'for the driver: which phone holds it' })),
+  name: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 60, pattern: '\\S', description: 'for the driver: which phone holds it' }),
+  ),
 });
 
-export const DeviceKeyResponse = Type.Object({ id: Uuid, name: Type.String(), createdAt: DateTime, lastUsedAt: Nullable(DateTime) });
+export const DeviceKeyResponse = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  createdAt: DateTime,
+  lastUsedAt: Nullable(DateTime),
+});
 export const CreatedDeviceKeyResponse = Type.Object({
   id: Uuid,
   name: Type.String(),

@@ -71,7 +71,9 @@ export class DeviceKeysService {
 
   /** Loads the set of live keys (at start; after a failure, logged, the next OsmAnd request tries again). */
   async start(): Promise<void> {
-    await this.loadKnown().catch((err: unknown) => this.deps.logger?.warn({ err }, 'loading the device keys failed; tried again on the next position'));
+    await this.loadKnown().catch((err: unknown) =>
+      this.deps.logger?.warn({ err }, 'loading the device keys failed; tried again on the next position'),
+    );
   }
 
   /** Whether the key is a live key as this instance knows them (the set is loaded on first use if start did not). */
@@ -82,9 +84,16 @@ export class DeviceKeysService {
 
   async create(driverId: string, name: string | undefined) {
     const key = KEY_PREFIX + randomBytes(24).toString('base64url');
-    const row = { id: randomUUID(), driver_id: driverId, name: name?.trim() || 'Traccar Client', key_hash: hashDeviceKey(key), created_at: this.deps.clock.now() };
+    const row = {
+      id: randomUUID(),
+      driver_id: driverId,
+      name: name?.trim() || 'Traccar Client',
+      key_hash: hashDeviceKey(key),
+      created_at: this.deps.clock.now(),
+    };
     await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await this.deps.repo.lockDriver(driverId, trx))) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
+      if (!(await this.deps.repo.lockDriver(driverId, trx)))
+        throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
       if ((await this.deps.repo.countByDriver(driverId, trx)) >= MAX_DEVICE_KEYS) {
         throw conflict(`At most ${MAX_DEVICE_KEYS} device keys per driver: revoke one first`, 'DEVICE_KEY_LIMIT');
       }
@@ -126,7 +135,8 @@ export class DeviceKeysService {
       this.note(false, tagOf(hash));
       throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
     }
-    if (owner.status !== 'ACTIVE') throw forbidden('The account of this device key is not active', `ACCOUNT_${owner.status}`);
+    if (owner.status !== 'ACTIVE')
+      throw forbidden('The account of this device key is not active', `ACCOUNT_${owner.status}`);
     // Touched once per cache period at most (and the row at most once a minute).
     void this.deps.repo.touch(owner.id, this.deps.clock.now()).catch(() => undefined);
     // Made while this instance was not hearing the bus.

@@ -21,7 +21,8 @@ export interface LocationMessage {
   recordedAt?: string;
 }
 
-export type Decoded = { ok: true; key: string; message: LocationMessage } | { ok: false; status: 400 | 401; message: string };
+export type Decoded =
+  { ok: true; key: string; message: LocationMessage } | { ok: false; status: 400 | 401; message: string };
 
 type Params = Record<string, unknown>;
 
@@ -56,7 +57,8 @@ export function parseTimestamp(value: string | number): string | Error {
     const iso = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
     ms = /^\d{4}-\d{2}-\d{2}/.test(iso) ? Date.parse(iso) : NaN;
   }
-  if (!Number.isFinite(ms) || ms < 0 || ms > 8.64e15) return new Error('timestamp must be Unix seconds, milliseconds or an ISO 8601 date');
+  if (!Number.isFinite(ms) || ms < 0 || ms > 8.64e15)
+    return new Error('timestamp must be Unix seconds, milliseconds or an ISO 8601 date');
   return new Date(ms).toISOString();
 }
 
@@ -65,7 +67,10 @@ function keyOf(text: unknown): string | undefined {
 }
 
 /** Builds the message from numbers already read; speeds in m/s. */
-function build(key: string | undefined, fields: { lat?: number; lng?: number; speed?: number; heading?: number; accuracy?: number; recordedAt?: string }): Decoded {
+function build(
+  key: string | undefined,
+  fields: { lat?: number; lng?: number; speed?: number; heading?: number; accuracy?: number; recordedAt?: string },
+): Decoded {
   if (key === undefined) return { ok: false, status: 401, message: 'Missing device key (id)' };
   if (fields.lat === undefined || fields.lng === undefined) return bad('lat and lon are required');
   const message: LocationMessage = { type: 'location', lat: fields.lat, lng: fields.lng };
@@ -90,7 +95,13 @@ export function decodeParams(params: Params): Decoded {
   let lon = first(params, 'lon');
   const location = first(params, 'location');
   if ((lat === undefined || lon === undefined) && location !== undefined) [lat, lon] = location.split(',');
-  const texts = { lat, lon, speed: first(params, 'speed'), heading: first(params, 'bearing', 'heading'), accuracy: first(params, 'accuracy') };
+  const texts = {
+    lat,
+    lon,
+    speed: first(params, 'speed'),
+    heading: first(params, 'bearing', 'heading'),
+    accuracy: first(params, 'accuracy'),
+  };
   for (const [name, text] of Object.entries(texts)) {
     const n = number(text, name);
     if (n instanceof Error) return key === undefined ? build(key, {}) : bad(n.message);
@@ -141,5 +152,12 @@ export function decodeJson(body: Params, query: Params): Decoded {
     if (parsed instanceof Error) return bad(`location.${parsed.message}`);
     recordedAt = parsed;
   }
-  return build(key, { lat: fields.latitude, lng: fields.longitude, speed: fields.speed, heading: fields.heading, accuracy: fields.accuracy, recordedAt });
+  return build(key, {
+    lat: fields.latitude,
+    lng: fields.longitude,
+    speed: fields.speed,
+    heading: fields.heading,
+    accuracy: fields.accuracy,
+    recordedAt,
+  });
 }

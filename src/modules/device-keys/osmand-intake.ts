@@ -60,13 +60,18 @@ export class OsmAndIntake {
     if (perKey) {
       const limit = await perKey(hashDeviceKey(key));
       limited?.(limit);
-      if (!limit.allowed) throw tooManyRequests(`Too many positions for this device key; retry in ${Math.max(1, limit.resetSeconds)} seconds`, limit.resetSeconds);
+      if (!limit.allowed)
+        throw tooManyRequests(
+          `Too many positions for this device key; retry in ${Math.max(1, limit.resetSeconds)} seconds`,
+          limit.resetSeconds,
+        );
     }
     const owner = await deviceKeys.resolve(key).catch(async (err: { statusCode?: number }) => {
       if (err.statusCode === 401) await this.countUnknown(address);
       throw err;
     });
-    const isJson = !!body && typeof body === 'object' && !Array.isArray(body) && ('location' in body || 'device_id' in body);
+    const isJson =
+      !!body && typeof body === 'object' && !Array.isArray(body) && ('location' in body || 'device_id' in body);
     const decoded = isJson
       ? decodeJson(body as Record<string, unknown>, query)
       : decodeParams({ ...query, ...(body && typeof body === 'object' ? (body as Record<string, unknown>) : {}) });
@@ -80,7 +85,11 @@ export class OsmAndIntake {
     const until = this.blocked.get(address);
     if (until === undefined) return;
     const left = until - this.deps.clock.nowMs();
-    if (left > 0) throw tooManyRequests(`Too many unknown device keys from this address; retry in ${Math.ceil(left / 1000)} seconds`, left / 1000);
+    if (left > 0)
+      throw tooManyRequests(
+        `Too many unknown device keys from this address; retry in ${Math.ceil(left / 1000)} seconds`,
+        left / 1000,
+      );
     this.blocked.delete(address);
   }
 

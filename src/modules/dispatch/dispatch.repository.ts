@@ -26,7 +26,14 @@ export interface DispatchJob {
 }
 
 /** The driver's share of a price: (price − booking fee) less the commission (jobs/job-money.ts). */
-const expectedEarnings = (row: { status: string; price_amount: number | null; price_currency: string | null; commission_rate: number; price_breakdown: unknown; payment_method: 'CASH' | 'ACCOUNT' }): Money | null => {
+const expectedEarnings = (row: {
+  status: string;
+  price_amount: number | null;
+  price_currency: string | null;
+  commission_rate: number;
+  price_breakdown: unknown;
+  payment_method: 'CASH' | 'ACCOUNT';
+}): Money | null => {
   const e = jobEarnings({ ...row, status: 'PENDING', driver_id: null, cancellation_fee: null }, row.price_amount, 0);
   return e ? { amount: e.driver, currency: e.currency } : null;
 };
@@ -40,7 +47,11 @@ export class DispatchRepository {
   constructor(private readonly db: DB) {}
 
   async enroll(trx: Executor, row: Omit<DispatchJobsTable, 'attempts' | 'state' | 'updated_at'>): Promise<void> {
-    await trx.insertInto('dispatch_jobs').values({ ...row, state: 'SEARCHING', attempts: 0, updated_at: row.created_at }).onConflict((oc) => oc.column('job_id').doNothing()).execute();
+    await trx
+      .insertInto('dispatch_jobs')
+      .values({ ...row, state: 'SEARCHING', attempts: 0, updated_at: row.created_at })
+      .onConflict((oc) => oc.column('job_id').doNothing())
+      .execute();
   }
 
   dispatchRow(jobId: string) {
@@ -53,7 +64,18 @@ export class DispatchRepository {
       const row = await this.db
         .selectFrom('packages')
         .leftJoin('rating_summaries as rs', 'rs.user_id', 'packages.created_by')
-        .select(['status', 'vehicle_type', 'pickup', 'dropoff', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method', 'rs.average_tenths'])
+        .select([
+          'status',
+          'vehicle_type',
+          'pickup',
+          'dropoff',
+          'price_amount',
+          'price_currency',
+          'commission_rate',
+          'price_breakdown',
+          'payment_method',
+          'rs.average_tenths',
+        ])
         .where('id', '=', jobId)
         .executeTakeFirst();
       if (!row) return undefined;
@@ -74,7 +96,20 @@ export class DispatchRepository {
     const row = await this.db
       .selectFrom('rides')
       .leftJoin('rating_summaries as rs', 'rs.user_id', 'rides.customer_id')
-      .select(['status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'price_amount', 'price_currency', 'commission_rate', 'price_breakdown', 'payment_method', 'rs.average_tenths'])
+      .select([
+        'status',
+        'vehicle_type',
+        'pickup_lat',
+        'pickup_lng',
+        'destination_lat',
+        'destination_lng',
+        'price_amount',
+        'price_currency',
+        'commission_rate',
+        'price_breakdown',
+        'payment_method',
+        'rs.average_tenths',
+      ])
       .where('id', '=', jobId)
       .executeTakeFirst();
     if (!row) return undefined;
@@ -101,7 +136,12 @@ export class DispatchRepository {
 
   async holdingOffers(driverIds: string[]): Promise<string[]> {
     if (!driverIds.length) return [];
-    const rows = await this.db.selectFrom('dispatch_offers').select('driver_id').where('state', '=', 'OPEN').where('driver_id', 'in', driverIds).execute();
+    const rows = await this.db
+      .selectFrom('dispatch_offers')
+      .select('driver_id')
+      .where('state', '=', 'OPEN')
+      .where('driver_id', 'in', driverIds)
+      .execute();
     return rows.map((r) => r.driver_id);
   }
 
@@ -116,7 +156,13 @@ export class DispatchRepository {
   }
 
   async markDone(trx: Executor | null, jobId: string, now: Date): Promise<{ created_at: Date } | undefined> {
-    return (trx ?? this.db).updateTable('dispatch_jobs').set({ state: 'DONE', updated_at: now }).where('job_id', '=', jobId).where('state', '<>', 'DONE').returning('created_at').executeTakeFirst();
+    return (trx ?? this.db)
+      .updateTable('dispatch_jobs')
+      .set({ state: 'DONE', updated_at: now })
+      .where('job_id', '=', jobId)
+      .where('state', '<>', 'DONE')
+      .returning('created_at')
+      .executeTakeFirst();
   }
 
   /**
@@ -124,19 +170,36 @@ export class DispatchRepository {
    * committing meanwhile is seen) and neither the job nor the driver holds an open offer (the
    * partial unique indexes). 'JOB': the job is taken or has its offer; 'DRIVER': the driver has one.
    */
-  async insertOffer(offer: Omit<OfferRow, 'state' | 'answered_at' | 'seq'>, waitingStatus: string): Promise<'OK' | 'JOB' | 'DRIVER'> {
+  async insertOffer(
+    offer: Omit<OfferRow, 'state' | 'answered_at' | 'seq'>,
+    waitingStatus: string,
+  ): Promise<'OK' | 'JOB' | 'DRIVER'> {
     return this.db.transaction().execute(async (trx) => {
       const table = offer.job_type === 'PACKAGE' ? 'packages' : 'rides';
-      const waiting = await sql`select 1 from ${sql.table(table)} where id = ${offer.job_id} and status = ${waitingStatus} for share`.execute(trx);
+      const waiting =
+        await sql`select 1 from ${sql.table(table)} where id = ${offer.job_id} and status = ${waitingStatus} for share`.execute(
+          trx,
+        );
       if (!waiting.rows.length) return 'JOB';
       const inserted = await trx
         .insertInto('dispatch_offers')
-        .values({ ...offer, offer: JSON.stringify(offer.offer), choice: JSON.stringify(offer.choice), state: 'OPEN', answered_at: null })
+        .values({
+          ...offer,
+          offer: JSON.stringify(offer.offer),
+          choice: JSON.stringify(offer.choice),
+          state: 'OPEN',
+          answered_at: null,
+        })
         .onConflict((oc) => oc.doNothing())
         .returning('id')
         .executeTakeFirst();
       if (!inserted) {
-        const jobHasOne = await trx.selectFrom('dispatch_offers').select('id').where('job_id', '=', offer.job_id).where('state', '=', 'OPEN').executeTakeFirst();
+        const jobHasOne = await trx
+          .selectFrom('dispatch_offers')
+          .select('id')
+          .where('job_id', '=', offer.job_id)
+          .where('state', '=', 'OPEN')
+          .executeTakeFirst();
         return jobHasOne ? 'JOB' : 'DRIVER';
       }
       await trx
@@ -149,10 +212,18 @@ export class DispatchRepository {
   }
 
   /** Closes the job's open offer: ACCEPTED when `driverId` took it, else WITHDRAWN. */
-  async closeOpenOffers(trx: Executor | null, jobId: string, driverId: string | null, now: Date): Promise<{ id: string; driver_id: string; state: OfferState }[]> {
+  async closeOpenOffers(
+    trx: Executor | null,
+    jobId: string,
+    driverId: string | null,
+    now: Date,
+  ): Promise<{ id: string; driver_id: string; state: OfferState }[]> {
     return (trx ?? this.db)
       .updateTable('dispatch_offers')
-      .set({ state: sql<OfferState>`case when driver_id = ${driverId} then 'ACCEPTED' else 'WITHDRAWN' end`, answered_at: now })
+      .set({
+        state: sql<OfferState>`case when driver_id = ${driverId} then 'ACCEPTED' else 'WITHDRAWN' end`,
+        answered_at: now,
+      })
       .where('job_id', '=', jobId)
       .where('state', '=', 'OPEN')
       .returning(['id', 'driver_id', 'state'])
@@ -176,13 +247,24 @@ export class DispatchRepository {
   }
 
   openOffersOf(driverId: string, now: Date) {
-    return this.db.selectFrom('dispatch_offers').selectAll().where('driver_id', '=', driverId).where('state', '=', 'OPEN').where('expires_at', '>', now).execute();
+    return this.db
+      .selectFrom('dispatch_offers')
+      .selectAll()
+      .where('driver_id', '=', driverId)
+      .where('state', '=', 'OPEN')
+      .where('expires_at', '>', now)
+      .execute();
   }
 
   /** A job whose offer closed searches again at once. */
   async searchAgain(trx: Executor | null, jobIds: string[], now: Date): Promise<void> {
     if (!jobIds.length) return;
-    await (trx ?? this.db).updateTable('dispatch_jobs').set({ state: 'SEARCHING', next_attempt_at: now, updated_at: now }).where('job_id', 'in', jobIds).where('state', '=', 'OFFERED').execute();
+    await (trx ?? this.db)
+      .updateTable('dispatch_jobs')
+      .set({ state: 'SEARCHING', next_attempt_at: now, updated_at: now })
+      .where('job_id', 'in', jobIds)
+      .where('state', '=', 'OFFERED')
+      .execute();
   }
 
   /** Lapses the offers past their deadline (each exactly once, whichever instance runs it). */
@@ -192,7 +274,11 @@ export class DispatchRepository {
         update dispatch_offers set state = 'LAPSED', answered_at = ${now}
         where id in (select id from dispatch_offers where state = 'OPEN' and expires_at <= ${now} order by expires_at limit ${limit} for update skip locked)
         returning *`.execute(trx);
-      await this.searchAgain(trx, lapsed.rows.map((r) => r.job_id), now);
+      await this.searchAgain(
+        trx,
+        lapsed.rows.map((r) => r.job_id),
+        now,
+      );
       return lapsed.rows;
     });
   }
@@ -208,7 +294,12 @@ export class DispatchRepository {
   }
 
   waitingJobs() {
-    return this.db.selectFrom('dispatch_jobs').select(['job_id', 'job_type', 'vehicle_type', 'pickup_lat', 'pickup_lng']).where('state', '=', 'NO_DRIVERS').limit(5000).execute();
+    return this.db
+      .selectFrom('dispatch_jobs')
+      .select(['job_id', 'job_type', 'vehicle_type', 'pickup_lat', 'pickup_lng'])
+      .where('state', '=', 'NO_DRIVERS')
+      .limit(5000)
+      .execute();
   }
 
   /** A released job waits in dispatch from now (the lifecycle recorded who released it: jobs/job-releases.ts). */
@@ -220,7 +311,9 @@ export class DispatchRepository {
     await sql`
       insert into dispatch_jobs (job_id, job_type, vehicle_type, pickup_lat, pickup_lng, created_at, state, attempts, next_attempt_at, updated_at)
       select s.*, 'SEARCHING', 0, ${r.at}, ${r.at} from (${source}) s
-      on conflict (job_id) do update set state = 'SEARCHING', next_attempt_at = ${r.at}, updated_at = ${r.at}`.execute(trx);
+      on conflict (job_id) do update set state = 'SEARCHING', next_attempt_at = ${r.at}, updated_at = ${r.at}`.execute(
+      trx,
+    );
   }
 
   releaseCount(jobType: JobTypeName, jobId: string): Promise<number> {

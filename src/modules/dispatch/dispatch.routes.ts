@@ -20,7 +20,12 @@ export const dispatchModule: FeatureModule = async (app, { services, guard }) =>
     '/drivers/me/offers',
     {
       onRequest: guard.required(['DRIVER']),
-      schema: { tags, summary: "The driver's open offers (also pushed on its WebSocket as { type: 'offer', offer })", security, response: { 200: OfferList, ...errors(401, 403) } },
+      schema: {
+        tags,
+        summary: "The driver's open offers (also pushed on its WebSocket as { type: 'offer', offer })",
+        security,
+        response: { 200: OfferList, ...errors(401, 403) },
+      },
     },
     async (request) => ({ offers: await dispatch.myOffers(request.auth.userId) }),
   );
@@ -31,13 +36,17 @@ export const dispatchModule: FeatureModule = async (app, { services, guard }) =>
       onRequest: guard.required(['DRIVER']),
       schema: {
         tags,
-        summary: "Accept an open offer: the job is the driver's (as a direct accept); 409 names a lapsed, declined or withdrawn offer's state (honours Idempotency-Key)",
+        summary:
+          "Accept an open offer: the job is the driver's (as a direct accept); 409 names a lapsed, declined or withdrawn offer's state (honours Idempotency-Key)",
         security,
         params: OfferParams,
         response: { 200: JobResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    async (request, reply) => stepOnce(idempotency, request, reply, `POST /offers/${request.params.id}/accept`, 200, (record) => dispatch.accept(request.params.id, request.auth, record)),
+    async (request, reply) =>
+      stepOnce(idempotency, request, reply, `POST /offers/${request.params.id}/accept`, 200, (record) =>
+        dispatch.accept(request.params.id, request.auth, record),
+      ),
   );
 
   app.post(
@@ -53,14 +62,23 @@ export const dispatchModule: FeatureModule = async (app, { services, guard }) =>
       },
     },
     // The decline is one statement of its own: its answer (none) is stored just after it.
-    async (request, reply) => stepOnce(idempotency, request, reply, `POST /offers/${request.params.id}/decline`, 204, async () => dispatch.decline(request.params.id, request.auth).then(() => null)),
+    async (request, reply) =>
+      stepOnce(idempotency, request, reply, `POST /offers/${request.params.id}/decline`, 204, async () =>
+        dispatch.decline(request.params.id, request.auth).then(() => null),
+      ),
   );
 
   app.get(
     '/admin/dispatch/:jobId',
     {
       onRequest: guard.required(['ADMIN']),
-      schema: { tags: ['admin', ...tags], summary: "A job's offer log: each offer's driver, times, outcome and why that driver", security, params: JobIdParams, response: { 200: DispatchLog, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags: ['admin', ...tags],
+        summary: "A job's offer log: each offer's driver, times, outcome and why that driver",
+        security,
+        params: JobIdParams,
+        response: { 200: DispatchLog, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => dispatch.log(request.params.jobId),
   );
@@ -72,7 +90,8 @@ export const dispatchModule: FeatureModule = async (app, { services, guard }) =>
       preValidation: optionalBody,
       schema: {
         tags: ['admin', ...tags],
-        summary: 'Take a job back from its driver before pickup (package ASSIGNED, ride ACCEPTED): waiting again, back in dispatch (honours Idempotency-Key)',
+        summary:
+          'Take a job back from its driver before pickup (package ASSIGNED, ride ACCEPTED): waiting again, back in dispatch (honours Idempotency-Key)',
         security,
         params: AdminReleaseParams,
         body: ReleaseBody,
@@ -81,8 +100,16 @@ export const dispatchModule: FeatureModule = async (app, { services, guard }) =>
     },
     async (request, reply) => {
       const { jobType, id } = request.params;
-      return stepOnce(idempotency, request, reply, `POST /admin/jobs/${jobType}/${id}/release`, 200, (record): Promise<unknown> =>
-        jobType === 'PACKAGE' ? packages.release(id, request.auth, request.body.reason, record) : rides.release(id, request.auth, request.body.reason, record),
+      return stepOnce(
+        idempotency,
+        request,
+        reply,
+        `POST /admin/jobs/${jobType}/${id}/release`,
+        200,
+        (record): Promise<unknown> =>
+          jobType === 'PACKAGE'
+            ? packages.release(id, request.auth, request.body.reason, record)
+            : rides.release(id, request.auth, request.body.reason, record),
       );
     },
   );

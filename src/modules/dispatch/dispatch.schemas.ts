@@ -15,9 +15,20 @@ export const Offer = Type.Object(
     vehicleType: VehicleType,
     distanceMeters: Type.Integer({ description: 'From the driver to the pickup' }),
     etaSeconds: Type.Integer({ description: 'From the driver to the pickup (distance at the vehicle average speed)' }),
-    price: NullableMoney("What the job pays: the package's or ride's price (a ride's final fare may differ, at most 1.25 × it)"),
-    earnings: Type.Optional(NullableMoney("What the driver would earn from the price: price − booking fee − the operator's commission (section 21)")),
-    customerRating: Nullable(Type.Number({ description: "The rating of who ordered the job (a ride's customer, a package's creator): the average of its last 500 ratings, one decimal; null before the first" })),
+    price: NullableMoney(
+      "What the job pays: the package's or ride's price (a ride's final fare may differ, at most 1.25 × it)",
+    ),
+    earnings: Type.Optional(
+      NullableMoney(
+        "What the driver would earn from the price: price − booking fee − the operator's commission (section 21)",
+      ),
+    ),
+    customerRating: Nullable(
+      Type.Number({
+        description:
+          "The rating of who ordered the job (a ride's customer, a package's creator): the average of its last 500 ratings, one decimal; null before the first",
+      }),
+    ),
     expiresAt: DateTime,
   },
   { description: 'A job offered to one driver until expiresAt: enough to decide, no contact details' },
@@ -30,7 +41,9 @@ export const JobIdParams = Type.Object({ jobId: Uuid }, { additionalProperties: 
 export const AdminReleaseParams = Type.Object({ jobType: JobType, id: Uuid }, { additionalProperties: false });
 
 const OfferState = Type.Union(['OPEN', 'ACCEPTED', 'DECLINED', 'LAPSED', 'WITHDRAWN'].map((s) => Type.Literal(s)));
-const SkipReason = Type.Union(['DECLINED', 'LAPSED', 'OFFERED_BEFORE', 'WITHDRAWN', 'RELEASED', 'HOLDING_OFFER'].map((s) => Type.Literal(s)));
+const SkipReason = Type.Union(
+  ['DECLINED', 'LAPSED', 'OFFERED_BEFORE', 'WITHDRAWN', 'RELEASED', 'HOLDING_OFFER'].map((s) => Type.Literal(s)),
+);
 
 export const DispatchLog = Type.Object({
   jobId: Type.String(),
@@ -50,16 +63,31 @@ export const DispatchLog = Type.Object({
           etaSeconds: Type.Integer(),
           distanceMeters: Type.Integer(),
           radiusMeters: Type.Integer({ description: 'The radius the driver was found in' }),
-          candidates: Type.Integer({ description: 'Eligible drivers (ACTIVE, ONLINE, free, fitting, fresh position) considered, nearest first' }),
-          skipped: Type.Array(Type.Object({ driverId: Type.String(), reason: SkipReason }), { description: 'Nearer drivers passed over, and why' }),
+          candidates: Type.Integer({
+            description: 'Eligible drivers (ACTIVE, ONLINE, free, fitting, fresh position) considered, nearest first',
+          }),
+          skipped: Type.Array(Type.Object({ driverId: Type.String(), reason: SkipReason }), {
+            description: 'Nearer drivers passed over, and why',
+          }),
         },
         { description: 'Why this driver: busy drivers are never candidates (the live index holds free drivers only)' },
       ),
     }),
   ),
-  releases: Type.Array(Type.Object({ driverId: Type.String(), reason: Nullable(Type.String()), actorId: Nullable(Type.String()), at: DateTime }), {
-    description: 'The drivers who released the job (by themselves or by an admin), each once, latest release',
+  releases: Type.Array(
+    Type.Object({
+      driverId: Type.String(),
+      reason: Nullable(Type.String()),
+      actorId: Nullable(Type.String()),
+      at: DateTime,
+    }),
+    {
+      description: 'The drivers who released the job (by themselves or by an admin), each once, latest release',
+    },
+  ),
+  releaseCount: Type.Integer({
+    minimum: 0,
+    description: 'How many times the job was released (every return to PENDING / REQUESTED)',
   }),
-  releaseCount: Type.Integer({ minimum: 0, description: 'How many times the job was released (every return to PENDING / REQUESTED)' }),
-  flagged: Type.Boolean({ description: 'Released more than DISPATCH_MAX_RELEASES times: worth an admin\'s look' }),
+  flagged: Type.Boolean({ description: "Released more than DISPATCH_MAX_RELEASES times: worth an admin's look" }),
 });

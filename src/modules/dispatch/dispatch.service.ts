@@ -97,7 +97,12 @@ export class DispatchService implements DispatchHooks {
       buckets: [0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05],
       registers: [deps.registry],
     });
-    this.releases = new Counter({ name: 'dispatch_releases_total', help: 'Jobs handed back by their driver or taken back by an admin', labelNames: ['jobType'], registers: [deps.registry] });
+    this.releases = new Counter({
+      name: 'dispatch_releases_total',
+      help: 'Jobs handed back by their driver or taken back by an admin',
+      labelNames: ['jobType'],
+      registers: [deps.registry],
+    });
     this.flagged = new Counter({
       name: 'dispatch_flagged_jobs_total',
       help: 'Jobs flagged for an admin: released more than DISPATCH_MAX_RELEASES times',
@@ -114,13 +119,25 @@ export class DispatchService implements DispatchHooks {
   }
 
   private track(work: Promise<unknown>): void {
-    const p = work.catch((err) => this.deps.logger.warn({ err }, 'dispatch failed')).finally(() => this.inFlight.delete(p));
+    const p = work
+      .catch((err) => this.deps.logger.warn({ err }, 'dispatch failed'))
+      .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
   }
 
   // --- hooks of the job lifecycle -------------------------------------------------------------
 
-  async enroll(trx: Transaction<Database>, job: { jobType: JobTypeName; jobId: string; vehicleType: DispatchJob['vehicleType']; lat: number; lng: number; at: Date }): Promise<void> {
+  async enroll(
+    trx: Transaction<Database>,
+    job: {
+      jobType: JobTypeName;
+      jobId: string;
+      vehicleType: DispatchJob['vehicleType'];
+      lat: number;
+      lng: number;
+      at: Date;
+    },
+  ): Promise<void> {
     if (this.mode !== 'offer') return;
     await this.deps.repo.enroll(trx, {
       job_id: job.jobId,
@@ -140,24 +157,46 @@ export class DispatchService implements DispatchHooks {
 
   async changed(
     trx: Transaction<Database>,
-    change: { jobType: JobTypeName; jobId: string; from: string; status: string; driverId: string | null; assigned: boolean; at: Date },
+    change: {
+      jobType: JobTypeName;
+      jobId: string;
+      from: string;
+      status: string;
+      driverId: string | null;
+      assigned: boolean;
+      at: Date;
+    },
   ): Promise<(() => void) | undefined> {
     if (change.status === WAITING[change.jobType]) return undefined;
     // A job that had left waiting has nothing open here: its offers were closed and its dispatch row
     // marked DONE in the change that took it out of waiting (insertOffer re-checks the status under lock).
     if (change.from !== WAITING[change.jobType]) return undefined;
-    const closed = await this.deps.repo.closeOpenOffers(trx, change.jobId, change.assigned ? change.driverId : null, change.at);
+    const closed = await this.deps.repo.closeOpenOffers(
+      trx,
+      change.jobId,
+      change.assigned ? change.driverId : null,
+      change.at,
+    );
     const done = await this.deps.repo.markDone(trx, change.jobId, change.at);
     return () => {
       this.waiting.delete(change.jobId);
       this.announceClosed(closed.map((o) => ({ ...o, job_id: change.jobId, job_type: change.jobType })));
-      if (change.assigned && done) this.assignment.observe((change.at.getTime() - new Date(done.created_at).getTime()) / 1000);
+      if (change.assigned && done)
+        this.assignment.observe((change.at.getTime() - new Date(done.created_at).getTime()) / 1000);
     };
   }
 
   async released(
     trx: Transaction<Database>,
-    release: { jobType: JobTypeName; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date; releases: number },
+    release: {
+      jobType: JobTypeName;
+      jobId: string;
+      driverId: string;
+      reason: string | null;
+      actorId: string;
+      at: Date;
+      releases: number;
+    },
   ): Promise<() => void> {
     if (this.mode === 'offer') await this.deps.repo.searchAfterRelease(trx, release);
     return () => {
@@ -167,7 +206,10 @@ export class DispatchService implements DispatchHooks {
         // Flagged once (the metric) when it crosses the limit; every release beyond it is logged.
         if (release.releases === max + 1) this.flagged.inc({ jobType: release.jobType });
         const { jobType, jobId, driverId, actorId, releases } = release;
-        this.deps.logger.warn({ jobType, jobId, driverId, actorId, releases, maxReleases: max }, 'job released more than DISPATCH_MAX_RELEASES times: flagged for an admin');
+        this.deps.logger.warn(
+          { jobType, jobId, driverId, actorId, releases, maxReleases: max },
+          'job released more than DISPATCH_MAX_RELEASES times: flagged for an admin',
+        );
       }
       this.kick(release.jobType, release.jobId);
     };
@@ -250,14 +292,27 @@ export class DispatchService implements DispatchHooks {
     const nowDate = clock.now();
     if (await repo.markNoDrivers(jobId, nowDate, new Date(nowDate.getTime() + config.dispatch.retryIntervalMs))) {
       if (row.state !== 'NO_DRIVERS') this.touched(jobType, jobId);
-      this.waiting.set(jobId, { jobType, vehicleType: job.vehicleType, lat: job.pickup.location.lat, lng: job.pickup.location.lng });
+      this.waiting.set(jobId, {
+        jobType,
+        vehicleType: job.vehicleType,
+        lat: job.pickup.location.lat,
+        lng: job.pickup.location.lng,
+      });
     }
     return null;
   }
 
   /** The job's `dispatch` field changed: the read caches drop their copy (every instance). */
   private touched(jobType: JobTypeName, jobId: string): void {
-    this.deps.bus.publish('job.changed', { jobType, jobId, status: WAITING[jobType], driverId: null, actorId: null, assigned: false, final: false });
+    this.deps.bus.publish('job.changed', {
+      jobType,
+      jobId,
+      status: WAITING[jobType],
+      driverId: null,
+      actorId: null,
+      assigned: false,
+      final: false,
+    });
   }
 
   private offerFor(job: DispatchJob, choice: Choice): Offer {
@@ -300,9 +355,18 @@ export class DispatchService implements DispatchHooks {
     this.announceClosed(lapsed);
     for (const o of lapsed) this.touched(o.job_type, o.job_id);
     const due = await repo.claimDue(now, new Date(now.getTime() + CLAIM_LEASE_MS));
-    const jobs = new Map<string, JobTypeName>([...lapsed.map((o) => [o.job_id, o.job_type] as const), ...due.map((d) => [d.job_id, d.job_type] as const)]);
-    for (const [jobId, jobType] of jobs) await this.dispatch(jobType, jobId).catch((err) => this.deps.logger.warn({ err, jobId }, 'dispatch failed'));
-    this.waiting = new Map((await repo.waitingJobs()).map((j) => [j.job_id, { jobType: j.job_type, vehicleType: j.vehicle_type, lat: j.pickup_lat, lng: j.pickup_lng }]));
+    const jobs = new Map<string, JobTypeName>([
+      ...lapsed.map((o) => [o.job_id, o.job_type] as const),
+      ...due.map((d) => [d.job_id, d.job_type] as const),
+    ]);
+    for (const [jobId, jobType] of jobs)
+      await this.dispatch(jobType, jobId).catch((err) => this.deps.logger.warn({ err, jobId }, 'dispatch failed'));
+    this.waiting = new Map(
+      (await repo.waitingJobs()).map((j) => [
+        j.job_id,
+        { jobType: j.job_type, vehicleType: j.vehicle_type, lat: j.pickup_lat, lng: j.pickup_lng },
+      ]),
+    );
     return { lapsed: lapsed.length, retried: due.length };
   }
 
@@ -320,7 +384,8 @@ export class DispatchService implements DispatchHooks {
     this.lastDriverCheck.set(driverId, now);
     for (const [jobId, job] of this.waiting) {
       if (job.vehicleType !== d.vehicleType || !(d.serviceMask & SERVICE_BITS[ORDER_TYPE[job.jobType]])) continue;
-      if (distanceMeters(job.lat, job.lng, d.position.lat, d.position.lng) > this.deps.config.dispatch.maxRadiusMeters) continue;
+      if (distanceMeters(job.lat, job.lng, d.position.lat, d.position.lng) > this.deps.config.dispatch.maxRadiusMeters)
+        continue;
       this.waiting.delete(jobId);
       this.kick(job.jobType, jobId);
     }
@@ -333,7 +398,12 @@ export class DispatchService implements DispatchHooks {
     // Offers made before prices existed have none stored.
     return rows.map((r) => {
       const offer = json<Offer>(r.offer as never);
-      return { ...offer, price: offer.price ?? null, earnings: offer.earnings ?? null, customerRating: offer.customerRating ?? null };
+      return {
+        ...offer,
+        price: offer.price ?? null,
+        earnings: offer.earnings ?? null,
+        customerRating: offer.customerRating ?? null,
+      };
     });
   }
 
@@ -385,7 +455,11 @@ export class DispatchService implements DispatchHooks {
       jobId,
       jobType: found.jobType,
       status: found.status,
-      dispatch: { state, attempts: job?.attempts ?? 0, nextAttemptAt: job && waiting ? new Date(job.next_attempt_at).toISOString() : null },
+      dispatch: {
+        state,
+        attempts: job?.attempts ?? 0,
+        nextAttemptAt: job && waiting ? new Date(job.next_attempt_at).toISOString() : null,
+      },
       offers: offers.map((o) => {
         const choice = json<Choice>(o.choice as never);
         return {
@@ -404,7 +478,12 @@ export class DispatchService implements DispatchHooks {
           },
         };
       }),
-      releases: releases.map((r) => ({ driverId: r.driver_id, reason: r.reason, actorId: r.actor_id, at: new Date(r.at).toISOString() })),
+      releases: releases.map((r) => ({
+        driverId: r.driver_id,
+        reason: r.reason,
+        actorId: r.actor_id,
+        at: new Date(r.at).toISOString(),
+      })),
       releaseCount,
       flagged: releaseCount > this.deps.config.dispatch.maxReleases,
     };

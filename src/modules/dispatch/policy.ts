@@ -6,7 +6,8 @@ import type { DriverIndex } from '../matching/driver-index.js';
 import { etaSeconds } from '../matching/found-drivers-json.js';
 
 /** The one ETA model (distance at the vehicle's average speed): a routing engine replaces this function. */
-export const estimateEtaSeconds = (distanceMeters: number, vehicleType: VehicleType): number => etaSeconds(distanceMeters, vehicleType);
+export const estimateEtaSeconds = (distanceMeters: number, vehicleType: VehicleType): number =>
+  etaSeconds(distanceMeters, vehicleType);
 
 export type SkipReason = 'DECLINED' | 'LAPSED' | 'OFFERED_BEFORE' | 'WITHDRAWN' | 'RELEASED' | 'HOLDING_OFFER';
 
@@ -68,7 +69,11 @@ export function pickDriver(index: DriverIndex, req: PickRequest): PickResult {
       staleBefore: req.staleBefore,
     });
     const ranked = found
-      .map((f) => ({ driverId: f.driver.id, distanceMeters: f.distanceMeters, etaSeconds: estimateEtaSeconds(f.distanceMeters, f.driver.vehicleType) }))
+      .map((f) => ({
+        driverId: f.driver.id,
+        distanceMeters: f.distanceMeters,
+        etaSeconds: estimateEtaSeconds(f.distanceMeters, f.driver.vehicleType),
+      }))
       .sort((a, b) => a.etaSeconds - b.etaSeconds || a.distanceMeters - b.distanceMeters);
     candidates = ranked.length;
     const skipped: Choice['skipped'] = [];
@@ -79,7 +84,14 @@ export function pickDriver(index: DriverIndex, req: PickRequest): PickResult {
         continue;
       }
       return {
-        choice: { driverId: c.driverId, distanceMeters: Math.round(c.distanceMeters), etaSeconds: c.etaSeconds, radiusMeters: radius, candidates, skipped },
+        choice: {
+          driverId: c.driverId,
+          distanceMeters: Math.round(c.distanceMeters),
+          etaSeconds: c.etaSeconds,
+          radiusMeters: radius,
+          candidates,
+          skipped,
+        },
         radiusMeters: radius,
         candidates,
       };
@@ -89,8 +101,20 @@ export function pickDriver(index: DriverIndex, req: PickRequest): PickResult {
 }
 
 /** The drivers the nearest-first search would consider, for the caller to ask who holds an offer. */
-export function candidateIds(index: DriverIndex, req: Omit<PickRequest, 'holding' | 'radiusMeters'>, limit: number): string[] {
+export function candidateIds(
+  index: DriverIndex,
+  req: Omit<PickRequest, 'holding' | 'radiusMeters'>,
+  limit: number,
+): string[] {
   return index
-    .nearest({ lat: req.lat, lng: req.lng, radiusMeters: req.maxRadiusMeters, limit: req.excluded.size + limit, vehicleType: req.vehicleType, orderType: req.orderType, staleBefore: req.staleBefore })
+    .nearest({
+      lat: req.lat,
+      lng: req.lng,
+      radiusMeters: req.maxRadiusMeters,
+      limit: req.excluded.size + limit,
+      vehicleType: req.vehicleType,
+      orderType: req.orderType,
+      staleBefore: req.staleBefore,
+    })
     .map((f) => f.driver.id);
 }

@@ -50,7 +50,8 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
       const set = byDriver.get(userId);
       if (!set) return;
       for (const c of set) {
-        if (status !== undefined && status !== 'ACTIVE') c.socket.close(CLOSE_ACCOUNT_INACTIVE, 'Account is not active');
+        if (status !== undefined && status !== 'ACTIVE')
+          c.socket.close(CLOSE_ACCOUNT_INACTIVE, 'Account is not active');
         // Sessions may have been revoked in bulk: check this one again (the guard dropped its cache).
         else recheck(c);
       }
@@ -118,7 +119,8 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
         }
         const type = message && typeof message === 'object' ? (message as { type?: unknown }).type : undefined;
         if (type === 'ping') return send(socket, { type: 'pong' });
-        if (type !== 'location') return send(socket, { type: 'error', message: 'message.type must be one of location, ping' });
+        if (type !== 'location')
+          return send(socket, { type: 'error', message: 'message.type must be one of location, ping' });
         // Validated exactly like the HTTP route's body (same Ajv, same formats), then the live index.
         const outcome = positions.accept(conn.driverId, message, 'websocket');
         if (!outcome.ok) return send(socket, { type: 'error', message: outcome.message });

@@ -31,12 +31,19 @@ export class DriversRepository {
   ) {}
 
   private drivers() {
-    return this.db.selectFrom('driver_profiles as dp').innerJoin('users as u', 'u.id', 'dp.user_id').select(DRIVER_COLUMNS);
+    return this.db
+      .selectFrom('driver_profiles as dp')
+      .innerJoin('users as u', 'u.id', 'dp.user_id')
+      .select(DRIVER_COLUMNS);
   }
 
   /** The ids of every driver of a company (the live map's filter). */
   async driverIdsOfCompany(companyId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('driver_profiles').select('user_id').where('company_id', '=', companyId).execute();
+    const rows = await this.db
+      .selectFrom('driver_profiles')
+      .select('user_id')
+      .where('company_id', '=', companyId)
+      .execute();
     return rows.map((r) => r.user_id);
   }
 
@@ -47,10 +54,17 @@ export class DriversRepository {
   listCompanyDrivers(companyId: string, limit: number, cursor: Cursor | undefined) {
     let query = this.drivers().where('dp.company_id', '=', companyId);
     if (cursor) query = query.where(beforeCursor(cursor, 'u.created_at', 'u.id'));
-    return query.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc').limit(limit + 1).execute();
+    return query
+      .orderBy('u.created_at', 'desc')
+      .orderBy('u.id', 'desc')
+      .limit(limit + 1)
+      .execute();
   }
 
-  async updateDriver(id: string, patch: { vehicleType?: VehicleType; vehiclePlate?: string; serviceTypes?: OrderType[] }) {
+  async updateDriver(
+    id: string,
+    patch: { vehicleType?: VehicleType; vehiclePlate?: string; serviceTypes?: OrderType[] },
+  ) {
     await this.db
       .updateTable('driver_profiles')
       .set({
@@ -65,7 +79,10 @@ export class DriversRepository {
 
   /** Going OFFLINE only applies while the driver has no active job (checked in the same statement). */
   async setAvailability(id: string, availability: 'ONLINE' | 'OFFLINE'): Promise<boolean> {
-    let q = this.db.updateTable('driver_profiles').set({ availability, updated_at: this.clock.now() }).where('user_id', '=', id);
+    let q = this.db
+      .updateTable('driver_profiles')
+      .set({ availability, updated_at: this.clock.now() })
+      .where('user_id', '=', id);
     if (availability === 'OFFLINE') q = q.where('active_job_id', 'is', null);
     const result = await q.executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
@@ -73,7 +90,12 @@ export class DriversRepository {
 
   /** Signing out: OFFLINE even during an active job (nobody is behind the phone); whether it was ONLINE. */
   async setOfflineOnSignOut(id: string): Promise<boolean> {
-    const result = await this.db.updateTable('driver_profiles').set({ availability: 'OFFLINE', updated_at: this.clock.now() }).where('user_id', '=', id).where('availability', '=', 'ONLINE').executeTakeFirst();
+    const result = await this.db
+      .updateTable('driver_profiles')
+      .set({ availability: 'OFFLINE', updated_at: this.clock.now() })
+      .where('user_id', '=', id)
+      .where('availability', '=', 'ONLINE')
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
 
@@ -85,7 +107,19 @@ export class DriversRepository {
     return this.db
       .selectFrom('business_profiles as b')
       .innerJoin('users as u', 'u.id', 'b.user_id')
-      .select(['u.id', 'u.email', 'u.phone', 'u.first_name', 'u.last_name', 'u.country_id', 'u.status', 'u.created_at', 'b.business_name', 'b.business_address', 'b.updated_at'])
+      .select([
+        'u.id',
+        'u.email',
+        'u.phone',
+        'u.first_name',
+        'u.last_name',
+        'u.country_id',
+        'u.status',
+        'u.created_at',
+        'b.business_name',
+        'b.business_address',
+        'b.updated_at',
+      ])
       .where('b.user_id', '=', id)
       .executeTakeFirst();
   }
@@ -106,13 +140,28 @@ export class DriversRepository {
     return this.db
       .selectFrom('company_profiles as c')
       .innerJoin('users as u', 'u.id', 'c.user_id')
-      .select(['u.id', 'u.email', 'u.phone', 'u.first_name', 'u.last_name', 'u.country_id', 'u.status', 'u.created_at', 'c.company_name', 'c.updated_at'])
+      .select([
+        'u.id',
+        'u.email',
+        'u.phone',
+        'u.first_name',
+        'u.last_name',
+        'u.country_id',
+        'u.status',
+        'u.created_at',
+        'c.company_name',
+        'c.updated_at',
+      ])
       .where('c.user_id', '=', id)
       .executeTakeFirst();
   }
 
   async updateCompany(id: string, companyName: string) {
-    await this.db.updateTable('company_profiles').set({ company_name: companyName, updated_at: this.clock.now() }).where('user_id', '=', id).execute();
+    await this.db
+      .updateTable('company_profiles')
+      .set({ company_name: companyName, updated_at: this.clock.now() })
+      .where('user_id', '=', id)
+      .execute();
   }
 }
 

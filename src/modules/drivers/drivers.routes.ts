@@ -7,7 +7,6 @@ import { registerDriverStream } from './driver-stream.js';
 import { AvailabilityBody, DriverResponse, LocationBody, PatchDriverBody } from './drivers.schemas.js';
 import { registerProfileRoutes } from './profiles.routes.js';
 
-
 export const driversModule: FeatureModule = async (app, ctx) => {
   const { guard } = ctx;
   const { live, driversRepo: repo, drivers: service } = ctx.services;
@@ -18,7 +17,12 @@ export const driversModule: FeatureModule = async (app, ctx) => {
     '/drivers/me',
     {
       onRequest: driverOnly,
-      schema: { tags: ['drivers'], summary: 'The calling driver', security, response: { 200: DriverResponse, ...errors(401, 403, 404) } },
+      schema: {
+        tags: ['drivers'],
+        summary: 'The calling driver',
+        security,
+        response: { 200: DriverResponse, ...errors(401, 403, 404) },
+      },
     },
     async (request) => service.getDriver(request.auth.userId),
   );
@@ -45,7 +49,8 @@ export const driversModule: FeatureModule = async (app, ctx) => {
       schema: {
         tags: ['drivers'],
         summary: 'Go ONLINE or OFFLINE',
-        description: 'ONLINE needs an ACTIVE account and, for a company driver, an ACTIVE company (else 409). OFFLINE is refused with 409 during an active job.',
+        description:
+          'ONLINE needs an ACTIVE account and, for a company driver, an ACTIVE company (else 409). OFFLINE is refused with 409 during an active job.',
         security,
         body: AvailabilityBody,
         response: { 200: DriverResponse, ...errors(400, 401, 403, 404, 409) },
@@ -61,7 +66,8 @@ export const driversModule: FeatureModule = async (app, ctx) => {
       schema: {
         tags: ['drivers'],
         summary: 'Report the current position',
-        description: 'An update older than the one held is ignored (still 204). A recordedAt in the future counts as now.',
+        description:
+          'An update older than the one held is ignored (still 204). A recordedAt in the future counts as now.',
         security,
         body: LocationBody,
         response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },

@@ -8,7 +8,9 @@ import type { DriverRow, DriversRepository } from './drivers.repository.js';
 import type { LocationBody, PatchDriverBody } from './drivers.schemas.js';
 
 export class DriversService {
-  constructor(private readonly deps: { repo: DriversRepository; live: LiveDrivers; positions: PositionIntake; bus: Bus }) {}
+  constructor(
+    private readonly deps: { repo: DriversRepository; live: LiveDrivers; positions: PositionIntake; bus: Bus },
+  ) {}
 
   async getDriver(id: string) {
     const row = await this.deps.repo.getDriver(id);
@@ -63,7 +65,13 @@ export class DriversService {
 
   toResponse(row: DriverRow) {
     const p = newerPosition(this.deps.live.index.get(row.id)?.position, row);
-    const location = p && { lat: p.lat, lng: p.lng, heading: p.heading, speed: p.speed, updatedAt: new Date(p.at).toISOString() };
+    const location = p && {
+      lat: p.lat,
+      lng: p.lng,
+      heading: p.heading,
+      speed: p.speed,
+      updatedAt: new Date(p.at).toISOString(),
+    };
     return {
       id: row.id,
       firstName: row.first_name,

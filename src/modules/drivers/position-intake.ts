@@ -67,7 +67,8 @@ export class PositionIntake {
    * in the error message.
    */
   accept(driverId: string, message: unknown, source: PositionSource, name = 'message'): PositionOutcome {
-    if (!validateLocation(message)) return { ok: false, message: describeValidationError(validateLocation.errors ?? [], name) };
+    if (!validateLocation(message))
+      return { ok: false, message: describeValidationError(validateLocation.errors ?? [], name) };
     return { ok: true, applied: this.report(driverId, message, source) };
   }
 
@@ -78,14 +79,24 @@ export class PositionIntake {
   report(driverId: string, input: ReportedPosition, source: PositionSource): boolean {
     const { live } = this.deps;
     if (this.maxMetersPerSecond === null) return live.report(driverId, input);
-    const fix: Fix = { lat: input.lat, lng: input.lng, at: live.positionTime(input.recordedAt), accuracy: counted(input.accuracy) };
+    const fix: Fix = {
+      lat: input.lat,
+      lng: input.lng,
+      at: live.positionTime(input.recordedAt),
+      accuracy: counted(input.accuracy),
+    };
     // The last accepted position is the live index's: it holds what every instance accepted (shared
     // through Redis), so a driver whose positions reach several instances is checked against all of them.
     const held = live.index.get(driverId)?.position;
     let state = this.states.get(driverId);
     if (held && fix.at >= held.at) {
       const last = state?.last;
-      const heldFix = { lat: held.lat, lng: held.lng, at: held.at, accuracy: last && last.at === held.at && last.lat === held.lat && last.lng === held.lng ? last.accuracy : 0 };
+      const heldFix = {
+        lat: held.lat,
+        lng: held.lng,
+        at: held.at,
+        accuracy: last && last.at === held.at && last.lat === held.lat && last.lng === held.lng ? last.accuracy : 0,
+      };
       if (!this.plausible(heldFix, fix)) {
         state ??= this.remember(driverId);
         const previous = state.pending.at(-1);

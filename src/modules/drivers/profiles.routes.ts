@@ -4,7 +4,13 @@ import { errorResponses as errors } from '../../shared/schemas.js';
 import { notFound } from '../../shared/errors.js';
 import { decodeCursor, pageSchema, PaginationQuery, toPage } from '../../shared/pagination.js';
 import type { DriversRepository } from './drivers.repository.js';
-import { BusinessResponse, CompanyResponse, DriverResponse, PatchBusinessBody, PatchCompanyBody } from './drivers.schemas.js';
+import {
+  BusinessResponse,
+  CompanyResponse,
+  DriverResponse,
+  PatchBusinessBody,
+  PatchCompanyBody,
+} from './drivers.schemas.js';
 import type { DriversService } from './drivers.service.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
@@ -39,7 +45,11 @@ const toCompany = (r: CompanyRow) => ({
   updatedAt: iso(r.updated_at),
 });
 
-export function registerProfileRoutes(app: App, { guard }: ModuleContext, { repo, service }: { repo: DriversRepository; service: DriversService }) {
+export function registerProfileRoutes(
+  app: App,
+  { guard }: ModuleContext,
+  { repo, service }: { repo: DriversRepository; service: DriversService },
+) {
   const security = [{ bearerAuth: [] }];
   const business = guard.required(['BUSINESS']);
   const company = guard.required(['COMPANY']);
@@ -57,14 +67,28 @@ export function registerProfileRoutes(app: App, { guard }: ModuleContext, { repo
 
   app.get(
     '/businesses/me',
-    { onRequest: business, schema: { tags: ['businesses'], summary: 'The calling business', security, response: { 200: BusinessResponse, ...errors(401, 403, 404) } } },
+    {
+      onRequest: business,
+      schema: {
+        tags: ['businesses'],
+        summary: 'The calling business',
+        security,
+        response: { 200: BusinessResponse, ...errors(401, 403, 404) },
+      },
+    },
     async (request) => loadBusiness(request.auth.userId),
   );
   app.patch(
     '/businesses/me',
     {
       onRequest: business,
-      schema: { tags: ['businesses'], summary: 'Change business name or address', security, body: PatchBusinessBody, response: { 200: BusinessResponse, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags: ['businesses'],
+        summary: 'Change business name or address',
+        security,
+        body: PatchBusinessBody,
+        response: { 200: BusinessResponse, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => {
       // No profile: the update changes nothing and the read answers 404.
@@ -75,14 +99,28 @@ export function registerProfileRoutes(app: App, { guard }: ModuleContext, { repo
 
   app.get(
     '/companies/me',
-    { onRequest: company, schema: { tags: ['companies'], summary: 'The calling company', security, response: { 200: CompanyResponse, ...errors(401, 403, 404) } } },
+    {
+      onRequest: company,
+      schema: {
+        tags: ['companies'],
+        summary: 'The calling company',
+        security,
+        response: { 200: CompanyResponse, ...errors(401, 403, 404) },
+      },
+    },
     async (request) => loadCompany(request.auth.userId),
   );
   app.patch(
     '/companies/me',
     {
       onRequest: company,
-      schema: { tags: ['companies'], summary: 'Change company name', security, body: PatchCompanyBody, response: { 200: CompanyResponse, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags: ['companies'],
+        summary: 'Change company name',
+        security,
+        body: PatchCompanyBody,
+        response: { 200: CompanyResponse, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => {
       // No profile: the update changes nothing and the read answers 404.

@@ -10,7 +10,8 @@ export const geocodingModule: FeatureModule = async (app, { services, guard }) =
       onRequest: guard.required(),
       schema: {
         tags: ['geocoding'],
-        summary: 'Search places in a country through the configured geocoder (404 GEOCODER_NOT_CONFIGURED without GEOCODER_URL; 502 GEOCODER_FAILED, 504 GEOCODER_TIMEOUT)',
+        summary:
+          'Search places in a country through the configured geocoder (404 GEOCODER_NOT_CONFIGURED without GEOCODER_URL; 502 GEOCODER_FAILED, 504 GEOCODER_TIMEOUT)',
         security: [{ bearerAuth: [] }],
         querystring: GeocodeQuery,
         response: { 200: GeocodeResponse, ...errors(400, 401, 404, 502, 504) },

@@ -12,6 +12,9 @@ export const GeocodeQuery = Type.Object(
 );
 export type GeocodeQuery = Static<typeof GeocodeQuery>;
 
-export const GeocodeResponse = Type.Array(Type.Object({ name: Type.String(), lat: Type.Number(), lng: Type.Number() }), {
-  description: "Places in the country, the geocoder's best first",
-});
+export const GeocodeResponse = Type.Array(
+  Type.Object({ name: Type.String(), lat: Type.Number(), lng: Type.Number() }),
+  {
+    description: "Places in the country, the geocoder's best first",
+  },
+);

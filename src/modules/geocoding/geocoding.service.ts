@@ -39,7 +39,8 @@ export function endpointUrl(base: string, endpoint: string, params: Record<strin
 type NominatimItem = { display_name?: unknown; name?: unknown; lat?: unknown; lon?: unknown };
 type PhotonFeature = { geometry?: { coordinates?: unknown }; properties?: Record<string, unknown> };
 
-const finite = (v: unknown) => (typeof v === 'string' || typeof v === 'number') && v !== '' && Number.isFinite(Number(v));
+const finite = (v: unknown) =>
+  (typeof v === 'string' || typeof v === 'number') && v !== '' && Number.isFinite(Number(v));
 const text = (v: unknown) => (typeof v === 'string' ? v.slice(0, 300) : '');
 
 export class GeocodingService {
@@ -61,7 +62,10 @@ export class GeocodingService {
     const key = `${code}|${limit}|${q.toLowerCase()}`;
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const places = this.deps.config.kind === 'photon' ? await this.photon(base, q, code, limit) : await this.nominatim(base, q, code, limit);
+    const places =
+      this.deps.config.kind === 'photon'
+        ? await this.photon(base, q, code, limit)
+        : await this.nominatim(base, q, code, limit);
     this.cache.set(key, places);
     return places;
   }
@@ -72,7 +76,11 @@ export class GeocodingService {
     if (!Array.isArray(body)) throw failed('The geocoder answered something other than a list of places');
     return (body as NominatimItem[])
       .filter((item) => item && finite(item.lat) && finite(item.lon))
-      .map((item) => ({ name: text(item.display_name) || text(item.name), lat: Number(item.lat), lng: Number(item.lon) }))
+      .map((item) => ({
+        name: text(item.display_name) || text(item.name),
+        lat: Number(item.lat),
+        lng: Number(item.lon),
+      }))
       .slice(0, limit);
   }
 
@@ -80,13 +88,24 @@ export class GeocodingService {
     // Photon has no country filter: ask for more and keep the country's.
     const url = endpointUrl(base, 'api', { q, limit: String(Math.min(50, limit * 4)) });
     const body = (await this.get(url)) as { features?: unknown } | null;
-    if (!body || !Array.isArray(body.features)) throw failed('The geocoder answered something other than a GeoJSON feature collection');
+    if (!body || !Array.isArray(body.features))
+      throw failed('The geocoder answered something other than a GeoJSON feature collection');
     return (body.features as PhotonFeature[])
-      .filter((f) => f && text(f.properties?.countrycode).toLowerCase() === code && Array.isArray(f.geometry?.coordinates))
+      .filter(
+        (f) => f && text(f.properties?.countrycode).toLowerCase() === code && Array.isArray(f.geometry?.coordinates),
+      )
       .map((f) => {
         const [lng, lat] = f.geometry!.coordinates as unknown[];
         const p = f.properties!;
-        const name = [p.name, p.street && p.housenumber ? `${text(p.street)} ${text(p.housenumber)}` : p.street, p.city, p.country].map(text).filter(Boolean).join(', ');
+        const name = [
+          p.name,
+          p.street && p.housenumber ? `${text(p.street)} ${text(p.housenumber)}` : p.street,
+          p.city,
+          p.country,
+        ]
+          .map(text)
+          .filter(Boolean)
+          .join(', ');
         return { name, lat: Number(lat), lng: Number(lng), ok: finite(lat) && finite(lng) };
       })
       .filter((p) => p.ok)
@@ -101,10 +120,15 @@ export class GeocodingService {
   private async get(url: URL): Promise<unknown> {
     let res: Response;
     try {
-      res = await this.fetch(url, { headers: { accept: 'application/json', 'user-agent': USER_AGENT }, signal: AbortSignal.timeout(this.deps.config.timeoutMs), redirect: 'error' });
+      res = await this.fetch(url, {
+        headers: { accept: 'application/json', 'user-agent': USER_AGENT },
+        signal: AbortSignal.timeout(this.deps.config.timeoutMs),
+        redirect: 'error',
+      });
     } catch (err) {
       const name = (err as Error)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError') throw new AppError(504, 'GEOCODER_TIMEOUT', 'The geocoder did not answer in time');
+      if (name === 'TimeoutError' || name === 'AbortError')
+        throw new AppError(504, 'GEOCODER_TIMEOUT', 'The geocoder did not answer in time');
       throw failed('The geocoder could not be reached');
     }
     if (!res.ok) {
@@ -116,7 +140,8 @@ export class GeocodingService {
       raw = await readCapped(res, MAX_ANSWER_BYTES);
     } catch (err) {
       if (err instanceof AppError) throw err;
-      if ((err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError') throw new AppError(504, 'GEOCODER_TIMEOUT', 'The geocoder did not answer in time');
+      if ((err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError')
+        throw new AppError(504, 'GEOCODER_TIMEOUT', 'The geocoder did not answer in time');
       throw failed('The geocoder could not be read');
     }
     try {

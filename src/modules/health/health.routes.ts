@@ -35,9 +35,14 @@ export function assertMetricsToken(token: string | undefined, authorization: str
   if (token === undefined) return;
   const given = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
   if (given !== undefined && timingSafeEqual(digest(given), digest(token))) return;
-  throw new AppError(401, given === undefined ? 'MISSING_TOKEN' : 'INVALID_TOKEN', 'GET /metrics requires the metrics bearer token', {
-    'www-authenticate': 'Bearer',
-  });
+  throw new AppError(
+    401,
+    given === undefined ? 'MISSING_TOKEN' : 'INVALID_TOKEN',
+    'GET /metrics requires the metrics bearer token',
+    {
+      'www-authenticate': 'Bearer',
+    },
+  );
 }
 
 export const healthModule = (app: App, { deps }: { deps: Deps }) => {
@@ -47,23 +52,45 @@ export const healthModule = (app: App, { deps }: { deps: Deps }) => {
 
   app.get(
     '/health',
-    { schema: { tags: ['operations'], summary: 'Liveness: 200 while the process runs', response: { 200: Type.Object({ status: Type.Literal('ok') }) } } },
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Liveness: 200 while the process runs',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
   const Ready = Type.Object({ status: Type.String(), checks: Type.Record(Type.String(), Type.String()) });
-  app.get('/health/ready', { schema: { tags: ['operations'], summary: 'Readiness: 200 when the database answers, else 503 naming the failed check', response: { 200: Ready, 503: Ready } } }, async (_request, reply) => {
-    const log = (what: string) => (err: unknown) => deps.logger.warn({ err, check: what }, 'readiness check failed');
-    // A database that is away is logged once when lost and once when back, not on every probe.
-    const checks = [check('database', () => deps.database.ping(), (err) => isDatabaseUnavailable(err) || log('database')(err))];
-    const results = Object.fromEntries(await Promise.all(checks));
-    const ok = Object.values(results).every((v) => v === 'ok');
-    // Redis away leaves the instance ready (its fallbacks serve): draining every instance at once would not.
-    // Its state comes from the heartbeat, so the probe never waits on a frozen Redis.
-    if (deps.redisHealth) results.redis = deps.redisHealth.up ? 'ok' : 'down';
-    const status = !ok ? 'unavailable' : results.redis === 'down' ? 'degraded' : 'ok';
-    return reply.code(ok ? 200 : 503).send({ status, checks: results });
-  });
+  app.get(
+    '/health/ready',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Readiness: 200 when the database answers, else 503 naming the failed check',
+        response: { 200: Ready, 503: Ready },
+      },
+    },
+    async (_request, reply) => {
+      const log = (what: string) => (err: unknown) => deps.logger.warn({ err, check: what }, 'readiness check failed');
+      // A database that is away is logged once when lost and once when back, not on every probe.
+      const checks = [
+        check(
+          'database',
+          () => deps.database.ping(),
+          (err) => isDatabaseUnavailable(err) || log('database')(err),
+        ),
+      ];
+      const results = Object.fromEntries(await Promise.all(checks));
+      const ok = Object.values(results).every((v) => v === 'ok');
+      // Redis away leaves the instance ready (its fallbacks serve): draining every instance at once would not.
+      // Its state comes from the heartbeat, so the probe never waits on a frozen Redis.
+      if (deps.redisHealth) results.redis = deps.redisHealth.up ? 'ok' : 'down';
+      const status = !ok ? 'unavailable' : results.redis === 'down' ? 'degraded' : 'ok';
+      return reply.code(ok ? 200 : 503).send({ status, checks: results });
+    },
+  );
 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     assertMetricsToken(deps.config.metricsToken, request.headers.authorization);

@@ -17,7 +17,13 @@ export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date)
     .where('vehicle_type', '=', claim.vehicleType)
     .where(sql<boolean>`${claim.orderType} = any(service_types)`)
     .where((eb) =>
-      eb.exists(eb.selectFrom('users').select(sql`1`.as('one')).where('users.id', '=', claim.driverId).where('users.status', '=', 'ACTIVE')),
+      eb.exists(
+        eb
+          .selectFrom('users')
+          .select(sql`1`.as('one'))
+          .where('users.id', '=', claim.driverId)
+          .where('users.status', '=', 'ACTIVE'),
+      ),
     )
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
@@ -37,7 +43,10 @@ export function loadClaimState(db: Executor, driverId: string) {
  * The driver release as a CTE of a job's status change: frees the driver of the changed job
  * (`moved`: its id and driver_id) in the same statement, after the job's row is locked.
  */
-export function releaseMovedDriver(db: QueryCreator<Database & { moved: { id: string; driver_id: string | null } }>, now: Date) {
+export function releaseMovedDriver(
+  db: QueryCreator<Database & { moved: { id: string; driver_id: string | null } }>,
+  now: Date,
+) {
   return db
     .updateTable('driver_profiles as d')
     .from('moved as m')

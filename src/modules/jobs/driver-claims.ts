@@ -26,8 +26,10 @@ export async function explainClaimFailure(db: Executor, claim: ClaimRequest): Pr
   if (row.status !== 'ACTIVE') return conflict('Driver account is not active', 'DRIVER_NOT_ACTIVE');
   if (row.active_job_id !== null) return conflict('Driver already has an active job', 'DRIVER_BUSY');
   if (row.availability !== 'ONLINE') return conflict('Driver is offline', 'DRIVER_OFFLINE');
-  if (row.vehicle_type !== claim.vehicleType) return conflict(`This job needs a ${claim.vehicleType}`, 'VEHICLE_TYPE_MISMATCH');
-  if (!row.service_types.includes(claim.orderType)) return conflict(`Driver does not serve ${claim.orderType}`, 'SERVICE_TYPE_MISMATCH');
+  if (row.vehicle_type !== claim.vehicleType)
+    return conflict(`This job needs a ${claim.vehicleType}`, 'VEHICLE_TYPE_MISMATCH');
+  if (!row.service_types.includes(claim.orderType))
+    return conflict(`Driver does not serve ${claim.orderType}`, 'SERVICE_TYPE_MISMATCH');
   return conflict('Driver cannot take this job now', 'DRIVER_NOT_ELIGIBLE');
 }
 
@@ -104,7 +106,15 @@ const MAX_PUSHES_PER_JOB = 200;
 /** Pushes a new job to the eligible drivers nearest its pickup, from the live index (no query). */
 export function pushNearbyJob(
   deps: { index: DriverIndex; bus: Bus; now: Date; locationTtlMs: number },
-  job: { jobType: JobType; jobId: string; vehicleType: VehicleType; orderType: OrderType; lat: number; lng: number; parcelSize: string | null },
+  job: {
+    jobType: JobType;
+    jobId: string;
+    vehicleType: VehicleType;
+    orderType: OrderType;
+    lat: number;
+    lng: number;
+    parcelSize: string | null;
+  },
 ): number {
   const drivers = deps.index.nearest({
     lat: job.lat,
@@ -132,4 +142,3 @@ export function pushNearbyJob(
   }
   return drivers.length;
 }
-

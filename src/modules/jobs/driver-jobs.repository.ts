@@ -15,8 +15,10 @@ export interface NearSearch {
 const NEAR_COLUMNS = ['id', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'created_at'] as const;
 
 // The bounding box narrows on the partial indexes; the caller checks the exact distance.
-const inBox = ({ box }: NearSearch) => sql<boolean>`pickup_lat between ${box.minLat} and ${box.maxLat} and pickup_lng between ${box.minLng} and ${box.maxLng}`;
-const byDistance = ({ lat, lng }: NearSearch) => sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`;
+const inBox = ({ box }: NearSearch) =>
+  sql<boolean>`pickup_lat between ${box.minLat} and ${box.maxLat} and pickup_lng between ${box.minLng} and ${box.maxLng}`;
+const byDistance = ({ lat, lng }: NearSearch) =>
+  sql`(pickup_lat - ${lat}) * (pickup_lat - ${lat}) + (pickup_lng - ${lng}) * (pickup_lng - ${lng})`;
 // A job this driver released can never be its again (section 13): not shown.
 const notReleased = (table: 'packages' | 'rides', driverId: string) =>
   sql<boolean>`not exists (select 1 from dispatch_releases r where r.job_id = ${sql.ref(`${table}.id`)} and r.driver_id = ${driverId})`;
@@ -25,7 +27,11 @@ export class DriverJobsRepository {
   constructor(private readonly db: DB) {}
 
   activeJob(driverId: string) {
-    return this.db.selectFrom('driver_profiles').select(['active_job_id']).where('user_id', '=', driverId).executeTakeFirst();
+    return this.db
+      .selectFrom('driver_profiles')
+      .select(['active_job_id'])
+      .where('user_id', '=', driverId)
+      .executeTakeFirst();
   }
 
   recentPackages(driverId: string, limit: number) {
@@ -41,7 +47,17 @@ export class DriverJobsRepository {
   recentRides(driverId: string, limit: number) {
     return this.db
       .selectFrom('rides')
-      .select(['id', 'status', 'vehicle_type', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng', 'created_at', 'updated_at'])
+      .select([
+        'id',
+        'status',
+        'vehicle_type',
+        'pickup_lat',
+        'pickup_lng',
+        'destination_lat',
+        'destination_lng',
+        'created_at',
+        'updated_at',
+      ])
       .where('driver_id', '=', driverId)
       .orderBy('updated_at', 'desc')
       .limit(limit)
@@ -52,7 +68,15 @@ export class DriverJobsRepository {
   matchProfile(driverId: string) {
     return this.db
       .selectFrom('driver_profiles')
-      .select(['vehicle_type', 'service_types', 'last_lat', 'last_lng', 'last_heading', 'last_speed', 'last_location_at'])
+      .select([
+        'vehicle_type',
+        'service_types',
+        'last_lat',
+        'last_lng',
+        'last_heading',
+        'last_speed',
+        'last_location_at',
+      ])
       .where('user_id', '=', driverId)
       .executeTakeFirst();
   }

@@ -11,7 +11,12 @@ export const driverJobsModule: FeatureModule = async (app, { services, guard }) 
     '/drivers/me/jobs',
     {
       onRequest: guard.required(['DRIVER']),
-      schema: { tags: ['drivers'], summary: "The driver's active job and its recent jobs", security, response: { 200: DriverJobsResponse, ...errors(401, 403, 404) } },
+      schema: {
+        tags: ['drivers'],
+        summary: "The driver's active job and its recent jobs",
+        security,
+        response: { 200: DriverJobsResponse, ...errors(401, 403, 404) },
+      },
     },
     async (request) => jobs.myJobs(request.auth.userId),
   );

@@ -28,7 +28,10 @@ export class DriverJobsService {
     const { repo } = this.deps;
     const profile = await repo.activeJob(driverId);
     if (!profile) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
-    const [packages, rides] = await Promise.all([repo.recentPackages(driverId, RECENT_JOBS), repo.recentRides(driverId, RECENT_JOBS)]);
+    const [packages, rides] = await Promise.all([
+      repo.recentPackages(driverId, RECENT_JOBS),
+      repo.recentRides(driverId, RECENT_JOBS),
+    ]);
     const jobs: Job[] = [
       ...packages.map((p) => {
         const pickup = json<StopJson>(p.pickup);
@@ -78,7 +81,11 @@ export class DriverJobsService {
       driver.service_types.includes('PACKAGE_DELIVERY') ? repo.openPackagesNear(search) : [],
       driver.service_types.includes('RIDE') ? repo.openRidesNear(search) : [],
     ]);
-    const offered = (jobType: 'PACKAGE' | 'RIDE', row: (typeof rides)[number], parcelSize: NonNullable<ParcelJson['size']> | null) => ({
+    const offered = (
+      jobType: 'PACKAGE' | 'RIDE',
+      row: (typeof rides)[number],
+      parcelSize: NonNullable<ParcelJson['size']> | null,
+    ) => ({
       jobType,
       id: row.id,
       orderType: jobType === 'PACKAGE' ? ('PACKAGE_DELIVERY' as const) : ('RIDE' as const),

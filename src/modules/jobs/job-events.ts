@@ -11,6 +11,7 @@ export function followJobChanges(bus: Bus): () => void {
       return;
     }
     if (final || released) bus.publishHere('driver.job', { driverId, busy: false, jobId, jobType });
-    if (driverId !== actorId) bus.publishHere('driver.push', { driverId, message: { type: 'job.updated', jobType, jobId, status } });
+    if (driverId !== actorId)
+      bus.publishHere('driver.push', { driverId, message: { type: 'job.updated', jobType, jobId, status } });
   });
 }

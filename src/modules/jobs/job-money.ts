@@ -99,7 +99,11 @@ export function jobEarnings(row: MoneyColumns, amount: number | null, tip: numbe
   const zero = { driver: 0, commission: 0, bookingFee: 0, tip, currency };
   if (row.status === 'CANCELLED') {
     if (!row.cancellation_fee) return zero;
-    return { ...splitCancellationFee({ fee: row.cancellation_fee, commissionRate: row.commission_rate }), tip, currency };
+    return {
+      ...splitCancellationFee({ fee: row.cancellation_fee, commissionRate: row.commission_rate }),
+      tip,
+      currency,
+    };
   }
   if (row.status === 'FAILED' || row.status === 'EXPIRED') return zero;
   const bookingFee = Math.min(bookingFeeOf(row.price_breakdown), amount);
@@ -107,7 +111,10 @@ export function jobEarnings(row: MoneyColumns, amount: number | null, tip: numbe
 }
 
 /** Who sees a job's earnings: its driver, its driver's company and admins (section 21). */
-export function seesEarnings(row: { driver_id: string | null; driver_company_id: string | null }, auth: AuthContext): boolean {
+export function seesEarnings(
+  row: { driver_id: string | null; driver_company_id: string | null },
+  auth: AuthContext,
+): boolean {
   if (auth.role === 'ADMIN') return true;
   if (row.driver_id === null) return false;
   return auth.userId === row.driver_id || (auth.role === 'COMPANY' && row.driver_company_id === auth.userId);

@@ -8,7 +8,10 @@ import type { Point } from '../pricing/routing.js';
 import type { CancelledBy } from '../pricing/tariff.js';
 import { json } from '../../db/json.js';
 
-export type JobPricing = Pick<PricingService, 'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate'>;
+export type JobPricing = Pick<
+  PricingService,
+  'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate'
+>;
 
 export interface Money {
   amount: number;
@@ -18,11 +21,26 @@ export interface Money {
 export async function priceNewJob(
   pricing: JobPricing,
   trx: Transaction<Database>,
-  job: { kind: 'PACKAGE' | 'RIDE'; accountId: string; quoteId?: string; pickup: Point; dropoff: Point; vehicleType: VehicleType; countryId: string },
+  job: {
+    kind: 'PACKAGE' | 'RIDE';
+    accountId: string;
+    quoteId?: string;
+    pickup: Point;
+    dropoff: Point;
+    vehicleType: VehicleType;
+    countryId: string;
+  },
 ): Promise<JobPrice> {
-  const request = { kind: job.kind, pickup: job.pickup, dropoff: job.dropoff, vehicleType: job.vehicleType, countryId: job.countryId };
+  const request = {
+    kind: job.kind,
+    pickup: job.pickup,
+    dropoff: job.dropoff,
+    vehicleType: job.vehicleType,
+    countryId: job.countryId,
+  };
   // The quote is marked used in the job's own transaction: a job that is not created leaves it usable.
-  if (job.quoteId !== undefined) return pricing.lockQuote({ ...request, quoteId: job.quoteId, accountId: job.accountId }, trx);
+  if (job.quoteId !== undefined)
+    return pricing.lockQuote({ ...request, quoteId: job.quoteId, accountId: job.accountId }, trx);
   return pricing.priceWithoutQuote(request, trx);
 }
 
@@ -46,11 +64,19 @@ export const money = (amount: number | null, currency: string | null): Money | n
 /** What the fare and the fee are computed from: the stored price (null for a job created before prices existed). */
 export function storedPrice(row: PricedRow): { amount: number; currency: string; inputs: PriceInputs } | null {
   if (row.price_amount === null || row.price_currency === null || row.price_inputs === null) return null;
-  return { amount: row.price_amount, currency: row.price_currency, inputs: json<PriceInputs>(row.price_inputs as never) };
+  return {
+    amount: row.price_amount,
+    currency: row.price_currency,
+    inputs: json<PriceInputs>(row.price_inputs as never),
+  };
 }
 
 /** The fee of a cancellation: its amount, or null (also for a job without a stored price). */
-export function cancellationFeeFor(pricing: JobPricing, row: PricedRow, cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean }): number | null {
+export function cancellationFeeFor(
+  pricing: JobPricing,
+  row: PricedRow,
+  cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean },
+): number | null {
   const price = storedPrice(row);
   return price ? (pricing.cancellationFee(price, cancellation)?.amount ?? null) : null;
 }
@@ -60,9 +86,16 @@ export function cancellationFeeFor(pricing: JobPricing, row: PricedRow, cancella
  * the same fee the cancellation would charge (cancellationFeeFor); { amount: 0 } while cancelling is
  * free, null when the creator may not cancel now (or the job has no price).
  */
-export function cancellationFeeNow(pricing: JobPricing, row: PricedRow, now: { creatorMayCancel: boolean; afterAssignment: boolean }): Money | null {
+export function cancellationFeeNow(
+  pricing: JobPricing,
+  row: PricedRow,
+  now: { creatorMayCancel: boolean; afterAssignment: boolean },
+): Money | null {
   if (!now.creatorMayCancel || row.price_currency === null) return null;
-  return { amount: cancellationFeeFor(pricing, row, { cancelledBy: 'CREATOR', afterAssignment: now.afterAssignment }) ?? 0, currency: row.price_currency };
+  return {
+    amount: cancellationFeeFor(pricing, row, { cancelledBy: 'CREATOR', afterAssignment: now.afterAssignment }) ?? 0,
+    currency: row.price_currency,
+  };
 }
 
 /** The parties of a job a viewer may be (contract section 20's visibility of tips and fees). */
@@ -76,12 +109,17 @@ export interface JobParties {
  * The money fields a job shows per viewer: `tip` to its creator, its driver, the driver's company
  * and admins; `cancellationFeeNow` to its creator only. Absent for anyone else.
  */
-export function viewerMoney(parties: JobParties, viewer: { userId: string; role: string }, values: { tip: Money | null; cancellationFeeNow: Money | null }) {
+export function viewerMoney(
+  parties: JobParties,
+  viewer: { userId: string; role: string },
+  values: { tip: Money | null; cancellationFeeNow: Money | null },
+) {
   const isCreator = viewer.userId === parties.creatorId;
   const seesTip =
     isCreator ||
     viewer.role === 'ADMIN' ||
-    (parties.driverId !== null && (viewer.userId === parties.driverId || (viewer.role === 'COMPANY' && viewer.userId === parties.driverCompanyId)));
+    (parties.driverId !== null &&
+      (viewer.userId === parties.driverId || (viewer.role === 'COMPANY' && viewer.userId === parties.driverCompanyId)));
   return {
     ...(seesTip ? { tip: values.tip } : {}),
     ...(isCreator ? { cancellationFeeNow: values.cancellationFeeNow } : {}),

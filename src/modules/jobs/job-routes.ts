@@ -16,16 +16,40 @@ export const optionalBody = async (request: { body: unknown }) => {
  * Registers `POST /<collection>/:id/<step>` actions that answer the job (200), once per
  * `Idempotency-Key` (contract section 1): `run` stores its answer with `record` in the step's transaction.
  */
-export function jobSteps(app: App, guard: AuthGuard, options: { collection: string; tags: string[]; response: TSchema; idempotency: IdempotencyStore }) {
+export function jobSteps(
+  app: App,
+  guard: AuthGuard,
+  options: { collection: string; tags: string[]; response: TSchema; idempotency: IdempotencyStore },
+) {
   const security = [{ bearerAuth: [] }];
-  return (path: string, summary: string, run: (id: string, request: any, record: RecordAnswer | undefined) => Promise<unknown>, roles: Role[], body?: TSchema) =>
+  return (
+    path: string,
+    summary: string,
+    run: (id: string, request: any, record: RecordAnswer | undefined) => Promise<unknown>,
+    roles: Role[],
+    body?: TSchema,
+  ) =>
     app.route({
       method: 'POST',
       url: `/${options.collection}/:id/${path}`,
       onRequest: guard.required(roles),
       preValidation: optionalBody,
-      schema: { tags: options.tags, summary: `${summary} (honours Idempotency-Key)`, security, params: IdParams, ...(body ? { body } : {}), response: { 200: options.response, ...errors(400, 401, 403, 404, 409, 422) } } as any,
+      schema: {
+        tags: options.tags,
+        summary: `${summary} (honours Idempotency-Key)`,
+        security,
+        params: IdParams,
+        ...(body ? { body } : {}),
+        response: { 200: options.response, ...errors(400, 401, 403, 404, 409, 422) },
+      } as any,
       handler: async (request: any, reply: any) =>
-        stepOnce(options.idempotency, request, reply, `POST /${options.collection}/${request.params.id}/${path}`, 200, (record) => run(request.params.id, request, record)),
+        stepOnce(
+          options.idempotency,
+          request,
+          reply,
+          `POST /${options.collection}/${request.params.id}/${path}`,
+          200,
+          (record) => run(request.params.id, request, record),
+        ),
     });
 }

@@ -11,7 +11,11 @@ export const DriverSummary = Type.Object({
   phone: Type.String(),
   vehicleType: VehicleType,
   vehiclePlate: Type.String(),
-  rating: Nullable(Type.Number({ description: "The average of the driver's last 500 ratings, one decimal (1.0 to 5.0); null before the first" })),
+  rating: Nullable(
+    Type.Number({
+      description: "The average of the driver's last 500 ratings, one decimal (1.0 to 5.0); null before the first",
+    }),
+  ),
   ratingCount: Type.Integer({ minimum: 0, description: 'How many ratings the driver received' }),
   location: Nullable(
     Type.Object({
@@ -26,26 +30,42 @@ export const DriverSummary = Type.Object({
 
 /** Money (contract section 18): an integer in the minor unit of the ISO 4217 currency (cents for KES). */
 export const Money = Type.Object(
-  { amount: Type.Integer({ minimum: 0, description: 'In the minor unit of the currency' }), currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }) },
+  {
+    amount: Type.Integer({ minimum: 0, description: 'In the minor unit of the currency' }),
+    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217' }),
+  },
   { additionalProperties: false },
 );
 
-export const NullableMoney = (description: string) => Nullable(Type.Object(Money.properties, { additionalProperties: false, description }));
+export const NullableMoney = (description: string) =>
+  Nullable(Type.Object(Money.properties, { additionalProperties: false, description }));
 
 /** The per-viewer money fields of a job (contract section 20). */
 export const ViewerMoneyFields = {
-  tip: Type.Optional(NullableMoney("The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only")),
+  tip: Type.Optional(
+    NullableMoney(
+      "The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only",
+    ),
+  ),
   cancellationFeeNow: Type.Optional(
-    NullableMoney('What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only'),
+    NullableMoney(
+      'What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only',
+    ),
   ),
 };
 
 /** The optional `quoteId` of POST /packages and POST /rides. */
 export const QuoteIdField = Type.Optional(
-  QuoteIdInput('A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation'),
+  QuoteIdInput(
+    'A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation',
+  ),
 );
 
-export const StatusHistoryItem = Type.Object({ status: Type.String(), at: DateTime, reason: Type.Optional(Type.String()) });
+export const StatusHistoryItem = Type.Object({
+  status: Type.String(),
+  at: DateTime,
+  reason: Type.Optional(Type.String()),
+});
 
 /** A job as the driver sees it in its own job list. */
 export const DriverJob = Type.Object({
@@ -83,17 +103,25 @@ export const NearbyResponse = Type.Object({ items: Type.Array(NearbyJob), radius
 
 /** Where the job stands in dispatch (contract section 13). */
 export const DispatchInfo = Type.Object({
-  state: Type.Union(['SEARCHING', 'OFFERED', 'NO_DRIVERS', 'DONE', 'OFF'].map((s) => Type.Literal(s)), {
-    description: 'SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched',
-  }),
+  state: Type.Union(
+    ['SEARCHING', 'OFFERED', 'NO_DRIVERS', 'DONE', 'OFF'].map((s) => Type.Literal(s)),
+    {
+      description:
+        'SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched',
+    },
+  ),
   attempts: Type.Integer({ description: 'Offers made for this job' }),
 });
 
-export const ReleaseBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });
+export const ReleaseBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500 }) },
+  { additionalProperties: false },
+);
 
 /** How a job is paid (section 21). */
 export const PaymentMethod = Type.Union([Type.Literal('CASH'), Type.Literal('ACCOUNT')], {
-  description: "CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only",
+  description:
+    "CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only",
 });
 
 /** `earnings` on a job: shown only to its driver, the driver's company and admins (section 21). */
@@ -101,7 +129,9 @@ export const EarningsField = Type.Optional(
   Type.Object(
     {
       driver: Type.Integer({ description: "the driver's earnings: (amount − bookingFee) − commission" }),
-      commission: Type.Integer({ description: "the operator's commission: (amount − bookingFee) × commissionRate, rounded half up" }),
+      commission: Type.Integer({
+        description: "the operator's commission: (amount − bookingFee) × commissionRate, rounded half up",
+      }),
       bookingFee: Type.Integer({ description: "the booking fee, all the operator's" }),
       tip: Type.Integer({ description: 'tips booked to the driver for this job (0 when none)' }),
       currency: Type.String({ pattern: '^[A-Z]{3}$' }),

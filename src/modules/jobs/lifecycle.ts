@@ -10,7 +10,15 @@ import { AppError, conflict, forbidden } from '../../shared/errors.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { json } from '../../db/json.js';
-import { claimDriver, explainClaimFailure, pushNearbyJob, releaseDriver, toDriverSummary, type DriverSummaryRow, type JobType } from './driver-claims.js';
+import {
+  claimDriver,
+  explainClaimFailure,
+  pushNearbyJob,
+  releaseDriver,
+  toDriverSummary,
+  type DriverSummaryRow,
+  type JobType,
+} from './driver-claims.js';
 import type { JobMoneyFacts, JobMoneyHook } from './job-money.js';
 import { recordRelease, releaseCount, releasedBy } from './job-releases.repository.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
@@ -93,13 +101,38 @@ export interface JobKind<S extends string, A extends string, E extends string, R
 export interface DispatchHooks {
   mode: 'offer' | 'broadcast' | 'off';
   /** A new job enters dispatch (in its creation's transaction). */
-  enroll(trx: Trx, job: { jobType: JobType; jobId: string; vehicleType: VehicleType; lat: number; lng: number; at: Date }): Promise<void>;
+  enroll(
+    trx: Trx,
+    job: { jobType: JobType; jobId: string; vehicleType: VehicleType; lat: number; lng: number; at: Date },
+  ): Promise<void>;
   /** Look for a driver for this job now (after commit). */
   kick(jobType: JobType, jobId: string): void;
   /** A status change, in its transaction: closes the job's open offer; returns what to do after commit. */
-  changed(trx: Trx, change: { jobType: JobType; jobId: string; from: string; status: string; driverId: string | null; assigned: boolean; at: Date }): Promise<(() => void) | undefined>;
+  changed(
+    trx: Trx,
+    change: {
+      jobType: JobType;
+      jobId: string;
+      from: string;
+      status: string;
+      driverId: string | null;
+      assigned: boolean;
+      at: Date;
+    },
+  ): Promise<(() => void) | undefined>;
   /** The driver handed the job back (in the release's transaction, `releases` times so far): back in dispatch. */
-  released(trx: Trx, release: { jobType: JobType; jobId: string; driverId: string; reason: string | null; actorId: string; at: Date; releases: number }): Promise<() => void>;
+  released(
+    trx: Trx,
+    release: {
+      jobType: JobType;
+      jobId: string;
+      driverId: string;
+      reason: string | null;
+      actorId: string;
+      at: Date;
+      releases: number;
+    },
+  ): Promise<() => void>;
 }
 
 /**
@@ -107,7 +140,13 @@ export interface DispatchHooks {
  * across instances (a customer's push notification, modules/push).
  */
 export interface JobChangeWatcher {
-  jobChanged(change: { jobType: JobType; jobId: string; status: string; driverId: string | null; customerId: string | null }): void;
+  jobChanged(change: {
+    jobType: JobType;
+    jobId: string;
+    status: string;
+    driverId: string | null;
+    customerId: string | null;
+  }): void;
 }
 
 /** A keyed request's answer, made from the job as the change left it and stored in the change's transaction (http/idempotency.ts). */
@@ -116,21 +155,32 @@ export type AnswerHook<Row> = (trx: Trx, row: Row) => Promise<void>;
 export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
 
 /** The job's `dispatch` field: its dispatch row's state while it waits, DONE once it left dispatch, OFF without one. */
-export function dispatchField(waiting: boolean, state: string | null, attempts: number | null): { state: DispatchState; attempts: number } {
+export function dispatchField(
+  waiting: boolean,
+  state: string | null,
+  attempts: number | null,
+): { state: DispatchState; attempts: number } {
   const known = state !== null;
-  const shown: DispatchState = waiting ? (known && state !== 'DONE' ? (state as DispatchState) : 'OFF') : known ? 'DONE' : 'OFF';
+  const shown: DispatchState = waiting
+    ? known && state !== 'DONE'
+      ? (state as DispatchState)
+      : 'OFF'
+    : known
+      ? 'DONE'
+      : 'OFF';
   return { state: shown, attempts: attempts ?? 0 };
 }
 
 export function jobFields<S extends string>(
-  row: JobRow<S> & DriverSummaryRow & {
-    country_id: string;
-    status_history: StatusHistoryItemJson[] | string;
-    created_at: Date;
-    updated_at: Date;
-    dispatch_state: string | null;
-    dispatch_attempts: number | null;
-  },
+  row: JobRow<S> &
+    DriverSummaryRow & {
+      country_id: string;
+      status_history: StatusHistoryItemJson[] | string;
+      created_at: Date;
+      updated_at: Date;
+      dispatch_state: string | null;
+      dispatch_attempts: number | null;
+    },
   waitingStatus: S,
 ) {
   return {
@@ -147,14 +197,26 @@ export function jobFields<S extends string>(
 }
 
 /** The assigned driver, or the company it drives for: the driver's side of a job. */
-export function isDriverSide(row: { driver_id: string | null; driver_company_id: string | null }, auth: AuthContext): boolean {
+export function isDriverSide(
+  row: { driver_id: string | null; driver_company_id: string | null },
+  auth: AuthContext,
+): boolean {
   if (auth.userId === row.driver_id) return true;
   return auth.role === 'COMPANY' && row.driver_id !== null && row.driver_company_id === auth.userId;
 }
 
 export class JobLifecycle<S extends string, A extends string, E extends string, Row extends JobRow<S>> {
   constructor(
-    private readonly deps: { db: DB; bus: Bus; clock: Clock; driverIndex: DriverIndex; driverLocationTtlMs: number; dispatch?: DispatchHooks; watcher?: JobChangeWatcher; money?: JobMoneyHook },
+    private readonly deps: {
+      db: DB;
+      bus: Bus;
+      clock: Clock;
+      driverIndex: DriverIndex;
+      driverLocationTtlMs: number;
+      dispatch?: DispatchHooks;
+      watcher?: JobChangeWatcher;
+      money?: JobMoneyHook;
+    },
     private readonly kind: JobKind<S, A, E, Row>,
   ) {}
 
@@ -178,7 +240,13 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
   }
 
   /** A new job: offered to one driver (DISPATCH_MODE=offer), pushed to the nearby drivers (broadcast), or neither (off). */
-  offerNearby(job: { id: string; vehicleType: VehicleType; lat: number; lng: number; parcelSize: string | null }): number {
+  offerNearby(job: {
+    id: string;
+    vehicleType: VehicleType;
+    lat: number;
+    lng: number;
+    parcelSize: string | null;
+  }): number {
     const { driverIndex, bus, clock, driverLocationTtlMs, dispatch } = this.deps;
     if (dispatch?.mode === 'offer') {
       dispatch.kick(this.kind.jobType, job.id);
@@ -187,7 +255,15 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     if (dispatch?.mode === 'off') return 0;
     return pushNearbyJob(
       { index: driverIndex, bus, now: clock.now(), locationTtlMs: driverLocationTtlMs },
-      { jobType: this.kind.jobType, jobId: job.id, orderType: this.kind.orderType, vehicleType: job.vehicleType, lat: job.lat, lng: job.lng, parcelSize: job.parcelSize },
+      {
+        jobType: this.kind.jobType,
+        jobId: job.id,
+        orderType: this.kind.orderType,
+        vehicleType: job.vehicleType,
+        lat: job.lat,
+        lng: job.lng,
+        parcelSize: job.parcelSize,
+      },
     );
   }
 
@@ -201,31 +277,57 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     event: E,
     driverId: string,
     actorId: string,
-    options: { createdAfter?: Date; missed?: (current: S) => string; allowReleased?: boolean; answer?: AnswerHook<Row> } = {},
+    options: {
+      createdAfter?: Date;
+      missed?: (current: S) => string;
+      allowReleased?: boolean;
+      answer?: AnswerHook<Row>;
+    } = {},
   ): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();
-    const claim = { driverId, jobType: this.kind.jobType, jobId: row.id, vehicleType: row.vehicle_type, orderType: this.kind.orderType };
+    const claim = {
+      driverId,
+      jobType: this.kind.jobType,
+      jobId: row.id,
+      vehicleType: row.vehicle_type,
+      orderType: this.kind.orderType,
+    };
     let businessId: string | null = null;
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
       // The job first, then the driver: every transaction locks in this order, so none deadlock.
       const history = { status: to, reason: null, actorId, at: now };
-      const moved = await store.updateStatus(trx, row.id, row.status, { status: to, driver_id: driverId, updated_at: now }, { history }, options.createdAfter);
+      const moved = await store.updateStatus(
+        trx,
+        row.id,
+        row.status,
+        { status: to, driver_id: driverId, updated_at: now },
+        { history },
+        options.createdAfter,
+      );
       if (!moved) {
         const current = await store.currentStatus(trx, row.id);
         throw this.invalidTransition(options.missed?.(current) ?? current);
       }
       // Read after the job's row is locked: a release that committed first is seen (section 13, Releases).
-      if (!options.allowReleased && (await releasedBy(trx, row.id, driverId))) throw this.releasedBefore(driverId === actorId);
+      if (!options.allowReleased && (await releasedBy(trx, row.id, driverId)))
+        throw this.releasedBefore(driverId === actorId);
       if (!(await claimDriver(trx, claim, now))) throw await explainClaimFailure(trx, claim);
       businessId = moved.business_id ?? null;
-      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, { driverId, assigned: true });
+      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, {
+        driverId,
+        assigned: true,
+      });
       const loaded = (await store.load(row.id, trx))!;
       await options.answer?.(trx, loaded);
       return loaded;
     });
-    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId, actorId, assigned: true, final: false }, updated.customer_id);
+    this.announce(
+      { jobId: row.id, status: to, event, businessId, at: now },
+      { driverId, actorId, assigned: true, final: false },
+      updated.customer_id,
+    );
     after?.();
     return updated;
   }
@@ -235,7 +337,12 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     to: S,
     event: E,
     actorId: string,
-    options: { reason?: string; recipientName?: string; set?: Omit<StatusSet<S>, 'status' | 'updated_at'>; answer?: AnswerHook<Row> } = {},
+    options: {
+      reason?: string;
+      recipientName?: string;
+      set?: Omit<StatusSet<S>, 'status' | 'updated_at'>;
+      answer?: AnswerHook<Row>;
+    } = {},
   ): Promise<Row> {
     const { store } = this.kind;
     const now = this.deps.clock.now();
@@ -243,21 +350,34 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     let businessId: string | null = null;
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
-      const set = { ...options.set, status: to, updated_at: now, ...(options.recipientName ? { recipient_name: options.recipientName } : {}) };
+      const set = {
+        ...options.set,
+        status: to,
+        updated_at: now,
+        ...(options.recipientName ? { recipient_name: options.recipientName } : {}),
+      };
       const history = { status: to, reason: options.reason ?? null, actorId, at: now };
       // A final status frees the job's driver in the same statement.
       const moved = await store.updateStatus(trx, row.id, row.status, set, { history, releaseDriver: final });
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       businessId = moved.business_id ?? null;
-      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, { driverId: moved.driver_id, assigned: false });
+      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, {
+        driverId: moved.driver_id,
+        assigned: false,
+      });
       const loaded = (await store.load(row.id, trx))!;
       // The money the change moves (earnings, a cancellation fee, cash on delivery) is booked in the same
       // transaction, once per source key: it commits exactly when the status does.
-      if (final && this.deps.money && this.kind.moneyFacts) await this.deps.money.settle(trx, this.kind.moneyFacts(loaded));
+      if (final && this.deps.money && this.kind.moneyFacts)
+        await this.deps.money.settle(trx, this.kind.moneyFacts(loaded));
       await options.answer?.(trx, loaded);
       return loaded;
     });
-    this.announce({ jobId: row.id, status: to, event, businessId, at: now }, { driverId: updated.driver_id, actorId, assigned: false, final }, updated.customer_id);
+    this.announce(
+      { jobId: row.id, status: to, event, businessId, at: now },
+      { driverId: updated.driver_id, actorId, assigned: false, final },
+      updated.customer_id,
+    );
     after?.();
     return updated;
   }
@@ -266,37 +386,94 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
    * The assigned driver (or an admin) hands the job back before pickup: it waits again, the driver is
    * free, and it is never that driver's again (neither offered nor taken). No webhook event (none is defined for it).
    */
-  async release(row: Row, from: S, to: S, actorId: string, reason: string | null, answer?: AnswerHook<Row>): Promise<Row> {
+  async release(
+    row: Row,
+    from: S,
+    to: S,
+    actorId: string,
+    reason: string | null,
+    answer?: AnswerHook<Row>,
+  ): Promise<Row> {
     const { store } = this.kind;
     if (row.status !== from || !row.driver_id) throw this.invalidTransition(row.status);
     const driverId = row.driver_id;
     const now = this.deps.clock.now();
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
-      const moved = await store.updateStatus(trx, row.id, from, { status: to, driver_id: null, updated_at: now }, { history: { status: to, reason, actorId, at: now } });
+      const moved = await store.updateStatus(
+        trx,
+        row.id,
+        from,
+        { status: to, driver_id: null, updated_at: now },
+        { history: { status: to, reason, actorId, at: now } },
+      );
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       await releaseDriver(trx, driverId, row.id, now);
       await recordRelease(trx, { jobId: row.id, driverId, reason, actorId, at: now });
       const releases = await releaseCount(trx, this.kind.jobType, row.id);
-      after = await this.deps.dispatch?.released(trx, { jobType: this.kind.jobType, jobId: row.id, driverId, reason, actorId, at: now, releases });
+      after = await this.deps.dispatch?.released(trx, {
+        jobType: this.kind.jobType,
+        jobId: row.id,
+        driverId,
+        reason,
+        actorId,
+        at: now,
+        releases,
+      });
       const loaded = (await store.load(row.id, trx))!;
       await answer?.(trx, loaded);
       return loaded;
     });
-    this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: row.id, status: to, driverId, actorId, assigned: false, final: false, released: true });
+    this.deps.bus.publish('job.changed', {
+      jobType: this.kind.jobType,
+      jobId: row.id,
+      status: to,
+      driverId,
+      actorId,
+      assigned: false,
+      final: false,
+      released: true,
+    });
     after?.();
     return updated;
   }
 
   /** The kind's in-transaction work and dispatch's, after the status change and its history row. */
-  private async record(trx: Trx, change: StatusChange<S, E>, from: S, who: { driverId: string | null; assigned: boolean }): Promise<(() => void) | undefined> {
+  private async record(
+    trx: Trx,
+    change: StatusChange<S, E>,
+    from: S,
+    who: { driverId: string | null; assigned: boolean },
+  ): Promise<(() => void) | undefined> {
     await this.kind.inTransaction?.(trx, change);
-    return this.deps.dispatch?.changed(trx, { jobType: this.kind.jobType, jobId: change.jobId, from, status: change.status, ...who, at: change.at });
+    return this.deps.dispatch?.changed(trx, {
+      jobType: this.kind.jobType,
+      jobId: change.jobId,
+      from,
+      status: change.status,
+      ...who,
+      at: change.at,
+    });
   }
 
-  private announce(change: StatusChange<S, E>, who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean }, customerId: string | null): void {
-    this.deps.bus.publish('job.changed', { jobType: this.kind.jobType, jobId: change.jobId, status: change.status, ...who });
+  private announce(
+    change: StatusChange<S, E>,
+    who: { driverId: string | null; actorId: string; assigned: boolean; final: boolean },
+    customerId: string | null,
+  ): void {
+    this.deps.bus.publish('job.changed', {
+      jobType: this.kind.jobType,
+      jobId: change.jobId,
+      status: change.status,
+      ...who,
+    });
     this.kind.afterCommit?.(change);
-    this.deps.watcher?.jobChanged({ jobType: this.kind.jobType, jobId: change.jobId, status: change.status, driverId: who.driverId, customerId });
+    this.deps.watcher?.jobChanged({
+      jobType: this.kind.jobType,
+      jobId: change.jobId,
+      status: change.status,
+      driverId: who.driverId,
+      customerId,
+    });
   }
 }

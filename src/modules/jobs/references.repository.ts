@@ -11,7 +11,9 @@ export function countryMoney(db: Executor, id: string) {
 }
 
 export async function customerExists(db: Executor, id: string): Promise<boolean> {
-  return Boolean(await db.selectFrom('users').select('id').where('id', '=', id).where('role', '=', 'CUSTOMER').executeTakeFirst());
+  return Boolean(
+    await db.selectFrom('users').select('id').where('id', '=', id).where('role', '=', 'CUSTOMER').executeTakeFirst(),
+  );
 }
 
 /** A driver account with a profile, and the company it drives for. */

@@ -84,4 +84,10 @@ exhaustively('package', {
   allowed: PACKAGE_ALLOWED,
   check: checkPackageTransition,
 });
-exhaustively('ride', { statuses: RIDE_STATUSES, actors: RIDE_ACTORS, finals: ['COMPLETED', 'CANCELLED', 'EXPIRED'], allowed: RIDE_ALLOWED, check: checkRideTransition });
+exhaustively('ride', {
+  statuses: RIDE_STATUSES,
+  actors: RIDE_ACTORS,
+  finals: ['COMPLETED', 'CANCELLED', 'EXPIRED'],
+  allowed: RIDE_ALLOWED,
+  check: checkRideTransition,
+});

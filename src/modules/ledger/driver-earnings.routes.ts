@@ -14,18 +14,35 @@ const reportResponses = {
     description: 'The earnings report, as the driver gets it from GET /drivers/me/earnings',
     content: {
       'application/json': { schema: DriverEarningsResponse },
-      'text/csv': { schema: { type: 'string', description: 'RFC 4180 with a header row: a JOB row per job, a TOTAL row per currency, a BALANCE row per currency; amounts in minor units' } },
+      'text/csv': {
+        schema: {
+          type: 'string',
+          description:
+            'RFC 4180 with a header row: a JOB row per job, a TOTAL row per currency, a BALANCE row per currency; amounts in minor units',
+        },
+      },
     },
   },
   ...errors(400, 401, 403, 404),
 };
-const period = 'booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv)';
+const period =
+  'booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv)';
 
 export const driverEarningsModule: FeatureModule = async (app, { services, guard }) => {
   const reports = services.driverEarnings;
   const routes = [
-    { url: '/admin/drivers/:driverId/earnings', role: 'ADMIN', tags: ['admin'], summary: `Any driver's jobs ${period}` },
-    { url: '/companies/me/drivers/:driverId/earnings', role: 'COMPANY', tags: ['companies'], summary: `One of the company's drivers' jobs ${period}; another company's driver is 404` },
+    {
+      url: '/admin/drivers/:driverId/earnings',
+      role: 'ADMIN',
+      tags: ['admin'],
+      summary: `Any driver's jobs ${period}`,
+    },
+    {
+      url: '/companies/me/drivers/:driverId/earnings',
+      role: 'COMPANY',
+      tags: ['companies'],
+      summary: `One of the company's drivers' jobs ${period}; another company's driver is 404`,
+    },
   ] as const;
 
   for (const route of routes) {
@@ -33,15 +50,27 @@ export const driverEarningsModule: FeatureModule = async (app, { services, guard
       route.url,
       {
         onRequest: guard.required([route.role]),
-        schema: { tags: [...route.tags], security, summary: route.summary, params: DriverParams, querystring: EarningsQuery, response: reportResponses },
+        schema: {
+          tags: [...route.tags],
+          security,
+          summary: route.summary,
+          params: DriverParams,
+          querystring: EarningsQuery,
+          response: reportResponses,
+        },
       },
       async (request, reply) => {
         const report = await reports.forViewer(request.auth, request.params.driverId, request.query);
         // As GET /drivers/me/earnings decides it: format wins over the Accept header.
-        const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+        const csv =
+          request.query.format === 'csv' ||
+          (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
         if (!csv) return report;
         const name = `earnings-${report.driverId}-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv`;
-        return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(driverEarningsCsv(report));
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${name}"`)
+          .send(driverEarningsCsv(report));
       },
     );
   }

@@ -36,7 +36,12 @@ export class EarningsRepository {
    * with its driver: one statement whatever the number of drivers. Per driver the rows come in
    * driverEntries' order (oldest first), so grouping them by driver gives what it gives.
    */
-  async companyDriverEntries(db: Executor, companyId: string, from: Date, to: Date): Promise<(DriverEntryRow & { driver_id: string })[]> {
+  async companyDriverEntries(
+    db: Executor,
+    companyId: string,
+    from: Date,
+    to: Date,
+  ): Promise<(DriverEntryRow & { driver_id: string })[]> {
     const result = await sql<DriverEntryRow & { driver_id: string }>`
       select a.party_id as driver_id, e.transaction_id, t.source_key, t.currency, t.created_at, e.code, e.amount,
         (select coalesce(sum(x.amount), 0) from ledger_entries x where x.transaction_id = e.transaction_id and x.amount > 0)::bigint as credited
@@ -50,7 +55,10 @@ export class EarningsRepository {
   }
 
   /** The balances per currency of all of a company's drivers (what balances() gives for their ids). */
-  async companyDriverBalances(db: Executor, companyId: string): Promise<{ party_id: string; currency: string; balance: string }[]> {
+  async companyDriverBalances(
+    db: Executor,
+    companyId: string,
+  ): Promise<{ party_id: string; currency: string; balance: string }[]> {
     return db
       .selectFrom('ledger_accounts as a')
       .innerJoin('driver_profiles as dp', 'dp.user_id', 'a.party_id')
@@ -61,7 +69,10 @@ export class EarningsRepository {
   }
 
   /** A driver's balance per currency (a driver's is kept in the account's row, with no deltas: LedgerService). */
-  async balances(db: Executor, driverIds: string[]): Promise<{ party_id: string; currency: string; balance: string }[]> {
+  async balances(
+    db: Executor,
+    driverIds: string[],
+  ): Promise<{ party_id: string; currency: string; balance: string }[]> {
     if (!driverIds.length) return [];
     return db
       .selectFrom('ledger_accounts')

@@ -16,14 +16,21 @@ export const earningsModule: FeatureModule = async (app, { services, guard }) =>
       schema: {
         tags: ['drivers'],
         security,
-        summary: "The driver's jobs booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv)",
+        summary:
+          "The driver's jobs booked in [from, to) (default today UTC until now, at most 92 days) with earnings, tips and cash collected, the totals and the current balance (CSV with Accept: text/csv or format=csv)",
         querystring: EarningsQuery,
         response: {
           200: {
             description: 'The earnings report',
             content: {
               'application/json': { schema: DriverEarningsResponse },
-              'text/csv': { schema: { type: 'string', description: 'RFC 4180 with a header row: a JOB row per job, a TOTAL row per currency, a BALANCE row per currency; amounts in minor units' } },
+              'text/csv': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'RFC 4180 with a header row: a JOB row per job, a TOTAL row per currency, a BALANCE row per currency; amounts in minor units',
+                },
+              },
             },
           },
           ...errors(400, 401, 403),
@@ -32,10 +39,15 @@ export const earningsModule: FeatureModule = async (app, { services, guard }) =>
     },
     async (request, reply) => {
       const report = await earnings.driver(request.auth.userId, request.query);
-      const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+      const csv =
+        request.query.format === 'csv' ||
+        (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
       if (!csv) return report;
       const name = `earnings-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv`;
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(driverEarningsCsv(report));
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${name}"`)
+        .send(driverEarningsCsv(report));
     },
   );
 
@@ -46,7 +58,8 @@ export const earningsModule: FeatureModule = async (app, { services, guard }) =>
       schema: {
         tags: ['companies'],
         security,
-        summary: "The company's drivers, each with the totals booked in [from, to) (default today UTC until now, at most 92 days) and the current balance",
+        summary:
+          "The company's drivers, each with the totals booked in [from, to) (default today UTC until now, at most 92 days) and the current balance",
         querystring: EarningsQuery,
         response: { 200: CompanyEarningsResponse, ...errors(400, 401, 403) },
       },

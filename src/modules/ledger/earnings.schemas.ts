@@ -3,24 +3,35 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DateTime } from '../../shared/schemas.js';
 
 const Bound = (what: string) =>
-  Type.String({ minLength: 10, maxLength: 40, description: `${what}: a date (midnight UTC) or an ISO 8601 instant with Z or an offset` });
+  Type.String({
+    minLength: 10,
+    maxLength: 40,
+    description: `${what}: a date (midnight UTC) or an ISO 8601 instant with Z or an offset`,
+  });
 
 export const EarningsQuery = Type.Object(
   {
     from: Type.Optional(Bound('Start, inclusive (default: today 00:00 UTC)')),
     to: Type.Optional(Bound('End, exclusive (default: now); at most 92 days after from')),
-    format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'Instead of the Accept header (text/csv for CSV)' })),
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+        description: 'Instead of the Accept header (text/csv for CSV)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type EarningsQuery = Static<typeof EarningsQuery>;
 
-const Minor = (description: string) => Type.Integer({ description: `${description}, in the minor unit of the currency` });
+const Minor = (description: string) =>
+  Type.Integer({ description: `${description}, in the minor unit of the currency` });
 
 export const EarningsJob = Type.Object({
   jobType: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]),
   jobId: Type.String(),
-  kind: Type.Union([Type.Literal('COMPLETED'), Type.Literal('CANCELLATION_FEE')], { description: 'COMPLETED: delivered or completed; CANCELLATION_FEE: cancelled by its creator after assignment' }),
+  kind: Type.Union([Type.Literal('COMPLETED'), Type.Literal('CANCELLATION_FEE')], {
+    description: 'COMPLETED: delivered or completed; CANCELLATION_FEE: cancelled by its creator after assignment',
+  }),
   completedAt: DateTime,
   currency: Type.String(),
   amount: Minor("What the job came to: a ride's fare, a package's price, or the cancellation fee"),
@@ -32,7 +43,7 @@ export const EarningsJob = Type.Object({
 export const EarningsTotal = Type.Object({
   currency: Type.String(),
   jobs: Type.Integer(),
-  amount: Minor('Sum of the jobs\' amounts'),
+  amount: Minor("Sum of the jobs' amounts"),
   earnings: Minor('Sum of the earnings'),
   tips: Minor('Tips booked in the period'),
   cashCollected: Minor('Cash collected in the period (job amounts and cash on delivery)'),
@@ -49,7 +60,9 @@ export const DriverEarningsResponse = Type.Object({
   to: DateTime,
   jobs: Type.Array(EarningsJob, { description: 'Oldest first, by when the job was booked' }),
   totals: Type.Array(EarningsTotal, { description: 'One per currency' }),
-  balances: Type.Array(Balance, { description: "The driver's current balance per currency (none before the first booking)" }),
+  balances: Type.Array(Balance, {
+    description: "The driver's current balance per currency (none before the first booking)",
+  }),
 });
 export type DriverEarningsResponse = Static<typeof DriverEarningsResponse>;
 
@@ -65,7 +78,10 @@ export const CompanyEarningsResponse = Type.Object({
       totals: Type.Array(EarningsTotal),
       balances: Type.Array(Balance),
     }),
-    { description: "The company's drivers by name, each with the period's totals and its current balance (a company's drivers are paid individually)" },
+    {
+      description:
+        "The company's drivers by name, each with the period's totals and its current balance (a company's drivers are paid individually)",
+    },
   ),
 });
 export type CompanyEarningsResponse = Static<typeof CompanyEarningsResponse>;

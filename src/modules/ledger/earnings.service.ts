@@ -30,17 +30,23 @@ export class EarningsService {
   /** [from, to): defaults today 00:00 UTC to now; to after from; at most 92 days. */
   range(query: Pick<EarningsQuery, 'from' | 'to'>): { from: Date; to: Date } {
     const now = this.deps.clock.now();
-    const from = query.from !== undefined ? parseBound('from', query.from) : new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+    const from =
+      query.from !== undefined ? parseBound('from', query.from) : new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
     // Until now, now included (the bound is exclusive).
     const to = query.to !== undefined ? parseBound('to', query.to) : new Date(now.getTime() + 1);
-    if (to.getTime() <= from.getTime()) throw badRequest('querystring.to must be after querystring.from', 'VALIDATION_FAILED');
-    if (to.getTime() - from.getTime() > MAX_EARNINGS_DAYS * DAY_MS) throw badRequest(`An earnings report covers at most ${MAX_EARNINGS_DAYS} days`, 'EARNINGS_PERIOD_TOO_LONG');
+    if (to.getTime() <= from.getTime())
+      throw badRequest('querystring.to must be after querystring.from', 'VALIDATION_FAILED');
+    if (to.getTime() - from.getTime() > MAX_EARNINGS_DAYS * DAY_MS)
+      throw badRequest(`An earnings report covers at most ${MAX_EARNINGS_DAYS} days`, 'EARNINGS_PERIOD_TOO_LONG');
     return { from, to };
   }
 
   async driver(driverId: string, query: EarningsQuery): Promise<DriverEarningsResponse> {
     const { from, to } = this.range(query);
-    const [entries, balances] = await Promise.all([this.repo.driverEntries(this.deps.db, driverId, from, to), this.repo.balances(this.deps.db, [driverId])]);
+    const [entries, balances] = await Promise.all([
+      this.repo.driverEntries(this.deps.db, driverId, from, to),
+      this.repo.balances(this.deps.db, [driverId]),
+    ]);
     const { jobs, totals } = summarise(entries);
     return {
       driverId,
@@ -142,11 +148,13 @@ export function summarise(entries: DriverEntryRow[]): { jobs: Job[]; totals: Tot
     if (tip) {
       // A cash tip is a pair on the driver's account: CASH_COLLECTED − and TIP +.
       if (e.code === 'TIP') later.push({ jobKey: `job:${tip[1]}:${tip[2]}:completed`, currency, tip: amount, cash: 0 });
-      if (e.code === 'CASH_COLLECTED') later.push({ jobKey: `job:${tip[1]}:${tip[2]}:completed`, currency, tip: 0, cash: -amount });
+      if (e.code === 'CASH_COLLECTED')
+        later.push({ jobKey: `job:${tip[1]}:${tip[2]}:completed`, currency, tip: 0, cash: -amount });
       continue;
     }
     const cod = COD_KEY.exec(e.source_key);
-    if (cod && e.code === 'COD') later.push({ jobKey: `job:PACKAGE:${cod[1]}:completed`, currency, tip: 0, cash: -amount });
+    if (cod && e.code === 'COD')
+      later.push({ jobKey: `job:PACKAGE:${cod[1]}:completed`, currency, tip: 0, cash: -amount });
   }
   for (const l of later) {
     const t = total(l.currency);
@@ -158,10 +166,25 @@ export function summarise(entries: DriverEntryRow[]): { jobs: Job[]; totals: Tot
       item.cashCollected += l.cash;
     }
   }
-  return { jobs: [...jobs.values()], totals: [...totals.values()].sort((a, b) => a.currency.localeCompare(b.currency)) };
+  return {
+    jobs: [...jobs.values()],
+    totals: [...totals.values()].sort((a, b) => a.currency.localeCompare(b.currency)),
+  };
 }
 
-const COLUMNS = ['type', 'jobType', 'jobId', 'kind', 'completedAt', 'currency', 'amount', 'earnings', 'tip', 'cashCollected', 'balance'] as const;
+const COLUMNS = [
+  'type',
+  'jobType',
+  'jobId',
+  'kind',
+  'completedAt',
+  'currency',
+  'amount',
+  'earnings',
+  'tip',
+  'cashCollected',
+  'balance',
+] as const;
 
 /**
  * RFC 4180 CSV with CRLF and a header row: a JOB row per job, a TOTAL row per currency, a BALANCE row
@@ -171,8 +194,23 @@ const COLUMNS = ['type', 'jobType', 'jobId', 'kind', 'completedAt', 'currency', 
 export function driverEarningsCsv(report: DriverEarningsResponse): string {
   const text = (v: string) => neutralizeCsvText(v);
   const records: (string | number)[][] = [];
-  for (const j of report.jobs) records.push(['JOB', j.jobType, j.jobId, j.kind, j.completedAt, text(j.currency), j.amount, j.earnings, j.tip, j.cashCollected, '']);
-  for (const t of report.totals) records.push(['TOTAL', '', '', '', '', text(t.currency), t.amount, t.earnings, t.tips, t.cashCollected, '']);
-  for (const b of report.balances) records.push(['BALANCE', '', '', '', '', text(b.currency), '', '', '', '', b.balance]);
+  for (const j of report.jobs)
+    records.push([
+      'JOB',
+      j.jobType,
+      j.jobId,
+      j.kind,
+      j.completedAt,
+      text(j.currency),
+      j.amount,
+      j.earnings,
+      j.tip,
+      j.cashCollected,
+      '',
+    ]);
+  for (const t of report.totals)
+    records.push(['TOTAL', '', '', '', '', text(t.currency), t.amount, t.earnings, t.tips, t.cashCollected, '']);
+  for (const b of report.balances)
+    records.push(['BALANCE', '', '', '', '', text(b.currency), '', '', '', '', b.balance]);
   return stringify(records, { header: true, columns: [...COLUMNS], record_delimiter: 'windows' });
 }

@@ -29,21 +29,39 @@ test('lines keep the ledger sign; totals add up to the net; unknown codes are OT
     ],
     new Map([[id, 'ORD-9']]),
   );
-  assert.deepEqual(lines.map((l) => [l.kind, l.description, l.reference, l.amount]), [
-    ['DELIVERY', 'Delivery', 'ORD-9', -10_000],
-    ['DELIVERY', 'Ride', null, -2000],
-    ['PAYMENT', 'Payment received', 'BANK-1', 3000],
-    ['PAYOUT', 'Payout to you', null, -400],
-    ['PAYOUT', 'Payout returned (failed)', null, 400],
-    ['OTHER', 'SOMETHING_NEW', null, 7],
-  ]);
-  assert.deepEqual(invoiceTotals(lines), { deliveries: -12_000, deliveryCount: 2, cancellationFees: 0, tips: 0, cashOnDelivery: 0, payments: 3000, payouts: 0, other: 7, net: -8993 });
+  assert.deepEqual(
+    lines.map((l) => [l.kind, l.description, l.reference, l.amount]),
+    [
+      ['DELIVERY', 'Delivery', 'ORD-9', -10_000],
+      ['DELIVERY', 'Ride', null, -2000],
+      ['PAYMENT', 'Payment received', 'BANK-1', 3000],
+      ['PAYOUT', 'Payout to you', null, -400],
+      ['PAYOUT', 'Payout returned (failed)', null, 400],
+      ['OTHER', 'SOMETHING_NEW', null, 7],
+    ],
+  );
+  assert.deepEqual(invoiceTotals(lines), {
+    deliveries: -12_000,
+    deliveryCount: 2,
+    cancellationFees: 0,
+    tips: 0,
+    cashOnDelivery: 0,
+    payments: 3000,
+    payouts: 0,
+    other: 7,
+    net: -8993,
+  });
 });
 
 test('numbers and months (UTC)', () => {
   assert.equal(invoiceNumber(1), 'INV-000001');
   assert.equal(invoiceNumber(1_234_567), 'INV-1234567');
-  assert.deepEqual(parseMonth('2026-12'), { month: '2026-12', monthStart: '2026-12-01', start: new Date('2026-12-01T00:00:00Z'), end: new Date('2027-01-01T00:00:00Z') });
+  assert.deepEqual(parseMonth('2026-12'), {
+    month: '2026-12',
+    monthStart: '2026-12-01',
+    start: new Date('2026-12-01T00:00:00Z'),
+    end: new Date('2027-01-01T00:00:00Z'),
+  });
   assert.equal(previousMonth('2027-01'), '2026-12');
   assert.equal(monthOf(new Date('2026-10-31T23:59:59.999Z')), '2026-10');
 });

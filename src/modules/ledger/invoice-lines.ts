@@ -1,7 +1,8 @@
 // An invoice's lines and totals from the business account's ledger entries of the month. Pure.
 // Amounts keep the ledger's sign (docs/money.md): negative charges the business, positive credits it.
 
-export type InvoiceLineKind = 'DELIVERY' | 'CANCELLATION_FEE' | 'TIP' | 'CASH_ON_DELIVERY' | 'PAYMENT' | 'PAYOUT' | 'OTHER';
+export type InvoiceLineKind =
+  'DELIVERY' | 'CANCELLATION_FEE' | 'TIP' | 'CASH_ON_DELIVERY' | 'PAYMENT' | 'PAYOUT' | 'OTHER';
 
 export interface InvoiceLine {
   /** When it was booked (ISO 8601, UTC). */
@@ -104,7 +105,17 @@ const TOTAL_OF_KIND: Record<InvoiceLineKind, Exclude<keyof InvoiceTotals, 'net' 
 };
 
 export function invoiceTotals(lines: InvoiceLine[]): InvoiceTotals {
-  const totals: InvoiceTotals = { deliveries: 0, deliveryCount: 0, cancellationFees: 0, tips: 0, cashOnDelivery: 0, payments: 0, payouts: 0, other: 0, net: 0 };
+  const totals: InvoiceTotals = {
+    deliveries: 0,
+    deliveryCount: 0,
+    cancellationFees: 0,
+    tips: 0,
+    cashOnDelivery: 0,
+    payments: 0,
+    payouts: 0,
+    other: 0,
+    net: 0,
+  };
   for (const line of lines) {
     totals[TOTAL_OF_KIND[line.kind]] += line.amount;
     if (line.kind === 'DELIVERY') totals.deliveryCount += 1;

@@ -66,7 +66,11 @@ const dateOnly = (iso: string) => iso.slice(0, 10);
 
 export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
   const { PDFDocument, fonts } = await loadTools();
-  const doc = new PDFDocument({ size: 'A4', margin: 50, info: { Title: `Invoice ${invoice.number}`, Author: 'Operator', CreationDate: new Date(invoice.issuedAt) } });
+  const doc = new PDFDocument({
+    size: 'A4',
+    margin: 50,
+    info: { Title: `Invoice ${invoice.number}`, Author: 'Operator', CreationDate: new Date(invoice.issuedAt) },
+  });
   doc.registerFont(REGULAR, fonts.regular).registerFont(BOLD, fonts.bold);
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -121,7 +125,13 @@ export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer
 
   row(['Date', 'Description', 'Reference', 'Charge', 'Credit'], { bold: true });
   for (const line of invoice.lines) {
-    row([dateOnly(line.date), line.description, line.reference ?? '', line.amount < 0 ? money(-line.amount) : '', line.amount > 0 ? money(line.amount) : '']);
+    row([
+      dateOnly(line.date),
+      line.description,
+      line.reference ?? '',
+      line.amount < 0 ? money(-line.amount) : '',
+      line.amount > 0 ? money(line.amount) : '',
+    ]);
   }
   if (!invoice.lines.length) row(['', 'No activity', '', '', '']);
   doc.moveDown(1);
@@ -142,7 +152,12 @@ export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer
   doc
     .font(REGULAR)
     .fontSize(8)
-    .text('Balances: positive is owed to you, negative is what you owe. Charges lower the balance, credits raise it.', left, doc.y, { width });
+    .text(
+      'Balances: positive is owed to you, negative is what you owe. Charges lower the balance, credits raise it.',
+      left,
+      doc.y,
+      { width },
+    );
   doc.end();
   return done;
 }

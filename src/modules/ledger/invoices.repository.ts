@@ -60,8 +60,18 @@ const toInvoice = (r: InvoiceRow): InvoiceRow => ({
 });
 
 const SUMMARY_COLUMNS = [
-  'i.id', 'i.seq', 'i.number', 'i.business_id', 'i.currency', 'i.business_name', 'i.business_address',
-  'i.opening_balance', 'i.closing_balance', 'i.totals', 'i.line_count', 'i.created_at',
+  'i.id',
+  'i.seq',
+  'i.number',
+  'i.business_id',
+  'i.currency',
+  'i.business_name',
+  'i.business_address',
+  'i.opening_balance',
+  'i.closing_balance',
+  'i.totals',
+  'i.line_count',
+  'i.created_at',
 ] as const;
 
 export class InvoicesRepository {
@@ -116,7 +126,10 @@ export class InvoicesRepository {
   }
 
   async lastSeq(trx: Executor): Promise<number> {
-    const row = await trx.selectFrom('invoices').select(sql<string>`coalesce(max(seq), 0)`.as('seq')).executeTakeFirstOrThrow();
+    const row = await trx
+      .selectFrom('invoices')
+      .select(sql<string>`coalesce(max(seq), 0)`.as('seq'))
+      .executeTakeFirstOrThrow();
     return Number(row.seq);
   }
 
@@ -155,8 +168,13 @@ export class InvoicesRepository {
   }
 
   /** Newest first; `lines` is not read (a list shows totals). */
-  async list(trx: Executor, filter: { businessId?: string; monthStart?: string; before?: Cursor; limit: number }): Promise<InvoiceRow[]> {
-    let query = trx.selectFrom('invoices as i').select([...SUMMARY_COLUMNS, sql<string>`to_char(i.month, 'YYYY-MM')`.as('month')]);
+  async list(
+    trx: Executor,
+    filter: { businessId?: string; monthStart?: string; before?: Cursor; limit: number },
+  ): Promise<InvoiceRow[]> {
+    let query = trx
+      .selectFrom('invoices as i')
+      .select([...SUMMARY_COLUMNS, sql<string>`to_char(i.month, 'YYYY-MM')`.as('month')]);
     if (filter.businessId) query = query.where('i.business_id', '=', filter.businessId);
     if (filter.monthStart) query = query.where('i.month', '=', filter.monthStart);
     if (filter.before) query = query.where(beforeCursor(filter.before, 'i.created_at', 'i.id'));

@@ -2,7 +2,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
-import { AdminInvoicesQuery, InvoicePage, InvoiceQuery, InvoiceResponse, MyInvoicesQuery, RunInvoicesBody, RunInvoicesResponse } from './invoices.schemas.js';
+import {
+  AdminInvoicesQuery,
+  InvoicePage,
+  InvoiceQuery,
+  InvoiceResponse,
+  MyInvoicesQuery,
+  RunInvoicesBody,
+  RunInvoicesResponse,
+} from './invoices.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -23,11 +31,21 @@ export const invoicesModule: FeatureModule = async (app, { services, guard }) =>
   const onlyBusiness = guard.required(['BUSINESS']);
 
   /** JSON, or the PDF with Accept: application/pdf (or format=pdf). */
-  const send = async (request: FastifyRequest, reply: FastifyReply, id: string, format: 'json' | 'pdf' | undefined, businessId?: string) => {
-    const pdf = format === 'pdf' || (format === undefined && /\bapplication\/pdf\b/i.test(request.headers.accept ?? ''));
+  const send = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string,
+    format: 'json' | 'pdf' | undefined,
+    businessId?: string,
+  ) => {
+    const pdf =
+      format === 'pdf' || (format === undefined && /\bapplication\/pdf\b/i.test(request.headers.accept ?? ''));
     if (!pdf) return invoices.get(id, businessId);
     const file = await invoices.pdf(id, businessId);
-    return reply.type('application/pdf').header('content-disposition', `attachment; filename="${file.filename}"`).send(file.pdf);
+    return reply
+      .type('application/pdf')
+      .header('content-disposition', `attachment; filename="${file.filename}"`)
+      .send(file.pdf);
   };
 
   app.post(
@@ -37,7 +55,8 @@ export const invoicesModule: FeatureModule = async (app, { services, guard }) =>
       schema: {
         tags: ['admin'],
         security,
-        summary: "Issue a past month's invoices (UTC): one per business with activity in it. Idempotent: a month run again creates nothing new",
+        summary:
+          "Issue a past month's invoices (UTC): one per business with activity in it. Idempotent: a month run again creates nothing new",
         body: RunInvoicesBody,
         response: { 200: RunInvoicesResponse, ...errors(400, 401, 403) },
       },
@@ -49,7 +68,13 @@ export const invoicesModule: FeatureModule = async (app, { services, guard }) =>
     '/admin/invoices',
     {
       onRequest: onlyAdmin,
-      schema: { tags: ['admin'], security, summary: 'Invoices, newest first (filter by business and month)', querystring: AdminInvoicesQuery, response: { 200: InvoicePage, ...errors(400, 401, 403) } },
+      schema: {
+        tags: ['admin'],
+        security,
+        summary: 'Invoices, newest first (filter by business and month)',
+        querystring: AdminInvoicesQuery,
+        response: { 200: InvoicePage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => invoices.list(request.query),
   );
@@ -58,7 +83,14 @@ export const invoicesModule: FeatureModule = async (app, { services, guard }) =>
     '/admin/invoices/:id',
     {
       onRequest: onlyAdmin,
-      schema: { tags: ['admin'], security, summary: 'Any invoice: JSON, or PDF with Accept: application/pdf', params: IdParams, querystring: InvoiceQuery, response: invoiceResponses },
+      schema: {
+        tags: ['admin'],
+        security,
+        summary: 'Any invoice: JSON, or PDF with Accept: application/pdf',
+        params: IdParams,
+        querystring: InvoiceQuery,
+        response: invoiceResponses,
+      },
     },
     async (request, reply) => send(request, reply, request.params.id, request.query.format),
   );
@@ -67,7 +99,13 @@ export const invoicesModule: FeatureModule = async (app, { services, guard }) =>
     '/businesses/me/invoices',
     {
       onRequest: onlyBusiness,
-      schema: { tags: ['businesses'], security, summary: "The business's invoices, newest first", querystring: MyInvoicesQuery, response: { 200: InvoicePage, ...errors(400, 401, 403) } },
+      schema: {
+        tags: ['businesses'],
+        security,
+        summary: "The business's invoices, newest first",
+        querystring: MyInvoicesQuery,
+        response: { 200: InvoicePage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => invoices.list({ ...request.query, businessId: request.auth.userId }),
   );

@@ -5,7 +5,10 @@ import { Body, DateTime, Nullable, Uuid } from '../../shared/schemas.js';
 import { MONTH_PATTERN } from './invoice-month.js';
 
 const Month = Type.String({ pattern: MONTH_PATTERN, maxLength: 7, description: 'A month in UTC, YYYY-MM' });
-const Signed = (description: string) => Type.Integer({ description: `${description}, in minor units, signed as the ledger: negative charges the business, positive credits it` });
+const Signed = (description: string) =>
+  Type.Integer({
+    description: `${description}, in minor units, signed as the ledger: negative charges the business, positive credits it`,
+  });
 
 export const RunInvoicesBody = Body({ month: Month });
 
@@ -23,11 +26,17 @@ const InvoiceTotals = Type.Object({
 
 const InvoiceLine = Type.Object({
   date: DateTime,
-  kind: Type.Union(['DELIVERY', 'CANCELLATION_FEE', 'TIP', 'CASH_ON_DELIVERY', 'PAYMENT', 'PAYOUT', 'OTHER'].map((k) => Type.Literal(k))),
+  kind: Type.Union(
+    ['DELIVERY', 'CANCELLATION_FEE', 'TIP', 'CASH_ON_DELIVERY', 'PAYMENT', 'PAYOUT', 'OTHER'].map((k) =>
+      Type.Literal(k),
+    ),
+  ),
   description: Type.String(),
   jobType: Nullable(Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')])),
   jobId: Nullable(Uuid),
-  reference: Nullable(Type.String({ description: "The package's reference given by the business, or the payment's reference" })),
+  reference: Nullable(
+    Type.String({ description: "The package's reference given by the business, or the payment's reference" }),
+  ),
   amount: Signed('The entry'),
 });
 
@@ -36,10 +45,18 @@ const summaryFields = {
   number: Type.String({ description: 'INV-000042: sequential for the operator, without gaps' }),
   month: Type.String({ description: 'YYYY-MM (UTC)' }),
   currency: Type.String(),
-  business: Type.Object({ id: Uuid, name: Type.String(), address: Nullable(Type.String()) }, { description: 'As it was when issued' }),
-  openingBalance: Type.Integer({ description: 'The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes)' }),
+  business: Type.Object(
+    { id: Uuid, name: Type.String(), address: Nullable(Type.String()) },
+    { description: 'As it was when issued' },
+  ),
+  openingBalance: Type.Integer({
+    description:
+      'The balance at the start of the month, minor units (what the operator owes the business; negative: the business owes)',
+  }),
   closingBalance: Type.Integer({ description: 'The balance at the end of the month' }),
-  amountDue: Type.Integer({ description: 'What the business owes at the end of the month: −closingBalance when negative, else 0' }),
+  amountDue: Type.Integer({
+    description: 'What the business owes at the end of the month: −closingBalance when negative, else 0',
+  }),
   totals: InvoiceTotals,
   lineCount: Type.Integer(),
   issuedAt: DateTime,
@@ -55,8 +72,20 @@ export const RunInvoicesResponse = Type.Object({
 });
 
 export const InvoiceQuery = Type.Object(
-  { format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('pdf')], { description: 'Instead of the Accept header (application/pdf for PDF), e.g. for a download link' })) },
+  {
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('pdf')], {
+        description: 'Instead of the Accept header (application/pdf for PDF), e.g. for a download link',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
-export const MyInvoicesQuery = Type.Object({ month: Type.Optional(Month), ...PaginationQuery.properties }, { additionalProperties: false });
-export const AdminInvoicesQuery = Type.Object({ businessId: Type.Optional(Uuid), month: Type.Optional(Month), ...PaginationQuery.properties }, { additionalProperties: false });
+export const MyInvoicesQuery = Type.Object(
+  { month: Type.Optional(Month), ...PaginationQuery.properties },
+  { additionalProperties: false },
+);
+export const AdminInvoicesQuery = Type.Object(
+  { businessId: Type.Optional(Uuid), month: Type.Optional(Month), ...PaginationQuery.properties },
+  { additionalProperties: false },
+);

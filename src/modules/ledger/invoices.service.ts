@@ -6,7 +6,14 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, notFound } from '../../shared/errors.js';
 import { decodeCursor, toPage } from '../../shared/pagination.js';
-import { invoiceLines, invoiceNumber, invoiceTotals, jobOfSourceKey, type InvoiceLine, type InvoiceTotals } from './invoice-lines.js';
+import {
+  invoiceLines,
+  invoiceNumber,
+  invoiceTotals,
+  jobOfSourceKey,
+  type InvoiceLine,
+  type InvoiceTotals,
+} from './invoice-lines.js';
 import { monthOf, parseMonth, previousMonth } from './invoice-month.js';
 import { renderInvoicePdf, type InvoiceDocument } from './invoice-pdf.js';
 import type { InvoiceRow, InvoicesRepository, NewInvoice } from './invoices.repository.js';
@@ -65,7 +72,10 @@ export class InvoiceService {
     const period = parseMonth(month);
     const now = this.deps.clock.now();
     if (period.end.getTime() > now.getTime()) {
-      throw badRequest(`body.month ${month} has not ended yet (months are UTC): only a past month can be invoiced`, 'MONTH_NOT_CLOSED');
+      throw badRequest(
+        `body.month ${month} has not ended yet (months are UTC): only a past month can be invoiced`,
+        'MONTH_NOT_CLOSED',
+      );
     }
     const { repo } = this.deps;
     const rows = await this.deps.db.transaction().execute(async (trx) => {
@@ -76,10 +86,23 @@ export class InvoiceService {
       for (const account of due) {
         const opening = await repo.balanceBefore(trx, account.account_id, period.start);
         const entries = await repo.entriesBetween(trx, account.account_id, period.start, period.end);
-        const packageIds = [...new Set(entries.map((e) => jobOfSourceKey(e.source_key)).filter((j) => j?.jobType === 'PACKAGE').map((j) => j!.jobId))];
+        const packageIds = [
+          ...new Set(
+            entries
+              .map((e) => jobOfSourceKey(e.source_key))
+              .filter((j) => j?.jobType === 'PACKAGE')
+              .map((j) => j!.jobId),
+          ),
+        ];
         const references = await repo.packageReferences(trx, packageIds);
         const lines = invoiceLines(
-          entries.map((e) => ({ amount: e.amount, code: e.code, createdAt: e.created_at, sourceKey: e.source_key, memo: e.memo })),
+          entries.map((e) => ({
+            amount: e.amount,
+            code: e.code,
+            createdAt: e.created_at,
+            sourceKey: e.source_key,
+            memo: e.memo,
+          })),
           references,
         );
         const totals = invoiceTotals(lines);

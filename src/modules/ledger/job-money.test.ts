@@ -43,7 +43,10 @@ test('every booked transaction balances; the driver EARNINGS booked equal the ea
       const inputs = jobTransactions(facts);
       for (const input of inputs) checkTransaction(input);
       assert.equal(new Set(inputs.map((i) => i.sourceKey)).size, inputs.length, 'one source key each');
-      const booked = inputs.flatMap((i) => i.entries).filter((e) => e.code === 'EARNINGS').reduce((s, e) => s + e.amount, 0);
+      const booked = inputs
+        .flatMap((i) => i.entries)
+        .filter((e) => e.code === 'EARNINGS')
+        .reduce((s, e) => s + e.amount, 0);
       const shown = jobEarnings(
         {
           status: j.status,
@@ -68,8 +71,18 @@ test('every booked transaction balances; the driver EARNINGS booked equal the ea
 
 test('no driver or no price: nothing booked', () => {
   const base: JobMoneyFacts = {
-    jobType: 'PACKAGE', jobId: JOB, outcome: 'DONE', driverId: DRIVER, payer: { kind: 'BUSINESS', partyId: BUSINESS },
-    paymentMethod: 'ACCOUNT', currency: 'KES', amount: 100, bookingFee: 0, commissionRate: 2000, cancellationFee: null, cashOnDelivery: null,
+    jobType: 'PACKAGE',
+    jobId: JOB,
+    outcome: 'DONE',
+    driverId: DRIVER,
+    payer: { kind: 'BUSINESS', partyId: BUSINESS },
+    paymentMethod: 'ACCOUNT',
+    currency: 'KES',
+    amount: 100,
+    bookingFee: 0,
+    commissionRate: 2000,
+    cancellationFee: null,
+    cashOnDelivery: null,
   };
   assert.equal(jobTransactions(base).length, 1);
   assert.deepEqual(jobTransactions({ ...base, driverId: null }), []);

@@ -7,7 +7,13 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { JobMoneyFacts, JobMoneyHook } from '../jobs/job-money.js';
 import type { LedgerService } from './ledger.service.js';
-import { cancellationFeeEntries, cashOnDeliveryEntries, jobCompletedEntries, sourceKeys, type TransactionInput } from './postings.js';
+import {
+  cancellationFeeEntries,
+  cashOnDeliveryEntries,
+  jobCompletedEntries,
+  sourceKeys,
+  type TransactionInput,
+} from './postings.js';
 
 /** The transactions a job's status change books (none for most changes). Pure. */
 export function jobTransactions(facts: JobMoneyFacts): TransactionInput[] {
@@ -25,11 +31,20 @@ export function jobTransactions(facts: JobMoneyFacts): TransactionInput[] {
     });
     if (entries.length) inputs.push({ sourceKey: sourceKeys.jobCompleted(jobType, jobId), currency, entries });
     if (facts.cashOnDelivery) {
-      inputs.push({ sourceKey: sourceKeys.cashOnDelivery(jobId), currency, entries: cashOnDeliveryEntries({ driverId, ...facts.cashOnDelivery }) });
+      inputs.push({
+        sourceKey: sourceKeys.cashOnDelivery(jobId),
+        currency,
+        entries: cashOnDeliveryEntries({ driverId, ...facts.cashOnDelivery }),
+      });
     }
   }
   if (facts.outcome === 'CANCELLED' && facts.cancellationFee) {
-    const entries = cancellationFeeEntries({ driverId, payer: facts.payer, fee: facts.cancellationFee, commissionRate: facts.commissionRate });
+    const entries = cancellationFeeEntries({
+      driverId,
+      payer: facts.payer,
+      fee: facts.cancellationFee,
+      commissionRate: facts.commissionRate,
+    });
     inputs.push({ sourceKey: sourceKeys.cancellationFee(jobType, jobId), currency, entries });
   }
   return inputs;
@@ -43,5 +58,4 @@ export class JobMoney implements JobMoneyHook {
     // One postMany per database transaction: the accounts are locked in one order (docs/money.md).
     if (inputs.length) await this.deps.ledger.postMany(trx, inputs);
   }
-
 }

@@ -57,19 +57,33 @@ export class LedgerRepository {
   ): Promise<(AccountRow & { committed: boolean })[]> {
     const columns = sql`id, kind, party_id, currency, not coalesce(xmin = pg_current_xact_id_if_assigned()::xid, false) as committed`;
     const parts = [];
-    if (wanted.ids.length) parts.push(sql`select ${columns} from ledger_accounts where id = ${anyOf(wanted.ids, 'uuid')}`);
+    if (wanted.ids.length)
+      parts.push(sql`select ${columns} from ledger_accounts where id = ${anyOf(wanted.ids, 'uuid')}`);
     for (const { currency, parties, operators } of wanted.groups) {
-      if (parties.length) parts.push(sql`select ${columns} from ledger_accounts where currency = ${currency} and party_id = ${anyOf(parties, 'uuid')}`);
-      if (operators.length) parts.push(sql`select ${columns} from ledger_accounts where currency = ${currency} and party_id is null and kind = ${anyOf(operators, 'text')}`);
+      if (parties.length)
+        parts.push(
+          sql`select ${columns} from ledger_accounts where currency = ${currency} and party_id = ${anyOf(parties, 'uuid')}`,
+        );
+      if (operators.length)
+        parts.push(
+          sql`select ${columns} from ledger_accounts where currency = ${currency} and party_id is null and kind = ${anyOf(operators, 'text')}`,
+        );
     }
     if (!parts.length) return [];
     // Prepared: one text per number of currencies and kinds of ref (nearly always the one).
-    return runPrepared(trx, sql<AccountRow & { committed: boolean }>`${sql.join(parts, sql` union all `)}`.compile(trx));
+    return runPrepared(
+      trx,
+      sql<AccountRow & { committed: boolean }>`${sql.join(parts, sql` union all `)}`.compile(trx),
+    );
   }
 
   async userRoles(trx: Executor, userIds: string[]): Promise<{ id: string; role: string }[]> {
     if (!userIds.length) return [];
-    return trx.selectFrom('users').select(['id', 'role']).where(sql<boolean>`id = ${anyOf(userIds, 'uuid')}`).execute();
+    return trx
+      .selectFrom('users')
+      .select(['id', 'role'])
+      .where(sql<boolean>`id = ${anyOf(userIds, 'uuid')}`)
+      .execute();
   }
 
   /**
@@ -99,7 +113,11 @@ export class LedgerRepository {
    */
   async bookNew(
     trx: Executor,
-    input: { transactions: Omit<TransactionRow, 'created_at'>[]; entries: (EntryRow & { inRow: boolean })[]; now: Date },
+    input: {
+      transactions: Omit<TransactionRow, 'created_at'>[];
+      entries: (EntryRow & { inRow: boolean })[];
+      now: Date;
+    },
   ): Promise<{ booked: Set<string>; accountsExist: boolean }> {
     const { transactions, entries, now } = input;
     const query = sql<{ source_key: string | null; accounts_exist: boolean }>`
@@ -137,12 +155,19 @@ export class LedgerRepository {
       from (select (select count(*) from named) = (select count(*) from ledger_accounts a where a.id = any(array(select account_id from named))) as accounts_exist) checked
       left join txs on true`;
     const rows = await runPrepared(trx, query.compile(trx));
-    return { booked: new Set(rows.flatMap((r) => (r.source_key === null ? [] : [r.source_key]))), accountsExist: rows[0]?.accounts_exist ?? true };
+    return {
+      booked: new Set(rows.flatMap((r) => (r.source_key === null ? [] : [r.source_key]))),
+      accountsExist: rows[0]?.accounts_exist ?? true,
+    };
   }
 
   async transactionsByKey(trx: Executor, sourceKeys: string[]): Promise<TransactionRow[]> {
     if (!sourceKeys.length) return [];
-    return trx.selectFrom('ledger_transactions').select(['id', 'source_key', 'currency', 'memo', 'created_at']).where(sql<boolean>`source_key = ${anyOf(sourceKeys, 'text')}`).execute();
+    return trx
+      .selectFrom('ledger_transactions')
+      .select(['id', 'source_key', 'currency', 'memo', 'created_at'])
+      .where(sql<boolean>`source_key = ${anyOf(sourceKeys, 'text')}`)
+      .execute();
   }
 
   async entriesOf(trx: Executor, transactionIds: string[]): Promise<EntryRow[]> {
@@ -175,7 +200,10 @@ export class LedgerRepository {
     return result.rows[0]?.n ?? 0;
   }
 
-  async accountWithBalance(trx: Executor, where: { id: string } | { currency: string; partyId: string } | { currency: string; kind: LedgerAccountKind }): Promise<AccountBalanceRow | undefined> {
+  async accountWithBalance(
+    trx: Executor,
+    where: { id: string } | { currency: string; partyId: string } | { currency: string; kind: LedgerAccountKind },
+  ): Promise<AccountBalanceRow | undefined> {
     const condition =
       'id' in where
         ? sql`a.id = ${where.id}`
@@ -204,7 +232,10 @@ export class LedgerRepository {
    * Accounts with a non-zero balance, newest first from the cursor, with their party's name (a
    * business's trading name, a person's full name; none for the operator's own accounts).
    */
-  async nonZeroPage(trx: Executor, filter: { currency?: string; before?: Cursor; limit: number }): Promise<(AccountBalanceRow & { name: string | null; created_at: Date })[]> {
+  async nonZeroPage(
+    trx: Executor,
+    filter: { currency?: string; before?: Cursor; limit: number },
+  ): Promise<(AccountBalanceRow & { name: string | null; created_at: Date })[]> {
     const result = await sql<AccountBalanceRow & { name: string | null; created_at: Date }>`
       select a.id, a.kind, a.party_id, a.currency, a.created_at, ${balanceExpression} as balance,
         case when a.party_id is null then null else coalesce(bp.business_name, u.first_name || ' ' || u.last_name) end as name
@@ -226,7 +257,10 @@ export class LedgerRepository {
    * when the lines were chosen), and the source keys are new (line ids), so none of postMany's
    * replay checks can apply. Returns the lines booked and their total.
    */
-  async bookPayoutLines(trx: Executor, input: { batchId: string; currency: string; clearingId: string; now: Date }): Promise<{ lines: number; total: number }> {
+  async bookPayoutLines(
+    trx: Executor,
+    input: { batchId: string; currency: string; clearingId: string; now: Date },
+  ): Promise<{ lines: number; total: number }> {
     const { batchId, currency, clearingId, now } = input;
     const result = await sql<{ lines: number; total: number }>`
       with lines as (select id, account_id, amount, transaction_id from payout_lines where batch_id = ${batchId}),
@@ -254,7 +288,10 @@ export class LedgerRepository {
    * (payout-line:<id>:paid: clearing −amount, bank +amount) in one statement. A line another
    * transaction is changing is waited for and re-checked (still OPEN?) by PostgreSQL's UPDATE.
    */
-  async bookPayoutLinesPaid(trx: Executor, input: { batchId: string; currency: string; clearingId: string; bankId: string; now: Date }): Promise<{ lines: number; total: number }> {
+  async bookPayoutLinesPaid(
+    trx: Executor,
+    input: { batchId: string; currency: string; clearingId: string; bankId: string; now: Date },
+  ): Promise<{ lines: number; total: number }> {
     const { batchId, currency, clearingId, bankId, now } = input;
     const result = await sql<{ lines: number; total: number }>`
       with paid as (

@@ -8,8 +8,21 @@ import type { LedgerAccountKind, PartyAccountKind } from '../../db/tables/ledger
 import type { Clock } from '../../shared/clock.js';
 import type { Cursor } from '../../shared/pagination.js';
 import { AppError } from '../../shared/errors.js';
-import { LedgerRepository, type AccountBalanceRow, type AccountRow, type EntryRow, type Executor } from './ledger.repository.js';
-import { assertAccountRef, assertCurrency, checkTransaction, type AccountRef, type EntryCode, type TransactionInput } from './postings.js';
+import {
+  LedgerRepository,
+  type AccountBalanceRow,
+  type AccountRow,
+  type EntryRow,
+  type Executor,
+} from './ledger.repository.js';
+import {
+  assertAccountRef,
+  assertCurrency,
+  checkTransaction,
+  type AccountRef,
+  type EntryCode,
+  type TransactionInput,
+} from './postings.js';
 
 export interface LedgerAccount {
   id: string;
@@ -46,13 +59,28 @@ const IN_ROW_KINDS: readonly LedgerAccountKind[] = ['DRIVER', 'CUSTOMER'];
 
 /** One key per account a ref names: the order accounts are created in (see insertAccounts). */
 const refKey = (currency: string, ref: AccountRef) =>
-  'accountId' in ref ? `id:${ref.accountId}` : 'partyId' in ref ? `party:${ref.partyId}:${currency}` : `operator:${ref.kind}:${currency}`;
+  'accountId' in ref
+    ? `id:${ref.accountId}`
+    : 'partyId' in ref
+      ? `party:${ref.partyId}:${currency}`
+      : `operator:${ref.kind}:${currency}`;
 
 /** An entry list in a canonical order, to tell a replay from a different transaction under the same key. */
 const canonical = (currency: string, entries: { account_id: string; amount: number; code: string }[]) =>
-  currency + '|' + entries.map((e) => `${e.account_id}:${e.code}:${e.amount}`).sort().join(',');
+  currency +
+  '|' +
+  entries
+    .map((e) => `${e.account_id}:${e.code}:${e.amount}`)
+    .sort()
+    .join(',');
 
-const toAccount = (row: AccountBalanceRow): LedgerAccount => ({ id: row.id, kind: row.kind, partyId: row.party_id, currency: row.currency.trim(), balance: Number(row.balance) });
+const toAccount = (row: AccountBalanceRow): LedgerAccount => ({
+  id: row.id,
+  kind: row.kind,
+  partyId: row.party_id,
+  currency: row.currency.trim(),
+  balance: Number(row.balance),
+});
 
 /** How many accounts an instance remembers (the ids of the accounts postings name, by party or purpose). */
 const KNOWN_ACCOUNTS_MAX = 100_000;
@@ -96,7 +124,12 @@ export class LedgerService {
     const seen = new Set<string>();
     for (const input of inputs) {
       checkTransaction(input);
-      if (seen.has(input.sourceKey)) throw new AppError(400, 'LEDGER_DUPLICATE_SOURCE_KEY', `Source key ${input.sourceKey} appears twice in one posting`);
+      if (seen.has(input.sourceKey))
+        throw new AppError(
+          400,
+          'LEDGER_DUPLICATE_SOURCE_KEY',
+          `Source key ${input.sourceKey} appears twice in one posting`,
+        );
       seen.add(input.sourceKey);
     }
     if (!inputs.length) return [];
@@ -121,27 +154,46 @@ export class LedgerService {
     // posting does): two batches sharing keys wait for each other, never in a circle.
     const kindOf = new Map([...accounts.values()].map((a) => [a.id, a.kind]));
     const { booked: inserted, accountsExist } = await this.repo.bookNew(trx, {
-      transactions: resolved.map((r) => ({ id: r.id, source_key: r.input.sourceKey, currency: r.input.currency, memo: r.input.memo ?? null })),
-      entries: resolved.flatMap((r) => r.entries.map((e) => ({ ...e, transaction_id: r.id, inRow: IN_ROW_KINDS.includes(kindOf.get(e.account_id)!) }))),
+      transactions: resolved.map((r) => ({
+        id: r.id,
+        source_key: r.input.sourceKey,
+        currency: r.input.currency,
+        memo: r.input.memo ?? null,
+      })),
+      entries: resolved.flatMap((r) =>
+        r.entries.map((e) => ({ ...e, transaction_id: r.id, inRow: IN_ROW_KINDS.includes(kindOf.get(e.account_id)!) })),
+      ),
       now,
     });
     if (!accountsExist) {
       // Only a remembered account can be missing (a database restored to an earlier point, say):
       // forget them all, and fail the caller's transaction rather than book to an account that is gone.
       this.known.clear();
-      throw new Error('Ledger posting names an account that does not exist: the remembered accounts were dropped; retry');
+      throw new Error(
+        'Ledger posting names an account that does not exist: the remembered accounts were dropped; retry',
+      );
     }
 
     const replays = resolved.filter((r) => !inserted.has(r.input.sourceKey));
     const replayed = new Map<string, { id: string; entries: EntryRow[] }>();
     if (replays.length) {
-      const existing = await this.repo.transactionsByKey(trx, replays.map((r) => r.input.sourceKey));
-      const entries = await this.repo.entriesOf(trx, existing.map((t) => t.id));
+      const existing = await this.repo.transactionsByKey(
+        trx,
+        replays.map((r) => r.input.sourceKey),
+      );
+      const entries = await this.repo.entriesOf(
+        trx,
+        existing.map((t) => t.id),
+      );
       for (const r of replays) {
         const tx = existing.find((t) => t.source_key === r.input.sourceKey)!;
         const txEntries = entries.filter((e) => e.transaction_id === tx.id);
         if (canonical(tx.currency.trim(), txEntries) !== canonical(r.input.currency, r.entries)) {
-          throw new AppError(409, 'LEDGER_SOURCE_KEY_CONFLICT', `Source key ${r.input.sourceKey} was booked before with other entries`);
+          throw new AppError(
+            409,
+            'LEDGER_SOURCE_KEY_CONFLICT',
+            `Source key ${r.input.sourceKey} was booked before with other entries`,
+          );
         }
         replayed.set(r.input.sourceKey, { id: tx.id, entries: txEntries });
       }
@@ -154,16 +206,26 @@ export class LedgerService {
         id: source.id,
         sourceKey: r.input.sourceKey,
         currency: r.input.currency,
-        entries: source.entries.map((e) => ({ accountId: e.account_id, amount: Number(e.amount), code: e.code as EntryCode })),
+        entries: source.entries.map((e) => ({
+          accountId: e.account_id,
+          amount: Number(e.amount),
+          code: e.code as EntryCode,
+        })),
         replayed: before !== undefined,
       };
     });
   }
 
   /** Every account the inputs name, created (in one order) where a party or operator account is new. */
-  private async resolveAccounts(trx: Executor, inputs: TransactionInput[], now: Date): Promise<Map<string, AccountRow>> {
+  private async resolveAccounts(
+    trx: Executor,
+    inputs: TransactionInput[],
+    now: Date,
+  ): Promise<Map<string, AccountRow>> {
     const wanted = new Map<string, { currency: string; ref: AccountRef }>();
-    for (const input of inputs) for (const e of input.entries) wanted.set(refKey(input.currency, e.account), { currency: input.currency, ref: e.account });
+    for (const input of inputs)
+      for (const e of input.entries)
+        wanted.set(refKey(input.currency, e.account), { currency: input.currency, ref: e.account });
 
     const found = new Map<string, AccountRow>();
     for (const key of wanted.keys()) {
@@ -187,7 +249,10 @@ export class LedgerService {
       if (!ids.length && !groups.size) return;
       for (const { committed, ...row } of await this.repo.findAccounts(trx, { ids, groups: [...groups.values()] })) {
         const account = { ...row, currency: row.currency.trim() };
-        const keys = [`id:${row.id}`, row.party_id ? `party:${row.party_id}:${account.currency}` : `operator:${row.kind}:${account.currency}`];
+        const keys = [
+          `id:${row.id}`,
+          row.party_id ? `party:${row.party_id}:${account.currency}` : `operator:${row.kind}:${account.currency}`,
+        ];
         for (const key of keys) {
           found.set(key, account);
           if (committed) this.known.set(key, account);
@@ -199,8 +264,16 @@ export class LedgerService {
     const missing = [...wanted].filter(([key]) => !found.has(key));
     if (missing.length) {
       const unknownId = missing.find(([, w]) => 'accountId' in w.ref);
-      if (unknownId) throw new AppError(404, 'LEDGER_ACCOUNT_NOT_FOUND', `Ledger account ${(unknownId[1].ref as { accountId: string }).accountId} not found`);
-      await this.checkParties(trx, missing.map(([, w]) => w.ref));
+      if (unknownId)
+        throw new AppError(
+          404,
+          'LEDGER_ACCOUNT_NOT_FOUND',
+          `Ledger account ${(unknownId[1].ref as { accountId: string }).accountId} not found`,
+        );
+      await this.checkParties(
+        trx,
+        missing.map(([, w]) => w.ref),
+      );
       const rows: AccountRow[] = missing
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([, { currency, ref }]) => {
@@ -214,10 +287,18 @@ export class LedgerService {
     for (const [key, { currency, ref }] of wanted) {
       const account = found.get(key)!;
       if (account.currency !== currency) {
-        throw new AppError(400, 'LEDGER_CURRENCY_MISMATCH', `Ledger account ${account.id} holds ${account.currency}, not ${currency}`);
+        throw new AppError(
+          400,
+          'LEDGER_CURRENCY_MISMATCH',
+          `Ledger account ${account.id} holds ${account.currency}, not ${currency}`,
+        );
       }
       if ('kind' in ref && ref.kind !== account.kind) {
-        throw new AppError(400, 'LEDGER_PARTY_KIND_MISMATCH', `The account of party ${account.party_id} is a ${account.kind} account, not ${ref.kind}`);
+        throw new AppError(
+          400,
+          'LEDGER_PARTY_KIND_MISMATCH',
+          `The account of party ${account.party_id} is a ${account.kind} account, not ${ref.kind}`,
+        );
       }
     }
     return found;
@@ -227,11 +308,15 @@ export class LedgerService {
   private async checkParties(trx: Executor, refs: AccountRef[]): Promise<void> {
     const parties = refs.filter((r): r is { kind: PartyAccountKind; partyId: string } => 'partyId' in r);
     if (!parties.length) return;
-    const roles = new Map((await this.repo.userRoles(trx, [...new Set(parties.map((p) => p.partyId))])).map((u) => [u.id, u.role]));
+    const roles = new Map(
+      (await this.repo.userRoles(trx, [...new Set(parties.map((p) => p.partyId))])).map((u) => [u.id, u.role]),
+    );
     for (const p of parties) {
       const role = roles.get(p.partyId);
-      if (!role) throw new AppError(404, 'LEDGER_PARTY_NOT_FOUND', `No user ${p.partyId} to open a ${p.kind} account for`);
-      if (role !== p.kind) throw new AppError(400, 'LEDGER_PARTY_KIND_MISMATCH', `User ${p.partyId} is a ${role}, not a ${p.kind}`);
+      if (!role)
+        throw new AppError(404, 'LEDGER_PARTY_NOT_FOUND', `No user ${p.partyId} to open a ${p.kind} account for`);
+      if (role !== p.kind)
+        throw new AppError(400, 'LEDGER_PARTY_KIND_MISMATCH', `User ${p.partyId} is a ${role}, not a ${p.kind}`);
     }
   }
 
@@ -240,13 +325,22 @@ export class LedgerService {
     assertCurrency(currency);
     assertAccountRef(ref);
     const run = async (trx: Executor) => {
-      const accounts = await this.resolveAccounts(trx, [{ sourceKey: '-', currency, entries: [{ account: ref, amount: 0, code: 'EARNINGS' }] }], this.clock.now());
+      const accounts = await this.resolveAccounts(
+        trx,
+        [{ sourceKey: '-', currency, entries: [{ account: ref, amount: 0, code: 'EARNINGS' }] }],
+        this.clock.now(),
+      );
       return (await this.repo.accountWithBalance(trx, { id: accounts.get(refKey(currency, ref))!.id }))!;
     };
     if (executor.isTransaction) return toAccount(await run(executor));
     const account = toAccount(await executor.transaction().execute(run));
     // Committed by now (its own transaction): remembered like any account read committed.
-    this.known.set(refKey(currency, ref), { id: account.id, kind: account.kind, party_id: account.partyId, currency: account.currency });
+    this.known.set(refKey(currency, ref), {
+      id: account.id,
+      kind: account.kind,
+      party_id: account.partyId,
+      currency: account.currency,
+    });
     return account;
   }
 
@@ -254,40 +348,71 @@ export class LedgerService {
   async balance(currency: string, ref: AccountRef, executor: Executor = this.db): Promise<number> {
     assertCurrency(currency);
     assertAccountRef(ref);
-    const where = 'accountId' in ref ? { id: ref.accountId } : 'partyId' in ref ? { currency, partyId: ref.partyId } : { currency, kind: ref.kind };
+    const where =
+      'accountId' in ref
+        ? { id: ref.accountId }
+        : 'partyId' in ref
+          ? { currency, partyId: ref.partyId }
+          : { currency, kind: ref.kind };
     const row = await this.repo.accountWithBalance(executor, where);
-    if (!row && 'accountId' in ref) throw new AppError(404, 'LEDGER_ACCOUNT_NOT_FOUND', `Ledger account ${ref.accountId} not found`);
+    if (!row && 'accountId' in ref)
+      throw new AppError(404, 'LEDGER_ACCOUNT_NOT_FOUND', `Ledger account ${ref.accountId} not found`);
     return row ? Number(row.balance) : 0;
   }
 
-  async balances(filter: { currency?: string; nonZero?: boolean } = {}, executor: Executor = this.db): Promise<LedgerAccount[]> {
+  async balances(
+    filter: { currency?: string; nonZero?: boolean } = {},
+    executor: Executor = this.db,
+  ): Promise<LedgerAccount[]> {
     return (await this.repo.balances(executor, filter)).map(toAccount);
   }
 
   /** Accounts with a non-zero balance, newest first, with their party's name (GET /admin/balances). */
   async nonZeroBalances(filter: { currency?: string; before?: Cursor; limit: number }, executor: Executor = this.db) {
-    return (await this.repo.nonZeroPage(executor, filter)).map((row) => ({ ...toAccount(row), name: row.name, createdAt: row.created_at }));
+    return (await this.repo.nonZeroPage(executor, filter)).map((row) => ({
+      ...toAccount(row),
+      name: row.name,
+      createdAt: row.created_at,
+    }));
   }
 
   /**
    * Books the PAYOUT transaction of each line of a batch the caller has just inserted in `trx`,
    * holding its parties' account rows locked (PayoutService). Set-based: see the repository.
    */
-  async bookPayoutBatch(trx: Transaction<Database>, batchId: string, currency: string): Promise<{ lines: number; total: number }> {
+  async bookPayoutBatch(
+    trx: Transaction<Database>,
+    batchId: string,
+    currency: string,
+  ): Promise<{ lines: number; total: number }> {
     const clearing = await this.account(trx, currency, { kind: 'PAYOUTS_CLEARING' });
     return this.repo.bookPayoutLines(trx, { batchId, currency, clearingId: clearing.id, now: this.clock.now() });
   }
 
   /** Marks a batch's open lines paid and books their PAYOUT_PAID transactions, in `trx`. */
-  async bookPayoutBatchPaid(trx: Transaction<Database>, batchId: string, currency: string): Promise<{ lines: number; total: number }> {
+  async bookPayoutBatchPaid(
+    trx: Transaction<Database>,
+    batchId: string,
+    currency: string,
+  ): Promise<{ lines: number; total: number }> {
     const clearing = await this.account(trx, currency, { kind: 'PAYOUTS_CLEARING' });
     const bank = await this.account(trx, currency, { kind: 'OPERATOR_BANK' });
-    return this.repo.bookPayoutLinesPaid(trx, { batchId, currency, clearingId: clearing.id, bankId: bank.id, now: this.clock.now() });
+    return this.repo.bookPayoutLinesPaid(trx, {
+      batchId,
+      currency,
+      clearingId: clearing.id,
+      bankId: bank.id,
+      now: this.clock.now(),
+    });
   }
 
   /** The sum of all balances per currency: 0 for each when the books are right (an operator's check). */
   async trialBalance(executor: Executor = this.db): Promise<{ currency: string; total: number; accounts: number }[]> {
-    return (await this.repo.trialBalance(executor)).map((r) => ({ currency: r.currency.trim(), total: Number(r.total), accounts: r.accounts }));
+    return (await this.repo.trialBalance(executor)).map((r) => ({
+      currency: r.currency.trim(),
+      total: Number(r.total),
+      accounts: r.accounts,
+    }));
   }
 
   /** Folds the pending deltas (businesses' and the operator's) into their balances; returns how many it folded. */

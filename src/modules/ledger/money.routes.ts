@@ -42,15 +42,24 @@ const listResponse = (page: unknown, what: string) => ({
     'text/csv': {
       schema: {
         type: 'string',
-        description: 'RFC 4180, CRLF, a header row, the same page as the JSON (limit, cursor); amounts in minor units; the next page\'s cursor in the X-Next-Cursor header',
+        description:
+          "RFC 4180, CRLF, a header row, the same page as the JSON (limit, cursor); amounts in minor units; the next page's cursor in the X-Next-Cursor header",
       },
     },
   },
 });
 
-function sendCsv(reply: FastifyReply, filename: string, page: { items: ListedReceipt[]; nextCursor: string | null }, party: 'driver' | 'business') {
+function sendCsv(
+  reply: FastifyReply,
+  filename: string,
+  page: { items: ListedReceipt[]; nextCursor: string | null },
+  party: 'driver' | 'business',
+) {
   if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor);
-  return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`).send(receiptsCsv(party, page.items));
+  return reply
+    .type('text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="${filename}"`)
+    .send(receiptsCsv(party, page.items));
 }
 
 export const moneyModule: FeatureModule = async (app, { services, guard }) => {
@@ -79,7 +88,7 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Record cash a driver handed in (at most what the driver owes; honours Idempotency-Key)",
+        summary: 'Record cash a driver handed in (at most what the driver owes; honours Idempotency-Key)',
         body: SettlementBody,
         response: { 201: SettlementResponse, ...errors(400, 401, 403, 404, 409, 422) },
       },
@@ -98,7 +107,8 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency); CSV with Accept: text/csv or format=csv',
+        summary:
+          'Settlements recorded (cash drivers handed in), newest first (filter by driver and currency); CSV with Accept: text/csv or format=csv',
         querystring: SettlementListQuery,
         response: { 200: listResponse(SettlementPage, 'settlements'), ...errors(400, 401, 403) },
       },
@@ -107,7 +117,10 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       const { driverId, format, ...query } = request.query;
       const page = await settlements.listReceipts('settlements', { ...query, partyId: driverId });
       if (wantsCsv(format, request)) return sendCsv(reply, 'settlements.csv', page, 'driver');
-      return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ driverId: partyId, driverName: partyName, ...r })) };
+      return {
+        ...page,
+        items: page.items.map(({ partyId, partyName, ...r }) => ({ driverId: partyId, driverName: partyName, ...r })),
+      };
     },
   );
 
@@ -137,7 +150,8 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Business payments recorded, newest first (filter by business and currency); CSV with Accept: text/csv or format=csv',
+        summary:
+          'Business payments recorded, newest first (filter by business and currency); CSV with Accept: text/csv or format=csv',
         querystring: BusinessPaymentListQuery,
         response: { 200: listResponse(BusinessPaymentPage, 'business payments'), ...errors(400, 401, 403) },
       },
@@ -146,7 +160,14 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       const { businessId, format, ...query } = request.query;
       const page = await settlements.listReceipts('business_payments', { ...query, partyId: businessId });
       if (wantsCsv(format, request)) return sendCsv(reply, 'business-payments.csv', page, 'business');
-      return { ...page, items: page.items.map(({ partyId, partyName, ...r }) => ({ businessId: partyId, businessName: partyName, ...r })) };
+      return {
+        ...page,
+        items: page.items.map(({ partyId, partyName, ...r }) => ({
+          businessId: partyId,
+          businessName: partyName,
+          ...r,
+        })),
+      };
     },
   );
 
@@ -157,20 +178,35 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: 'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (requires Idempotency-Key: 400 IDEMPOTENCY_KEY_REQUIRED without one)',
+        summary:
+          'Create a payout batch: every driver and business owed at least `minimum`, outside an open batch (requires Idempotency-Key: 400 IDEMPOTENCY_KEY_REQUIRED without one)',
         body: CreatePayoutBody,
         response: { 201: PayoutBatchResponse, ...errors(400, 401, 403, 409, 422) },
       },
     },
     // The key is required here (contract section 1): a repeated batch would pay twice.
-    async (request, reply) => createOnce(idempotency, request, reply, 'POST /admin/payouts', (trx) => payouts.createBatch(trx, request.auth.userId, request.body), { keyRequired: true }),
+    async (request, reply) =>
+      createOnce(
+        idempotency,
+        request,
+        reply,
+        'POST /admin/payouts',
+        (trx) => payouts.createBatch(trx, request.auth.userId, request.body),
+        { keyRequired: true },
+      ),
   );
 
   app.get(
     '/admin/payouts',
     {
       onRequest: onlyAdmin,
-      schema: { tags, security, summary: 'Payout batches, newest first', querystring: PayoutListQuery, response: { 200: PayoutBatchPage, ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Payout batches, newest first',
+        querystring: PayoutListQuery,
+        response: { 200: PayoutBatchPage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => payouts.listBatches(request.query),
   );
@@ -182,7 +218,8 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "A payout batch; with Accept: text/csv (or format=csv), its OPEN lines as a bank's or mobile-money provider's bulk-upload file",
+        summary:
+          "A payout batch; with Accept: text/csv (or format=csv), its OPEN lines as a bank's or mobile-money provider's bulk-upload file",
         params: IdParams,
         querystring: PayoutQuery,
         response: {
@@ -190,7 +227,13 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
             description: 'The batch',
             content: {
               'application/json': { schema: PayoutBatchResponse },
-              'text/csv': { schema: { type: 'string', description: 'RFC 4180, CRLF, a header row: name, phone (E.164), amount (major units, the currency\'s decimals), currency, reference' } },
+              'text/csv': {
+                schema: {
+                  type: 'string',
+                  description:
+                    "RFC 4180, CRLF, a header row: name, phone (E.164), amount (major units, the currency's decimals), currency, reference",
+                },
+              },
             },
           },
           ...errors(400, 401, 403, 404),
@@ -200,7 +243,10 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
     async (request, reply) => {
       if (!wantsCsv(request.query.format, request)) return payouts.getBatch(request.params.id);
       const file = await payouts.csv(request.params.id);
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${file.filename}"`).send(file.csv);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${file.filename}"`)
+        .send(file.csv);
     },
   );
 
@@ -227,13 +273,17 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change (honours Idempotency-Key)",
+        summary:
+          "Mark the batch's OPEN lines paid (the money left the bank); the batch closes. Again: no change (honours Idempotency-Key)",
         params: IdParams,
         response: { 200: PayoutBatchResponse, ...errors(400, 401, 403, 404, 422) },
       },
     },
     // Idempotent by itself; with a key a replay is also the stored answer (stored just after it).
-    async (request, reply) => stepOnce(idempotency, request, reply, `POST /admin/payouts/${request.params.id}/paid`, 200, () => payouts.markPaid(request.params.id)),
+    async (request, reply) =>
+      stepOnce(idempotency, request, reply, `POST /admin/payouts/${request.params.id}/paid`, 200, () =>
+        payouts.markPaid(request.params.id),
+      ),
   );
 
   app.post(
@@ -243,7 +293,8 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 (honours Idempotency-Key)",
+        summary:
+          "Mark one OPEN line failed: its amount returns to the party's balance. A FAILED line again: no change; a PAID line: 409 (honours Idempotency-Key)",
         params: BatchLineParams,
         body: FailLineBody,
         response: { 200: PayoutLineResponse, ...errors(400, 401, 403, 404, 409, 422) },
@@ -251,7 +302,9 @@ export const moneyModule: FeatureModule = async (app, { services, guard }) => {
     },
     async (request, reply) => {
       const { id, lineId } = request.params;
-      return stepOnce(idempotency, request, reply, `POST /admin/payouts/${id}/lines/${lineId}/failed`, 200, () => payouts.markLineFailed(id, lineId, request.body?.reason));
+      return stepOnce(idempotency, request, reply, `POST /admin/payouts/${id}/lines/${lineId}/failed`, 200, () =>
+        payouts.markLineFailed(id, lineId, request.body?.reason),
+      );
     },
   );
 };

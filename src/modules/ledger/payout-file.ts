@@ -24,9 +24,16 @@ export const PAYOUT_FILE_COLUMNS = ['name', 'phone', 'amount', 'currency', 'refe
  * written as they are.
  */
 export function payoutFileCsv(lines: PayoutFileLine[]): string {
-  const records = lines.map((l) => [neutralizeCsvText(l.name), l.phone, toMajorUnits(l.amount, l.currency), l.currency, l.reference]);
+  const records = lines.map((l) => [
+    neutralizeCsvText(l.name),
+    l.phone,
+    toMajorUnits(l.amount, l.currency),
+    l.currency,
+    l.reference,
+  ]);
   return stringify(records, { header: true, columns: [...PAYOUT_FILE_COLUMNS], record_delimiter: 'windows' });
 }
 
 /** A line's bank reference: short, unique, and readable on a statement (PO-12-00042). */
-export const payoutReference = (batchNumber: number, seq: number) => `PO-${batchNumber}-${String(seq).padStart(5, '0')}`;
+export const payoutReference = (batchNumber: number, seq: number) =>
+  `PO-${batchNumber}-${String(seq).padStart(5, '0')}`;

@@ -55,11 +55,41 @@ export interface ReceiptRow {
   created_at: Date;
 }
 
-const BATCH_COLUMNS = ['id', 'number', 'currency', 'minimum', 'status', 'line_count', 'total', 'created_by', 'created_at', 'closed_at'] as const;
-const LINE_COLUMNS = ['id', 'batch_id', 'seq', 'party_kind', 'party_id', 'name', 'phone', 'amount', 'status', 'failure_reason', 'created_at', 'closed_at'] as const;
+const BATCH_COLUMNS = [
+  'id',
+  'number',
+  'currency',
+  'minimum',
+  'status',
+  'line_count',
+  'total',
+  'created_by',
+  'created_at',
+  'closed_at',
+] as const;
+const LINE_COLUMNS = [
+  'id',
+  'batch_id',
+  'seq',
+  'party_kind',
+  'party_id',
+  'name',
+  'phone',
+  'amount',
+  'status',
+  'failure_reason',
+  'created_at',
+  'closed_at',
+] as const;
 
 // Number() on bigint columns: node-postgres and PGlite hand them over as strings (or BigInt).
-const toBatch = (r: BatchRow): BatchRow => ({ ...r, number: Number(r.number), minimum: Number(r.minimum), total: Number(r.total), currency: r.currency.trim() });
+const toBatch = (r: BatchRow): BatchRow => ({
+  ...r,
+  number: Number(r.number),
+  minimum: Number(r.minimum),
+  total: Number(r.total),
+  currency: r.currency.trim(),
+});
 const toLine = (r: LineRow): LineRow => ({ ...r, amount: Number(r.amount) });
 
 /** The advisory-lock namespace of payout batch creation (pg_advisory_xact_lock(int, int)). */
@@ -77,30 +107,68 @@ export class PayoutsRepository {
   }
 
   async isCountryCurrency(trx: Executor, currency: string): Promise<boolean> {
-    return (await trx.selectFrom('countries').select('id').where('currency', '=', currency).limit(1).executeTakeFirst()) !== undefined;
+    return (
+      (await trx.selectFrom('countries').select('id').where('currency', '=', currency).limit(1).executeTakeFirst()) !==
+      undefined
+    );
   }
 
   /** A party account's balance, its row locked until the transaction ends; undefined when there is no account. */
   async lockPartyBalance(trx: Executor, partyId: string, currency: string): Promise<number | undefined> {
-    const row = await trx.selectFrom('ledger_accounts').select('balance').where('party_id', '=', partyId).where('currency', '=', currency).forUpdate().executeTakeFirst();
+    const row = await trx
+      .selectFrom('ledger_accounts')
+      .select('balance')
+      .where('party_id', '=', partyId)
+      .where('currency', '=', currency)
+      .forUpdate()
+      .executeTakeFirst();
     return row ? Number(row.balance) : undefined;
   }
 
   async insertReceipt(
     trx: Executor,
     table: ReceiptTable,
-    row: { id: string; partyId: string; amount: number; currency: string; reference: string; recordedBy: string; transactionId: string; now: Date },
+    row: {
+      id: string;
+      partyId: string;
+      amount: number;
+      currency: string;
+      reference: string;
+      recordedBy: string;
+      transactionId: string;
+      now: Date;
+    },
   ): Promise<void> {
-    const common = { id: row.id, amount: row.amount, currency: row.currency, reference: row.reference, recorded_by: row.recordedBy, transaction_id: row.transactionId, created_at: row.now };
-    if (table === 'settlements') await trx.insertInto('settlements').values({ ...common, driver_id: row.partyId }).execute();
-    else await trx.insertInto('business_payments').values({ ...common, business_id: row.partyId }).execute();
+    const common = {
+      id: row.id,
+      amount: row.amount,
+      currency: row.currency,
+      reference: row.reference,
+      recorded_by: row.recordedBy,
+      transaction_id: row.transactionId,
+      created_at: row.now,
+    };
+    if (table === 'settlements')
+      await trx
+        .insertInto('settlements')
+        .values({ ...common, driver_id: row.partyId })
+        .execute();
+    else
+      await trx
+        .insertInto('business_payments')
+        .values({ ...common, business_id: row.partyId })
+        .execute();
   }
 
   /**
    * Settlements or business payments, newest first, with the party's name (a business's trading
    * name, else the person's) and the recording admin's, as they are now.
    */
-  async receipts(trx: Executor, table: ReceiptTable, filter: { partyId?: string; currency?: string; before?: Cursor; limit: number }): Promise<ReceiptRow[]> {
+  async receipts(
+    trx: Executor,
+    table: ReceiptTable,
+    filter: { partyId?: string; currency?: string; before?: Cursor; limit: number },
+  ): Promise<ReceiptRow[]> {
     // The two tables have the same columns but the party's; typed as settlements for Kysely.
     const party = (table === 'settlements' ? 'r.driver_id' : 'r.business_id') as 'r.driver_id';
     let query = trx
@@ -132,10 +200,22 @@ export class PayoutsRepository {
     await sql`select pg_advisory_xact_lock(${PAYOUT_LOCK_SPACE}, hashtext(${currency}))`.execute(trx);
   }
 
-  async insertBatch(trx: Executor, row: { id: string; currency: string; minimum: number; createdBy: string; now: Date }): Promise<number> {
+  async insertBatch(
+    trx: Executor,
+    row: { id: string; currency: string; minimum: number; createdBy: string; now: Date },
+  ): Promise<number> {
     const inserted = await trx
       .insertInto('payout_batches')
-      .values({ id: row.id, currency: row.currency, minimum: row.minimum, status: 'OPEN', line_count: 0, total: 0, created_by: row.createdBy, created_at: row.now })
+      .values({
+        id: row.id,
+        currency: row.currency,
+        minimum: row.minimum,
+        status: 'OPEN',
+        line_count: 0,
+        total: 0,
+        created_by: row.createdBy,
+        created_at: row.now,
+      })
       .returning('number')
       .executeTakeFirstOrThrow();
     return Number(inserted.number);
@@ -160,7 +240,10 @@ export class PayoutsRepository {
    * re-read after its commit and re-checked against the minimum, so the line's amount is the
    * balance at the moment it is locked.
    */
-  async insertLines(trx: Executor, input: { batchId: string; currency: string; minimum: number; now: Date }): Promise<void> {
+  async insertLines(
+    trx: Executor,
+    input: { batchId: string; currency: string; minimum: number; now: Date },
+  ): Promise<void> {
     const { batchId, currency, minimum, now } = input;
     // Chosen from this statement's snapshot, then locked by id: a row a roll-up changes meanwhile is
     // re-checked for its id only (re-checking the balance would add the new row to the old deltas).
@@ -192,7 +275,11 @@ export class PayoutsRepository {
   }
 
   async setBatchTotals(trx: Executor, batchId: string, totals: { lines: number; total: number }): Promise<void> {
-    await trx.updateTable('payout_batches').set({ line_count: totals.lines, total: totals.total }).where('id', '=', batchId).execute();
+    await trx
+      .updateTable('payout_batches')
+      .set({ line_count: totals.lines, total: totals.total })
+      .where('id', '=', batchId)
+      .execute();
   }
 
   async batch(trx: Executor, batchId: string, options: { lock?: boolean } = {}): Promise<BatchRow | undefined> {
@@ -211,18 +298,30 @@ export class PayoutsRepository {
   }
 
   /** Lines and amounts per status of these batches. */
-  async statusTotals(trx: Executor, batchIds: string[]): Promise<{ batch_id: string; status: PayoutLineStatus; lines: number; amount: number }[]> {
+  async statusTotals(
+    trx: Executor,
+    batchIds: string[],
+  ): Promise<{ batch_id: string; status: PayoutLineStatus; lines: number; amount: number }[]> {
     if (!batchIds.length) return [];
     const rows = await trx
       .selectFrom('payout_lines')
-      .select(['batch_id', 'status', sql<number>`count(*)::int`.as('lines'), sql<number>`sum(amount)::bigint`.as('amount')])
+      .select([
+        'batch_id',
+        'status',
+        sql<number>`count(*)::int`.as('lines'),
+        sql<number>`sum(amount)::bigint`.as('amount'),
+      ])
       .where('batch_id', 'in', batchIds)
       .groupBy(['batch_id', 'status'])
       .execute();
     return rows.map((r) => ({ ...r, amount: Number(r.amount) }));
   }
 
-  async lines(trx: Executor, batchId: string, filter: { afterSeq?: number; status?: PayoutLineStatus; limit?: number }): Promise<LineRow[]> {
+  async lines(
+    trx: Executor,
+    batchId: string,
+    filter: { afterSeq?: number; status?: PayoutLineStatus; limit?: number },
+  ): Promise<LineRow[]> {
     let query = trx.selectFrom('payout_lines').select(LINE_COLUMNS).where('batch_id', '=', batchId);
     if (filter.afterSeq !== undefined) query = query.where('seq', '>', filter.afterSeq);
     if (filter.status) query = query.where('status', '=', filter.status);
@@ -232,12 +331,23 @@ export class PayoutsRepository {
   }
 
   async line(trx: Executor, batchId: string, lineId: string): Promise<LineRow | undefined> {
-    const row = await trx.selectFrom('payout_lines').select(LINE_COLUMNS).where('batch_id', '=', batchId).where('id', '=', lineId).executeTakeFirst();
+    const row = await trx
+      .selectFrom('payout_lines')
+      .select(LINE_COLUMNS)
+      .where('batch_id', '=', batchId)
+      .where('id', '=', lineId)
+      .executeTakeFirst();
     return row && toLine(row);
   }
 
   /** OPEN → FAILED, only if still OPEN (the row lock makes a concurrent paid or failed wait and re-check). */
-  async failLine(trx: Executor, batchId: string, lineId: string, reason: string | null, now: Date): Promise<LineRow | undefined> {
+  async failLine(
+    trx: Executor,
+    batchId: string,
+    lineId: string,
+    reason: string | null,
+    now: Date,
+  ): Promise<LineRow | undefined> {
     const row = await trx
       .updateTable('payout_lines')
       .set({ status: 'FAILED', failure_reason: reason, closed_at: now })
@@ -250,7 +360,11 @@ export class PayoutsRepository {
   }
 
   async setClosingTransaction(trx: Executor, lineId: string, transactionId: string): Promise<void> {
-    await trx.updateTable('payout_lines').set({ closing_transaction_id: transactionId }).where('id', '=', lineId).execute();
+    await trx
+      .updateTable('payout_lines')
+      .set({ closing_transaction_id: transactionId })
+      .where('id', '=', lineId)
+      .execute();
   }
 
   /** CLOSED once no line is OPEN. */
@@ -260,7 +374,13 @@ export class PayoutsRepository {
       .set({ status: 'CLOSED', closed_at: now })
       .where('id', '=', batchId)
       .where('status', '=', 'OPEN')
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('payout_lines').select('id').where('batch_id', '=', batchId).where('status', '=', 'OPEN'))))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb.selectFrom('payout_lines').select('id').where('batch_id', '=', batchId).where('status', '=', 'OPEN'),
+          ),
+        ),
+      )
       .execute();
   }
 }

@@ -47,7 +47,11 @@ export interface PayoutLine {
   closedAt: string | null;
 }
 
-const emptyTotals = (): StatusTotals => ({ OPEN: { lines: 0, amount: 0 }, PAID: { lines: 0, amount: 0 }, FAILED: { lines: 0, amount: 0 } });
+const emptyTotals = (): StatusTotals => ({
+  OPEN: { lines: 0, amount: 0 },
+  PAID: { lines: 0, amount: 0 },
+  FAILED: { lines: 0, amount: 0 },
+});
 
 /** A cursor over a batch's lines: the last line's number, opaque to the client. */
 const encodeSeq = (seq: number) => Buffer.from(`seq:${seq}`).toString('base64url');
@@ -59,7 +63,9 @@ function decodeSeq(cursor: string | undefined): number | undefined {
 }
 
 export class PayoutService {
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: PayoutsRepository }) {}
+  constructor(
+    private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: PayoutsRepository },
+  ) {}
 
   /**
    * A batch of every DRIVER and BUSINESS account of the currency whose balance is at least
@@ -68,10 +74,15 @@ export class PayoutService {
    * second admin's batch, waiting, then sees the first's lines and leaves those accounts out.
    * 409 PAYOUT_NOTHING_TO_PAY when no account qualifies: no empty batch is created.
    */
-  async createBatch(trx: Transaction<Database>, adminId: string, input: { currency: string; minimum?: number }): Promise<PayoutBatch> {
+  async createBatch(
+    trx: Transaction<Database>,
+    adminId: string,
+    input: { currency: string; minimum?: number },
+  ): Promise<PayoutBatch> {
     const { repo, ledger } = this.deps;
     const minimum = input.minimum ?? 1;
-    if (!(await repo.isCountryCurrency(trx, input.currency))) throw badRequest(`body.currency ${input.currency} is not the currency of any country`, 'UNKNOWN_CURRENCY');
+    if (!(await repo.isCountryCurrency(trx, input.currency)))
+      throw badRequest(`body.currency ${input.currency} is not the currency of any country`, 'UNKNOWN_CURRENCY');
     await repo.lockPayoutCurrency(trx, input.currency);
     const id = randomUUID();
     const now = this.deps.clock.now();
@@ -79,7 +90,10 @@ export class PayoutService {
     await repo.insertLines(trx, { batchId: id, currency: input.currency, minimum, now });
     const totals = await ledger.bookPayoutBatch(trx, id, input.currency);
     if (totals.lines === 0) {
-      throw conflict(`No driver or business is owed at least ${minimum} ${input.currency} (minor units) outside an open batch`, 'PAYOUT_NOTHING_TO_PAY');
+      throw conflict(
+        `No driver or business is owed at least ${minimum} ${input.currency} (minor units) outside an open batch`,
+        'PAYOUT_NOTHING_TO_PAY',
+      );
     }
     await repo.setBatchTotals(trx, id, totals);
     return (await this.load(trx, id))!;
@@ -87,13 +101,20 @@ export class PayoutService {
 
   async listBatches(query: { currency?: string; cursor?: string; limit?: number }) {
     const limit = query.limit ?? 20;
-    const rows = await this.deps.repo.batches(this.deps.db, { currency: query.currency, before: decodeCursor(query.cursor), limit: limit + 1 });
+    const rows = await this.deps.repo.batches(this.deps.db, {
+      currency: query.currency,
+      before: decodeCursor(query.cursor),
+      limit: limit + 1,
+    });
     const page = toPage(
       rows.map((r) => ({ ...r, createdAt: r.created_at })),
       limit,
       (r) => r,
     );
-    const totals = await this.deps.repo.statusTotals(this.deps.db, page.items.map((b) => b.id));
+    const totals = await this.deps.repo.statusTotals(
+      this.deps.db,
+      page.items.map((b) => b.id),
+    );
     return { items: page.items.map((b) => this.toBatch(b, totals)), nextCursor: page.nextCursor };
   }
 
@@ -107,7 +128,11 @@ export class PayoutService {
   async lines(batchId: string, query: { cursor?: string; limit?: number; status?: PayoutLineStatus }) {
     const batch = await this.getBatch(batchId);
     const limit = query.limit ?? 20;
-    const rows = await this.deps.repo.lines(this.deps.db, batchId, { afterSeq: decodeSeq(query.cursor), status: query.status, limit: limit + 1 });
+    const rows = await this.deps.repo.lines(this.deps.db, batchId, {
+      afterSeq: decodeSeq(query.cursor),
+      status: query.status,
+      limit: limit + 1,
+    });
     const page = rows.slice(0, limit);
     return {
       items: page.map((l) => this.toLine(batch, l)),
@@ -122,7 +147,15 @@ export class PayoutService {
   async csv(batchId: string): Promise<{ filename: string; csv: string }> {
     const batch = await this.getBatch(batchId);
     const lines = await this.deps.repo.lines(this.deps.db, batchId, { status: 'OPEN' });
-    const csv = payoutFileCsv(lines.map((l) => ({ name: l.name, phone: l.phone, amount: l.amount, currency: batch.currency, reference: payoutReference(batch.number, l.seq) })));
+    const csv = payoutFileCsv(
+      lines.map((l) => ({
+        name: l.name,
+        phone: l.phone,
+        amount: l.amount,
+        currency: batch.currency,
+        reference: payoutReference(batch.number, l.seq),
+      })),
+    );
     return { filename: `payout-${batch.number}-${batch.currency}.csv`, csv };
   }
 
@@ -157,7 +190,10 @@ export class PayoutService {
       const posted = await ledger.post(trx, {
         sourceKey: sourceKeys.payoutLineFailed(failed.id),
         currency: batch.currency,
-        entries: payoutLineFailedEntries({ party: { kind: failed.party_kind, partyId: failed.party_id }, amount: failed.amount }),
+        entries: payoutLineFailedEntries({
+          party: { kind: failed.party_kind, partyId: failed.party_id },
+          amount: failed.amount,
+        }),
       });
       await repo.setClosingTransaction(trx, failed.id, posted.id);
       await repo.closeBatchIfSettled(trx, batchId, clock.now());
@@ -171,7 +207,10 @@ export class PayoutService {
     return this.toBatch(batch, await this.deps.repo.statusTotals(trx, [batchId]));
   }
 
-  private toBatch(b: BatchRow, totals: { batch_id: string; status: PayoutLineStatus; lines: number; amount: number }[]): PayoutBatch {
+  private toBatch(
+    b: BatchRow,
+    totals: { batch_id: string; status: PayoutLineStatus; lines: number; amount: number }[],
+  ): PayoutBatch {
     const lines = emptyTotals();
     for (const t of totals) if (t.batch_id === b.id) lines[t.status] = { lines: t.lines, amount: t.amount };
     return {

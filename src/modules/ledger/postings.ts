@@ -29,8 +29,19 @@ export type EntryCode =
   | 'PAYOUT_FAILED';
 
 export const ENTRY_CODES: readonly EntryCode[] = [
-  'JOB_CHARGE', 'CASH_COLLECTED', 'EARNINGS', 'COMMISSION', 'BOOKING_FEE', 'CANCELLATION_FEE', 'TIP', 'COD',
-  'SETTLEMENT', 'BUSINESS_PAYMENT', 'PAYOUT', 'PAYOUT_PAID', 'PAYOUT_FAILED',
+  'JOB_CHARGE',
+  'CASH_COLLECTED',
+  'EARNINGS',
+  'COMMISSION',
+  'BOOKING_FEE',
+  'CANCELLATION_FEE',
+  'TIP',
+  'COD',
+  'SETTLEMENT',
+  'BUSINESS_PAYMENT',
+  'PAYOUT',
+  'PAYOUT_PAID',
+  'PAYOUT_FAILED',
 ];
 
 export interface EntryInput {
@@ -57,12 +68,18 @@ const invalidAmount = (message: string) => new AppError(400, 'LEDGER_INVALID_AMO
 
 /** A whole number of minor units, at least `min` (0 or 1), that JavaScript holds exactly. */
 export function assertMinorUnits(name: string, value: number, min: 0 | 1 = 1): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw invalidAmount(`${name} must be a whole number of minor units (got ${String(value)})`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value))
+    throw invalidAmount(`${name} must be a whole number of minor units (got ${String(value)})`);
   if (value < min) throw invalidAmount(`${name} must be ${min === 1 ? 'positive' : 'zero or more'} (got ${value})`);
 }
 
 function assertRate(rate: number): void {
-  if (!Number.isInteger(rate) || rate < 0 || rate > BASIS_POINTS) throw new AppError(400, 'LEDGER_INVALID_RATE', `commissionRate must be whole basis points from 0 to ${BASIS_POINTS} (got ${String(rate)})`);
+  if (!Number.isInteger(rate) || rate < 0 || rate > BASIS_POINTS)
+    throw new AppError(
+      400,
+      'LEDGER_INVALID_RATE',
+      `commissionRate must be whole basis points from 0 to ${BASIS_POINTS} (got ${String(rate)})`,
+    );
 }
 
 /** round(n × rate / 10000) half up, in BigInt so that no product loses precision. */
@@ -87,7 +104,8 @@ export function splitAmount(input: { amount: number; bookingFee: number; commiss
   assertMinorUnits('amount', input.amount, 0);
   assertMinorUnits('bookingFee', input.bookingFee, 0);
   assertRate(input.commissionRate);
-  if (input.bookingFee > input.amount) throw invalidAmount(`bookingFee (${input.bookingFee}) exceeds the amount (${input.amount})`);
+  if (input.bookingFee > input.amount)
+    throw invalidAmount(`bookingFee (${input.bookingFee}) exceeds the amount (${input.amount})`);
   const net = input.amount - input.bookingFee;
   const commission = shareHalfUp(net, input.commissionRate);
   return { driver: net - commission, commission, bookingFee: input.bookingFee };
@@ -142,10 +160,18 @@ export function jobCompletedEntries(job: JobCompletion): EntryInput[] {
  * A cancellation fee (a creator cancelling after assignment): the creator's account is charged
  * whatever the payment method (no cash changed hands), split like an amount.
  */
-export function cancellationFeeEntries(input: { driverId: string; payer: PartyRef; fee: number; commissionRate: number }): EntryInput[] {
+export function cancellationFeeEntries(input: {
+  driverId: string;
+  payer: PartyRef;
+  fee: number;
+  commissionRate: number;
+}): EntryInput[] {
   assertMinorUnits('fee', input.fee);
   const split = splitCancellationFee(input);
-  return nonZero([{ account: input.payer, amount: -input.fee, code: 'CANCELLATION_FEE' }, ...splitCredits(input.driverId, split)]);
+  return nonZero([
+    { account: input.payer, amount: -input.fee, code: 'CANCELLATION_FEE' },
+    ...splitCredits(input.driverId, split),
+  ]);
 }
 
 /**
@@ -153,7 +179,12 @@ export function cancellationFeeEntries(input: { driverId: string; payer: PartyRe
  * the same amount (the balance does not move; the ledger still shows the tip). ACCOUNT: the payer
  * is charged and the driver credited.
  */
-export function tipEntries(input: { driverId: string; payer: PartyRef; paymentMethod: PaymentMethod; amount: number }): EntryInput[] {
+export function tipEntries(input: {
+  driverId: string;
+  payer: PartyRef;
+  paymentMethod: PaymentMethod;
+  amount: number;
+}): EntryInput[] {
   assertMinorUnits('tip', input.amount);
   const from: EntryInput =
     input.paymentMethod === 'CASH'
@@ -233,23 +264,36 @@ const CURRENCY = /^[A-Z]{3}$/;
 // Printable ASCII without spaces: keys are built from ids and names, never free text.
 const SOURCE_KEY = /^[\x21-\x7e]{1,200}$/;
 
-const OPERATOR_KINDS: readonly string[] = ['OPERATOR_COMMISSION', 'OPERATOR_BOOKING_FEES', 'OPERATOR_CASH', 'OPERATOR_BANK', 'PAYOUTS_CLEARING'];
+const OPERATOR_KINDS: readonly string[] = [
+  'OPERATOR_COMMISSION',
+  'OPERATOR_BOOKING_FEES',
+  'OPERATOR_CASH',
+  'OPERATOR_BANK',
+  'PAYOUTS_CLEARING',
+];
 const PARTY_KINDS: readonly string[] = ['DRIVER', 'BUSINESS', 'CUSTOMER'];
 
 /** A well-formed reference (ids checked here, so that a malformed one never reaches SQL and aborts the caller's transaction). */
 function validRef(ref: AccountRef | undefined): boolean {
   if (!ref || typeof ref !== 'object') return false;
   if ('accountId' in ref) return typeof ref.accountId === 'string' && UUID_PATTERN.test(ref.accountId);
-  if ('partyId' in ref) return PARTY_KINDS.includes(ref.kind) && typeof ref.partyId === 'string' && UUID_PATTERN.test(ref.partyId);
+  if ('partyId' in ref)
+    return PARTY_KINDS.includes(ref.kind) && typeof ref.partyId === 'string' && UUID_PATTERN.test(ref.partyId);
   return OPERATOR_KINDS.includes(ref.kind);
 }
 
 export function assertAccountRef(ref: AccountRef): void {
-  if (!validRef(ref)) throw new AppError(400, 'LEDGER_INVALID_ENTRY', 'Not an account: a party kind with a UUID, an operator kind, or an account UUID');
+  if (!validRef(ref))
+    throw new AppError(
+      400,
+      'LEDGER_INVALID_ENTRY',
+      'Not an account: a party kind with a UUID, an operator kind, or an account UUID',
+    );
 }
 
 export function assertCurrency(currency: string): void {
-  if (typeof currency !== 'string' || !CURRENCY.test(currency)) throw new AppError(400, 'LEDGER_INVALID_CURRENCY', `currency must be an ISO 4217 code (got ${String(currency)})`);
+  if (typeof currency !== 'string' || !CURRENCY.test(currency))
+    throw new AppError(400, 'LEDGER_INVALID_CURRENCY', `currency must be an ISO 4217 code (got ${String(currency)})`);
 }
 
 /**
@@ -259,7 +303,11 @@ export function assertCurrency(currency: string): void {
  */
 export function checkTransaction(input: TransactionInput): void {
   if (typeof input.sourceKey !== 'string' || !SOURCE_KEY.test(input.sourceKey)) {
-    throw new AppError(400, 'LEDGER_INVALID_SOURCE_KEY', 'sourceKey must be 1 to 200 printable characters without spaces');
+    throw new AppError(
+      400,
+      'LEDGER_INVALID_SOURCE_KEY',
+      'sourceKey must be 1 to 200 printable characters without spaces',
+    );
   }
   assertCurrency(input.currency);
   if (!Array.isArray(input.entries) || input.entries.length < 2) {
@@ -268,9 +316,12 @@ export function checkTransaction(input: TransactionInput): void {
   let sum = 0n;
   for (const [i, entry] of input.entries.entries()) {
     if (typeof entry.amount !== 'number' || !Number.isSafeInteger(entry.amount) || entry.amount === 0) {
-      throw invalidAmount(`Entry ${i}: amount must be a non-zero whole number of minor units (got ${String(entry.amount)})`);
+      throw invalidAmount(
+        `Entry ${i}: amount must be a non-zero whole number of minor units (got ${String(entry.amount)})`,
+      );
     }
-    if (!ENTRY_CODES.includes(entry.code)) throw new AppError(400, 'LEDGER_INVALID_ENTRY', `Entry ${i}: unknown code ${String(entry.code)}`);
+    if (!ENTRY_CODES.includes(entry.code))
+      throw new AppError(400, 'LEDGER_INVALID_ENTRY', `Entry ${i}: unknown code ${String(entry.code)}`);
     if (!validRef(entry.account)) throw new AppError(400, 'LEDGER_INVALID_ENTRY', `Entry ${i}: not an account`);
     sum += BigInt(entry.amount);
   }

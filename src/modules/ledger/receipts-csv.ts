@@ -22,7 +22,18 @@ export interface ListedReceipt {
  * currencies are the service's own and written as they are.
  */
 export function receiptsCsv(party: 'driver' | 'business', items: ListedReceipt[]): string {
-  const columns = ['id', 'createdAt', `${party}Id`, `${party}Name`, 'amount', 'currency', 'reference', 'recordedBy', 'recordedByName', 'transactionId'];
+  const columns = [
+    'id',
+    'createdAt',
+    `${party}Id`,
+    `${party}Name`,
+    'amount',
+    'currency',
+    'reference',
+    'recordedBy',
+    'recordedByName',
+    'transactionId',
+  ];
   const records = items.map((r) => [
     r.id,
     r.createdAt,

@@ -51,7 +51,9 @@ export interface ReceiptListQuery {
 }
 
 export class SettlementService {
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: PayoutsRepository }) {}
+  constructor(
+    private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: PayoutsRepository },
+  ) {}
 
   /**
    * Cash a driver hands in. At most what the driver owes (the negative balance): more would turn
@@ -59,7 +61,11 @@ export class SettlementService {
    * zero too many) and otherwise change to hand back at once (docs/money.md). The driver's account
    * row is locked while checking, so a completion posted at the same moment is counted first or after.
    */
-  async recordSettlement(trx: Transaction<Database>, adminId: string, input: ReceiptInput & { driverId: string }): Promise<Receipt> {
+  async recordSettlement(
+    trx: Transaction<Database>,
+    adminId: string,
+    input: ReceiptInput & { driverId: string },
+  ): Promise<Receipt> {
     await this.checkParty(trx, input.driverId, 'DRIVER', input.currency);
     const owed = -((await this.deps.repo.lockPartyBalance(trx, input.driverId, input.currency)) ?? 0);
     if (input.amount > owed) {
@@ -77,7 +83,11 @@ export class SettlementService {
   }
 
   /** A business paying its invoice into the operator's bank account; more than it owes is a credit (docs/money.md). */
-  async recordBusinessPayment(trx: Transaction<Database>, adminId: string, input: ReceiptInput & { businessId: string }): Promise<Receipt> {
+  async recordBusinessPayment(
+    trx: Transaction<Database>,
+    adminId: string,
+    input: ReceiptInput & { businessId: string },
+  ): Promise<Receipt> {
     await this.checkParty(trx, input.businessId, 'BUSINESS', input.currency);
     return this.record(trx, 'business_payments', adminId, input.businessId, input, (id) => ({
       sourceKey: sourceKeys.businessPayment(id),
@@ -88,7 +98,11 @@ export class SettlementService {
   /** Every account with a non-zero balance, newest account first. */
   async balances(query: { currency?: string; cursor?: string; limit?: number }) {
     const limit = query.limit ?? 20;
-    const rows = await this.deps.ledger.nonZeroBalances({ currency: query.currency, before: decodeCursor(query.cursor), limit: limit + 1 });
+    const rows = await this.deps.ledger.nonZeroBalances({
+      currency: query.currency,
+      before: decodeCursor(query.cursor),
+      limit: limit + 1,
+    });
     return toPage(rows, limit, (r) => ({
       accountId: r.id,
       partyKind: r.kind,
@@ -102,7 +116,12 @@ export class SettlementService {
   /** GET /admin/settlements and /admin/business-payments: newest first, one party's or all, by currency. */
   async listReceipts(table: ReceiptTable, query: ReceiptListQuery) {
     const limit = query.limit ?? 20;
-    const rows = await this.deps.repo.receipts(this.deps.db, table, { partyId: query.partyId, currency: query.currency, before: decodeCursor(query.cursor), limit: limit + 1 });
+    const rows = await this.deps.repo.receipts(this.deps.db, table, {
+      partyId: query.partyId,
+      currency: query.currency,
+      before: decodeCursor(query.cursor),
+      limit: limit + 1,
+    });
     return toRowPage(rows, limit, (r: ReceiptRow): RecordedReceipt => ({
       id: r.id,
       partyId: r.party_id,
@@ -118,7 +137,12 @@ export class SettlementService {
   }
 
   /** 404 for no such party (or another role), 400 for a currency no country uses or not the party's country's. */
-  private async checkParty(trx: Transaction<Database>, partyId: string, role: 'DRIVER' | 'BUSINESS', currency: string): Promise<void> {
+  private async checkParty(
+    trx: Transaction<Database>,
+    partyId: string,
+    role: 'DRIVER' | 'BUSINESS',
+    currency: string,
+  ): Promise<void> {
     const party = await this.deps.repo.party(trx, partyId);
     const label = role === 'DRIVER' ? 'Driver' : 'Business';
     if (!party || party.role !== role) throw notFound(`${label} not found`, `${role}_NOT_FOUND`);
@@ -126,7 +150,10 @@ export class SettlementService {
       throw badRequest(`body.currency ${currency} is not the currency of any country`, 'UNKNOWN_CURRENCY');
     }
     if (party.currency !== null && party.currency !== currency) {
-      throw badRequest(`body.currency must be ${party.currency}, the currency of the ${label.toLowerCase()}'s country (got ${currency})`, 'CURRENCY_MISMATCH');
+      throw badRequest(
+        `body.currency must be ${party.currency}, the currency of the ${label.toLowerCase()}'s country (got ${currency})`,
+        'CURRENCY_MISMATCH',
+      );
     }
   }
 
@@ -138,12 +165,40 @@ export class SettlementService {
     input: ReceiptInput,
     posting: (id: string) => Pick<Parameters<LedgerService['post']>[1], 'sourceKey' | 'entries'>,
   ): Promise<Receipt> {
-    if (!Number.isSafeInteger(input.amount) || input.amount < 1) throw new AppError(400, 'LEDGER_INVALID_AMOUNT', 'body.amount must be a positive whole number of minor units');
+    if (!Number.isSafeInteger(input.amount) || input.amount < 1)
+      throw new AppError(400, 'LEDGER_INVALID_AMOUNT', 'body.amount must be a positive whole number of minor units');
     const id = randomUUID();
     const now = this.deps.clock.now();
-    const posted = await this.deps.ledger.post(trx, { ...posting(id), currency: input.currency, memo: input.reference });
-    await this.deps.repo.insertReceipt(trx, table, { id, partyId, amount: input.amount, currency: input.currency, reference: input.reference, recordedBy: adminId, transactionId: posted.id, now });
-    const balance = await this.deps.ledger.balance(input.currency, { kind: table === 'settlements' ? 'DRIVER' : 'BUSINESS', partyId }, trx);
-    return { id, partyId, amount: input.amount, currency: input.currency, reference: input.reference, balance, recordedBy: adminId, transactionId: posted.id, createdAt: now.toISOString() };
+    const posted = await this.deps.ledger.post(trx, {
+      ...posting(id),
+      currency: input.currency,
+      memo: input.reference,
+    });
+    await this.deps.repo.insertReceipt(trx, table, {
+      id,
+      partyId,
+      amount: input.amount,
+      currency: input.currency,
+      reference: input.reference,
+      recordedBy: adminId,
+      transactionId: posted.id,
+      now,
+    });
+    const balance = await this.deps.ledger.balance(
+      input.currency,
+      { kind: table === 'settlements' ? 'DRIVER' : 'BUSINESS', partyId },
+      trx,
+    );
+    return {
+      id,
+      partyId,
+      amount: input.amount,
+      currency: input.currency,
+      reference: input.reference,
+      balance,
+      recordedBy: adminId,
+      transactionId: posted.id,
+      createdAt: now.toISOString(),
+    };
   }
 }

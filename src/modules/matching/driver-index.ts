@@ -84,7 +84,13 @@ export function newerPosition(live: Position | null | undefined, stored: StoredP
   const storedAt = stored.last_location_at ? new Date(stored.last_location_at).getTime() : 0;
   if (live && live.at >= storedAt) return live;
   if (stored.last_lat === null || stored.last_lng === null || !stored.last_location_at) return live ?? null;
-  return { lat: stored.last_lat, lng: stored.last_lng, heading: stored.last_heading, speed: stored.last_speed, at: storedAt };
+  return {
+    lat: stored.last_lat,
+    lng: stored.last_lng,
+    heading: stored.last_heading,
+    speed: stored.last_speed,
+    at: storedAt,
+  };
 }
 
 export function distanceMeters(lat1: number, lng1: number, lat2: number, lng2: number): number {
@@ -97,7 +103,7 @@ export function distanceMeters(lat1: number, lng1: number, lat2: number, lng2: n
 }
 
 const rowOf = (lat: number) => Math.min(NROWS - 1, Math.max(0, Math.floor((lat + 90) / CELL_DEG)));
-const colOf = (lng: number) => (((Math.floor((lng + 180) / CELL_DEG) % NCOLS) + NCOLS) % NCOLS);
+const colOf = (lng: number) => ((Math.floor((lng + 180) / CELL_DEG) % NCOLS) + NCOLS) % NCOLS;
 
 /** What a query tests of a driver, one slot of a cell: x, y, z (the unit vector), position time, service bits, country. */
 const STRIDE = 6;
@@ -293,7 +299,16 @@ export class DriverIndex {
     }
 
     // Slack keeps a driver right on the radius despite rounding; an unknown country matches nobody (-1).
-    const search = new Search(qx, qy, qz, hRadius * (1 + 1e-9) + 1e-18, limit, SERVICE_BITS[q.orderType], q.countryId === undefined ? 0 : (this.countries.get(q.countryId) ?? -1), q.staleBefore);
+    const search = new Search(
+      qx,
+      qy,
+      qz,
+      hRadius * (1 + 1e-9) + 1e-18,
+      limit,
+      SERVICE_BITS[q.orderType],
+      q.countryId === undefined ? 0 : (this.countries.get(q.countryId) ?? -1),
+      q.staleBefore,
+    );
     const best = search.best;
 
     if (fullRows) {
@@ -364,7 +379,14 @@ export class DriverIndex {
    * `staleBefore`) with south ≤ lat < north and west ≤ lng < east. Visits only the grid cells that
    * overlap the box (surge counts idle drivers this way, see pricing/surge.ts).
    */
-  countIdle(vehicleType: VehicleType, south: number, west: number, north: number, east: number, staleBefore: number): number {
+  countIdle(
+    vehicleType: VehicleType,
+    south: number,
+    west: number,
+    north: number,
+    east: number,
+    staleBefore: number,
+  ): number {
     const grid = this.grids.get(vehicleType);
     if (!grid || !(north > south) || !(east > west)) return 0;
     let count = 0;
@@ -408,7 +430,6 @@ export class DriverIndex {
   private assignPosition(rec: DriverRecord, p: Position): void {
     rec.position = p;
   }
-
 
   private place(rec: DriverRecord): void {
     const p = rec.position;

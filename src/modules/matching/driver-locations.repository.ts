@@ -32,7 +32,9 @@ export interface LiveRow {
 
 /** The driver's service types as the index's mask (SERVICE_BITS), computed by PostgreSQL. */
 const SERVICE_MASK = sql.join(
-  Object.entries(SERVICE_BITS).map(([type, bit]) => sql`(case when ${type} = any(dp.service_types) then ${sql.lit(bit)} else 0 end)`),
+  Object.entries(SERVICE_BITS).map(
+    ([type, bit]) => sql`(case when ${type} = any(dp.service_types) then ${sql.lit(bit)} else 0 end)`,
+  ),
   sql` + `,
 );
 
@@ -107,7 +109,11 @@ export class DriverLocationsRepository {
         'dp.last_lng',
         'dp.last_heading',
         'dp.last_speed',
-        sql<number | null>`round(extract(epoch from date_trunc('milliseconds', dp.last_location_at)) * 1000)::float8`.as('last_location_ms'),
+        sql<
+          number | null
+        >`round(extract(epoch from date_trunc('milliseconds', dp.last_location_at)) * 1000)::float8`.as(
+          'last_location_ms',
+        ),
         sql<boolean>`dp.active_job_id is not null`.as('busy'),
       ]);
   }

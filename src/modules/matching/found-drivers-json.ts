@@ -11,7 +11,8 @@ export const AVERAGE_SPEED_MPS: Record<VehicleType, number> = {
   TRUCK: 20 / 3.6,
 };
 
-export const etaSeconds = (distanceMeters: number, vehicleType: VehicleType) => Math.round(distanceMeters / AVERAGE_SPEED_MPS[vehicleType]);
+export const etaSeconds = (distanceMeters: number, vehicleType: VehicleType) =>
+  Math.round(distanceMeters / AVERAGE_SPEED_MPS[vehicleType]);
 
 interface Piece {
   firstName: string;
@@ -29,7 +30,10 @@ export class FoundDriversJson {
     for (let i = 0; i < found.length; i++) {
       const { driver, distanceMeters } = found[i];
       if (i > 0) parts.push(',');
-      parts.push(this.piece(driver), `,"distanceMeters":${Math.round(distanceMeters)},"etaSeconds":${etaSeconds(distanceMeters, driver.vehicleType)}}`);
+      parts.push(
+        this.piece(driver),
+        `,"distanceMeters":${Math.round(distanceMeters)},"etaSeconds":${etaSeconds(distanceMeters, driver.vehicleType)}}`,
+      );
     }
     parts.push(`],"radiusMeters":${JSON.stringify(radiusMeters)}}`);
     return parts.join('');
@@ -51,15 +55,30 @@ export class FoundDriversJson {
     }
     // join, not +: a concatenated piece is a tree of strings kept per driver (bench/RESULTS.md).
     const json = [
-      '{"driverId":', JSON.stringify(driver.id),
-      ',"firstName":', JSON.stringify(driver.firstName),
-      ',"vehicleType":', JSON.stringify(driver.vehicleType),
-      ',"vehiclePlate":', JSON.stringify(driver.vehiclePlate),
-      ',"rating":', JSON.stringify(driver.rating),
-      ',"location":{"lat":', JSON.stringify(position.lat),
-      ',"lng":', JSON.stringify(position.lng), '}',
+      '{"driverId":',
+      JSON.stringify(driver.id),
+      ',"firstName":',
+      JSON.stringify(driver.firstName),
+      ',"vehicleType":',
+      JSON.stringify(driver.vehicleType),
+      ',"vehiclePlate":',
+      JSON.stringify(driver.vehiclePlate),
+      ',"rating":',
+      JSON.stringify(driver.rating),
+      ',"location":{"lat":',
+      JSON.stringify(position.lat),
+      ',"lng":',
+      JSON.stringify(position.lng),
+      '}',
     ].join('');
-    const piece: Piece = { firstName: driver.firstName, vehicleType: driver.vehicleType, vehiclePlate: driver.vehiclePlate, rating: driver.rating, position, json };
+    const piece: Piece = {
+      firstName: driver.firstName,
+      vehicleType: driver.vehicleType,
+      vehiclePlate: driver.vehiclePlate,
+      rating: driver.rating,
+      position,
+      json,
+    };
     driver.answer = piece;
     return json;
   }

@@ -13,7 +13,13 @@ import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import type { RedisHealth } from '../../shared/redis.js';
 import { isDataException } from '../../shared/errors.js';
-import { DriverIndex, serviceTypesOf, type DriverAttributes, type DriverRecord, type Position } from './driver-index.js';
+import {
+  DriverIndex,
+  serviceTypesOf,
+  type DriverAttributes,
+  type DriverRecord,
+  type Position,
+} from './driver-index.js';
 import type { DriverLocationsRepository, LiveRow } from './driver-locations.repository.js';
 
 /** How often dirty positions go to PostgreSQL, and to the other instances through Redis. */
@@ -39,7 +45,6 @@ export interface FlushStats {
   /** How far the database copy lagged: from the first report this batch took in to its commit. */
   maxLagMs: number;
 }
-
 
 /** Who hears of drivers here; given at construction (the composition root wires them). */
 export interface LiveDriversHooks {
@@ -249,7 +254,8 @@ export class LiveDrivers {
     this.subscription?.close();
     await this.flush();
     // Kept for retries until now; at shutdown they can only be reported.
-    if (this.dirty.size) this.deps.logger.error({ rows: this.dirty.size }, 'driver positions not written before shutdown');
+    if (this.dirty.size)
+      this.deps.logger.error({ rows: this.dirty.size }, 'driver positions not written before shutdown');
   }
 
   /** The driver's live record, loaded from the database when this instance has not seen it yet. */
@@ -276,8 +282,17 @@ export class LiveDrivers {
    * Records a position reported by the driver. An update older than the one held is ignored; a
    * recordedAt in the future counts as now. Returns whether it was applied.
    */
-  report(driverId: string, input: { lat: number; lng: number; heading?: number; speed?: number; recordedAt?: string }): boolean {
-    const position: Position = { lat: input.lat, lng: input.lng, heading: input.heading ?? null, speed: input.speed ?? null, at: this.positionTime(input.recordedAt) };
+  report(
+    driverId: string,
+    input: { lat: number; lng: number; heading?: number; speed?: number; recordedAt?: string },
+  ): boolean {
+    const position: Position = {
+      lat: input.lat,
+      lng: input.lng,
+      heading: input.heading ?? null,
+      speed: input.speed ?? null,
+      at: this.positionTime(input.recordedAt),
+    };
     if (!this.index.setPosition(driverId, position)) return false;
     this.positionsApplied += 1;
     this.markDirty(driverId, position);
@@ -328,12 +343,18 @@ export class LiveDrivers {
     } catch (err) {
       // A data error (class 22) would fail every retry of the batch: drop it rather than block all drivers.
       if (isDataException(err)) {
-        this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'driver positions refused by the database; batch dropped');
+        this.deps.logger.error(
+          { err: (err as Error).message, rows: entries.length },
+          'driver positions refused by the database; batch dropped',
+        );
         return;
       }
       // The database being away is logged once by the pool's watcher; the batch is kept and retried.
       if (!isDatabaseUnavailable(err)) {
-        this.deps.logger.error({ err: (err as Error).message, rows: entries.length }, 'writing driver positions failed; will retry');
+        this.deps.logger.error(
+          { err: (err as Error).message, rows: entries.length },
+          'writing driver positions failed; will retry',
+        );
       }
       // Put the batch back unless a newer position arrived meanwhile.
       this.dirtySince = this.dirty.size ? Math.min(this.dirtySince, since) : since;
@@ -359,7 +380,9 @@ export class LiveDrivers {
     try {
       const message = JSON.stringify({ from: this.instanceId, positions: list });
       const multi = redis.multi().hset(this.positionsKey, ...fields);
-      await (redis.isCluster ? multi.spublish(this.positionsKey, message) : multi.publish(this.positionsKey, message)).exec();
+      await (
+        redis.isCluster ? multi.spublish(this.positionsKey, message) : multi.publish(this.positionsKey, message)
+      ).exec();
     } catch (err) {
       this.deps.redisHealth?.failure('positions publish', err);
       for (const [id, p] of batch) if (!this.outgoing.has(id)) this.outgoing.set(id, p);
@@ -368,7 +391,10 @@ export class LiveDrivers {
 
   private receive(raw: string): void {
     try {
-      const { from, positions } = JSON.parse(raw) as { from: string; positions: [string, number, number, number | null, number | null, number][] };
+      const { from, positions } = JSON.parse(raw) as {
+        from: string;
+        positions: [string, number, number, number | null, number | null, number][];
+      };
       if (from === this.instanceId) return;
       for (const [id, lat, lng, heading, speed, at] of positions) {
         const position = { lat, lng, heading, speed, at };
@@ -396,7 +422,13 @@ export class LiveDrivers {
     };
     const position =
       row.last_lat !== null && row.last_lng !== null && row.last_location_ms !== null
-        ? { lat: row.last_lat, lng: row.last_lng, heading: row.last_heading, speed: row.last_speed, at: row.last_location_ms }
+        ? {
+            lat: row.last_lat,
+            lng: row.last_lng,
+            heading: row.last_heading,
+            speed: row.last_speed,
+            at: row.last_location_ms,
+          }
         : null;
     return this.index.upsert(attrs, position);
   }

@@ -13,7 +13,9 @@ export const FindDriversBody = Body({
   orderType: OrderType,
   countryId: Type.Optional(Uuid),
   customerId: Type.Optional(Uuid),
-  radiusMeters: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: MAX_RADIUS_METERS, default: DEFAULT_RADIUS_METERS })),
+  radiusMeters: Type.Optional(
+    Type.Number({ exclusiveMinimum: 0, maximum: MAX_RADIUS_METERS, default: DEFAULT_RADIUS_METERS }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
 });
 export type FindDriversBody = Static<typeof FindDriversBody>;

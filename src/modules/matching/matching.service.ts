@@ -14,10 +14,19 @@ export class MatchingService {
   private readonly knownCountries = new Map<string, number>();
 
   constructor(
-    private readonly deps: { index: DriverIndex; clock: Clock; driverLocationTtlMs: number; users: UsersRepository; countries: CountriesRepository },
+    private readonly deps: {
+      index: DriverIndex;
+      clock: Clock;
+      driverLocationTtlMs: number;
+      users: UsersRepository;
+      countries: CountriesRepository;
+    },
   ) {}
 
-  async findDrivers(body: FindDriversBody, auth: AuthContext): Promise<{ found: NearestResult[]; radiusMeters: number }> {
+  async findDrivers(
+    body: FindDriversBody,
+    auth: AuthContext,
+  ): Promise<{ found: NearestResult[]; radiusMeters: number }> {
     const { deps } = this;
     if (body.customerId !== undefined) {
       if (auth.role === 'CUSTOMER' && body.customerId !== auth.userId) {

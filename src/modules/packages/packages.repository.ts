@@ -88,7 +88,9 @@ export interface PackageJsonRow {
   body: string;
 }
 
-export type PackageRow = Awaited<ReturnType<ReturnType<PackagesRepository['selectPackages']>['executeTakeFirstOrThrow']>>;
+export type PackageRow = Awaited<
+  ReturnType<ReturnType<PackagesRepository['selectPackages']>['executeTakeFirstOrThrow']>
+>;
 
 export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
   private readonly byId: CompiledQuery<PackageRow>;
@@ -107,26 +109,73 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       // keeps one generic plan for this named statement (with a uuid[] it re-planned every batch).
       .where(sql<boolean>`p.id = any(array(select value::uuid from jsonb_array_elements_text(${'[]'}::jsonb)))`)
       .compile();
-    const batching = { cache: false, maxBatchSize: 100, batchScheduleFn: (callback: () => void) => setImmediate(callback) };
-    this.loader = new DataLoader((ids) => this.byIdsQuery<PackageRow>({ one: this.byId.sql, many: this.byIds.sql }, ids), batching);
-    this.jsonLoader = new DataLoader((ids) => this.byIdsQuery<PackageJsonRow>({ one: PACKAGE_JSON_BY_ID, many: PACKAGE_JSON_BY_IDS }, ids), batching);
+    const batching = {
+      cache: false,
+      maxBatchSize: 100,
+      batchScheduleFn: (callback: () => void) => setImmediate(callback),
+    };
+    this.loader = new DataLoader(
+      (ids) => this.byIdsQuery<PackageRow>({ one: this.byId.sql, many: this.byIds.sql }, ids),
+      batching,
+    );
+    this.jsonLoader = new DataLoader(
+      (ids) => this.byIdsQuery<PackageJsonRow>({ one: PACKAGE_JSON_BY_ID, many: PACKAGE_JSON_BY_IDS }, ids),
+      batching,
+    );
   }
 
   selectPackages(db: Executor = this.db) {
-    return db
-      .selectFrom('packages as p')
-      .leftJoin('users as du', 'du.id', 'p.driver_id')
-      .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
-      .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
-      // A literal, not a parameter: the compiled by-id queries are run with the ids as their only parameters.
-      .leftJoin('tips as tp', (join) => join.onRef('tp.job_id', '=', 'p.id').on(sql<boolean>`tp.job_type = 'PACKAGE'`))
-      .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts', 'tp.amount as tip_amount', 'tp.currency as tip_currency'])
-      .select(['p.id', 'p.status', 'p.vehicle_type', 'p.country_id', 'p.created_by', 'p.business_id', 'p.customer_id', 'p.driver_id'])
-      .select(['p.reference', 'p.pickup', 'p.dropoff', 'p.parcel', 'p.delivery_code_hash', 'p.created_at', 'p.updated_at'])
-      .select(['p.tracking_nonce', 'p.notify_recipient'])
-      .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history'])
-      .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee'])
-      .select(['p.payment_method', 'p.commission_rate', 'p.price_breakdown', 'p.cod_amount', 'p.cash_collected', 'p.proof_required', 'p.proof_photo_key', 'p.proof_signature_key', 'p.proof_recipient_name', 'p.proof_at']);
+    return (
+      db
+        .selectFrom('packages as p')
+        .leftJoin('users as du', 'du.id', 'p.driver_id')
+        .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
+        .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
+        // A literal, not a parameter: the compiled by-id queries are run with the ids as their only parameters.
+        .leftJoin('tips as tp', (join) =>
+          join.onRef('tp.job_id', '=', 'p.id').on(sql<boolean>`tp.job_type = 'PACKAGE'`),
+        )
+        .select([
+          'dj.state as dispatch_state',
+          'dj.attempts as dispatch_attempts',
+          'tp.amount as tip_amount',
+          'tp.currency as tip_currency',
+        ])
+        .select([
+          'p.id',
+          'p.status',
+          'p.vehicle_type',
+          'p.country_id',
+          'p.created_by',
+          'p.business_id',
+          'p.customer_id',
+          'p.driver_id',
+        ])
+        .select([
+          'p.reference',
+          'p.pickup',
+          'p.dropoff',
+          'p.parcel',
+          'p.delivery_code_hash',
+          'p.created_at',
+          'p.updated_at',
+        ])
+        .select(['p.tracking_nonce', 'p.notify_recipient'])
+        .select([...DRIVER_SUMMARY_COLUMNS, 'p.status_history'])
+        .select(['p.price_amount', 'p.price_currency', 'p.price_inputs', 'p.cancellation_fee'])
+        .select([
+          'p.payment_method',
+          'p.commission_rate',
+          'p.price_breakdown',
+          'p.cod_amount',
+          'p.cash_collected',
+          'p.proof_required',
+          'p.proof_photo_key',
+          'p.proof_signature_key',
+          'p.proof_recipient_name',
+          'p.proof_at',
+        ])
+    );
   }
 
   async load(id: string, trx?: Transaction<Database>): Promise<PackageRow | undefined> {
@@ -146,7 +195,10 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
    * statement is (preparedName: by its text), so the by-id read shares one statement per connection
    * with the same read inside a transaction.
    */
-  private async byIdsQuery<R extends { id: string }>(texts: { one: string; many: string }, ids: readonly string[]): Promise<(R | undefined)[]> {
+  private async byIdsQuery<R extends { id: string }>(
+    texts: { one: string; many: string },
+    ids: readonly string[],
+  ): Promise<(R | undefined)[]> {
     const [text, values] = ids.length === 1 ? [texts.one, [ids[0]]] : [texts.many, [JSON.stringify(ids)]];
     const rows = this.pgPool
       ? (await this.pgPool.query<R>({ name: preparedName(text), text, values })).rows
@@ -175,19 +227,38 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
         q = q.where((eb) =>
           eb.or([
             eb('p.driver_id', 'in', eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me)),
-            eb.and([eb('p.status', '=', 'PENDING'), eb('p.country_id', '=', eb.selectFrom('users').select('country_id').where('id', '=', me))]),
+            eb.and([
+              eb('p.status', '=', 'PENDING'),
+              eb('p.country_id', '=', eb.selectFrom('users').select('country_id').where('id', '=', me)),
+            ]),
           ]),
         );
         break;
     }
     if (filter.status) q = q.where('p.status', '=', filter.status);
     if (filter.cursor) q = q.where(beforeCursor(filter.cursor, 'p.created_at', 'p.id'));
-    return q.orderBy('p.created_at', 'desc').orderBy('p.id', 'desc').limit(filter.limit + 1).execute();
+    return q
+      .orderBy('p.created_at', 'desc')
+      .orderBy('p.id', 'desc')
+      .limit(filter.limit + 1)
+      .execute();
   }
 
   async insert(
     trx: Transaction<Database>,
-    row: Insertable<Omit<PackagesTable, 'delivery_code_attempts' | 'status_history' | 'tracking_nonce' | 'notify_recipient' | 'proof_photo_key' | 'proof_signature_key' | 'proof_recipient_name' | 'proof_at'>> & {
+    row: Insertable<
+      Omit<
+        PackagesTable,
+        | 'delivery_code_attempts'
+        | 'status_history'
+        | 'tracking_nonce'
+        | 'notify_recipient'
+        | 'proof_photo_key'
+        | 'proof_signature_key'
+        | 'proof_recipient_name'
+        | 'proof_at'
+      >
+    > & {
       tracking_nonce: string;
       notify_recipient: boolean;
     },
@@ -209,16 +280,30 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     const { history } = effects;
     const finished = FINAL_PACKAGE_STATUSES.includes(set.status) ? { finished_at: set.updated_at } : {};
     const changes = trx
-      .with('moved', (db) => db.updateTable('packages').set({ ...set, ...finished }).where('id', '=', id).where('status', '=', from).returning(['id', 'business_id', 'driver_id']))
+      .with('moved', (db) =>
+        db
+          .updateTable('packages')
+          .set({ ...set, ...finished })
+          .where('id', '=', id)
+          .where('status', '=', from)
+          .returning(['id', 'business_id', 'driver_id']),
+      )
       .with('history', (db) =>
         db
           .insertInto('package_status_history')
           .columns(['package_id', 'status', 'reason', 'actor_id', 'at'])
-          .expression(sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`),
+          .expression(
+            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
+          ),
       );
     // The job's end frees its driver in the same statement (the casts: Kysely's query creators are
     // invariant in their CTE types, and the release needs only `moved`'s id and driver_id).
-    const all = effects.releaseDriver ? (changes.with('released', (db) => releaseMovedDriver(db as never, set.updated_at) as never) as unknown as typeof changes) : changes;
+    const all = effects.releaseDriver
+      ? (changes.with(
+          'released',
+          (db) => releaseMovedDriver(db as never, set.updated_at) as never,
+        ) as unknown as typeof changes)
+      : changes;
     const query = all.selectFrom('moved').select(['business_id', 'driver_id']);
     // Prepared: one text per set of columns a transition writes (a handful).
     return (await runPrepared(trx, query.compile()))[0];
@@ -228,7 +313,18 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
   finishedOf(businessId: string, from: Date, to: Date, limit: number) {
     return this.db
       .selectFrom('packages')
-      .select(['id', 'reference', 'status', 'vehicle_type', 'country_id', 'created_at', 'finished_at', 'price_amount', 'price_currency', 'cancellation_fee'])
+      .select([
+        'id',
+        'reference',
+        'status',
+        'vehicle_type',
+        'country_id',
+        'created_at',
+        'finished_at',
+        'price_amount',
+        'price_currency',
+        'cancellation_fee',
+      ])
       .where('business_id', '=', businessId)
       .where('finished_at', '>=', from)
       .where('finished_at', '<', to)
@@ -242,8 +338,15 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return (await trx.selectFrom('packages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
   }
 
-  async addHistory(trx: Transaction<Database>, id: string, entry: { status: PackageStatus; reason: string | null; actorId: string | null; at: Date }): Promise<void> {
-    await trx.insertInto('package_status_history').values({ package_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at }).execute();
+  async addHistory(
+    trx: Transaction<Database>,
+    id: string,
+    entry: { status: PackageStatus; reason: string | null; actorId: string | null; at: Date },
+  ): Promise<void> {
+    await trx
+      .insertInto('package_status_history')
+      .values({ package_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at })
+      .execute();
   }
 
   async reserveCodeAttempt(id: string, maxAttempts: number): Promise<boolean> {

@@ -37,14 +37,27 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
       },
     },
     async (request, reply) =>
-      createOnce(idempotency, request, reply, 'POST /packages', (trx) => service.create(trx, request.auth, request.body), { announce: (created) => service.announce(created) }),
+      createOnce(
+        idempotency,
+        request,
+        reply,
+        'POST /packages',
+        (trx) => service.create(trx, request.auth, request.body),
+        { announce: (created) => service.announce(created) },
+      ),
   );
 
   app.get(
     '/packages',
     {
       onRequest: guard.required(),
-      schema: { tags, summary: 'List the packages the caller may see, newest first', security, querystring: PackageListQuery, response: { 200: PackagePage, ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'List the packages the caller may see, newest first',
+        security,
+        querystring: PackageListQuery,
+        response: { 200: PackagePage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => service.list(request.auth, request.query),
   );
@@ -55,7 +68,8 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
       onRequest: guard.required(['BUSINESS']),
       schema: {
         tags: ['businesses', ...tags],
-        summary: "The business's packages that reached a final status in [from, to), with prices, fees and totals per currency (CSV with Accept: text/csv or format=csv)",
+        summary:
+          "The business's packages that reached a final status in [from, to), with prices, fees and totals per currency (CSV with Accept: text/csv or format=csv)",
         security,
         querystring: StatementQuery,
         response: {
@@ -63,7 +77,13 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
             description: 'The statement',
             content: {
               'application/json': { schema: StatementResponse },
-              'text/csv': { schema: { type: 'string', description: 'RFC 4180 with a header row: a PACKAGE row per item, then a TOTAL row per currency; amounts in minor units' } },
+              'text/csv': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'RFC 4180 with a header row: a PACKAGE row per item, then a TOTAL row per currency; amounts in minor units',
+                },
+              },
             },
           },
           ...errors(400, 401, 403),
@@ -72,10 +92,15 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     },
     async (request, reply) => {
       const statement = await service.statement(request.auth, request.query);
-      const csv = request.query.format === 'csv' || (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
+      const csv =
+        request.query.format === 'csv' ||
+        (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
       if (!csv) return statement;
       const name = `statement-${statement.from.slice(0, 10)}-${statement.to.slice(0, 10)}.csv`;
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${name}"`).send(statementCsv(statement));
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${name}"`)
+        .send(statementCsv(statement));
     },
   );
 
@@ -83,7 +108,13 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     '/packages/:id',
     {
       onRequest: guard.required(),
-      schema: { tags, summary: 'Get a package (the polling endpoint)', security, params: IdParams, response: { 200: PackageResponse, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Get a package (the polling endpoint)',
+        security,
+        params: IdParams,
+        response: { 200: PackageResponse, ...errors(400, 401, 403, 404) },
+      },
     },
     // The package's JSON comes ready from PostgreSQL (or the read cache): sent as it is.
     async (request, reply) => {
@@ -92,18 +123,58 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
   );
 
   const step = jobSteps(app, guard, { collection: 'packages', tags, response: PackageResponse, idempotency });
-  step('accept', 'Take a PENDING package (eligible driver; first wins, the others get 409)', (id, r, record) => service.accept(id, r.auth, record), ['DRIVER']);
-  step('pickup', 'Mark the package picked up (assigned driver)', (id, r, record) => service.pickup(id, r.auth, record), ['DRIVER']);
-  step('start', 'Start the delivery: IN_TRANSIT (assigned driver)', (id, r, record) => service.start(id, r.auth, record), ['DRIVER']);
-  step('deliver', 'Mark the package delivered, with its delivery code when one was set (assigned driver)', (id, r, record) => service.deliver(id, r.auth, r.body ?? {}, record), ['DRIVER'], DeliverBody);
-  step('release', 'Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again', (id, r, record) => service.release(id, r.auth, r.body.reason, record), ['DRIVER'], ReleaseBody);
-  step('fail', 'Mark the delivery failed, with a reason (assigned driver or admin)', (id, r, record) => service.fail(id, r.auth, r.body.reason, record), ['DRIVER', 'ADMIN'], FailBody);
+  step(
+    'accept',
+    'Take a PENDING package (eligible driver; first wins, the others get 409)',
+    (id, r, record) => service.accept(id, r.auth, record),
+    ['DRIVER'],
+  );
+  step(
+    'pickup',
+    'Mark the package picked up (assigned driver)',
+    (id, r, record) => service.pickup(id, r.auth, record),
+    ['DRIVER'],
+  );
+  step(
+    'start',
+    'Start the delivery: IN_TRANSIT (assigned driver)',
+    (id, r, record) => service.start(id, r.auth, record),
+    ['DRIVER'],
+  );
+  step(
+    'deliver',
+    'Mark the package delivered, with its delivery code when one was set (assigned driver)',
+    (id, r, record) => service.deliver(id, r.auth, r.body ?? {}, record),
+    ['DRIVER'],
+    DeliverBody,
+  );
+  step(
+    'release',
+    'Hand an ASSIGNED package back before pickup (assigned driver or admin): PENDING again, back in dispatch, never offered to that driver again',
+    (id, r, record) => service.release(id, r.auth, r.body.reason, record),
+    ['DRIVER'],
+    ReleaseBody,
+  );
+  step(
+    'fail',
+    'Mark the delivery failed, with a reason (assigned driver or admin)',
+    (id, r, record) => service.fail(id, r.auth, r.body.reason, record),
+    ['DRIVER', 'ADMIN'],
+    FailBody,
+  );
 
   app.post(
     '/packages/:id/assign',
     {
       onRequest: guard.required(['ADMIN', 'COMPANY']),
-      schema: { tags, summary: 'Assign a PENDING package to a driver (admin; a company for its own drivers)', security, params: IdParams, body: AssignBody, response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409) } },
+      schema: {
+        tags,
+        summary: 'Assign a PENDING package to a driver (admin; a company for its own drivers)',
+        security,
+        params: IdParams,
+        body: AssignBody,
+        response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409) },
+      },
     },
     async (request) => service.assign(request.params.id, request.auth, request.body.driverId),
   );
@@ -113,9 +184,18 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     {
       onRequest: guard.required(['BUSINESS', 'CUSTOMER', 'ADMIN']),
       preValidation: optionalBody,
-      schema: { tags, summary: 'Cancel a PENDING or ASSIGNED package (creator or admin; honours Idempotency-Key)', security, params: IdParams, body: CancelBody, response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409, 422) } },
+      schema: {
+        tags,
+        summary: 'Cancel a PENDING or ASSIGNED package (creator or admin; honours Idempotency-Key)',
+        security,
+        params: IdParams,
+        body: CancelBody,
+        response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409, 422) },
+      },
     },
     async (request, reply) =>
-      stepOnce(idempotency, request, reply, `POST /packages/${request.params.id}/cancel`, 200, (record) => service.cancel(request.params.id, request.auth, request.body?.reason, record)),
+      stepOnce(idempotency, request, reply, `POST /packages/${request.params.id}/cancel`, 200, (record) =>
+        service.cancel(request.params.id, request.auth, request.body?.reason, record),
+      ),
   );
 };

@@ -2,7 +2,18 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, EarningsField, Money, NullableMoney, ParcelSize, PaymentMethod, QuoteIdField, StatusHistoryItem, ViewerMoneyFields } from '../jobs/jobs.schemas.js';
+import {
+  DispatchInfo,
+  DriverSummary,
+  EarningsField,
+  Money,
+  NullableMoney,
+  ParcelSize,
+  PaymentMethod,
+  QuoteIdField,
+  StatusHistoryItem,
+  ViewerMoneyFields,
+} from '../jobs/jobs.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -32,8 +43,16 @@ export const ProofKind = Type.Union([Type.Literal('PHOTO'), Type.Literal('SIGNAT
 /** The proof of delivery as packages show it: API paths that need the bearer header (never public links). */
 export const ProofView = Type.Object(
   {
-    photoUrl: Type.Optional(Type.String({ description: 'API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo' })),
-    signatureUrl: Type.Optional(Type.String({ description: 'API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature' })),
+    photoUrl: Type.Optional(
+      Type.String({
+        description: 'API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo',
+      }),
+    ),
+    signatureUrl: Type.Optional(
+      Type.String({
+        description: 'API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature',
+      }),
+    ),
     recipientName: Type.Optional(Type.String()),
     at: DateTime,
   },
@@ -50,19 +69,33 @@ export const CreatePackageBody = Body({
   reference: Type.Optional(Text(100)),
   requireDeliveryCode: Type.Optional(Type.Boolean()),
   quoteId: QuoteIdField,
-  notifyRecipient: Type.Optional(Type.Boolean({ description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT' })),
+  notifyRecipient: Type.Optional(
+    Type.Boolean({
+      description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT',
+    }),
+  ),
   paymentMethod: Type.Optional(PaymentMethod),
   cashOnDelivery: Type.Optional(
     Body(
-      { amount: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: "in the minor unit of the country's currency, at most the country's codMax" }) },
-      { description: 'Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver' },
+      {
+        amount: Type.Integer({
+          minimum: 1,
+          maximum: 1_000_000_000_000,
+          description: "in the minor unit of the country's currency, at most the country's codMax",
+        }),
+      },
+      {
+        description:
+          'Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver',
+      },
     ),
   ),
   proofRequired: Type.Optional(
     Type.Array(ProofKind, {
       uniqueItems: true,
       maxItems: 2,
-      description: 'Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise)',
+      description:
+        'Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise)',
     }),
   ),
 });
@@ -71,7 +104,8 @@ export type CreatePackageBody = Static<typeof CreatePackageBody>;
 export const PackageStatus = Type.Union(PACKAGE_STATUSES.map((status) => Type.Literal(status)));
 
 /** What a company may not see of a PENDING package none of its drivers holds (contract section 9). */
-const HIDDEN_FROM_COMPANIES = "absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs)";
+const HIDDEN_FROM_COMPANIES =
+  "absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs)";
 
 const described = <T extends TSchema>(schema: T, description: string): T => ({ ...schema, description });
 
@@ -91,8 +125,12 @@ const packageProperties = {
   vehicleType: VehicleType,
   countryId: Type.String(),
   businessId: Nullable(Type.String()),
-  customerId: Type.Optional(described(Nullable(Type.String()), `The customer it names (null: none); ${HIDDEN_FROM_COMPANIES}`)),
-  reference: Type.Optional(described(Nullable(Type.String()), `The creator's own reference (null: none); ${HIDDEN_FROM_COMPANIES}`)),
+  customerId: Type.Optional(
+    described(Nullable(Type.String()), `The customer it names (null: none); ${HIDDEN_FROM_COMPANIES}`),
+  ),
+  reference: Type.Optional(
+    described(Nullable(Type.String()), `The creator's own reference (null: none); ${HIDDEN_FROM_COMPANIES}`),
+  ),
   pickup: StopView,
   dropoff: StopView,
   parcel: Parcel,
@@ -101,14 +139,27 @@ const packageProperties = {
   createdAt: DateTime,
   updatedAt: DateTime,
   dispatch: DispatchInfo,
-  price: NullableMoney('Locked from the quote, or computed at creation; null only for packages created before prices existed'),
+  price: NullableMoney(
+    'Locked from the quote, or computed at creation; null only for packages created before prices existed',
+  ),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
   paymentMethod: Type.Optional(PaymentMethod),
   cashOnDelivery: Type.Optional(
-    Nullable(Type.Object(Money.properties, { additionalProperties: false, description: 'Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins' })),
+    Nullable(
+      Type.Object(Money.properties, {
+        additionalProperties: false,
+        description:
+          'Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins',
+      }),
+    ),
   ),
   cashCollected: Type.Optional(
-    Nullable(Type.Object(Money.properties, { additionalProperties: false, description: 'The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery' })),
+    Nullable(
+      Type.Object(Money.properties, {
+        additionalProperties: false,
+        description: 'The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery',
+      }),
+    ),
   ),
   earnings: EarningsField,
   ...ViewerMoneyFields,
@@ -136,7 +187,9 @@ export type FullPackage = PackageResponse & {
   dropoff: Static<typeof Stop>;
 };
 
-const trackingUrl = Type.String({ description: 'Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate' });
+const trackingUrl = Type.String({
+  description: 'Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate',
+});
 
 /** The creator's 201: the whole package plus, when asked for, its delivery code (shown only here). */
 export const CreatedPackageResponse = Type.Object({
@@ -149,14 +202,24 @@ export const CreatedPackageResponse = Type.Object({
   deliveryCode: Type.Optional(Type.String({ pattern: '^[0-9]{4}$' })),
 });
 
-export const PackageListQuery = Type.Object({ ...PaginationQuery.properties, status: Type.Optional(PackageStatus) }, { additionalProperties: false });
+export const PackageListQuery = Type.Object(
+  { ...PaginationQuery.properties, status: Type.Optional(PackageStatus) },
+  { additionalProperties: false },
+);
 export type PackageListQuery = Static<typeof PackageListQuery>;
 export const PackagePage = pageSchema(PackageResponse);
 
 export const DeliverBody = Body({
   deliveryCode: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: '4 digits' })),
   recipientName: Type.Optional(Text(200)),
-  cashCollected: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_000_000_000, description: "Required for a package with cash on delivery: the cash collected, in minor units; must equal cashOnDelivery.amount (409 COD_MISMATCH)" })),
+  cashCollected: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 2_000_000_000,
+      description:
+        'Required for a package with cash on delivery: the cash collected, in minor units; must equal cashOnDelivery.amount (409 COD_MISMATCH)',
+    }),
+  ),
 });
 export const FailBody = Body({ reason: Text(500) });
 export const CancelBody = Body({ reason: Type.Optional(Text(500)) });

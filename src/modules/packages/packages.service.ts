@@ -14,12 +14,25 @@ import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.j
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeFor, cancellationFeeNow, money, priceColumns, priceNewJob, viewerMoney, type JobPricing } from '../jobs/job-price.js';
+import {
+  cancellationFeeFor,
+  cancellationFeeNow,
+  money,
+  priceColumns,
+  priceNewJob,
+  viewerMoney,
+  type JobPricing,
+} from '../jobs/job-price.js';
 import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher } from '../jobs/lifecycle.js';
 import { countryMoney, customerExists, findDriver } from '../jobs/references.repository.js';
 import { jobEarnings, moneyFacts, seesEarnings, type JobMoneyHook } from '../jobs/job-money.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
-import { checkPackageTransition, FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
+import {
+  checkPackageTransition,
+  FINAL_PACKAGE_STATUSES,
+  PACKAGE_TRANSITIONS,
+  type PackageActor,
+} from './package-status.js';
 import type { PackageJsonRow, PackageRow, PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, FullPackage, PackageListQuery, PackageResponse } from './packages.schemas.js';
 import { buildStatement } from './statement.js';
@@ -78,16 +91,34 @@ type MoveOptions = {
 /** The columns the viewer-dependent fields (cash on delivery, earnings) are computed from: both reads have them. */
 type MoneyRow = Pick<
   PackageRow,
-  'id' | 'status' | 'created_by' | 'driver_id' | 'driver_company_id' | 'payment_method' | 'commission_rate' | 'price_amount' | 'price_currency' | 'price_breakdown' | 'price_inputs' | 'cancellation_fee' | 'cod_amount' | 'cash_collected'
+  | 'id'
+  | 'status'
+  | 'created_by'
+  | 'driver_id'
+  | 'driver_company_id'
+  | 'payment_method'
+  | 'commission_rate'
+  | 'price_amount'
+  | 'price_currency'
+  | 'price_breakdown'
+  | 'price_inputs'
+  | 'cancellation_fee'
+  | 'cod_amount'
+  | 'cash_collected'
 > & { tip_amount: number | null; tip_currency: string | null };
 /** text[] as the driver returns it: an array (pg, PGlite), or the literal '{PHOTO,SIGNATURE}'. */
 export function proofKinds(value: ProofKind[] | string): ProofKind[] {
   if (Array.isArray(value)) return value;
-  return value.replace(/^\{|\}$/g, '').split(',').filter((kind): kind is ProofKind => kind === 'PHOTO' || kind === 'SIGNATURE');
+  return value
+    .replace(/^\{|\}$/g, '')
+    .split(',')
+    .filter((kind): kind is ProofKind => kind === 'PHOTO' || kind === 'SIGNATURE');
 }
 
 /** The `proof` field: API paths to the images (served with the bearer header), never public links. */
-export function proofOf(row: Pick<PackageRow, 'id' | 'proof_photo_key' | 'proof_signature_key' | 'proof_recipient_name' | 'proof_at'>): ProofJson | null {
+export function proofOf(
+  row: Pick<PackageRow, 'id' | 'proof_photo_key' | 'proof_signature_key' | 'proof_recipient_name' | 'proof_at'>,
+): ProofJson | null {
   if (!row.proof_at) return null;
   return {
     ...(row.proof_photo_key ? { photoUrl: `/api/packages/${row.id}/proof/photo` } : {}),
@@ -98,8 +129,12 @@ export function proofOf(row: Pick<PackageRow, 'id' | 'proof_photo_key' | 'proof_
 }
 
 /** The proof a package requires that its driver has not sent yet. */
-export function missingProof(row: Pick<PackageRow, 'proof_required' | 'proof_photo_key' | 'proof_signature_key'>): ProofKind[] {
-  return proofKinds(row.proof_required).filter((kind) => (kind === 'PHOTO' ? !row.proof_photo_key : !row.proof_signature_key));
+export function missingProof(
+  row: Pick<PackageRow, 'proof_required' | 'proof_photo_key' | 'proof_signature_key'>,
+): ProofKind[] {
+  return proofKinds(row.proof_required).filter((kind) =>
+    kind === 'PHOTO' ? !row.proof_photo_key : !row.proof_signature_key,
+  );
 }
 
 type ProofJson = NonNullable<PackageResponse['proof']>;
@@ -119,11 +154,19 @@ type ShownJsonRow = PackageJsonRow & { linkAt: number };
 
 export class PackageService {
   private readonly codeKey: Buffer;
-  private readonly readCache = new LRUCache<string, { row: ShownJsonRow; readAt: number }>({ max: READ_CACHE_MAX, ttl: READ_CACHE_TTL_NO_DRIVER_MS });
+  private readonly readCache = new LRUCache<string, { row: ShownJsonRow; readAt: number }>({
+    max: READ_CACHE_MAX,
+    ttl: READ_CACHE_TTL_NO_DRIVER_MS,
+  });
   /** Bumped by every invalidation: a read that overlapped a change is not cached. */
   private cacheEpoch = 0;
   private readonly unsubscribe: () => void;
-  private readonly lifecycle: JobLifecycle<PackageStatus, PackageActor, (typeof PACKAGE_TRANSITIONS)[number]['event'], PackageRow>;
+  private readonly lifecycle: JobLifecycle<
+    PackageStatus,
+    PackageActor,
+    (typeof PACKAGE_TRANSITIONS)[number]['event'],
+    PackageRow
+  >;
   private readonly repo: PackagesRepository;
   /** Packages created with notifyRecipient whose creation message waits for announce (after commit). */
   private readonly notifyOnAnnounce = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
@@ -139,13 +182,23 @@ export class PackageService {
       finals: FINAL_PACKAGE_STATUSES,
       store: deps.repo,
       // The outbox row commits exactly when the change does.
-      inTransaction: (trx, c) => recordDeliveryEvent(trx, { packageId: c.jobId, businessId: c.businessId, event: c.event, status: c.status, occurredAt: c.at }),
+      inTransaction: (trx, c) =>
+        recordDeliveryEvent(trx, {
+          packageId: c.jobId,
+          businessId: c.businessId,
+          event: c.event,
+          status: c.status,
+          occurredAt: c.at,
+        }),
       afterCommit: () => deps.bus.publish('webhooks.wake', {}),
       moneyFacts: (row) =>
         moneyFacts('PACKAGE', row, {
-          payer: row.business_id ? { kind: 'BUSINESS', partyId: row.business_id } : { kind: 'CUSTOMER', partyId: row.created_by },
+          payer: row.business_id
+            ? { kind: 'BUSINESS', partyId: row.business_id }
+            : { kind: 'CUSTOMER', partyId: row.created_by },
           amount: row.price_amount,
-          cashOnDelivery: row.cod_amount !== null && row.business_id ? { amount: row.cod_amount, businessId: row.business_id } : null,
+          cashOnDelivery:
+            row.cod_amount !== null && row.business_id ? { amount: row.cod_amount, businessId: row.business_id } : null,
         }),
     });
     const offChanged = deps.bus.subscribe('job.changed', ({ jobType, jobId }) => {
@@ -185,7 +238,10 @@ export class PackageService {
     this.readCache.clear();
   }
 
-  static canSee(row: Pick<PackageRow, 'created_by' | 'customer_id' | 'driver_id' | 'driver_company_id'>, auth: AuthContext): boolean {
+  static canSee(
+    row: Pick<PackageRow, 'created_by' | 'customer_id' | 'driver_id' | 'driver_company_id'>,
+    auth: AuthContext,
+  ): boolean {
     if (auth.role === 'ADMIN' || auth.userId === row.created_by || auth.userId === row.customer_id) return true;
     return isDriverSide(row, auth);
   }
@@ -261,14 +317,19 @@ export class PackageService {
     const cod =
       auth.role === 'CUSTOMER'
         ? {}
-        : { cashOnDelivery: money(row.cod_amount, row.price_currency), cashCollected: money(row.cash_collected, row.price_currency) };
+        : {
+            cashOnDelivery: money(row.cod_amount, row.price_currency),
+            cashCollected: money(row.cash_collected, row.price_currency),
+          };
     const earnings = seesEarnings(row, auth) ? jobEarnings(row, row.price_amount, tips.get(row.id) ?? 0) : null;
     return { ...cod, ...(earnings ? { earnings } : {}) };
   }
 
   /** The tips of the packages whose earnings this caller sees: the `tips` row each read joins (booked in its transaction with the ledger's entries). */
   private tipsFor(rows: MoneyRow[], auth: AuthContext): Map<string, number> {
-    return new Map(rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => [r.id, r.tip_amount ?? 0]));
+    return new Map(
+      rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => [r.id, r.tip_amount ?? 0]),
+    );
   }
 
   /** The package as this caller sees it after an action of its own, with the viewer-dependent fields. */
@@ -280,13 +341,17 @@ export class PackageService {
 
   /** The tip and cancellationFeeNow as this viewer may see them (contract section 20). */
   private moneyFor(row: MoneyRow, auth: AuthContext) {
-    return viewerMoney({ creatorId: row.created_by, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, {
-      tip: money(row.tip_amount, row.tip_currency),
-      cancellationFeeNow: cancellationFeeNow(this.deps.pricing, row, {
-        creatorMayCancel: checkPackageTransition(row.status, 'CANCELLED', 'CREATOR').ok,
-        afterAssignment: row.status !== 'PENDING',
-      }),
-    });
+    return viewerMoney(
+      { creatorId: row.created_by, driverId: row.driver_id, driverCompanyId: row.driver_company_id },
+      auth,
+      {
+        tip: money(row.tip_amount, row.tip_currency),
+        cancellationFeeNow: cancellationFeeNow(this.deps.pricing, row, {
+          creatorMayCancel: checkPackageTransition(row.status, 'CANCELLED', 'CREATOR').ok,
+          afterAssignment: row.status !== 'PENDING',
+        }),
+      },
+    );
   }
 
   respond(row: PackageRow): FullPackage {
@@ -295,7 +360,10 @@ export class PackageService {
 
   /** The package as this caller may see it. */
   respondTo(row: PackageRow, auth: AuthContext): PackageResponse {
-    return { ...PackageService.shown(this.respond(row), PackageService.viewFor(row, auth)), ...this.moneyFor(row, auth) };
+    return {
+      ...PackageService.shown(this.respond(row), PackageService.viewFor(row, auth)),
+      ...this.moneyFor(row, auth),
+    };
   }
 
   /** The JSON text built by PostgreSQL, with the tracking link (derived from a secret) added here. */
@@ -313,21 +381,25 @@ export class PackageService {
       .map(([key, value]) => `,"${key}":${JSON.stringify(value)}`)
       .join('');
     const head = row.body.slice(0, row.linkAt);
-    return PackageService.viewFor(row, auth) === 'FULL' ? `${head}${extra}${row.body.slice(row.linkAt)}` : `${head}${extra}}`;
+    return PackageService.viewFor(row, auth) === 'FULL'
+      ? `${head}${extra}${row.body.slice(row.linkAt)}`
+      : `${head}${extra}}`;
   }
 
   /** GET /packages/:id: the package as JSON text (see PACKAGE_JSON_BY_IDS), from the read cache when it can. */
   async getJson(id: string, auth: AuthContext): Promise<string> {
     const cached = this.readCache.get(id);
     // While changes elsewhere may go unannounced (Redis away), only an entry read within the last second serves.
-    if (cached && (this.deps.bus.reliable || performance.now() - cached.readAt <= READ_CACHE_TTL_MS)) return this.jsonFor(cached.row, auth);
+    if (cached && (this.deps.bus.reliable || performance.now() - cached.readAt <= READ_CACHE_TTL_MS))
+      return this.jsonFor(cached.row, auth);
     const epoch = this.cacheEpoch;
     const readAt = performance.now();
     const stored = await this.repo.loadJson(id);
     if (!stored) throw packageNotFound();
     const row = this.withTrackingUrl(stored);
     // (The cache's lifetimes run on a monotonic clock; business time is deps.clock.)
-    if (epoch === this.cacheEpoch) this.readCache.set(id, { row, readAt }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
+    if (epoch === this.cacheEpoch)
+      this.readCache.set(id, { row, readAt }, { ttl: row.driver_id ? READ_CACHE_TTL_MS : READ_CACHE_TTL_NO_DRIVER_MS });
     return this.jsonFor(row, auth);
   }
 
@@ -349,8 +421,12 @@ export class PackageService {
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody) {
-    for (const [field, stop] of [['pickup', body.pickup], ['dropoff', body.dropoff]] as const) {
-      if (!isValidPhoneNumber(stop.contactPhone)) throw badRequest(`body.${field}.contactPhone must be a valid phone number`);
+    for (const [field, stop] of [
+      ['pickup', body.pickup],
+      ['dropoff', body.dropoff],
+    ] as const) {
+      if (!isValidPhoneNumber(stop.contactPhone))
+        throw badRequest(`body.${field}.contactPhone must be a valid phone number`);
     }
     let customerId: string | null = body.customerId ?? null;
     if (auth.role === 'CUSTOMER') {
@@ -382,38 +458,49 @@ export class PackageService {
     const trackingNonce = randomBytes(16).toString('base64url');
     const deliveryCode = body.requireDeliveryCode ? String(randomInt(0, 10_000)).padStart(4, '0') : undefined;
     await this.repo.insert(trx, {
-        ...priceColumns(price),
-        id,
-        status: 'PENDING',
-        vehicle_type: body.vehicleType,
-        country_id: body.countryId,
-        created_by: auth.userId,
-        business_id: auth.role === 'BUSINESS' ? auth.userId : null,
-        customer_id: customerId,
-        driver_id: null,
-        reference: body.reference ?? null,
-        pickup: JSON.stringify(body.pickup),
-        dropoff: JSON.stringify(body.dropoff),
-        parcel: JSON.stringify(body.parcel),
-        pickup_lat: body.pickup.location.lat,
-        pickup_lng: body.pickup.location.lng,
-        delivery_code_hash: deliveryCode ? this.hashCode(id, deliveryCode) : null,
-        recipient_name: null,
-        tracking_nonce: trackingNonce,
-        tracking_token_hash: this.deps.links.hashFor(id, trackingNonce),
-        notify_recipient: body.notifyRecipient ?? false,
-        payment_method: paymentMethod,
-        commission_rate: commissionRate,
-        cod_amount: codAmount,
-        proof_required: `{${(body.proofRequired ?? []).join(',')}}`,
-        created_at: now,
+      ...priceColumns(price),
+      id,
+      status: 'PENDING',
+      vehicle_type: body.vehicleType,
+      country_id: body.countryId,
+      created_by: auth.userId,
+      business_id: auth.role === 'BUSINESS' ? auth.userId : null,
+      customer_id: customerId,
+      driver_id: null,
+      reference: body.reference ?? null,
+      pickup: JSON.stringify(body.pickup),
+      dropoff: JSON.stringify(body.dropoff),
+      parcel: JSON.stringify(body.parcel),
+      pickup_lat: body.pickup.location.lat,
+      pickup_lng: body.pickup.location.lng,
+      delivery_code_hash: deliveryCode ? this.hashCode(id, deliveryCode) : null,
+      recipient_name: null,
+      tracking_nonce: trackingNonce,
+      tracking_token_hash: this.deps.links.hashFor(id, trackingNonce),
+      notify_recipient: body.notifyRecipient ?? false,
+      payment_method: paymentMethod,
+      commission_rate: commissionRate,
+      cod_amount: codAmount,
+      proof_required: `{${(body.proofRequired ?? []).join(',')}}`,
+      created_at: now,
       updated_at: now,
     });
     if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
     await this.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
-    await this.deps.dispatch?.enroll(trx, { jobType: 'PACKAGE', jobId: id, vehicleType: body.vehicleType, ...body.pickup.location, at: now });
+    await this.deps.dispatch?.enroll(trx, {
+      jobType: 'PACKAGE',
+      jobId: id,
+      vehicleType: body.vehicleType,
+      ...body.pickup.location,
+      at: now,
+    });
     const row = (await this.repo.load(id, trx))!;
-    return { ...this.respond(row), ...this.moneyFor(row, auth), ...PackageService.moneyFields(row, auth, new Map()), ...(deliveryCode ? { deliveryCode } : {}) };
+    return {
+      ...this.respond(row),
+      ...this.moneyFor(row, auth),
+      ...PackageService.moneyFields(row, auth, new Map()),
+      ...(deliveryCode ? { deliveryCode } : {}),
+    };
   }
 
   /**
@@ -426,21 +513,32 @@ export class PackageService {
       if (body.paymentMethod !== undefined && body.paymentMethod !== 'CASH') {
         throw badRequest("A customer's job is paid in cash: paymentMethod must be CASH", 'PAYMENT_METHOD_NOT_ALLOWED');
       }
-      if (body.cashOnDelivery !== undefined) throw badRequest('Cash on delivery is for business packages only', 'CASH_ON_DELIVERY_NOT_ALLOWED');
+      if (body.cashOnDelivery !== undefined)
+        throw badRequest('Cash on delivery is for business packages only', 'CASH_ON_DELIVERY_NOT_ALLOWED');
       return { paymentMethod: 'CASH' as const, codAmount: null };
     }
     const amount = body.cashOnDelivery?.amount;
     if (amount !== undefined && amount > codMax) {
-      throw badRequest(`body.cashOnDelivery.amount must be at most ${codMax} (the country's codMax, in minor units)`, 'CASH_ON_DELIVERY_TOO_LARGE');
+      throw badRequest(
+        `body.cashOnDelivery.amount must be at most ${codMax} (the country's codMax, in minor units)`,
+        'CASH_ON_DELIVERY_TOO_LARGE',
+      );
     }
     return { paymentMethod: body.paymentMethod ?? 'ACCOUNT', codAmount: amount ?? null };
   }
 
   announce(pkg: FullPackage): number {
     // Here, not in create: after commit, and not again for an idempotent replay.
-    if (this.notifyOnAnnounce.delete(pkg.id)) this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
+    if (this.notifyOnAnnounce.delete(pkg.id))
+      this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
     const { lat, lng } = pkg.pickup.location;
-    return this.lifecycle.offerNearby({ id: pkg.id, vehicleType: pkg.vehicleType, lat, lng, parcelSize: pkg.parcel.size ?? null });
+    return this.lifecycle.offerNearby({
+      id: pkg.id,
+      vehicleType: pkg.vehicleType,
+      lat,
+      lng,
+      parcelSize: pkg.parcel.size ?? null,
+    });
   }
 
   async accept(id: string, auth: AuthContext, record?: RecordAnswer): Promise<PackageResponse> {
@@ -453,18 +551,29 @@ export class PackageService {
   async assign(id: string, auth: AuthContext, driverId: string): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row) throw packageNotFound();
-    if (auth.role === 'COMPANY' && row.status !== 'PENDING' && !PackageService.canSee(row, auth)) throw packageNotFound();
+    if (auth.role === 'COMPANY' && row.status !== 'PENDING' && !PackageService.canSee(row, auth))
+      throw packageNotFound();
     const driver = await findDriver(this.deps.db, driverId);
-    if (!driver || (auth.role === 'COMPANY' && driver.company_id !== auth.userId)) throw notFound('Driver not found', 'DRIVER_NOT_FOUND');
+    if (!driver || (auth.role === 'COMPANY' && driver.company_id !== auth.userId))
+      throw notFound('Driver not found', 'DRIVER_NOT_FOUND');
     return this.assignTo(row, driverId, auth.role === 'ADMIN' ? 'ADMIN' : 'COMPANY', auth);
   }
 
-  private async assignTo(row: PackageRow, driverId: string, actor: PackageActor, auth: AuthContext, record?: RecordAnswer): Promise<PackageResponse> {
+  private async assignTo(
+    row: PackageRow,
+    driverId: string,
+    actor: PackageActor,
+    auth: AuthContext,
+    record?: RecordAnswer,
+  ): Promise<PackageResponse> {
     const actorId = auth.userId;
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
     const view = actor === 'COMPANY' ? 'NO_LINK' : 'FULL';
     // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
-    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, { allowReleased: actor === 'ADMIN', answer: this.answer(auth, record, view) });
+    const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, {
+      allowReleased: actor === 'ADMIN',
+      answer: this.answer(auth, record, view),
+    });
     return this.present(assigned, auth, view);
   }
 
@@ -475,7 +584,8 @@ export class PackageService {
   async start(id: string, auth: AuthContext, record?: RecordAnswer) {
     const row = await this.moveRow(id, auth, 'IN_TRANSIT', { record });
     const started = this.respond(row);
-    if (row.notify_recipient) this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
+    if (row.notify_recipient)
+      this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
     return this.present(row, auth);
   }
 
@@ -496,7 +606,12 @@ export class PackageService {
     });
   }
 
-  deliver(id: string, auth: AuthContext, body: { deliveryCode?: string; recipientName?: string; cashCollected?: number }, record?: RecordAnswer) {
+  deliver(
+    id: string,
+    auth: AuthContext,
+    body: { deliveryCode?: string; recipientName?: string; cashCollected?: number },
+    record?: RecordAnswer,
+  ) {
     return this.move(id, auth, 'DELIVERED', {
       recipientName: body.recipientName,
       record,
@@ -506,21 +621,35 @@ export class PackageService {
         // Before the code: a missing photo does not cost one of the code's attempts.
         const missing = missingProof(row);
         if (missing.length) {
-          throw conflict(`This package needs ${missing.map((k) => (k === 'PHOTO' ? 'a photo' : 'a signature')).join(' and ')} as proof of delivery first (POST /packages/:id/proof)`, 'PROOF_REQUIRED');
+          throw conflict(
+            `This package needs ${missing.map((k) => (k === 'PHOTO' ? 'a photo' : 'a signature')).join(' and ')} as proof of delivery first (POST /packages/:id/proof)`,
+            'PROOF_REQUIRED',
+          );
         }
         if (row.cod_amount !== null) {
           if (body.cashCollected === undefined) {
-            throw badRequest(`This package has cash on delivery: send cashCollected (${row.cod_amount} ${row.price_currency ?? ''} in minor units)`.replace(' )', ')'), 'CASH_COLLECTED_REQUIRED');
+            throw badRequest(
+              `This package has cash on delivery: send cashCollected (${row.cod_amount} ${row.price_currency ?? ''} in minor units)`.replace(
+                ' )',
+                ')',
+              ),
+              'CASH_COLLECTED_REQUIRED',
+            );
           }
           if (body.cashCollected !== row.cod_amount) {
-            throw conflict(`cashCollected (${body.cashCollected}) is not the cash on delivery (${row.cod_amount}): collect the whole amount`, 'COD_MISMATCH');
+            throw conflict(
+              `cashCollected (${body.cashCollected}) is not the cash on delivery (${row.cod_amount}): collect the whole amount`,
+              'COD_MISMATCH',
+            );
           }
         }
         if (row.delivery_code_hash === null) return;
-        if (body.deliveryCode === undefined) throw badRequest('This package needs its deliveryCode to be delivered', 'DELIVERY_CODE_REQUIRED');
+        if (body.deliveryCode === undefined)
+          throw badRequest('This package needs its deliveryCode to be delivered', 'DELIVERY_CODE_REQUIRED');
         // Reserve the attempt before comparing, in one conditional statement, so that parallel guesses
         // cannot test more codes than the limit allows.
-        if (!(await this.repo.reserveCodeAttempt(row.id, MAX_DELIVERY_CODE_ATTEMPTS))) throw forbidden('Too many wrong delivery codes; contact support', 'DELIVERY_CODE_LOCKED');
+        if (!(await this.repo.reserveCodeAttempt(row.id, MAX_DELIVERY_CODE_ATTEMPTS)))
+          throw forbidden('Too many wrong delivery codes; contact support', 'DELIVERY_CODE_LOCKED');
         const expected = Buffer.from(row.delivery_code_hash, 'hex');
         const given = Buffer.from(this.hashCode(row.id, body.deliveryCode), 'hex');
         if (!timingSafeEqual(expected, given)) {
@@ -533,26 +662,48 @@ export class PackageService {
   /** Hands an ASSIGNED package back (its driver before pickup, or an admin): PENDING again, back in dispatch. */
   async release(id: string, auth: AuthContext, reason: string | null, record?: RecordAnswer): Promise<PackageResponse> {
     const row = await this.repo.load(id);
-    if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
-    return this.present(await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason, this.answer(auth, record)), auth);
+    if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id))
+      throw packageNotFound();
+    return this.present(
+      await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason, this.answer(auth, record)),
+      auth,
+    );
   }
 
   /** Stores a keyed request's answer (the package as `present` shows it) in the change's transaction. */
   private answer(auth: AuthContext, record: RecordAnswer | undefined, view: PackageView = 'FULL') {
-    return record && (async (trx: Transaction<Database>, row: PackageRow) => record(trx, await this.present(row, auth, view)));
+    return (
+      record &&
+      (async (trx: Transaction<Database>, row: PackageRow) => record(trx, await this.present(row, auth, view)))
+    );
   }
 
-  private async move(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageResponse> {
+  private async move(
+    id: string,
+    auth: AuthContext,
+    to: PackageStatus,
+    options: MoveOptions = {},
+  ): Promise<PackageResponse> {
     return this.present(await this.moveRow(id, auth, to, options), auth);
   }
 
-  private async moveRow(id: string, auth: AuthContext, to: PackageStatus, options: MoveOptions = {}): Promise<PackageRow> {
+  private async moveRow(
+    id: string,
+    auth: AuthContext,
+    to: PackageStatus,
+    options: MoveOptions = {},
+  ): Promise<PackageRow> {
     const row = await this.repo.load(id);
     if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
     const event = this.lifecycle.check(row.status, to, PackageService.actorFor(row, auth));
     await options.before?.(row);
     const { reason, recipientName } = options;
-    return this.lifecycle.transition(row, to, event, auth.userId, { reason, recipientName, set: options.set?.(row), answer: this.answer(auth, options.record) });
+    return this.lifecycle.transition(row, to, event, auth.userId, {
+      reason,
+      recipientName,
+      set: options.set?.(row),
+      answer: this.answer(auth, options.record),
+    });
   }
 
   private hashCode(packageId: string, code: string): string {

@@ -3,19 +3,28 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Nullable, VehicleType } from '../../shared/schemas.js';
 
 const Bound = (what: string) =>
-  Type.String({ minLength: 10, maxLength: 40, description: `${what}: a date (midnight UTC) or an ISO 8601 instant with Z or an offset` });
+  Type.String({
+    minLength: 10,
+    maxLength: 40,
+    description: `${what}: a date (midnight UTC) or an ISO 8601 instant with Z or an offset`,
+  });
 
 export const StatementQuery = Type.Object(
   {
     from: Bound('Start of the period, inclusive'),
     to: Bound('End of the period, exclusive'),
-    format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'Instead of the Accept header (text/csv for CSV), e.g. for a download link' })),
+    format: Type.Optional(
+      Type.Union([Type.Literal('json'), Type.Literal('csv')], {
+        description: 'Instead of the Accept header (text/csv for CSV), e.g. for a download link',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type StatementQuery = Static<typeof StatementQuery>;
 
-const Minor = (description: string) => Type.Integer({ minimum: 0, description: `${description}, in the minor unit of the currency` });
+const Minor = (description: string) =>
+  Type.Integer({ minimum: 0, description: `${description}, in the minor unit of the currency` });
 
 export const StatementItem = Type.Object({
   packageId: Type.String(),

@@ -19,7 +19,10 @@ export function parseBound(name: string, text: string): Date {
   const date = new Date(DATE_ONLY.test(text) ? `${text}T00:00:00Z` : text);
   // Date accepts 2026-02-30 as 2 March: a date must survive the round trip.
   if (!ok || Number.isNaN(date.getTime()) || (DATE_ONLY.test(text) && date.toISOString().slice(0, 10) !== text)) {
-    throw badRequest(`querystring.${name} must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)`, 'VALIDATION_FAILED');
+    throw badRequest(
+      `querystring.${name} must be a date (2026-11-01) or an ISO 8601 instant with its zone (2026-11-01T00:00:00Z)`,
+      'VALIDATION_FAILED',
+    );
   }
   return date;
 }
@@ -31,16 +34,24 @@ function charges(row: { status: string; price_amount: number | null; cancellatio
   return { deliveryCharge, cancellationFee, amount: deliveryCharge + cancellationFee };
 }
 
-export async function buildStatement(repo: PackagesRepository, businessId: string, query: StatementQuery): Promise<StatementResponse> {
+export async function buildStatement(
+  repo: PackagesRepository,
+  businessId: string,
+  query: StatementQuery,
+): Promise<StatementResponse> {
   const from = parseBound('from', query.from);
   const to = parseBound('to', query.to);
-  if (to.getTime() <= from.getTime()) throw badRequest('querystring.to must be after querystring.from', 'VALIDATION_FAILED');
+  if (to.getTime() <= from.getTime())
+    throw badRequest('querystring.to must be after querystring.from', 'VALIDATION_FAILED');
   if (to.getTime() - from.getTime() > MAX_STATEMENT_DAYS * 86_400_000) {
     throw badRequest(`A statement covers at most ${MAX_STATEMENT_DAYS} days`, 'STATEMENT_PERIOD_TOO_LONG');
   }
   const rows = await repo.finishedOf(businessId, from, to, MAX_STATEMENT_ROWS + 1);
   if (rows.length > MAX_STATEMENT_ROWS) {
-    throw badRequest(`More than ${MAX_STATEMENT_ROWS} packages in this period: ask for a shorter one`, 'STATEMENT_TOO_LARGE');
+    throw badRequest(
+      `More than ${MAX_STATEMENT_ROWS} packages in this period: ask for a shorter one`,
+      'STATEMENT_TOO_LARGE',
+    );
   }
   const items = rows.map((r) => ({
     packageId: r.id,
@@ -54,9 +65,18 @@ export async function buildStatement(repo: PackagesRepository, businessId: strin
     price: r.price_amount,
     ...charges(r),
   }));
-  const totals = new Map<string | null, { currency: string | null; packages: number; deliveryCharges: number; cancellationFees: number; amount: number }>();
+  const totals = new Map<
+    string | null,
+    { currency: string | null; packages: number; deliveryCharges: number; cancellationFees: number; amount: number }
+  >();
   for (const item of items) {
-    const total = totals.get(item.currency) ?? { currency: item.currency, packages: 0, deliveryCharges: 0, cancellationFees: 0, amount: 0 };
+    const total = totals.get(item.currency) ?? {
+      currency: item.currency,
+      packages: 0,
+      deliveryCharges: 0,
+      cancellationFees: 0,
+      amount: 0,
+    };
     total.packages += 1;
     total.deliveryCharges += item.deliveryCharge;
     total.cancellationFees += item.cancellationFee;
@@ -72,7 +92,20 @@ export async function buildStatement(repo: PackagesRepository, businessId: strin
   };
 }
 
-const COLUMNS = ['type', 'packageId', 'reference', 'status', 'vehicleType', 'createdAt', 'finishedAt', 'currency', 'price', 'deliveryCharge', 'cancellationFee', 'amount'] as const;
+const COLUMNS = [
+  'type',
+  'packageId',
+  'reference',
+  'status',
+  'vehicleType',
+  'createdAt',
+  'finishedAt',
+  'currency',
+  'price',
+  'deliveryCharge',
+  'cancellationFee',
+  'amount',
+] as const;
 
 /**
  * RFC 4180 CSV (csv-stringify: CRLF, quotes doubled), a PACKAGE row per item, then a TOTAL row per
@@ -83,10 +116,36 @@ export function statementCsv(statement: StatementResponse): string {
   const text = (v: string | null) => (v === null ? '' : neutralizeCsvText(v));
   const records: (string | number)[][] = [];
   for (const i of statement.items) {
-    records.push(['PACKAGE', i.packageId, text(i.reference), i.status, i.vehicleType, i.createdAt, i.finishedAt, text(i.currency), i.price ?? '', i.deliveryCharge, i.cancellationFee, i.amount]);
+    records.push([
+      'PACKAGE',
+      i.packageId,
+      text(i.reference),
+      i.status,
+      i.vehicleType,
+      i.createdAt,
+      i.finishedAt,
+      text(i.currency),
+      i.price ?? '',
+      i.deliveryCharge,
+      i.cancellationFee,
+      i.amount,
+    ]);
   }
   for (const t of statement.totals) {
-    records.push(['TOTAL', '', '', '', '', '', '', text(t.currency), '', t.deliveryCharges, t.cancellationFees, t.amount]);
+    records.push([
+      'TOTAL',
+      '',
+      '',
+      '',
+      '',
+      '',
+      '',
+      text(t.currency),
+      '',
+      t.deliveryCharges,
+      t.cancellationFees,
+      t.amount,
+    ]);
   }
   return stringify(records, { header: true, columns: [...COLUMNS], record_delimiter: 'windows', bom: true });
 }

@@ -58,6 +58,14 @@ export interface StoredQuote extends Omit<PriceInputs, 'surge' | 'pricedAt'> {
 
 /** What a job priced from this quote keeps: the inverse of how the quote was made from its price's inputs. */
 export function quoteInputs(quote: StoredQuote): PriceInputs {
-  const { id: _id, accountId: _accountId, amount: _amount, breakdown, createdAt, expiresAt: _expiresAt, ...inputs } = quote;
+  const {
+    id: _id,
+    accountId: _accountId,
+    amount: _amount,
+    breakdown,
+    createdAt,
+    expiresAt: _expiresAt,
+    ...inputs
+  } = quote;
   return { ...inputs, surge: breakdown.surge, pricedAt: new Date(createdAt).toISOString() };
 }

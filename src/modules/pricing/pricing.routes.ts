@@ -1,7 +1,15 @@
 // Routes of the pricing module (registered under /api by app.ts): quotes, and tariff administration.
 import type { FeatureModule } from '../../http/context.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
-import { QuoteBody, QuoteResponse, TariffBody, TariffList, TariffListQuery, TariffParams, TariffResponse } from './pricing.schemas.js';
+import {
+  QuoteBody,
+  QuoteResponse,
+  TariffBody,
+  TariffList,
+  TariffListQuery,
+  TariffParams,
+  TariffResponse,
+} from './pricing.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -26,7 +34,13 @@ export const pricingModule: FeatureModule = async (app, { services, guard }) => 
     },
     async (request, reply) => {
       const { kind, pickup, dropoff, vehicleType, countryId } = request.body;
-      const quote = await pricing.quote(request.auth.userId, { kind, pickup: pickup.location, dropoff: dropoff.location, vehicleType, countryId });
+      const quote = await pricing.quote(request.auth.userId, {
+        kind,
+        pickup: pickup.location,
+        dropoff: dropoff.location,
+        vehicleType,
+        countryId,
+      });
       return reply.code(201).send(quote);
     },
   );
@@ -53,7 +67,13 @@ export const pricingModule: FeatureModule = async (app, { services, guard }) => 
     '/admin/tariffs/:countryId/:vehicleType',
     {
       ...admin,
-      schema: { tags, security, summary: 'Get the tariff of a country and vehicle type', params: TariffParams, response: { 200: TariffResponse, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Get the tariff of a country and vehicle type',
+        params: TariffParams,
+        response: { 200: TariffResponse, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => pricing.getTariff(request.params.countryId, request.params.vehicleType),
   );
@@ -66,12 +86,14 @@ export const pricingModule: FeatureModule = async (app, { services, guard }) => 
         tags,
         security,
         summary: 'Set the tariff of a country and vehicle type',
-        description: 'Every amount is a non-negative integer in the minor unit of the country\'s currency. The version goes up by one; quotes already given keep their price.',
+        description:
+          "Every amount is a non-negative integer in the minor unit of the country's currency. The version goes up by one; quotes already given keep their price.",
         params: TariffParams,
         body: TariffBody,
         response: { 200: TariffResponse, ...errors(400, 401, 403, 404) },
       },
     },
-    async (request) => pricing.putTariff(request.params.countryId, request.params.vehicleType, request.body, request.auth.userId),
+    async (request) =>
+      pricing.putTariff(request.params.countryId, request.params.vehicleType, request.body, request.auth.userId),
   );
 };

@@ -6,15 +6,25 @@ import { MAX_MONEY } from './tariff.js';
 /** What POST /packages and POST /rides take as `quoteId`: the `id` POST /quotes answered (contract section 1: a UUID). */
 export const QuoteIdInput = (description: string) => Type.String({ format: 'uuid', description });
 
-const Money = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_MONEY, description: `${description}, in the minor unit of the country's currency` });
+const Money = (description: string) =>
+  Type.Integer({
+    minimum: 0,
+    maximum: MAX_MONEY,
+    description: `${description}, in the minor unit of the country's currency`,
+  });
 const Point = Body({ location: Location });
 
 export const QuoteBody = Body({
-  kind: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')], { description: 'what will be ordered: POST /packages or POST /rides' }),
+  kind: Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')], {
+    description: 'what will be ordered: POST /packages or POST /rides',
+  }),
   pickup: Point,
   dropoff: Point,
   vehicleType: VehicleType,
-  countryId: Type.String({ format: 'uuid', description: "the country whose tariff and currency apply; both points must be in it" }),
+  countryId: Type.String({
+    format: 'uuid',
+    description: 'the country whose tariff and currency apply; both points must be in it',
+  }),
 });
 export type QuoteBody = Static<typeof QuoteBody>;
 
@@ -32,14 +42,27 @@ export const BreakdownSchema = Type.Object(
 );
 
 export const QuoteResponse = Type.Object({
-  id: Type.String({ format: 'uuid', description: 'pass it as quoteId to POST /packages or POST /rides before expiresAt' }),
-  amount: Type.Integer({ minimum: 0, description: "the price in the minor unit of the currency (cents, kobo; UGX and RWF have none)" }),
+  id: Type.String({
+    format: 'uuid',
+    description: 'pass it as quoteId to POST /packages or POST /rides before expiresAt',
+  }),
+  amount: Type.Integer({
+    minimum: 0,
+    description: 'the price in the minor unit of the currency (cents, kobo; UGX and RWF have none)',
+  }),
   currency: Type.String({ description: 'ISO 4217, from the country' }),
   breakdown: BreakdownSchema,
-  distanceMeters: Type.Integer({ description: 'from the routing function (great-circle × 1.3 until a routing engine is plugged in)' }),
+  distanceMeters: Type.Integer({
+    description: 'from the routing function (great-circle × 1.3 until a routing engine is plugged in)',
+  }),
   durationSeconds: Type.Integer({ description: "from the routing function, at the vehicle's average town speed" }),
-  pickupEtaSeconds: Nullable(Type.Integer({ description: 'the nearest eligible driver (within 10 km) to the pickup, or null when none' })),
-  expiresAt: Type.String({ format: 'date-time', description: 'QUOTE_TTL after now: pass the id as quoteId to POST /packages or POST /rides before then' }),
+  pickupEtaSeconds: Nullable(
+    Type.Integer({ description: 'the nearest eligible driver (within 10 km) to the pickup, or null when none' }),
+  ),
+  expiresAt: Type.String({
+    format: 'date-time',
+    description: 'QUOTE_TTL after now: pass the id as quoteId to POST /packages or POST /rides before then',
+  }),
 });
 
 export const TariffBody = Body({
@@ -50,7 +73,12 @@ export const TariffBody = Body({
   bookingFee: Money('added to every trip'),
   cancellationFee: Money('charged when the creator cancels after a driver was assigned'),
   commissionRate: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: 10_000, description: "the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with" }),
+    Type.Integer({
+      minimum: 0,
+      maximum: 10_000,
+      description:
+        "the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with",
+    }),
   ),
 });
 export type TariffBody = Static<typeof TariffBody>;
@@ -66,11 +94,18 @@ export const TariffResponse = Type.Object({
   minimum: Type.Integer(),
   bookingFee: Type.Integer(),
   cancellationFee: Type.Integer(),
-  commissionRate: Type.Integer({ description: "basis points of (amount − booking fee) that are the operator's commission (section 21)" }),
-  version: Type.Integer({ description: 'goes up by one on every change; each job keeps the version it was priced with' }),
+  commissionRate: Type.Integer({
+    description: "basis points of (amount − booking fee) that are the operator's commission (section 21)",
+  }),
+  version: Type.Integer({
+    description: 'goes up by one on every change; each job keeps the version it was priced with',
+  }),
   updatedAt: DateTime,
 });
 
 export const TariffParams = Type.Object({ countryId: Uuid, vehicleType: VehicleType }, { additionalProperties: false });
-export const TariffListQuery = Type.Object({ countryId: Type.Optional(Uuid), vehicleType: Type.Optional(VehicleType) }, { additionalProperties: false });
+export const TariffListQuery = Type.Object(
+  { countryId: Type.Optional(Uuid), vehicleType: Type.Optional(VehicleType) },
+  { additionalProperties: false },
+);
 export const TariffList = Type.Object({ items: Type.Array(TariffResponse) });

@@ -84,7 +84,12 @@ interface CountryInfo {
 
 type Db = Kysely<Database>;
 
-const tariffValues = (row: Pick<Selectable<TariffsTable>, 'base' | 'per_km' | 'per_minute' | 'minimum' | 'booking_fee' | 'cancellation_fee'>): TariffValues => ({
+const tariffValues = (
+  row: Pick<
+    Selectable<TariffsTable>,
+    'base' | 'per_km' | 'per_minute' | 'minimum' | 'booking_fee' | 'cancellation_fee'
+  >,
+): TariffValues => ({
   base: row.base,
   perKm: row.per_km,
   perMinute: row.per_minute,
@@ -118,7 +123,10 @@ export class PricingService {
   readonly quoteStore: QuoteStore;
   private readonly quotesGiven: Counter<'kind' | 'vehicle_type'>;
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
-  private readonly tariffs = new Map<string, { values: TariffValues & { version: number }; commissionRate: number; until: number }>();
+  private readonly tariffs = new Map<
+    string,
+    { values: TariffValues & { version: number }; commissionRate: number; until: number }
+  >();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -146,7 +154,8 @@ export class PricingService {
       clock: deps.clock,
       logger: deps.logger,
       openJobs: (createdBefore) => openJobsFromDatabase(this.db, createdBefore),
-      countIdle: (type, south, west, north, east) => index.countIdle(type, south, west, north, east, deps.clock.nowMs() - driverLocationTtlMs),
+      countIdle: (type, south, west, north, east) =>
+        index.countIdle(type, south, west, north, east, deps.clock.nowMs() - driverLocationTtlMs),
       redis: deps.redis,
       redisKeyPrefix: deps.config.redisKeyPrefix,
       onShared: () => deps.bus.publishToOthers('pricing.changed', { what: 'surge' }),
@@ -211,7 +220,8 @@ export class PricingService {
     if (mismatch) throw badRequest(`The quote is for ${mismatch}`, 'QUOTE_MISMATCH');
     const now = this.deps.clock.now();
     if (quote.expiresAt <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
-    if (!(await this.quotes.markUsed(quote, now, db))) throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
+    if (!(await this.quotes.markUsed(quote, now, db)))
+      throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
     return {
       amount: quote.amount,
       currency: quote.currency,
@@ -242,16 +252,34 @@ export class PricingService {
    */
   finalRideFare(
     price: Pick<JobPrice, 'amount' | 'currency' | 'inputs'>,
-    actual: { distanceMeters: number; durationSeconds: number } | { positions: readonly (Point & { at: Date | string | number })[] },
+    actual:
+      | { distanceMeters: number; durationSeconds: number }
+      | { positions: readonly (Point & { at: Date | string | number })[] },
   ) {
     let trip: { distanceMeters: number; durationSeconds: number };
     if ('positions' in actual) {
       const { positions } = actual;
-      const ms = positions.length > 1 ? new Date(positions[positions.length - 1].at).getTime() - new Date(positions[0].at).getTime() : 0;
+      const ms =
+        positions.length > 1
+          ? new Date(positions[positions.length - 1].at).getTime() - new Date(positions[0].at).getTime()
+          : 0;
       trip = { distanceMeters: pathDistanceMeters(positions), durationSeconds: Math.max(0, Math.round(ms / 1000)) };
-    } else trip = { distanceMeters: Math.max(0, Math.round(actual.distanceMeters)), durationSeconds: Math.max(0, Math.round(actual.durationSeconds)) };
-    const fare = finalFare(price.inputs.tariff, { amount: price.amount, surgeTenths: tenthsFromSurge(price.inputs.surge) }, trip);
-    return { ...fare, currency: price.currency, distanceMeters: trip.distanceMeters, durationSeconds: trip.durationSeconds };
+    } else
+      trip = {
+        distanceMeters: Math.max(0, Math.round(actual.distanceMeters)),
+        durationSeconds: Math.max(0, Math.round(actual.durationSeconds)),
+      };
+    const fare = finalFare(
+      price.inputs.tariff,
+      { amount: price.amount, surgeTenths: tenthsFromSurge(price.inputs.surge) },
+      trip,
+    );
+    return {
+      ...fare,
+      currency: price.currency,
+      distanceMeters: trip.distanceMeters,
+      durationSeconds: trip.durationSeconds,
+    };
   }
 
   /**
@@ -259,7 +287,10 @@ export class PricingService {
    * when its creator cancels after assignment; null when a driver releases it, an admin cancels it,
    * or no driver was assigned.
    */
-  cancellationFee(price: Pick<JobPrice, 'currency' | 'inputs'>, cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean }) {
+  cancellationFee(
+    price: Pick<JobPrice, 'currency' | 'inputs'>,
+    cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean },
+  ) {
     const amount = cancellationFeeAmount(price.inputs.tariff, cancellation);
     return amount === null ? null : { amount, currency: price.currency };
   }
@@ -269,7 +300,8 @@ export class PricingService {
     const country = await this.country(request.countryId, db);
     if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     const { pickup, dropoff } = request;
-    if (surelyDifferentCountries(pickup, dropoff)) throw badRequest('The pickup and the dropoff are in different countries', 'POINTS_IN_DIFFERENT_COUNTRIES');
+    if (surelyDifferentCountries(pickup, dropoff))
+      throw badRequest('The pickup and the dropoff are in different countries', 'POINTS_IN_DIFFERENT_COUNTRIES');
     if (!mayBeIn(country.code, pickup) || !mayBeIn(country.code, dropoff)) {
       throw badRequest(`The pickup and the dropoff must be in the country (${country.code})`, 'POINT_OUTSIDE_COUNTRY');
     }
@@ -333,7 +365,11 @@ export class PricingService {
     return info;
   }
 
-  private async tariff(countryId: string, vehicleType: VehicleType, db: Db = this.db): Promise<(TariffValues & { version: number }) | undefined> {
+  private async tariff(
+    countryId: string,
+    vehicleType: VehicleType,
+    db: Db = this.db,
+  ): Promise<(TariffValues & { version: number }) | undefined> {
     return (await this.cachedTariff(countryId, vehicleType, db))?.values;
   }
 
@@ -344,7 +380,11 @@ export class PricingService {
     if (cached && cached.until > now) return cached;
     const row = await this.tariffsRepo.get(countryId, vehicleType, db);
     if (!row) return undefined;
-    const entry = { values: { ...tariffValues(row), version: row.version }, commissionRate: row.commission_rate, until: now + TARIFF_CACHE_MS };
+    const entry = {
+      values: { ...tariffValues(row), version: row.version },
+      commissionRate: row.commission_rate,
+      until: now + TARIFF_CACHE_MS,
+    };
     this.tariffs.set(key, entry);
     return entry;
   }
@@ -367,7 +407,12 @@ export class PricingService {
   }
 
   /** Creates or replaces the tariff; its version goes up by one. Quotes already given keep their price. */
-  async putTariff(countryId: string, vehicleType: VehicleType, values: TariffValues & { commissionRate?: number }, adminId: string): Promise<TariffResult> {
+  async putTariff(
+    countryId: string,
+    vehicleType: VehicleType,
+    values: TariffValues & { commissionRate?: number },
+    adminId: string,
+  ): Promise<TariffResult> {
     const country = await this.requireCountry(countryId);
     const columns = {
       // Absent: the tariff keeps its rate (a new one gets the default, 2000).
@@ -389,7 +434,9 @@ export class PricingService {
 
   async listTariffs(filter: { countryId?: string; vehicleType?: VehicleType }): Promise<TariffResult[]> {
     const rows = await this.tariffsRepo.list(filter);
-    return rows.map((row) => toTariffResult(row, { id: row.country_id, code: row.code.trim(), currency: row.currency.trim() }));
+    return rows.map((row) =>
+      toTariffResult(row, { id: row.country_id, code: row.code.trim(), currency: row.currency.trim() }),
+    );
   }
 
   private async requireCountry(id: string): Promise<CountryInfo> {

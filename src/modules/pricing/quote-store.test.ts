@@ -19,17 +19,34 @@ const quote = (createdAt: number): StoredQuote => ({
   vehicleType: 'VAN',
   countryId: randomUUID(),
   currency: 'KES',
-  tariff: { base: 15000, perKm: 6000, perMinute: 600, minimum: 37500, bookingFee: 2000, cancellationFee: 15000, version: 4 },
+  tariff: {
+    base: 15000,
+    perKm: 6000,
+    perMinute: 600,
+    minimum: 37500,
+    bookingFee: 2000,
+    cancellationFee: 15000,
+    version: 4,
+  },
   routing: 'great-circle×1.3',
   distanceMeters: 2871,
   durationSeconds: 345,
   amount: 41234,
-  breakdown: { base: 15000, distance: 17226, time: 3450, surge: 1.2, surgeAmount: 7135, minimumTopUp: 0, bookingFee: 2000 },
+  breakdown: {
+    base: 15000,
+    distance: 17226,
+    time: 3450,
+    surge: 1.2,
+    surgeAmount: 7135,
+    minimumTopUp: 0,
+    bookingFee: 2000,
+  },
   createdAt,
   expiresAt: createdAt + TTL,
 });
 
-const usedRows = (rows: StoredQuote[] = []) => ({ getById: async (id: string) => rows.find((r) => r.id === id) }) as unknown as QuotesRepository;
+const usedRows = (rows: StoredQuote[] = []) =>
+  ({ getById: async (id: string) => rows.find((r) => r.id === id) }) as unknown as QuotesRepository;
 
 test('a quote encoded for Redis or memory decodes to what went in', () => {
   const q = quote(Date.parse('2026-11-26T10:00:00Z'));
@@ -60,5 +77,8 @@ test('memory: beyond its bound the oldest quotes are forgotten first', async () 
   const quotes = [quote(0), quote(1), quote(2), quote(3), quote(4)];
   for (const q of quotes) await store.put(q);
   const kept = await Promise.all(quotes.map((q) => store.get(q.id)));
-  assert.deepEqual(kept.map((k) => k?.id), [undefined, undefined, quotes[2]!.id, quotes[3]!.id, quotes[4]!.id]);
+  assert.deepEqual(
+    kept.map((k) => k?.id),
+    [undefined, undefined, quotes[2]!.id, quotes[3]!.id, quotes[4]!.id],
+  );
 });

@@ -22,10 +22,21 @@ export interface QuoteStore {
   get(id: string, db?: Db): Promise<StoredQuote | undefined>;
 }
 
-export function createQuoteStore(deps: Pick<Deps, 'config' | 'database' | 'redis' | 'redisHealth' | 'clock'>, repo: QuotesRepository): QuoteStore {
+export function createQuoteStore(
+  deps: Pick<Deps, 'config' | 'database' | 'redis' | 'redisHealth' | 'clock'>,
+  repo: QuotesRepository,
+): QuoteStore {
   const keepMs = deps.config.pricing.quoteTtlMs;
   const database = new DatabaseQuoteStore(repo);
-  if (deps.redis) return new RedisQuoteStore({ redis: deps.redis, health: deps.redisHealth, keyPrefix: deps.config.redisKeyPrefix, clock: deps.clock, keepMs, fallback: database });
+  if (deps.redis)
+    return new RedisQuoteStore({
+      redis: deps.redis,
+      health: deps.redisHealth,
+      keyPrefix: deps.config.redisKeyPrefix,
+      clock: deps.clock,
+      keepMs,
+      fallback: database,
+    });
   if (deps.database.kind === 'pglite') return new MemoryQuoteStore(deps.clock, keepMs, repo);
   return database;
 }
@@ -134,7 +145,8 @@ export class RedisQuoteStore implements QuoteStore {
     this.pending = [];
     const px = (q: StoredQuote) => Math.max(1, q.expiresAt + keepMs - clock.nowMs());
     if (batch.length === 1 || redis.isCluster) {
-      for (const w of batch) redis.set(this.key(w.quote.id), encodeQuote(w.quote), 'PX', px(w.quote)).then(() => w.resolve(), w.reject);
+      for (const w of batch)
+        redis.set(this.key(w.quote.id), encodeQuote(w.quote), 'PX', px(w.quote)).then(() => w.resolve(), w.reject);
       return;
     }
     const pipeline = redis.pipeline();
@@ -209,12 +221,28 @@ type Encoded = [
   vehicleType: StoredQuote['vehicleType'],
   countryId: string,
   currency: string,
-  tariff: [base: number, perKm: number, perMinute: number, minimum: number, bookingFee: number, cancellationFee: number, version: number],
+  tariff: [
+    base: number,
+    perKm: number,
+    perMinute: number,
+    minimum: number,
+    bookingFee: number,
+    cancellationFee: number,
+    version: number,
+  ],
   routing: string,
   distanceMeters: number,
   durationSeconds: number,
   amount: number,
-  breakdown: [base: number, distance: number, time: number, surge: number, surgeAmount: number, minimumTopUp: number, bookingFee: number],
+  breakdown: [
+    base: number,
+    distance: number,
+    time: number,
+    surge: number,
+    surgeAmount: number,
+    minimumTopUp: number,
+    bookingFee: number,
+  ],
   createdAt: number,
   expiresAt: number,
 ];

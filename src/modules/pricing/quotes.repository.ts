@@ -74,13 +74,23 @@ export class QuotesRepository {
   async deleteUnusedExpiredBefore(before: Date, limit: number): Promise<number> {
     const result = await this.db
       .deleteFrom('quotes')
-      .where('id', 'in', (eb) => eb.selectFrom('quotes').select('id').where('consumed_at', 'is', null).where('expires_at', '<', before).limit(limit))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('quotes')
+          .select('id')
+          .where('consumed_at', 'is', null)
+          .where('expires_at', '<', before)
+          .limit(limit),
+      )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }
 
-function toRow(quote: StoredQuote, consumedAt: Date | null): Omit<Insertable<QuotesTable>, 'breakdown' | 'inputs'> & { breakdown: Breakdown; inputs: PriceInputs } {
+function toRow(
+  quote: StoredQuote,
+  consumedAt: Date | null,
+): Omit<Insertable<QuotesTable>, 'breakdown' | 'inputs'> & { breakdown: Breakdown; inputs: PriceInputs } {
   return {
     id: quote.id,
     account_id: quote.accountId,

@@ -33,6 +33,7 @@ export const route: Router = (from, to, vehicleType) => {
 /** The distance along reported positions (great-circle between consecutive ones), in whole metres. */
 export function pathDistanceMeters(points: readonly Point[]): number {
   let total = 0;
-  for (let i = 1; i < points.length; i++) total += distanceMeters(points[i - 1].lat, points[i - 1].lng, points[i].lat, points[i].lng);
+  for (let i = 1; i < points.length; i++)
+    total += distanceMeters(points[i - 1].lat, points[i - 1].lng, points[i].lat, points[i].lng);
   return Math.round(total);
 }

@@ -30,7 +30,13 @@ export interface OpenJob {
 }
 
 /** Counts idle eligible drivers in a lat/lng box (DriverIndex.countIdle). */
-export type IdleCounter = (vehicleType: VehicleType, south: number, west: number, north: number, east: number) => number;
+export type IdleCounter = (
+  vehicleType: VehicleType,
+  south: number,
+  west: number,
+  north: number,
+  east: number,
+) => number;
 
 /**
  * A square grid of `cellMeters`: rows of equal height in latitude, and in each row columns of equal
@@ -124,7 +130,8 @@ export function stepSurge(
     perAccount.clear();
     for (const [r, lo, hi] of grid.block(row, col)) {
       for (let c = lo; c <= hi; c++) {
-        for (const [account, n] of jobsPerCell.get(cellKey(vehicleType, r, c)) ?? []) perAccount.set(account, (perAccount.get(account) ?? 0) + n);
+        for (const [account, n] of jobsPerCell.get(cellKey(vehicleType, r, c)) ?? [])
+          perAccount.set(account, (perAccount.get(account) ?? 0) + n);
       }
       idle += countIdle(vehicleType, ...grid.box(r, lo, hi));
     }
@@ -207,7 +214,10 @@ export class Surge {
   tick(): Promise<boolean> {
     this.running ??= this.step()
       .catch((err) => {
-        this.options.logger.warn({ err: (err as Error).message }, 'surge step failed; keeping the previous multipliers');
+        this.options.logger.warn(
+          { err: (err as Error).message },
+          'surge step failed; keeping the previous multipliers',
+        );
         return false;
       })
       .finally(() => (this.running = undefined));
@@ -222,7 +232,13 @@ export class Surge {
       await this.compute();
       return true;
     }
-    const locked = await redis.set(this.key('lock'), this.instanceId, 'PX', Math.max(1, Math.floor(intervalMs * 0.9)), 'NX');
+    const locked = await redis.set(
+      this.key('lock'),
+      this.instanceId,
+      'PX',
+      Math.max(1, Math.floor(intervalMs * 0.9)),
+      'NX',
+    );
     const shared = await this.readShared();
     if (locked !== 'OK' || (shared && !due(shared.at))) {
       if (shared) this.adopt(shared);
@@ -251,7 +267,10 @@ export class Surge {
       const shared = await this.readShared();
       if (shared) this.adopt(shared);
     } catch (err) {
-      this.options.logger.warn({ err: (err as Error).message }, 'reading the shared surge state failed; keeping the previous multipliers');
+      this.options.logger.warn(
+        { err: (err as Error).message },
+        'reading the shared surge state failed; keeping the previous multipliers',
+      );
     }
   }
 

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { cancellationFeeAmount, divRoundHalfUp, fareCap, finalFare, MAX_MONEY, priceTrip, type TariffValues } from './tariff.js';
+import {
+  cancellationFeeAmount,
+  divRoundHalfUp,
+  fareCap,
+  finalFare,
+  MAX_MONEY,
+  priceTrip,
+  type TariffValues,
+} from './tariff.js';
 
 const money = fc.integer({ min: 0, max: MAX_MONEY });
 const smallMoney = fc.integer({ min: 0, max: 1_000_000 });
@@ -12,12 +20,35 @@ const seconds = fc.integer({ min: 0, max: 200_000 });
 const surge = fc.integer({ min: 10, max: 100 });
 
 test('the worked example of docs/pricing.md', () => {
-  const kenyaCar = { base: 10_000, perKm: 4_000, perMinute: 400, minimum: 25_000, bookingFee: 2_000, cancellationFee: 10_000 };
+  const kenyaCar = {
+    base: 10_000,
+    perKm: 4_000,
+    perMinute: 400,
+    minimum: 25_000,
+    bookingFee: 2_000,
+    cancellationFee: 10_000,
+  };
   const { amount, breakdown } = priceTrip(kenyaCar, { distanceMeters: 7_250, durationSeconds: 870, surgeTenths: 12 });
-  assert.deepEqual(breakdown, { base: 10_000, distance: 29_000, time: 5_800, surge: 1.2, surgeAmount: 8_960, minimumTopUp: 0, bookingFee: 2_000 });
+  assert.deepEqual(breakdown, {
+    base: 10_000,
+    distance: 29_000,
+    time: 5_800,
+    surge: 1.2,
+    surgeAmount: 8_960,
+    minimumTopUp: 0,
+    bookingFee: 2_000,
+  });
   assert.equal(amount, 55_760);
   const short = priceTrip(kenyaCar, { distanceMeters: 900, durationSeconds: 108, surgeTenths: 10 });
-  assert.deepEqual(short.breakdown, { base: 10_000, distance: 3_600, time: 720, surge: 1, surgeAmount: 0, minimumTopUp: 10_680, bookingFee: 2_000 });
+  assert.deepEqual(short.breakdown, {
+    base: 10_000,
+    distance: 3_600,
+    time: 720,
+    surge: 1,
+    surgeAmount: 0,
+    minimumTopUp: 10_680,
+    bookingFee: 2_000,
+  });
   assert.equal(short.amount, 27_000);
 });
 
@@ -26,9 +57,27 @@ test('each part is rounded half up, once', () => {
   assert.equal(divRoundHalfUp(1499, 1000), 1);
   assert.equal(divRoundHalfUp(2500, 1000), 3);
   // perKm 1 over 500 m is half a unit: up. (Floating-point 0.1 * 5 would be fine here, 1.005 * 1000 not.)
-  assert.equal(priceTrip({ base: 0, perKm: 1, perMinute: 0, minimum: 0, bookingFee: 0, cancellationFee: 0 }, { distanceMeters: 500, durationSeconds: 0, surgeTenths: 10 }).breakdown.distance, 1);
-  assert.equal(priceTrip({ base: 0, perKm: 0, perMinute: 1, minimum: 0, bookingFee: 0, cancellationFee: 0 }, { distanceMeters: 0, durationSeconds: 30, surgeTenths: 10 }).breakdown.time, 1);
-  assert.equal(priceTrip({ base: 5, perKm: 0, perMinute: 0, minimum: 0, bookingFee: 0, cancellationFee: 0 }, { distanceMeters: 0, durationSeconds: 0, surgeTenths: 11 }).breakdown.surgeAmount, 1);
+  assert.equal(
+    priceTrip(
+      { base: 0, perKm: 1, perMinute: 0, minimum: 0, bookingFee: 0, cancellationFee: 0 },
+      { distanceMeters: 500, durationSeconds: 0, surgeTenths: 10 },
+    ).breakdown.distance,
+    1,
+  );
+  assert.equal(
+    priceTrip(
+      { base: 0, perKm: 0, perMinute: 1, minimum: 0, bookingFee: 0, cancellationFee: 0 },
+      { distanceMeters: 0, durationSeconds: 30, surgeTenths: 10 },
+    ).breakdown.time,
+    1,
+  );
+  assert.equal(
+    priceTrip(
+      { base: 5, perKm: 0, perMinute: 0, minimum: 0, bookingFee: 0, cancellationFee: 0 },
+      { distanceMeters: 0, durationSeconds: 0, surgeTenths: 11 },
+    ).breakdown.surgeAmount,
+    1,
+  );
 });
 
 test('property: the parts add up to the amount, all integers, amount ≥ minimum + bookingFee', () => {
@@ -36,7 +85,8 @@ test('property: the parts add up to the amount, all integers, amount ≥ minimum
     fc.property(tariff(money), metres, seconds, surge, (t, distanceMeters, durationSeconds, surgeTenths) => {
       const { amount, breakdown } = priceTrip(t, { distanceMeters, durationSeconds, surgeTenths });
       const { base, distance, time, surgeAmount, minimumTopUp, bookingFee } = breakdown;
-      for (const part of [amount, base, distance, time, surgeAmount, minimumTopUp, bookingFee]) assert.ok(Number.isSafeInteger(part) && part >= 0, `${part}`);
+      for (const part of [amount, base, distance, time, surgeAmount, minimumTopUp, bookingFee])
+        assert.ok(Number.isSafeInteger(part) && part >= 0, `${part}`);
       assert.equal(base + distance + time + surgeAmount + minimumTopUp + bookingFee, amount);
       assert.ok(amount >= t.minimum + t.bookingFee);
       assert.equal(breakdown.surge * 10, surgeTenths);
@@ -63,8 +113,14 @@ test('property: the amount never falls as the distance, the time or the surge gr
     fc.property(tariff(smallMoney), metres, metres, seconds, surge, surge, (t, d1, d2, s, g1, g2) => {
       const [dLo, dHi] = d1 <= d2 ? [d1, d2] : [d2, d1];
       const [gLo, gHi] = g1 <= g2 ? [g1, g2] : [g2, g1];
-      assert.ok(priceTrip(t, { distanceMeters: dLo, durationSeconds: s, surgeTenths: gLo }).amount <= priceTrip(t, { distanceMeters: dHi, durationSeconds: s, surgeTenths: gLo }).amount);
-      assert.ok(priceTrip(t, { distanceMeters: dLo, durationSeconds: s, surgeTenths: gLo }).amount <= priceTrip(t, { distanceMeters: dLo, durationSeconds: s, surgeTenths: gHi }).amount);
+      assert.ok(
+        priceTrip(t, { distanceMeters: dLo, durationSeconds: s, surgeTenths: gLo }).amount <=
+          priceTrip(t, { distanceMeters: dHi, durationSeconds: s, surgeTenths: gLo }).amount,
+      );
+      assert.ok(
+        priceTrip(t, { distanceMeters: dLo, durationSeconds: s, surgeTenths: gLo }).amount <=
+          priceTrip(t, { distanceMeters: dLo, durationSeconds: s, surgeTenths: gHi }).amount,
+      );
     }),
     { numRuns: 1000 },
   );
@@ -94,13 +150,22 @@ test('the cancellation fee: only the creator, only after assignment', () => {
   assert.equal(cancellationFeeAmount(t, { cancelledBy: 'CREATOR', afterAssignment: false }), null);
   assert.equal(cancellationFeeAmount(t, { cancelledBy: 'DRIVER', afterAssignment: true }), null);
   assert.equal(cancellationFeeAmount(t, { cancelledBy: 'ADMIN', afterAssignment: true }), null);
-  assert.equal(cancellationFeeAmount({ ...t, cancellationFee: 0 }, { cancelledBy: 'CREATOR', afterAssignment: true }), null);
+  assert.equal(
+    cancellationFeeAmount({ ...t, cancellationFee: 0 }, { cancelledBy: 'CREATOR', afterAssignment: true }),
+    null,
+  );
 });
 
 test('bad input is refused, not priced', () => {
   const t = { base: 1, perKm: 1, perMinute: 1, minimum: 1, bookingFee: 1, cancellationFee: 1 };
-  assert.throws(() => priceTrip({ ...t, base: 1.5 }, { distanceMeters: 1, durationSeconds: 1, surgeTenths: 10 }), RangeError);
-  assert.throws(() => priceTrip({ ...t, perKm: -1 }, { distanceMeters: 1, durationSeconds: 1, surgeTenths: 10 }), RangeError);
+  assert.throws(
+    () => priceTrip({ ...t, base: 1.5 }, { distanceMeters: 1, durationSeconds: 1, surgeTenths: 10 }),
+    RangeError,
+  );
+  assert.throws(
+    () => priceTrip({ ...t, perKm: -1 }, { distanceMeters: 1, durationSeconds: 1, surgeTenths: 10 }),
+    RangeError,
+  );
   assert.throws(() => priceTrip(t, { distanceMeters: 1.5, durationSeconds: 1, surgeTenths: 10 }), RangeError);
   assert.throws(() => priceTrip(t, { distanceMeters: 1, durationSeconds: 1, surgeTenths: 9 }), RangeError);
 });

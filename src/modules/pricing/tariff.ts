@@ -15,7 +15,14 @@ export interface TariffValues {
   cancellationFee: number;
 }
 
-export const TARIFF_FIELDS: (keyof TariffValues)[] = ['base', 'perKm', 'perMinute', 'minimum', 'bookingFee', 'cancellationFee'];
+export const TARIFF_FIELDS: (keyof TariffValues)[] = [
+  'base',
+  'perKm',
+  'perMinute',
+  'minimum',
+  'bookingFee',
+  'cancellationFee',
+];
 
 export interface Breakdown {
   base: number;
@@ -42,7 +49,8 @@ export function divRoundHalfUp(n: number, d: number): number {
 }
 
 function assertWhole(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer (got ${value})`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a non-negative integer (got ${value})`);
 }
 
 /** The surge multiplier as a number with one decimal, from tenths. */
@@ -55,11 +63,15 @@ export const tenthsFromSurge = (surge: number) => Math.round(surge * 10);
  * `minimumTopUp = max(0, minimum − trip − surgeAmount)`, `amount = trip + surgeAmount + minimumTopUp + bookingFee`.
  * distance = round(perKm × metres / 1000), time = round(perMinute × seconds / 60).
  */
-export function priceTrip(tariff: TariffValues, trip: { distanceMeters: number; durationSeconds: number; surgeTenths: number }): PriceParts {
+export function priceTrip(
+  tariff: TariffValues,
+  trip: { distanceMeters: number; durationSeconds: number; surgeTenths: number },
+): PriceParts {
   for (const field of TARIFF_FIELDS) assertWhole(field, tariff[field]);
   assertWhole('distanceMeters', trip.distanceMeters);
   assertWhole('durationSeconds', trip.durationSeconds);
-  if (!Number.isInteger(trip.surgeTenths) || trip.surgeTenths < 10) throw new RangeError(`surge must be at least 1.0 (got ${trip.surgeTenths} tenths)`);
+  if (!Number.isInteger(trip.surgeTenths) || trip.surgeTenths < 10)
+    throw new RangeError(`surge must be at least 1.0 (got ${trip.surgeTenths} tenths)`);
   const distance = divRoundHalfUp(tariff.perKm * trip.distanceMeters, 1000);
   const time = divRoundHalfUp(tariff.perMinute * trip.durationSeconds, 60);
   const tripAmount = tariff.base + distance + time;
@@ -99,9 +111,18 @@ export function finalFare(
   price: { amount: number; surgeTenths: number },
   actual: { distanceMeters: number; durationSeconds: number },
 ): FinalFare {
-  const parts = priceTrip(tariff, { distanceMeters: Math.round(actual.distanceMeters), durationSeconds: Math.round(actual.durationSeconds), surgeTenths: price.surgeTenths });
+  const parts = priceTrip(tariff, {
+    distanceMeters: Math.round(actual.distanceMeters),
+    durationSeconds: Math.round(actual.durationSeconds),
+    surgeTenths: price.surgeTenths,
+  });
   const cap = fareCap(price.amount);
-  return { amount: Math.min(parts.amount, cap), breakdown: parts.breakdown, uncappedAmount: parts.amount, capped: parts.amount > cap };
+  return {
+    amount: Math.min(parts.amount, cap),
+    breakdown: parts.breakdown,
+    uncappedAmount: parts.amount,
+    capped: parts.amount > cap,
+  };
 }
 
 export type CancelledBy = 'CREATOR' | 'DRIVER' | 'ADMIN';
@@ -110,7 +131,10 @@ export type CancelledBy = 'CREATOR' | 'DRIVER' | 'ADMIN';
  * The cancellation fee: the tariff's, when the job's creator cancels it after a driver was assigned;
  * none when a driver releases it, an admin cancels it, or nobody was assigned yet.
  */
-export function cancellationFeeAmount(tariff: TariffValues, cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean }): number | null {
+export function cancellationFeeAmount(
+  tariff: TariffValues,
+  cancellation: { cancelledBy: CancelledBy; afterAssignment: boolean },
+): number | null {
   if (cancellation.cancelledBy !== 'CREATOR' || !cancellation.afterAssignment) return null;
   return tariff.cancellationFee > 0 ? tariff.cancellationFee : null;
 }

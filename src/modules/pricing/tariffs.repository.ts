@@ -14,7 +14,12 @@ export class TariffsRepository {
   }
 
   get(countryId: string, vehicleType: VehicleType, db: Executor = this.db) {
-    return db.selectFrom('tariffs').selectAll().where('country_id', '=', countryId).where('vehicle_type', '=', vehicleType).executeTakeFirst();
+    return db
+      .selectFrom('tariffs')
+      .selectAll()
+      .where('country_id', '=', countryId)
+      .where('vehicle_type', '=', vehicleType)
+      .executeTakeFirst();
   }
 
   /** Creates or replaces the tariff, its version one up. */
@@ -22,7 +27,11 @@ export class TariffsRepository {
     return this.db
       .insertInto('tariffs')
       .values({ country_id: countryId, vehicle_type: vehicleType, ...columns })
-      .onConflict((oc) => oc.columns(['country_id', 'vehicle_type']).doUpdateSet((eb) => ({ ...columns, version: eb('tariffs.version', '+', 1) })))
+      .onConflict((oc) =>
+        oc
+          .columns(['country_id', 'vehicle_type'])
+          .doUpdateSet((eb) => ({ ...columns, version: eb('tariffs.version', '+', 1) })),
+      )
       .returningAll()
       .executeTakeFirstOrThrow();
   }

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import { AppError } from '../../shared/errors.js';
 import { DecodeSlots } from './decode-slots.js';
 
-const isBusy = (err: unknown) => err instanceof AppError && err.statusCode === 503 && err.code === 'PROOF_BUSY' && err.headers['retry-after'] === '5';
+const isBusy = (err: unknown) =>
+  err instanceof AppError && err.statusCode === 503 && err.code === 'PROOF_BUSY' && err.headers['retry-after'] === '5';
 
 test('at most `concurrency` hold a slot; a release hands the slot to the first waiting, in order', async () => {
   const slots = new DecodeSlots(2, 4);

@@ -67,4 +67,6 @@ export class DecodeSlots {
 }
 
 const busy = () =>
-  new AppError(503, 'PROOF_BUSY', 'Too many proof images are being processed; try again shortly', { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  new AppError(503, 'PROOF_BUSY', 'Too many proof images are being processed; try again shortly', {
+    'retry-after': String(RETRY_AFTER_SECONDS),
+  });

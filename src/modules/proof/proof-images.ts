@@ -7,7 +7,18 @@ import { AppError, badRequest } from '../../shared/errors.js';
 export const MAX_SIDE = 1600;
 
 /** Bytes of one channel of one pixel, by libvips's band format (sharp's metadata `depth`). */
-const BYTES_PER_CHANNEL: Record<string, number> = { uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4, complex: 8, double: 8, dpcomplex: 16 };
+const BYTES_PER_CHANNEL: Record<string, number> = {
+  uchar: 1,
+  char: 1,
+  ushort: 2,
+  short: 2,
+  uint: 4,
+  int: 4,
+  float: 4,
+  complex: 8,
+  double: 8,
+  dpcomplex: 16,
+};
 
 export interface EncodedImage {
   data: Buffer;
@@ -35,16 +46,25 @@ export async function encodePhoto(input: Buffer, maxDecodedBytes: number): Promi
   const sharp = await loadSharp();
   const { format, pixels } = await inspect(sharp, input, 'photo', maxDecodedBytes);
   const image = open(sharp, input, pixels);
-  if (format === 'webp') return { data: await decode(image.webp({ quality: 80 }), 'photo'), contentType: 'image/webp', extension: 'webp' };
+  if (format === 'webp')
+    return { data: await decode(image.webp({ quality: 80 }), 'photo'), contentType: 'image/webp', extension: 'webp' };
   // JPEG has no transparency: a PNG photo's transparent parts become white.
-  return { data: await decode(image.flatten({ background: '#ffffff' }).jpeg({ quality: 82, mozjpeg: true }), 'photo'), contentType: 'image/jpeg', extension: 'jpg' };
+  return {
+    data: await decode(image.flatten({ background: '#ffffff' }).jpeg({ quality: 82, mozjpeg: true }), 'photo'),
+    contentType: 'image/jpeg',
+    extension: 'jpg',
+  };
 }
 
 /** A signature: PNG in, PNG out. */
 export async function encodeSignature(input: Buffer, maxDecodedBytes: number): Promise<EncodedImage> {
   const sharp = await loadSharp();
   const { pixels } = await inspect(sharp, input, 'signature', maxDecodedBytes);
-  return { data: await decode(open(sharp, input, pixels).png({ compressionLevel: 9 }), 'signature'), contentType: 'image/png', extension: 'png' };
+  return {
+    data: await decode(open(sharp, input, pixels).png({ compressionLevel: 9 }), 'signature'),
+    contentType: 'image/png',
+    extension: 'png',
+  };
 }
 
 /** Upright by its EXIF orientation, then within MAX_SIDE; sharp writes no metadata unless asked (withMetadata). */
@@ -61,9 +81,18 @@ function open(sharp: Sharp, input: Buffer, pixels: number) {
  * height × channels × bytes per channel. Over `maxDecodedBytes` (PROOF_MAX_DECODED_SIZE): 413
  * PROOF_IMAGE_TOO_LARGE before any decoding, whatever the file's own size (a decompression bomb).
  */
-async function inspect(sharp: Sharp, input: Buffer, field: 'photo' | 'signature', maxDecodedBytes: number): Promise<{ format: string; pixels: number }> {
+async function inspect(
+  sharp: Sharp,
+  input: Buffer,
+  field: 'photo' | 'signature',
+  maxDecodedBytes: number,
+): Promise<{ format: string; pixels: number }> {
   const formats = field === 'photo' ? PHOTO_FORMATS : ['png'];
-  const invalid = () => badRequest(field === 'photo' ? 'photo must be a JPEG, PNG or WebP image' : 'signature must be a PNG image', 'PROOF_INVALID_IMAGE');
+  const invalid = () =>
+    badRequest(
+      field === 'photo' ? 'photo must be a JPEG, PNG or WebP image' : 'signature must be a PNG image',
+      'PROOF_INVALID_IMAGE',
+    );
   let meta: Awaited<ReturnType<ReturnType<Sharp>['metadata']>>;
   try {
     // No pixel limit here: sharp would refuse a large header with its own error, which says nothing of size.

@@ -66,7 +66,11 @@ export class ProofRepository {
 
   /** For a read: the key of that image, if the package has one. */
   async keyOf(packageId: string, kind: 'photo' | 'signature'): Promise<string | null | undefined> {
-    const row = await this.db.selectFrom('packages').select(['proof_photo_key', 'proof_signature_key']).where('id', '=', packageId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('packages')
+      .select(['proof_photo_key', 'proof_signature_key'])
+      .where('id', '=', packageId)
+      .executeTakeFirst();
     if (!row) return undefined;
     return kind === 'photo' ? row.proof_photo_key : row.proof_signature_key;
   }
@@ -82,11 +86,18 @@ export class PostgresProofStorage implements ProofStorage {
   ) {}
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
-    await this.db.insertInto('proof_objects').values({ key, content_type: contentType, data, created_at: this.clock.now() }).execute();
+    await this.db
+      .insertInto('proof_objects')
+      .values({ key, content_type: contentType, data, created_at: this.clock.now() })
+      .execute();
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const row = await this.db.selectFrom('proof_objects').select(['content_type', 'data']).where('key', '=', key).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('proof_objects')
+      .select(['content_type', 'data'])
+      .where('key', '=', key)
+      .executeTakeFirst();
     return row ? { data: Buffer.from(row.data), contentType: row.content_type } : undefined;
   }
 

@@ -39,7 +39,8 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
    */
   const authorizeFirst = async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data');
+      if (!request.isMultipart())
+        throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be multipart/form-data');
       const key = idempotencyKeyFrom(request.headers);
       // With an Idempotency-Key the status is checked with the work, so that a replay after the
       // delivery still gets the stored answer; the caller is the package's driver either way.
@@ -63,8 +64,20 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
         consumes: ['multipart/form-data'],
         body: Type.Object(
           {
-            photo: Type.Optional(Type.String({ format: 'binary', maxLength: maxBytes, description: 'JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px' })),
-            signature: Type.Optional(Type.String({ format: 'binary', maxLength: maxBytes, description: 'PNG, decided by content; re-encoded to at most 1600 px' })),
+            photo: Type.Optional(
+              Type.String({
+                format: 'binary',
+                maxLength: maxBytes,
+                description: 'JPEG, PNG or WebP, decided by content; re-encoded (no EXIF) to at most 1600 px',
+              }),
+            ),
+            signature: Type.Optional(
+              Type.String({
+                format: 'binary',
+                maxLength: maxBytes,
+                description: 'PNG, decided by content; re-encoded to at most 1600 px',
+              }),
+            ),
             recipientName: Type.Optional(Type.String({ maxLength: RECIPIENT_NAME_MAX })),
           },
           { description: 'multipart/form-data' },
@@ -82,9 +95,21 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
       const result = await service.upload<PackageResponse>(id, auth, upload, {
         // A decode slot is waited for within what is left of PROOF_UPLOAD_TIMEOUT (counted from the request's start).
         waitMs: uploadTimeoutMs - reply.elapsedTime,
-        once: (work) => idempotency.run({ accountId: auth.userId, key: idempotencyKeyFrom(request.headers), scope: `POST /packages/${id}/proof`, body: digestOf(upload) }, work),
+        once: (work) =>
+          idempotency.run(
+            {
+              accountId: auth.userId,
+              key: idempotencyKeyFrom(request.headers),
+              scope: `POST /packages/${id}/proof`,
+              body: digestOf(upload),
+            },
+            work,
+          ),
         // The package as its driver sees it (GET /packages/:id), stored as the key's answer.
-        present: (row) => ({ ...packages.respondTo(row, auth), ...PackageService.moneyFields(row, auth, new Map([[row.id, row.tip_amount ?? 0]])) }),
+        present: (row) => ({
+          ...packages.respondTo(row, auth),
+          ...PackageService.moneyFields(row, auth, new Map([[row.id, row.tip_amount ?? 0]])),
+        }),
       });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       // A stored answer is always this route's 200 (a failed request stores nothing).
@@ -105,7 +130,12 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
           response: {
             200: {
               description: `The ${part}, served with Cache-Control: no-store`,
-              content: Object.fromEntries((part === 'photo' ? ['image/jpeg', 'image/webp'] : ['image/png']).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+              content: Object.fromEntries(
+                (part === 'photo' ? ['image/jpeg', 'image/webp'] : ['image/png']).map((type) => [
+                  type,
+                  { schema: { type: 'string', format: 'binary' } },
+                ]),
+              ),
             },
             ...errors(400, 401, 404),
           },
@@ -117,7 +147,10 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
           .type(object.contentType)
           .header('cache-control', 'no-store')
           .header('x-content-type-options', 'nosniff')
-          .header('content-disposition', `inline; filename="${part}.${object.contentType.split('/')[1] === 'jpeg' ? 'jpg' : object.contentType.split('/')[1]}"`)
+          .header(
+            'content-disposition',
+            `inline; filename="${part}.${object.contentType.split('/')[1] === 'jpeg' ? 'jpg' : object.contentType.split('/')[1]}"`,
+          )
           .header('cross-origin-resource-policy', 'same-origin')
           .send(object.data);
       },
@@ -135,7 +168,9 @@ function digestOf(upload: ProofUpload): Record<string, string> {
   };
 }
 
-type Part = { type: 'file'; fieldname: string; toBuffer(): Promise<Buffer> } | { type: 'field'; fieldname: string; value: unknown };
+type Part =
+  | { type: 'file'; fieldname: string; toBuffer(): Promise<Buffer> }
+  | { type: 'field'; fieldname: string; value: unknown };
 
 /** The form's parts: photo and signature (files) and recipientName (text), each at most once; anything else is 400. */
 async function readParts(parts: AsyncIterable<unknown>, maxBytes: number): Promise<ProofUpload> {
@@ -147,13 +182,18 @@ async function readParts(parts: AsyncIterable<unknown>, maxBytes: number): Promi
       if (seen.has(part.fieldname)) throw badRequest(`${part.fieldname} may be sent once`, 'VALIDATION_FAILED');
       seen.add(part.fieldname);
       if (part.type === 'file') {
-        if (part.fieldname !== 'photo' && part.fieldname !== 'signature') throw badRequest(`Unknown file field "${part.fieldname}": send photo and/or signature`, 'VALIDATION_FAILED');
+        if (part.fieldname !== 'photo' && part.fieldname !== 'signature')
+          throw badRequest(`Unknown file field "${part.fieldname}": send photo and/or signature`, 'VALIDATION_FAILED');
         let data: Buffer;
         try {
           data = await part.toBuffer();
         } catch (err) {
           if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-            throw new AppError(413, 'PROOF_TOO_LARGE', `${part.fieldname} is larger than ${mb(maxBytes)} (PROOF_MAX_SIZE)`);
+            throw new AppError(
+              413,
+              'PROOF_TOO_LARGE',
+              `${part.fieldname} is larger than ${mb(maxBytes)} (PROOF_MAX_SIZE)`,
+            );
           }
           throw err;
         }
@@ -161,18 +201,29 @@ async function readParts(parts: AsyncIterable<unknown>, maxBytes: number): Promi
         upload[part.fieldname] = data;
         continue;
       }
-      if (part.fieldname !== 'recipientName') throw badRequest(`Unknown field "${part.fieldname}": send photo, signature and recipientName`, 'VALIDATION_FAILED');
+      if (part.fieldname !== 'recipientName')
+        throw badRequest(
+          `Unknown field "${part.fieldname}": send photo, signature and recipientName`,
+          'VALIDATION_FAILED',
+        );
       const value = typeof part.value === 'string' ? part.value.trim() : '';
-      if (value.length === 0 || value.length > RECIPIENT_NAME_MAX) throw badRequest(`recipientName must be 1 to ${RECIPIENT_NAME_MAX} characters`, 'VALIDATION_FAILED');
-      if (CONTROL.test(value)) throw badRequest('recipientName must not contain control characters', 'VALIDATION_FAILED');
+      if (value.length === 0 || value.length > RECIPIENT_NAME_MAX)
+        throw badRequest(`recipientName must be 1 to ${RECIPIENT_NAME_MAX} characters`, 'VALIDATION_FAILED');
+      if (CONTROL.test(value))
+        throw badRequest('recipientName must not contain control characters', 'VALIDATION_FAILED');
       upload.recipientName = value;
     }
   } catch (err) {
     if (err instanceof AppError) throw err;
     const code = (err as { code?: string }).code ?? '';
     // The form broke a limit (parts, files, fields) or is malformed: the client's fault.
-    if (code.startsWith('FST_')) throw badRequest('The form must hold photo and/or signature files and an optional recipientName field', 'VALIDATION_FAILED');
-    if (err instanceof Error && /multipart|boundary|Unexpected end of form|Malformed/i.test(err.message)) throw badRequest('The multipart body is malformed', 'VALIDATION_FAILED');
+    if (code.startsWith('FST_'))
+      throw badRequest(
+        'The form must hold photo and/or signature files and an optional recipientName field',
+        'VALIDATION_FAILED',
+      );
+    if (err instanceof Error && /multipart|boundary|Unexpected end of form|Malformed/i.test(err.message))
+      throw badRequest('The multipart body is malformed', 'VALIDATION_FAILED');
     throw err;
   }
   return upload;

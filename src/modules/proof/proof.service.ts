@@ -58,7 +58,12 @@ export class ProofService {
    * Before the body is read (contract section 19): 404 unless the caller is the package's driver,
    * then (unless `status` is false) 409 unless PICKED_UP or IN_TRANSIT.
    */
-  async checkUploader(packageId: string, auth: AuthContext, options: { status?: boolean } = {}, db?: Executor): Promise<void> {
+  async checkUploader(
+    packageId: string,
+    auth: AuthContext,
+    options: { status?: boolean } = {},
+    db?: Executor,
+  ): Promise<void> {
     const state = await this.deps.repo.state(packageId, db);
     if (!state || state.driver_id === null || state.driver_id !== auth.userId) throw packageNotFound();
     if (options.status !== false && !UPLOADABLE.includes(state.status)) throw notUploadable(state.status);
@@ -69,11 +74,20 @@ export class ProofService {
    * them, then points the package at them inside `once` (the Idempotency-Key's transaction), whose
    * answer is `present(row)`. A replayed or failed request leaves no image behind.
    */
-  async upload<B>(packageId: string, auth: AuthContext, upload: ProofUpload, options: { waitMs: number; once: OnceRunner<B>; present(row: PackageRow): B }) {
+  async upload<B>(
+    packageId: string,
+    auth: AuthContext,
+    upload: ProofUpload,
+    options: { waitMs: number; once: OnceRunner<B>; present(row: PackageRow): B },
+  ) {
     if (!upload.photo && !upload.signature && upload.recipientName === undefined) {
-      throw badRequest('Send a photo, a signature or both (multipart/form-data fields photo, signature, recipientName)', 'PROOF_EMPTY');
+      throw badRequest(
+        'Send a photo, a signature or both (multipart/form-data fields photo, signature, recipientName)',
+        'PROOF_EMPTY',
+      );
     }
-    if (!upload.photo && !upload.signature) throw badRequest('Send a photo or a signature with the recipient name', 'PROOF_EMPTY');
+    if (!upload.photo && !upload.signature)
+      throw badRequest('Send a photo or a signature with the recipient name', 'PROOF_EMPTY');
     const { maxDecodedBytes } = this.deps.limits;
     const release = await this.slots.acquire(options.waitMs);
     let photo: EncodedImage | undefined;
@@ -85,7 +99,8 @@ export class ProofService {
     } finally {
       release();
     }
-    const keyFor = (part: ProofPart, image: EncodedImage) => `proofs/${packageId}/${part}-${randomUUID()}.${image.extension}`;
+    const keyFor = (part: ProofPart, image: EncodedImage) =>
+      `proofs/${packageId}/${part}-${randomUUID()}.${image.extension}`;
     const photoKey = photo ? keyFor('photo', photo) : undefined;
     const signatureKey = signature ? keyFor('signature', signature) : undefined;
     const { storage } = this.deps;
@@ -101,7 +116,12 @@ export class ProofService {
       }
       let replaced: { photo: string | null; signature: string | null } | undefined;
       const result = await options.once(async (trx) => {
-        replaced = await this.deps.repo.record(trx, packageId, auth.userId, { photoKey, signatureKey, recipientName: upload.recipientName, at: this.deps.clock.now() });
+        replaced = await this.deps.repo.record(trx, packageId, auth.userId, {
+          photoKey,
+          signatureKey,
+          recipientName: upload.recipientName,
+          at: this.deps.clock.now(),
+        });
         if (!replaced) {
           // Delivered, failed or handed back while the images were being written.
           await this.checkUploader(packageId, auth, {}, trx);
@@ -136,11 +156,16 @@ export class ProofService {
   /** Objects no package points to: deleted after the answer, a failure only logged. */
   private forget(keys: string[]): void {
     if (!keys.length) return;
-    this.deps.storage.delete(keys).catch((err) => this.deps.logger.warn({ err, keys }, 'deleting replaced proof images failed'));
+    this.deps.storage
+      .delete(keys)
+      .catch((err) => this.deps.logger.warn({ err, keys }, 'deleting replaced proof images failed'));
   }
 }
 
 const notUploadable = (status: string) =>
-  conflict(`Package is ${status}: proof of delivery is sent while it is PICKED_UP or IN_TRANSIT`, 'INVALID_STATUS_TRANSITION');
+  conflict(
+    `Package is ${status}: proof of delivery is sent while it is PICKED_UP or IN_TRANSIT`,
+    'INVALID_STATUS_TRANSITION',
+  );
 
 const proofNotFound = (part: ProofPart) => notFound(`This package has no ${part}`, 'PROOF_NOT_FOUND');

@@ -30,7 +30,15 @@ export class S3ProofStorage implements ProofStorage {
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
     const { s3, client } = await this.connect();
-    await client.send(new s3.PutObjectCommand({ Bucket: this.config.bucket, Key: key, Body: data, ContentType: contentType, ContentLength: data.length }));
+    await client.send(
+      new s3.PutObjectCommand({
+        Bucket: this.config.bucket,
+        Key: key,
+        Body: data,
+        ContentType: contentType,
+        ContentLength: data.length,
+      }),
+    );
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
@@ -41,7 +49,11 @@ export class S3ProofStorage implements ProofStorage {
       const bytes = await out.Body.transformToByteArray();
       return { data: Buffer.from(bytes), contentType: out.ContentType ?? 'application/octet-stream' };
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+      if (
+        (err as { name?: string }).name === 'NoSuchKey' ||
+        (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
+      )
+        return undefined;
       throw err;
     }
   }
@@ -49,7 +61,9 @@ export class S3ProofStorage implements ProofStorage {
   async delete(keys: string[]): Promise<void> {
     if (!keys.length) return;
     const { s3, client } = await this.connect();
-    await Promise.all(keys.map((key) => client.send(new s3.DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }))));
+    await Promise.all(
+      keys.map((key) => client.send(new s3.DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }))),
+    );
   }
 
   close(): void {

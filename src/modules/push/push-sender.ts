@@ -31,7 +31,14 @@ const MAX_QUEUED = 10_000;
 /** The part of `web-push` used here (it ships no types). */
 interface WebPushLib {
   encrypt(p256dh: string, auth: string, payload: string, contentEncoding: 'aes128gcm'): { cipherText: Buffer };
-  getVapidHeaders(audience: string, subject: string, publicKey: string, privateKey: string, contentEncoding: 'aes128gcm', expiration: number): { Authorization: string };
+  getVapidHeaders(
+    audience: string,
+    subject: string,
+    publicKey: string,
+    privateKey: string,
+    contentEncoding: 'aes128gcm',
+    expiration: number,
+  ): { Authorization: string };
 }
 
 /** A VAPID JWT is signed for 12 h (RFC 8292 allows up to 24 h) and used for 11: signing is half of a push's CPU time. */
@@ -105,11 +112,17 @@ export class PushSender {
       const task = this.queue.shift()!;
       this.running += 1;
       task()
-        .catch((err) => this.deps.logger.warn({ err: { message: String((err as Error)?.message ?? err).slice(0, 200) } }, 'push failed'))
+        .catch((err) =>
+          this.deps.logger.warn(
+            { err: { message: String((err as Error)?.message ?? err).slice(0, 200) } },
+            'push failed',
+          ),
+        )
         .finally(() => {
           this.running -= 1;
           this.pump();
-          if (this.running === 0 && this.queue.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+          if (this.running === 0 && this.queue.length === 0)
+            for (const resolve of this.idleWaiters.splice(0)) resolve();
         });
     }
   }
@@ -127,7 +140,14 @@ export class PushSender {
     const cached = this.vapidHeaders.get(audience);
     if (cached && nowSeconds < cached.untilSeconds) return cached.header;
     const { publicKey, privateKey, subject } = this.deps.vapid;
-    const header = lib.getVapidHeaders(audience, subject, publicKey, privateKey, 'aes128gcm', nowSeconds + VAPID_JWT_SECONDS).Authorization;
+    const header = lib.getVapidHeaders(
+      audience,
+      subject,
+      publicKey,
+      privateKey,
+      'aes128gcm',
+      nowSeconds + VAPID_JWT_SECONDS,
+    ).Authorization;
     if (this.vapidHeaders.size > 1000) this.vapidHeaders.clear();
     this.vapidHeaders.set(audience, { header, untilSeconds: nowSeconds + VAPID_JWT_REUSE_SECONDS });
     return header;
@@ -138,7 +158,10 @@ export class PushSender {
       connections: 16,
       headersTimeout: this.deps.timeoutMs,
       bodyTimeout: this.deps.timeoutMs,
-      connect: { timeout: this.deps.timeoutMs, ...(this.deps.allowPrivateTargets ? {} : { lookup: guardedLookup as never }) },
+      connect: {
+        timeout: this.deps.timeoutMs,
+        ...(this.deps.allowPrivateTargets ? {} : { lookup: guardedLookup as never }),
+      },
     });
     return this.agent;
   }
@@ -196,7 +219,8 @@ export class PushSender {
 /** A network error's code and message, with the endpoint (whose path is a secret) taken out. */
 function describe(err: unknown, endpoint: string): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timed out';
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT')
+    return 'timed out';
   const code = e.code ?? e.cause?.code;
   const message = (e.message ?? String(err)).split(endpoint).join('<endpoint>').slice(0, 200);
   return code ? `${code}: ${message}` : message;

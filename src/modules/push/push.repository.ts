@@ -33,8 +33,18 @@ export class PushRepository {
 
   /** Deletes the user's oldest subscriptions beyond `keep` (newest first by creation). */
   async trimUser(ex: Executor, userId: string, keep: number): Promise<number> {
-    const keepIds = ex.selectFrom('push_subscriptions').select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(keep);
-    const result = await ex.deleteFrom('push_subscriptions').where('user_id', '=', userId).where('id', 'not in', keepIds).executeTakeFirst();
+    const keepIds = ex
+      .selectFrom('push_subscriptions')
+      .select('id')
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(keep);
+    const result = await ex
+      .deleteFrom('push_subscriptions')
+      .where('user_id', '=', userId)
+      .where('id', 'not in', keepIds)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 
@@ -44,16 +54,29 @@ export class PushRepository {
   }
 
   async deleteOwned(userId: string, endpoint: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('push_subscriptions').where('user_id', '=', userId).where('endpoint', '=', endpoint).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('push_subscriptions')
+      .where('user_id', '=', userId)
+      .where('endpoint', '=', endpoint)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
   async ofUser(userId: string): Promise<Pick<PushSubscriptionRow, 'id' | 'endpoint' | 'p256dh' | 'auth'>[]> {
-    return this.db.selectFrom('push_subscriptions').select(['id', 'endpoint', 'p256dh', 'auth']).where('user_id', '=', userId).orderBy('created_at', 'desc').execute();
+    return this.db
+      .selectFrom('push_subscriptions')
+      .select(['id', 'endpoint', 'p256dh', 'auth'])
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .execute();
   }
 
   async countOfUser(userId: string): Promise<number> {
-    const row = await this.db.selectFrom('push_subscriptions').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('push_subscriptions')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 

@@ -16,7 +16,7 @@ export const pushModule: FeatureModule = async (app, { services, guard }) => {
     {
       schema: {
         tags,
-        summary: "The VAPID public key browsers subscribe with (404 PUSH_NOT_CONFIGURED when push is off)",
+        summary: 'The VAPID public key browsers subscribe with (404 PUSH_NOT_CONFIGURED when push is off)',
         response: { 200: VapidKeyResponse, ...errors(404) },
       },
     },
@@ -30,7 +30,8 @@ export const pushModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced; another account's endpoint: 409 PUSH_ENDPOINT_TAKEN)",
+        summary:
+          "Save the browser's PushSubscription for the caller (at most 10 per account: the oldest is replaced; another account's endpoint: 409 PUSH_ENDPOINT_TAKEN)",
         body: SubscribeBody,
         response: { 201: SubscriptionResponse, ...errors(400, 401, 404, 409) },
       },

@@ -25,7 +25,10 @@ export interface OfferForPush {
 }
 
 /** The job statuses a customer hears of (contract section 20), and how urgently. */
-const CUSTOMER_MOMENTS: Record<'PACKAGE' | 'RIDE', Record<string, { ttlSeconds: number; urgency: PushOptions['urgency'] }>> = {
+const CUSTOMER_MOMENTS: Record<
+  'PACKAGE' | 'RIDE',
+  Record<string, { ttlSeconds: number; urgency: PushOptions['urgency'] }>
+> = {
   RIDE: {
     ACCEPTED: { ttlSeconds: 600, urgency: 'high' },
     ARRIVED: { ttlSeconds: 600, urgency: 'high' },
@@ -39,7 +42,8 @@ const CUSTOMER_MOMENTS: Record<'PACKAGE' | 'RIDE', Record<string, { ttlSeconds: 
 
 const defaultLookup: LookupAll = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
-export const pushNotConfigured = () => notFound('Push notifications are not configured on this server', 'PUSH_NOT_CONFIGURED');
+export const pushNotConfigured = () =>
+  notFound('Push notifications are not configured on this server', 'PUSH_NOT_CONFIGURED');
 
 export interface PushServiceDeps {
   db: DB;
@@ -76,12 +80,25 @@ export class PushService implements JobChangeWatcher {
     if (url.search.length > 1024) throw badRequest('endpoint is too long', 'INVALID_PUSH_ENDPOINT');
     const p256dh = body.keys.p256dh.replace(/=+$/, '');
     const auth = body.keys.auth.replace(/=+$/, '');
-    if (!isP256Point(p256dh)) throw badRequest('keys.p256dh must be an uncompressed P-256 public key (65 bytes, base64url)', 'INVALID_PUSH_KEYS');
-    if (Buffer.from(auth, 'base64url').length !== 16) throw badRequest('keys.auth must be 16 bytes, base64url', 'INVALID_PUSH_KEYS');
+    if (!isP256Point(p256dh))
+      throw badRequest(
+        'keys.p256dh must be an uncompressed P-256 public key (65 bytes, base64url)',
+        'INVALID_PUSH_KEYS',
+      );
+    if (Buffer.from(auth, 'base64url').length !== 16)
+      throw badRequest('keys.auth must be 16 bytes, base64url', 'INVALID_PUSH_KEYS');
     const now = this.deps.clock.now();
     const row = await this.deps.db.transaction().execute(async (trx) => {
       await this.deps.repo.lockUser(trx, userId);
-      const saved = await this.deps.repo.upsert(trx, { id: randomUUID(), user_id: userId, endpoint: body.endpoint, p256dh, auth, created_at: now, last_success_at: null });
+      const saved = await this.deps.repo.upsert(trx, {
+        id: randomUUID(),
+        user_id: userId,
+        endpoint: body.endpoint,
+        p256dh,
+        auth,
+        created_at: now,
+        last_success_at: null,
+      });
       // Another account's endpoint is not taken over (its owner would silently stop getting pushes).
       if (!saved) throw conflict('This push endpoint is registered to another account', 'PUSH_ENDPOINT_TAKEN');
       await this.deps.repo.trimUser(trx, userId, MAX_SUBSCRIPTIONS_PER_USER);
@@ -92,7 +109,8 @@ export class PushService implements JobChangeWatcher {
 
   /** Only the caller's own subscription; anyone else's (or none) is a 404. */
   async unsubscribe(userId: string, endpoint: string): Promise<void> {
-    if (!(await this.deps.repo.deleteOwned(userId, endpoint))) throw notFound('Push subscription not found', 'PUSH_SUBSCRIPTION_NOT_FOUND');
+    if (!(await this.deps.repo.deleteOwned(userId, endpoint)))
+      throw notFound('Push subscription not found', 'PUSH_SUBSCRIPTION_NOT_FOUND');
   }
 
   /** Sign-out (POST /auth/logout with pushEndpoint): the user's subscription with it, if any, is deleted. */
@@ -132,7 +150,11 @@ export class PushService implements JobChangeWatcher {
     const moment = CUSTOMER_MOMENTS[change.jobType][change.status];
     const customerId = change.customerId;
     if (!sender || !moment || !customerId) return;
-    sender.toUser(customerId, { type: 'job', jobType: change.jobType, jobId: change.jobId, status: change.status }, { ...moment, kind: 'job' });
+    sender.toUser(
+      customerId,
+      { type: 'job', jobType: change.jobType, jobId: change.jobId, status: change.status },
+      { ...moment, kind: 'job' },
+    );
   }
 
   /** Resolves when the pushes queued so far are sent (tests). */

@@ -38,29 +38,48 @@ export class RatingsRepository {
       return executor
         .selectFrom('packages as p')
         .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
-        .select(['p.status', 'p.created_by as creator_id', 'p.business_id', 'p.payment_method', 'p.driver_id', 'dp.company_id as driver_company_id', 'p.price_amount', 'p.price_currency'])
+        .select([
+          'p.status',
+          'p.created_by as creator_id',
+          'p.business_id',
+          'p.payment_method',
+          'p.driver_id',
+          'dp.company_id as driver_company_id',
+          'p.price_amount',
+          'p.price_currency',
+        ])
         .select('p.finished_at')
         .where('p.id', '=', jobId)
         .executeTakeFirst()
         .then((row) => row && { ...row, finished_at: row.finished_at ?? null });
     }
-    return executor
-      .selectFrom('rides as r')
-      .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
-      .select(['r.status', 'r.customer_id as creator_id', 'r.payment_method', 'r.driver_id', 'dp.company_id as driver_company_id', 'r.price_amount', 'r.price_currency'])
-      .select(sql<null>`null::uuid`.as('business_id'))
-      // Rides have no finished_at: the instant of their last final status in the history.
-      .select((eb) =>
-        eb
-          .selectFrom('ride_status_history as h')
-          .select((h) => h.fn.max('h.at').as('at'))
-          .whereRef('h.ride_id', '=', 'r.id')
-          .where('h.status', 'in', ['COMPLETED', 'CANCELLED', 'EXPIRED'])
-          .as('finished_at'),
-      )
-      .where('r.id', '=', jobId)
-      .executeTakeFirst()
-      .then((row) => row && { ...row, finished_at: row.finished_at ? new Date(row.finished_at) : null });
+    return (
+      executor
+        .selectFrom('rides as r')
+        .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
+        .select([
+          'r.status',
+          'r.customer_id as creator_id',
+          'r.payment_method',
+          'r.driver_id',
+          'dp.company_id as driver_company_id',
+          'r.price_amount',
+          'r.price_currency',
+        ])
+        .select(sql<null>`null::uuid`.as('business_id'))
+        // Rides have no finished_at: the instant of their last final status in the history.
+        .select((eb) =>
+          eb
+            .selectFrom('ride_status_history as h')
+            .select((h) => h.fn.max('h.at').as('at'))
+            .whereRef('h.ride_id', '=', 'r.id')
+            .where('h.status', 'in', ['COMPLETED', 'CANCELLED', 'EXPIRED'])
+            .as('finished_at'),
+        )
+        .where('r.id', '=', jobId)
+        .executeTakeFirst()
+        .then((row) => row && { ...row, finished_at: row.finished_at ? new Date(row.finished_at) : null })
+    );
   }
 
   /**
@@ -91,12 +110,19 @@ export class RatingsRepository {
   async averageTenths(trx: Executor, userId: string): Promise<number | null> {
     const row = await sql<{ tenths: number | null }>`
       select round(avg(stars) * 10)::int as tenths
-      from (select stars from ratings where rated_id = ${userId} order by created_at desc, id desc limit 500) last_ratings`.execute(trx);
+      from (select stars from ratings where rated_id = ${userId} order by created_at desc, id desc limit 500) last_ratings`.execute(
+      trx,
+    );
     return row.rows[0]?.tenths ?? null;
   }
 
   /** Stores the summary; a driver's is copied onto its profile, which the jobs' driver summary reads. */
-  async storeSummary(trx: Executor, userId: string, summary: { averageTenths: number | null; count: number }, now: Date): Promise<void> {
+  async storeSummary(
+    trx: Executor,
+    userId: string,
+    summary: { averageTenths: number | null; count: number },
+    now: Date,
+  ): Promise<void> {
     await trx
       .updateTable('rating_summaries')
       .set({ average_tenths: summary.averageTenths, rating_count: summary.count, updated_at: now })
@@ -115,7 +141,18 @@ export class RatingsRepository {
       .selectFrom('ratings as r')
       .innerJoin('users as rater', 'rater.id', 'r.rater_id')
       .innerJoin('users as rated', 'rated.id', 'r.rated_id')
-      .select(['r.id', 'r.job_type', 'r.job_id', 'r.rater_side', 'r.rater_id', 'r.rated_id', 'r.driver_id', 'r.stars', 'r.comment', 'r.created_at'])
+      .select([
+        'r.id',
+        'r.job_type',
+        'r.job_id',
+        'r.rater_side',
+        'r.rater_id',
+        'r.rated_id',
+        'r.driver_id',
+        'r.stars',
+        'r.comment',
+        'r.created_at',
+      ])
       .select(['rater.role as rater_role', 'rated.role as rated_role']);
     if (filter.driverId) q = q.where('r.driver_id', '=', filter.driverId);
     if (filter.raterId) q = q.where('r.rater_id', '=', filter.raterId);
@@ -124,10 +161,16 @@ export class RatingsRepository {
       const companyId = filter.companyId;
       q = q
         .where('r.rater_side', '=', 'CREATOR')
-        .where('r.driver_id', 'in', (eb) => eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', companyId));
+        .where('r.driver_id', 'in', (eb) =>
+          eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', companyId),
+        );
     }
     if (filter.cursor) q = q.where(beforeCursor(filter.cursor, 'r.created_at', 'r.id'));
-    return q.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
+    return q
+      .orderBy('r.created_at', 'desc')
+      .orderBy('r.id', 'desc')
+      .limit(filter.limit + 1)
+      .execute();
   }
 
   /** Drivers whose average is below `belowTenths` with at least `minCount` ratings, lowest first. */
@@ -148,7 +191,12 @@ export class RatingsRepository {
 
   /** Inserts the tip unless the job has one (the unique constraint decides): whether it did. */
   async insertTip(trx: Executor, row: Insertable<TipsTable>): Promise<boolean> {
-    const inserted = await trx.insertInto('tips').values(row).onConflict((oc) => oc.columns(['job_type', 'job_id']).doNothing()).returning('id').executeTakeFirst();
+    const inserted = await trx
+      .insertInto('tips')
+      .values(row)
+      .onConflict((oc) => oc.columns(['job_type', 'job_id']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
     return inserted !== undefined;
   }
 }

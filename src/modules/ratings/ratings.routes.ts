@@ -24,7 +24,10 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
   const { ratings } = services;
   const tags = ['ratings'];
 
-  for (const [collection, jobType] of [['rides', 'RIDE'], ['packages', 'PACKAGE']] as [string, JobKind][]) {
+  for (const [collection, jobType] of [
+    ['rides', 'RIDE'],
+    ['packages', 'PACKAGE'],
+  ] as [string, JobKind][]) {
     const done = jobType === 'RIDE' ? 'COMPLETED' : 'DELIVERED';
     app.post(
       `/${collection}/:id/rating`,
@@ -39,7 +42,8 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
           response: { 201: RatingResponse, ...errors(400, 401, 403, 404, 409) },
         },
       },
-      async (request, reply) => reply.code(201).send(await ratings.rate(jobType, request.params.id, request.auth, request.body)),
+      async (request, reply) =>
+        reply.code(201).send(await ratings.rate(jobType, request.params.id, request.auth, request.body)),
     );
     app.post(
       `/${collection}/:id/tip`,
@@ -55,7 +59,9 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
         },
       },
       async (request, reply) =>
-        stepOnce(services.idempotency, request, reply, `POST /${collection}/${request.params.id}/tip`, 201, (record) => ratings.tip(jobType, request.params.id, request.auth, request.body.amount, record)),
+        stepOnce(services.idempotency, request, reply, `POST /${collection}/${request.params.id}/tip`, 201, (record) =>
+          ratings.tip(jobType, request.params.id, request.auth, request.body.amount, record),
+        ),
     );
   }
 
@@ -63,7 +69,13 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
     '/admin/ratings',
     {
       onRequest: guard.required(['ADMIN']),
-      schema: { tags: ['admin', ...tags], summary: 'Every rating with its comment, newest first (driverId: the ratings of that driver\'s jobs, both ways)', security, querystring: AdminRatingsQuery, response: { 200: RatingPage, ...errors(400, 401, 403) } },
+      schema: {
+        tags: ['admin', ...tags],
+        summary: "Every rating with its comment, newest first (driverId: the ratings of that driver's jobs, both ways)",
+        security,
+        querystring: AdminRatingsQuery,
+        response: { 200: RatingPage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => ratings.adminList(request.query),
   );
@@ -72,7 +84,13 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
     '/admin/ratings/alerts',
     {
       onRequest: guard.required(['ADMIN']),
-      schema: { tags: ['admin', ...tags], summary: 'Drivers rated below RATING_ALERT_BELOW with at least 20 ratings, lowest first', security, querystring: AlertsQuery, response: { 200: RatingAlerts, ...errors(400, 401, 403) } },
+      schema: {
+        tags: ['admin', ...tags],
+        summary: 'Drivers rated below RATING_ALERT_BELOW with at least 20 ratings, lowest first',
+        security,
+        querystring: AlertsQuery,
+        response: { 200: RatingAlerts, ...errors(400, 401, 403) },
+      },
     },
     async (request) => ratings.alerts(request.query),
   );
@@ -81,7 +99,14 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
     '/companies/me/ratings',
     {
       onRequest: guard.required(['COMPANY']),
-      schema: { tags, summary: "The ratings the company's drivers received, newest first (stars only: comments are for admins and their authors)", security, querystring: CompanyRatingsQuery, response: { 200: RatingPage, ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        summary:
+          "The ratings the company's drivers received, newest first (stars only: comments are for admins and their authors)",
+        security,
+        querystring: CompanyRatingsQuery,
+        response: { 200: RatingPage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => ratings.companyList(request.auth, request.query),
   );
@@ -90,7 +115,13 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
     '/businesses/me/ratings',
     {
       onRequest: guard.required(['BUSINESS']),
-      schema: { tags, summary: 'The ratings the business gave its drivers, with its comments, newest first', security, querystring: OwnRatingsQuery, response: { 200: RatingPage, ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'The ratings the business gave its drivers, with its comments, newest first',
+        security,
+        querystring: OwnRatingsQuery,
+        response: { 200: RatingPage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => ratings.givenBy(request.auth, request.query),
   );
@@ -101,7 +132,8 @@ export const ratingsModule: FeatureModule = async (app, { services, guard }) => 
       onRequest: guard.required(['DRIVER']),
       schema: {
         tags,
-        summary: "The driver's ratings, newest first: side=received, the stars it was given (no comment, no rater); side=given, the ratings it gave, with its comments",
+        summary:
+          "The driver's ratings, newest first: side=received, the stars it was given (no comment, no rater); side=given, the ratings it gave, with its comments",
         security,
         querystring: DriverRatingsQuery,
         response: { 200: DriverRatingPage, ...errors(400, 401, 403) },

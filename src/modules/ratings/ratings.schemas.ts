@@ -5,12 +5,22 @@ import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 
 export const RateBody = Body({
   stars: Type.Integer({ minimum: 1, maximum: 5, description: '1 to 5' }),
-  comment: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Seen by admins and its author only (the rated party sees the stars)' })),
+  comment: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Seen by admins and its author only (the rated party sees the stars)',
+    }),
+  ),
 });
 export type RateBody = Static<typeof RateBody>;
 
 export const TipBody = Body({
-  amount: Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: "In the minor unit of the job's currency; at most TIP_MAX_SHARE of the price" }),
+  amount: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    description: "In the minor unit of the job's currency; at most TIP_MAX_SHARE of the price",
+  }),
 });
 
 const JobType = Type.Union([Type.Literal('PACKAGE'), Type.Literal('RIDE')]);
@@ -60,7 +70,10 @@ export const OwnRatingsQuery = Type.Object({ ...PaginationQuery.properties }, { 
 export const DriverRatingsQuery = Type.Object(
   {
     ...PaginationQuery.properties,
-    side: Type.Union([Type.Literal('given'), Type.Literal('received')], { description: 'received: the ratings of the driver (stars only); given: the ratings the driver gave, with its comments' }),
+    side: Type.Union([Type.Literal('given'), Type.Literal('received')], {
+      description:
+        'received: the ratings of the driver (stars only); given: the ratings the driver gave, with its comments',
+    }),
   },
   { additionalProperties: false },
 );
@@ -94,7 +107,10 @@ export const RatingAlerts = Type.Object({
     { description: 'Lowest rating first' },
   ),
 });
-export const AlertsQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) }, { additionalProperties: false });
+export const AlertsQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) },
+  { additionalProperties: false },
+);
 
 export const TipResponse = Type.Object({
   jobType: JobType,

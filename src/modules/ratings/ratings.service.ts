@@ -39,7 +39,10 @@ export function paymentMethodOf(job: Pick<JobForRating, 'payment_method'>): Paym
   return job.payment_method;
 }
 
-const jobNotFound = (jobType: JobKind) => (jobType === 'PACKAGE' ? notFound('Package not found', 'PACKAGE_NOT_FOUND') : notFound('Ride not found', 'RIDE_NOT_FOUND'));
+const jobNotFound = (jobType: JobKind) =>
+  jobType === 'PACKAGE'
+    ? notFound('Package not found', 'PACKAGE_NOT_FOUND')
+    : notFound('Ride not found', 'RIDE_NOT_FOUND');
 const noun = (jobType: JobKind) => (jobType === 'PACKAGE' ? 'package' : 'ride');
 
 type RatingRow = Awaited<ReturnType<RatingsRepository['list']>>[number];
@@ -48,7 +51,11 @@ export class RatingsService {
   constructor(private readonly deps: RatingsServiceDeps) {}
 
   /** The job, if the caller is one of its parties; anyone else gets the job's 404. */
-  private async partyJob(jobType: JobKind, jobId: string, auth: AuthContext): Promise<{ job: JobForRating; side: RaterSide }> {
+  private async partyJob(
+    jobType: JobKind,
+    jobId: string,
+    auth: AuthContext,
+  ): Promise<{ job: JobForRating; side: RaterSide }> {
     const job = await this.deps.repo.job(jobType, jobId);
     if (job && auth.userId === job.creator_id) return { job, side: 'CREATOR' };
     if (job && job.driver_id !== null && auth.userId === job.driver_id) return { job, side: 'DRIVER' };
@@ -58,7 +65,10 @@ export class RatingsService {
   /** The job is COMPLETED or DELIVERED (with its driver), and `windowMs` has not passed since. */
   private assertDone(jobType: JobKind, job: JobForRating, windowMs: number, closed: AppError): string {
     if (job.status !== DONE[jobType] || job.driver_id === null) {
-      throw conflict(`Only a ${DONE[jobType]} ${noun(jobType)} can be rated or tipped (this one is ${job.status})`, 'JOB_NOT_COMPLETED');
+      throw conflict(
+        `Only a ${DONE[jobType]} ${noun(jobType)} can be rated or tipped (this one is ${job.status})`,
+        'JOB_NOT_COMPLETED',
+      );
     }
     const finished = job.finished_at?.getTime() ?? 0;
     if (this.deps.clock.nowMs() - finished > windowMs) throw closed;
@@ -67,7 +77,12 @@ export class RatingsService {
 
   async rate(jobType: JobKind, jobId: string, auth: AuthContext, body: RateBody) {
     const { job, side } = await this.partyJob(jobType, jobId, auth);
-    const driverId = this.assertDone(jobType, job, RATING_WINDOW_MS, conflict('Ratings close 7 days after the job ends', 'RATING_CLOSED'));
+    const driverId = this.assertDone(
+      jobType,
+      job,
+      RATING_WINDOW_MS,
+      conflict('Ratings close 7 days after the job ends', 'RATING_CLOSED'),
+    );
     const ratedId = side === 'CREATOR' ? driverId : job.creator_id;
     const now = this.deps.clock.now();
     const id = randomUUID();
@@ -75,8 +90,20 @@ export class RatingsService {
     await this.deps.db.transaction().execute(async (trx) => {
       // The rated party's summary row first: a party's ratings are summed up one at a time.
       const { rating_count } = await this.deps.repo.lockSummary(trx, ratedId, now);
-      const row = { id, job_type: jobType, job_id: jobId, rater_side: side, rater_id: auth.userId, rated_id: ratedId, driver_id: driverId, stars: body.stars, comment, created_at: now };
-      if (!(await this.deps.repo.insertRating(trx, row))) throw conflict(`You rated this ${noun(jobType)} already`, 'ALREADY_RATED');
+      const row = {
+        id,
+        job_type: jobType,
+        job_id: jobId,
+        rater_side: side,
+        rater_id: auth.userId,
+        rated_id: ratedId,
+        driver_id: driverId,
+        stars: body.stars,
+        comment,
+        created_at: now,
+      };
+      if (!(await this.deps.repo.insertRating(trx, row)))
+        throw conflict(`You rated this ${noun(jobType)} already`, 'ALREADY_RATED');
       const averageTenths = await this.deps.repo.averageTenths(trx, ratedId);
       await this.deps.repo.storeSummary(trx, ratedId, { averageTenths, count: rating_count + 1 }, now);
     });
@@ -88,11 +115,21 @@ export class RatingsService {
     const { job, side } = await this.partyJob(jobType, jobId, auth);
     // Only who ordered the job tips it; its driver is not a tipper (a 404 like anyone else's).
     if (side !== 'CREATOR') throw jobNotFound(jobType);
-    const driverId = this.assertDone(jobType, job, TIP_WINDOW_MS, conflict('Tips close 24 hours after the job ends', 'TIP_CLOSED'));
-    if (job.price_amount === null || job.price_currency === null) throw conflict(`This ${noun(jobType)} has no price to tip on`, 'TIP_UNAVAILABLE');
+    const driverId = this.assertDone(
+      jobType,
+      job,
+      TIP_WINDOW_MS,
+      conflict('Tips close 24 hours after the job ends', 'TIP_CLOSED'),
+    );
+    if (job.price_amount === null || job.price_currency === null)
+      throw conflict(`This ${noun(jobType)} has no price to tip on`, 'TIP_UNAVAILABLE');
     const cap = Math.floor((job.price_amount * this.deps.config.tipMaxShareBasisPoints) / BASIS_POINTS);
     if (amount > cap) {
-      throw new AppError(400, 'TIP_TOO_LARGE', `A tip may be at most ${this.deps.config.tipMaxShareBasisPoints / 100}% of the price: ${cap} ${job.price_currency} minor units`);
+      throw new AppError(
+        400,
+        'TIP_TOO_LARGE',
+        `A tip may be at most ${this.deps.config.tipMaxShareBasisPoints / 100}% of the price: ${cap} ${job.price_currency} minor units`,
+      );
     }
     const currency = job.price_currency;
     const paymentMethod = paymentMethodOf(job);
@@ -100,9 +137,25 @@ export class RatingsService {
     const now = this.deps.clock.now();
     const tip = { jobType, jobId, amount, currency, paymentMethod, createdAt: now.toISOString() };
     await this.deps.db.transaction().execute(async (trx) => {
-      const row = { id: randomUUID(), job_type: jobType, job_id: jobId, payer_id: auth.userId, driver_id: driverId, amount, currency, payment_method: paymentMethod, created_at: now };
-      if (!(await this.deps.repo.insertTip(trx, row))) throw conflict(`You tipped this ${noun(jobType)} already`, 'ALREADY_TIPPED');
-      await this.deps.ledger.post(trx, { sourceKey: sourceKeys.tip(jobType, jobId), currency, entries: tipEntries({ driverId, payer, paymentMethod, amount }), memo: `Tip on ${noun(jobType)} ${jobId}` });
+      const row = {
+        id: randomUUID(),
+        job_type: jobType,
+        job_id: jobId,
+        payer_id: auth.userId,
+        driver_id: driverId,
+        amount,
+        currency,
+        payment_method: paymentMethod,
+        created_at: now,
+      };
+      if (!(await this.deps.repo.insertTip(trx, row)))
+        throw conflict(`You tipped this ${noun(jobType)} already`, 'ALREADY_TIPPED');
+      await this.deps.ledger.post(trx, {
+        sourceKey: sourceKeys.tip(jobType, jobId),
+        currency,
+        entries: tipEntries({ driverId, payer, paymentMethod, amount }),
+        memo: `Tip on ${noun(jobType)} ${jobId}`,
+      });
       await record?.(trx, tip);
     });
     this.deps.bus.publish('job.annotated', { jobType, jobId });
@@ -131,7 +184,11 @@ export class RatingsService {
   async driverList(auth: AuthContext, query: DriverRatingsQuery) {
     const limit = query.limit ?? 20;
     const given = query.side === 'given';
-    const rows = await this.deps.repo.list({ ...(given ? { raterId: auth.userId } : { ratedId: auth.userId }), cursor: decodeCursor(query.cursor), limit });
+    const rows = await this.deps.repo.list({
+      ...(given ? { raterId: auth.userId } : { ratedId: auth.userId }),
+      cursor: decodeCursor(query.cursor),
+      limit,
+    });
     return toRowPage(rows, limit, (r): DriverRatingItem => ({
       id: r.id,
       jobType: r.job_type,
@@ -143,7 +200,11 @@ export class RatingsService {
     }));
   }
 
-  private async page(filter: Omit<RatingListFilter, 'limit' | 'cursor'>, query: { limit?: number; cursor?: string }, showComment: (row: RatingRow) => boolean) {
+  private async page(
+    filter: Omit<RatingListFilter, 'limit' | 'cursor'>,
+    query: { limit?: number; cursor?: string },
+    showComment: (row: RatingRow) => boolean,
+  ) {
     const limit = query.limit ?? 20;
     const rows = await this.deps.repo.list({ ...filter, cursor: decodeCursor(query.cursor), limit });
     return toRowPage(rows, limit, (r): RatingItem => ({

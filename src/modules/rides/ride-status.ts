@@ -2,13 +2,29 @@
 import type { RideStatus } from '../../db/tables/jobs.js';
 import { checkTransition, type TransitionCheck, type TransitionRule } from '../jobs/transitions.js';
 
-export const RIDE_STATUSES: readonly RideStatus[] = ['REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS', 'COMPLETED', 'CANCELLED', 'EXPIRED'];
+export const RIDE_STATUSES: readonly RideStatus[] = [
+  'REQUESTED',
+  'ACCEPTED',
+  'ARRIVED',
+  'IN_PROGRESS',
+  'COMPLETED',
+  'CANCELLED',
+  'EXPIRED',
+];
 
 /** CUSTOMER: the ride's passenger; SYSTEM: the expiry sweep. */
 export type RideActor = 'CUSTOMER' | 'DRIVER' | 'ASSIGNED_DRIVER' | 'COMPANY' | 'ADMIN' | 'SYSTEM';
-export const RIDE_ACTORS: readonly RideActor[] = ['CUSTOMER', 'DRIVER', 'ASSIGNED_DRIVER', 'COMPANY', 'ADMIN', 'SYSTEM'];
+export const RIDE_ACTORS: readonly RideActor[] = [
+  'CUSTOMER',
+  'DRIVER',
+  'ASSIGNED_DRIVER',
+  'COMPANY',
+  'ADMIN',
+  'SYSTEM',
+];
 
-export type RideEvent = 'ride.accepted' | 'ride.arrived' | 'ride.started' | 'ride.completed' | 'ride.cancelled' | 'ride.expired';
+export type RideEvent =
+  'ride.accepted' | 'ride.arrived' | 'ride.started' | 'ride.completed' | 'ride.cancelled' | 'ride.expired';
 
 export const RIDE_TRANSITIONS: readonly TransitionRule<RideStatus, RideActor, RideEvent>[] = [
   { from: ['REQUESTED'], to: 'ACCEPTED', actors: ['DRIVER'], event: 'ride.accepted' },
@@ -17,7 +33,12 @@ export const RIDE_TRANSITIONS: readonly TransitionRule<RideStatus, RideActor, Ri
   { from: ['IN_PROGRESS'], to: 'COMPLETED', actors: ['ASSIGNED_DRIVER'], event: 'ride.completed' },
   // A REQUESTED ride has no driver yet, so only its customer or an admin can cancel it then.
   { from: ['REQUESTED'], to: 'CANCELLED', actors: ['CUSTOMER', 'ADMIN'], event: 'ride.cancelled' },
-  { from: ['ACCEPTED', 'ARRIVED'], to: 'CANCELLED', actors: ['CUSTOMER', 'ASSIGNED_DRIVER', 'ADMIN'], event: 'ride.cancelled' },
+  {
+    from: ['ACCEPTED', 'ARRIVED'],
+    to: 'CANCELLED',
+    actors: ['CUSTOMER', 'ASSIGNED_DRIVER', 'ADMIN'],
+    event: 'ride.cancelled',
+  },
   { from: ['REQUESTED'], to: 'EXPIRED', actors: ['SYSTEM'], event: 'ride.expired' },
 ];
 

@@ -22,8 +22,22 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
       .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'r.id')
       .leftJoin('tips as tp', (join) => join.onRef('tp.job_id', '=', 'r.id').on(sql<boolean>`tp.job_type = 'RIDE'`))
-      .select(['dj.state as dispatch_state', 'dj.attempts as dispatch_attempts', 'tp.amount as tip_amount', 'tp.currency as tip_currency'])
-      .select(['r.id', 'r.status', 'r.customer_id', 'r.driver_id', 'r.vehicle_type', 'r.country_id', 'r.created_at', 'r.updated_at'])
+      .select([
+        'dj.state as dispatch_state',
+        'dj.attempts as dispatch_attempts',
+        'tp.amount as tip_amount',
+        'tp.currency as tip_currency',
+      ])
+      .select([
+        'r.id',
+        'r.status',
+        'r.customer_id',
+        'r.driver_id',
+        'r.vehicle_type',
+        'r.country_id',
+        'r.created_at',
+        'r.updated_at',
+      ])
       .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history'])
       .select(['r.price_amount', 'r.price_currency', 'r.price_inputs', 'r.cancellation_fee', 'r.fare_amount'])
@@ -40,11 +54,17 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
     if (auth.role === 'CUSTOMER') q = q.where('r.customer_id', '=', me);
     else if (auth.role === 'DRIVER') q = q.where('r.driver_id', '=', me);
     else if (auth.role === 'COMPANY') {
-      q = q.where('r.driver_id', 'in', (eb) => eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me));
+      q = q.where('r.driver_id', 'in', (eb) =>
+        eb.selectFrom('driver_profiles').select('user_id').where('company_id', '=', me),
+      );
     } else if (auth.role !== 'ADMIN') q = q.where(sql<boolean>`false`);
     if (filter.status) q = q.where('r.status', '=', filter.status);
     if (filter.cursor) q = q.where(beforeCursor(filter.cursor, 'r.created_at', 'r.id'));
-    return q.orderBy('r.created_at', 'desc').orderBy('r.id', 'desc').limit(filter.limit + 1).execute();
+    return q
+      .orderBy('r.created_at', 'desc')
+      .orderBy('r.id', 'desc')
+      .limit(filter.limit + 1)
+      .execute();
   }
 
   async insert(trx: Transaction<Database>, row: Insertable<Omit<RidesTable, 'status_history'>>): Promise<void> {
@@ -74,11 +94,18 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
         db
           .insertInto('ride_status_history')
           .columns(['ride_id', 'status', 'reason', 'actor_id', 'at'])
-          .expression(sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`),
+          .expression(
+            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
+          ),
       );
     // The job's end frees its driver in the same statement (the casts: Kysely's query creators are
     // invariant in their CTE types, and the release needs only `moved`'s id and driver_id).
-    const all = effects.releaseDriver ? (changes.with('released', (db) => releaseMovedDriver(db as never, set.updated_at) as never) as unknown as typeof changes) : changes;
+    const all = effects.releaseDriver
+      ? (changes.with(
+          'released',
+          (db) => releaseMovedDriver(db as never, set.updated_at) as never,
+        ) as unknown as typeof changes)
+      : changes;
     const query = all.selectFrom('moved').select(['driver_id']);
     // Prepared: one text per set of columns a transition writes (a handful).
     return (await runPrepared(trx, query.compile()))[0];
@@ -88,13 +115,26 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
     return (await trx.selectFrom('rides').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
   }
 
-  async addHistory(trx: Transaction<Database>, id: string, entry: { status: RideStatus; reason: string | null; actorId: string | null; at: Date }): Promise<void> {
-    await trx.insertInto('ride_status_history').values({ ride_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at }).execute();
+  async addHistory(
+    trx: Transaction<Database>,
+    id: string,
+    entry: { status: RideStatus; reason: string | null; actorId: string | null; at: Date },
+  ): Promise<void> {
+    await trx
+      .insertInto('ride_status_history')
+      .values({ ride_id: id, status: entry.status, reason: entry.reason, actor_id: entry.actorId, at: entry.at })
+      .execute();
   }
 
   /** The positions its driver reported from `since` on (written behind while the ride was IN_PROGRESS), in order. */
   tripPositions(id: string, since: Date) {
-    return this.db.selectFrom('ride_positions').select(['lat', 'lng', 'at']).where('ride_id', '=', id).where('at', '>=', since).orderBy('at').execute();
+    return this.db
+      .selectFrom('ride_positions')
+      .select(['lat', 'lng', 'at'])
+      .where('ride_id', '=', id)
+      .where('at', '>=', since)
+      .orderBy('at')
+      .execute();
   }
 
   /**

@@ -2,7 +2,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
-import { DispatchInfo, DriverSummary, EarningsField, NullableMoney, PaymentMethod, QuoteIdField, StatusHistoryItem, ViewerMoneyFields } from '../jobs/jobs.schemas.js';
+import {
+  DispatchInfo,
+  DriverSummary,
+  EarningsField,
+  NullableMoney,
+  PaymentMethod,
+  QuoteIdField,
+  StatusHistoryItem,
+  ViewerMoneyFields,
+} from '../jobs/jobs.schemas.js';
 import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({
@@ -31,8 +40,12 @@ export const RideResponse = Type.Object({
   createdAt: DateTime,
   updatedAt: DateTime,
   dispatch: DispatchInfo,
-  price: NullableMoney('Locked from the quote, or computed at creation; null only for rides requested before prices existed'),
-  fare: NullableMoney('The final fare once COMPLETED: the price\'s tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null'),
+  price: NullableMoney(
+    'Locked from the quote, or computed at creation; null only for rides requested before prices existed',
+  ),
+  fare: NullableMoney(
+    "The final fare once COMPLETED: the price's tariff and surge over the positions the driver reported between start and completion, at most 1.25 × the price; else null",
+  ),
   cancellationFee: NullableMoney('Charged when the customer cancels after a driver accepted; else null'),
   paymentMethod: PaymentMethod,
   earnings: EarningsField,
@@ -40,7 +53,10 @@ export const RideResponse = Type.Object({
 });
 export type RideResponse = Static<typeof RideResponse>;
 
-export const RideListQuery = Type.Object({ ...PaginationQuery.properties, status: Type.Optional(RideStatus) }, { additionalProperties: false });
+export const RideListQuery = Type.Object(
+  { ...PaginationQuery.properties, status: Type.Optional(RideStatus) },
+  { additionalProperties: false },
+);
 export type RideListQuery = Static<typeof RideListQuery>;
 export const RidePage = pageSchema(RideResponse);
 

@@ -11,9 +11,25 @@ import type { RecordAnswer } from '../../shared/record-answer.js';
 import { badRequest, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeFor, cancellationFeeNow, money, priceColumns, priceNewJob, storedPrice, viewerMoney, type JobPricing } from '../jobs/job-price.js';
+import {
+  cancellationFeeFor,
+  cancellationFeeNow,
+  money,
+  priceColumns,
+  priceNewJob,
+  storedPrice,
+  viewerMoney,
+  type JobPricing,
+} from '../jobs/job-price.js';
 import { checkTransition } from '../jobs/transitions.js';
-import { isDriverSide, jobFields, JobLifecycle, type DispatchHooks, type JobChangeWatcher, type StatusSet } from '../jobs/lifecycle.js';
+import {
+  isDriverSide,
+  jobFields,
+  JobLifecycle,
+  type DispatchHooks,
+  type JobChangeWatcher,
+  type StatusSet,
+} from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryExists } from '../jobs/references.repository.js';
 import { jobEarnings, moneyFacts, seesEarnings, type JobMoneyHook } from '../jobs/job-money.js';
@@ -58,7 +74,12 @@ export class RideService {
       finals: FINAL_RIDE_STATUSES,
       store: deps.repo,
       // A ride is the customer's, paid in cash (section 21); its amount is the final fare when there is one.
-      moneyFacts: (row) => moneyFacts('RIDE', row, { payer: { kind: 'CUSTOMER', partyId: row.customer_id }, amount: row.fare_amount ?? row.price_amount, cashOnDelivery: null }),
+      moneyFacts: (row) =>
+        moneyFacts('RIDE', row, {
+          payer: { kind: 'CUSTOMER', partyId: row.customer_id },
+          amount: row.fare_amount ?? row.price_amount,
+          cashOnDelivery: null,
+        }),
     });
   }
 
@@ -90,15 +111,18 @@ export class RideService {
   /** The ride as this caller sees it: `earnings` for its driver's side and admins only (section 21). */
   static toResponseFor(row: RideRow, auth: AuthContext, tips: Map<string, number>): RideResponse {
     const body = RideService.toResponse(row);
-    const earnings = seesEarnings(row, auth) ? jobEarnings(row, row.fare_amount ?? row.price_amount, tips.get(row.id) ?? 0) : null;
+    const earnings = seesEarnings(row, auth)
+      ? jobEarnings(row, row.fare_amount ?? row.price_amount, tips.get(row.id) ?? 0)
+      : null;
     return earnings ? { ...body, earnings } : body;
   }
 
   /** The tips of the rides whose earnings this caller sees: the `tips` row each read joins (booked in its transaction with the ledger's entries). */
   private tipsFor(rows: RideRow[], auth: AuthContext): Map<string, number> {
-    return new Map(rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => [r.id, r.tip_amount ?? 0]));
+    return new Map(
+      rows.filter((r) => r.driver_id !== null && seesEarnings(r, auth)).map((r) => [r.id, r.tip_amount ?? 0]),
+    );
   }
-
 
   private async present(row: RideRow, auth: AuthContext): Promise<RideResponse> {
     return { ...RideService.toResponseFor(row, auth, this.tipsFor([row], auth)), ...this.viewerMoneyOf(row, auth) };
@@ -113,7 +137,11 @@ export class RideService {
         afterAssignment: row.status !== 'REQUESTED',
       }),
     };
-    return viewerMoney({ creatorId: row.customer_id, driverId: row.driver_id, driverCompanyId: row.driver_company_id }, auth, values);
+    return viewerMoney(
+      { creatorId: row.customer_id, driverId: row.driver_id, driverCompanyId: row.driver_company_id },
+      auth,
+      values,
+    );
   }
 
   async get(id: string, auth: AuthContext): Promise<RideResponse> {
@@ -126,7 +154,10 @@ export class RideService {
     const limit = query.limit ?? 20;
     const rows = await this.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
     const tips = this.tipsFor(rows.slice(0, limit), auth);
-    return toRowPage(rows, limit, (r) => ({ ...RideService.toResponseFor(r, auth, tips), ...this.viewerMoneyOf(r, auth) }));
+    return toRowPage(rows, limit, (r) => ({
+      ...RideService.toResponseFor(r, auth, tips),
+      ...this.viewerMoneyOf(r, auth),
+    }));
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
@@ -165,12 +196,23 @@ export class RideService {
       updated_at: now,
     });
     await this.repo.addHistory(trx, id, { status: 'REQUESTED', reason: null, actorId: auth.userId, at: now });
-    await this.deps.dispatch?.enroll(trx, { jobType: 'RIDE', jobId: id, vehicleType: body.vehicleType, ...body.pickupLocation, at: now });
+    await this.deps.dispatch?.enroll(trx, {
+      jobType: 'RIDE',
+      jobId: id,
+      vehicleType: body.vehicleType,
+      ...body.pickupLocation,
+      at: now,
+    });
     return this.present((await this.repo.load(id, trx))!, auth);
   }
 
   announce(ride: RideResponse): number {
-    return this.lifecycle.offerNearby({ id: ride.id, vehicleType: ride.vehicleType, ...ride.pickupLocation, parcelSize: null });
+    return this.lifecycle.offerNearby({
+      id: ride.id,
+      vehicleType: ride.vehicleType,
+      ...ride.pickupLocation,
+      parcelSize: null,
+    });
   }
 
   async accept(id: string, auth: AuthContext, record?: RecordAnswer): Promise<RideResponse> {
@@ -197,20 +239,39 @@ export class RideService {
   }
 
   complete(id: string, auth: AuthContext, record?: RecordAnswer) {
-    return this.move(id, auth, 'COMPLETED', undefined, async (row) => {
-      const fare = await this.finalFare(row);
-      // A CASH ride: the driver collected the fare (the ledger books it as CASH_COLLECTED).
-      const amount = fare.fare_amount ?? row.price_amount;
-      return { ...fare, ...(row.payment_method === 'CASH' && amount != null ? { cash_collected: amount } : {}) };
-    }, record);
+    return this.move(
+      id,
+      auth,
+      'COMPLETED',
+      undefined,
+      async (row) => {
+        const fare = await this.finalFare(row);
+        // A CASH ride: the driver collected the fare (the ledger books it as CASH_COLLECTED).
+        const amount = fare.fare_amount ?? row.price_amount;
+        return { ...fare, ...(row.payment_method === 'CASH' && amount != null ? { cash_collected: amount } : {}) };
+      },
+      record,
+    );
   }
 
   cancel(id: string, auth: AuthContext, reason: string | undefined, record?: RecordAnswer) {
-    return this.move(id, auth, 'CANCELLED', reason, async (row) => {
-      const actor = RideService.actorFor(row, auth);
-      const cancelledBy = actor === 'CUSTOMER' ? 'CREATOR' : actor === 'ADMIN' ? 'ADMIN' : 'DRIVER';
-      return { cancellation_fee: cancellationFeeFor(this.deps.pricing, row, { cancelledBy, afterAssignment: row.status !== 'REQUESTED' }) };
-    }, record);
+    return this.move(
+      id,
+      auth,
+      'CANCELLED',
+      reason,
+      async (row) => {
+        const actor = RideService.actorFor(row, auth);
+        const cancelledBy = actor === 'CUSTOMER' ? 'CREATOR' : actor === 'ADMIN' ? 'ADMIN' : 'DRIVER';
+        return {
+          cancellation_fee: cancellationFeeFor(this.deps.pricing, row, {
+            cancelledBy,
+            afterAssignment: row.status !== 'REQUESTED',
+          }),
+        };
+      },
+      record,
+    );
   }
 
   /** Stores a keyed request's answer (the ride as `present` shows it) in the change's transaction. */
@@ -232,17 +293,29 @@ export class RideService {
     const positions: { lat: number; lng: number; at: Date | number }[] = await this.repo.tripPositions(row.id, since);
     const latest = row.driver_id ? this.deps.driverIndex.get(row.driver_id)?.position : undefined;
     const last = positions.at(-1);
-    if (latest && latest.at >= since.getTime() && (!last || latest.at > new Date(last.at).getTime())) positions.push({ lat: latest.lat, lng: latest.lng, at: latest.at });
+    if (latest && latest.at >= since.getTime() && (!last || latest.at > new Date(last.at).getTime()))
+      positions.push({ lat: latest.lat, lng: latest.lng, at: latest.at });
     const fare = this.deps.pricing.finalRideFare(price, { positions });
-    const detail = { breakdown: fare.breakdown, uncappedAmount: fare.uncappedAmount, capped: fare.capped, distanceMeters: fare.distanceMeters, durationSeconds: fare.durationSeconds, positions: positions.length };
+    const detail = {
+      breakdown: fare.breakdown,
+      uncappedAmount: fare.uncappedAmount,
+      capped: fare.capped,
+      distanceMeters: fare.distanceMeters,
+      durationSeconds: fare.durationSeconds,
+      positions: positions.length,
+    };
     return { fare_amount: fare.amount, fare_detail: JSON.stringify(detail) };
   }
 
   /** Hands an ACCEPTED ride back (its driver before arriving, or an admin): REQUESTED again, back in dispatch. */
   async release(id: string, auth: AuthContext, reason: string | null, record?: RecordAnswer): Promise<RideResponse> {
     const row = await this.repo.load(id);
-    if (!row || !RideService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw rideNotFound();
-    return this.present(await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason, this.answer(auth, record)), auth);
+    if (!row || !RideService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id))
+      throw rideNotFound();
+    return this.present(
+      await this.lifecycle.release(row, 'ACCEPTED', 'REQUESTED', auth.userId, reason, this.answer(auth, record)),
+      auth,
+    );
   }
 
   private async move(
@@ -256,15 +329,34 @@ export class RideService {
     const row = await this.repo.load(id);
     if (!row || !RideService.canSee(row, auth)) throw rideNotFound();
     const event = this.lifecycle.check(row.status, to, RideService.actorFor(row, auth));
-    return this.present(await this.lifecycle.transition(row, to, event, auth.userId, { reason, set: await set?.(row), answer: this.answer(auth, record) }), auth);
+    return this.present(
+      await this.lifecycle.transition(row, to, event, auth.userId, {
+        reason,
+        set: await set?.(row),
+        answer: this.answer(auth, record),
+      }),
+      auth,
+    );
   }
 
   /** Expires REQUESTED rides older than 5 minutes (safe to run on several instances at once). */
   async expireStale(): Promise<string[]> {
     const now = this.deps.clock.now();
-    const expired = await this.repo.expireRequested(new Date(now.getTime() - RIDE_EXPIRY_MS), now, 'No driver accepted within 5 minutes');
+    const expired = await this.repo.expireRequested(
+      new Date(now.getTime() - RIDE_EXPIRY_MS),
+      now,
+      'No driver accepted within 5 minutes',
+    );
     for (const jobId of expired) {
-      this.deps.bus.publish('job.changed', { jobType: 'RIDE', jobId, status: 'EXPIRED', driverId: null, actorId: null, assigned: false, final: true });
+      this.deps.bus.publish('job.changed', {
+        jobType: 'RIDE',
+        jobId,
+        status: 'EXPIRED',
+        driverId: null,
+        actorId: null,
+        assigned: false,
+        final: true,
+      });
     }
     return expired;
   }

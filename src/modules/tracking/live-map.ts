@@ -48,9 +48,13 @@ export function parseBbox(raw: string): Bbox {
   if ([minLng, maxLng].some((v) => v < -180 || v > 180) || [minLat, maxLat].some((v) => v < -90 || v > 90)) {
     throw badRequest('bbox longitudes must be within -180..180 and latitudes within -90..90', 'INVALID_BBOX');
   }
-  if (minLng >= maxLng || minLat >= maxLat) throw badRequest('bbox minimums must be below its maximums', 'INVALID_BBOX');
+  if (minLng >= maxLng || minLat >= maxLat)
+    throw badRequest('bbox minimums must be below its maximums', 'INVALID_BBOX');
   if (maxLng - minLng > MAX_BBOX_SPAN_DEG || maxLat - minLat > MAX_BBOX_SPAN_DEG) {
-    throw badRequest(`bbox may span at most ${MAX_BBOX_SPAN_DEG} degrees of latitude and of longitude`, 'BBOX_TOO_LARGE');
+    throw badRequest(
+      `bbox may span at most ${MAX_BBOX_SPAN_DEG} degrees of latitude and of longitude`,
+      'BBOX_TOO_LARGE',
+    );
   }
   return { minLng, minLat, maxLng, maxLat };
 }
@@ -70,7 +74,14 @@ export class LiveMap {
   private readonly unsubscribe: (() => void)[];
 
   constructor(
-    private readonly deps: { driverIdsOfCompany(companyId: string): Promise<string[]>; bus: Bus; index: DriverIndex; intervalMs: number; positionTtlMs: number; nowMs(): number },
+    private readonly deps: {
+      driverIdsOfCompany(companyId: string): Promise<string[]>;
+      bus: Bus;
+      index: DriverIndex;
+      intervalMs: number;
+      positionTtlMs: number;
+      nowMs(): number;
+    },
   ) {
     const endWhere = (test: (auth: AuthContext) => boolean) => {
       for (const f of [...this.followers]) if (test(f.auth)) f.sink.end();
@@ -128,7 +139,8 @@ export class LiveMap {
       const removed: string[] = [];
       for (const id of f.shown.keys()) if (!now.has(id)) removed.push(id);
       f.shown = now;
-      if (changed.length || removed.length) f.sink.send(sseFrame('positions', { drivers: changed, removed, truncated }));
+      if (changed.length || removed.length)
+        f.sink.send(sseFrame('positions', { drivers: changed, removed, truncated }));
     }
   }
 

@@ -66,7 +66,11 @@ export function decodeCursor(cursor: string | undefined): { jobId: string; seq: 
 export function statusFrame(jobType: JobType, jobId: string, seq: number, entry: HistoryEntry): string {
   // A reason is free text written by a driver or an operator: callers leave it out for the public link.
   const reason = entry.reason !== undefined && entry.reason !== null ? { reason: entry.reason } : {};
-  return sseFrame('status', { jobType, jobId, status: entry.status, at: entry.at, ...reason }, encodeCursor(jobId, seq));
+  return sseFrame(
+    'status',
+    { jobType, jobId, status: entry.status, at: entry.at, ...reason },
+    encodeCursor(jobId, seq),
+  );
 }
 
 /** The whole state a follower needs: the public view (no phones, names of contacts, addresses or account ids). */
@@ -92,7 +96,10 @@ export function publicState(snap: JobSnapshot, nowMs: number, positionTtlMs: num
 function eta(snap: JobSnapshot, p: { lat: number; lng: number }) {
   const to = HEADING[snap.status] ?? 'DROPOFF';
   const target = to === 'PICKUP' ? snap.pickup : snap.dropoff;
-  return { etaSeconds: etaSeconds(distanceMeters(p.lat, p.lng, target.lat, target.lng), snap.driver?.vehicleType ?? 'CAR'), to };
+  return {
+    etaSeconds: etaSeconds(distanceMeters(p.lat, p.lng, target.lat, target.lng), snap.driver?.vehicleType ?? 'CAR'),
+    to,
+  };
 }
 
 interface Member {
@@ -181,7 +188,11 @@ export class TrackingHub {
    * Starts following a job: missed status events replayed from Last-Event-ID (or `resync` when it is
    * too old), else the current status; then the latest position and ETA. A final job ends the stream.
    */
-  follow(snap: JobSnapshot, sink: SseSink, options: { mark: number; lastEventId?: string; auth?: AuthContext; viaToken: boolean }): () => void {
+  follow(
+    snap: JobSnapshot,
+    sink: SseSink,
+    options: { mark: number; lastEventId?: string; auth?: AuthContext; viaToken: boolean },
+  ): () => void {
     const member: Member = { sink, sent: snap.history.length, auth: options.auth, viaToken: options.viaToken };
     this.sendInitial(snap, member, options.lastEventId);
     if (snap.final) {
@@ -191,7 +202,16 @@ export class TrackingHub {
     const key = keyOf(snap.jobType, snap.jobId);
     let watch = this.watches.get(key);
     if (!watch) {
-      watch = { key, snap, members: new Set(), lastSentAt: 0, pending: undefined, timer: undefined, reloading: false, reloadAgain: false };
+      watch = {
+        key,
+        snap,
+        members: new Set(),
+        lastSentAt: 0,
+        pending: undefined,
+        timer: undefined,
+        reloading: false,
+        reloadAgain: false,
+      };
       this.watches.set(key, watch);
       this.index(watch, null, snap.driverId);
     }
@@ -204,7 +224,11 @@ export class TrackingHub {
   }
 
   /** The account stream: a status event for every job change the account may see. */
-  followAccount(sink: SseSink, auth: AuthContext, options: { hold?: boolean } = {}): { stop(): void; release(first: string[]): void } {
+  followAccount(
+    sink: SseSink,
+    auth: AuthContext,
+    options: { hold?: boolean } = {},
+  ): { stop(): void; release(first: string[]): void } {
     const member: AccountMember = { sink, auth, held: options.hold ? [] : undefined };
     this.accounts.add(member);
     return {
@@ -235,10 +259,13 @@ export class TrackingHub {
       const early = w.lastSentAt + this.deps.intervalMs - position.at;
       if (early <= 0) this.flushPosition(w);
       else {
-        w.timer = setTimeout(() => {
-          w.timer = undefined;
-          this.flushPosition(w);
-        }, Math.min(early, this.deps.intervalMs));
+        w.timer = setTimeout(
+          () => {
+            w.timer = undefined;
+            this.flushPosition(w);
+          },
+          Math.min(early, this.deps.intervalMs),
+        );
         w.timer.unref();
       }
     }
@@ -275,7 +302,11 @@ export class TrackingHub {
     }
     const cursor = decodeCursor(lastEventId);
     if (!cursor || cursor.jobId !== snap.jobId || cursor.seq > total || total - cursor.seq > MAX_REPLAY) {
-      const state = { jobType: snap.jobType, jobId: snap.jobId, ...publicState(snap, this.deps.nowMs(), this.deps.positionTtlMs) };
+      const state = {
+        jobType: snap.jobType,
+        jobId: snap.jobId,
+        ...publicState(snap, this.deps.nowMs(), this.deps.positionTtlMs),
+      };
       member.sink.send(sseFrame('resync', state, encodeCursor(snap.jobId, total)));
       return;
     }
@@ -284,7 +315,12 @@ export class TrackingHub {
 
   private statusFrame(snap: JobSnapshot, index: number, member: { viaToken: boolean }): string {
     const entry = snap.history[index]!;
-    return statusFrame(snap.jobType, snap.jobId, index + 1, member.viaToken ? { status: entry.status, at: entry.at } : entry);
+    return statusFrame(
+      snap.jobType,
+      snap.jobId,
+      index + 1,
+      member.viaToken ? { status: entry.status, at: entry.at } : entry,
+    );
   }
 
   private changed(e: BusEvents['job.changed']): void {
@@ -323,7 +359,8 @@ export class TrackingHub {
 
   private apply(w: Watch, snap: JobSnapshot): void {
     const before = w.snap;
-    if (snap.position === null || (before.position && before.position.at > snap.position.at)) snap.position = before.position;
+    if (snap.position === null || (before.position && before.position.at > snap.position.at))
+      snap.position = before.position;
     w.snap = snap;
     if (before.driverId !== snap.driverId) this.index(w, before.driverId, snap.driverId);
     for (const m of [...w.members]) {

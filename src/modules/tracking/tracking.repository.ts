@@ -18,7 +18,8 @@ export class TrackingRepository {
   constructor(private readonly db: DB) {}
 
   async getPackageIdByTokenHash(hash: string, db: Executor = this.db): Promise<string | undefined> {
-    return (await db.selectFrom('packages').select(['id']).where('tracking_token_hash', '=', hash).executeTakeFirst())?.id;
+    return (await db.selectFrom('packages').select(['id']).where('tracking_token_hash', '=', hash).executeTakeFirst())
+      ?.id;
   }
 
   /** When the job's (package or ride) history item at `index` (from 0) happened, as stored. */
@@ -34,7 +35,10 @@ export class TrackingRepository {
    * The status events since `since` of the jobs `userId` created, ordered, drives or whose driver
    * works for it (every job with `all`), in the order they happened, at most `limit`.
    */
-  async listStatusEventsSince(filter: { since: Date; userId: string; all: boolean; limit: number }, db: Executor = this.db): Promise<StatusEventRow[]> {
+  async listStatusEventsSince(
+    filter: { since: Date; userId: string; all: boolean; limit: number },
+    db: Executor = this.db,
+  ): Promise<StatusEventRow[]> {
     const { since, userId: me, all, limit } = filter;
     const rows = await sql<StatusEventRow>`
       select * from (
@@ -56,10 +60,17 @@ export class TrackingRepository {
   }
 
   async setTrackingToken(packageId: string, nonce: string, hash: string, db: Executor = this.db): Promise<void> {
-    await db.updateTable('packages').set({ tracking_nonce: nonce, tracking_token_hash: hash }).where('id', '=', packageId).execute();
+    await db
+      .updateTable('packages')
+      .set({ tracking_nonce: nonce, tracking_token_hash: hash })
+      .where('id', '=', packageId)
+      .execute();
   }
 
-  listPackagesWithoutTokenHash(limit: number, db: Executor = this.db): Promise<{ id: string; tracking_nonce: string }[]> {
+  listPackagesWithoutTokenHash(
+    limit: number,
+    db: Executor = this.db,
+  ): Promise<{ id: string; tracking_nonce: string }[]> {
     return (
       db
         .selectFrom('packages')
@@ -73,7 +84,10 @@ export class TrackingRepository {
   }
 
   /** Sets each package's hash unless its nonce changed (a rotated link) or it has one already; how many it set. */
-  async setMissingTokenHashes(rows: { id: string; nonce: string; hash: string }[], db: Executor = this.db): Promise<number> {
+  async setMissingTokenHashes(
+    rows: { id: string; nonce: string; hash: string }[],
+    db: Executor = this.db,
+  ): Promise<number> {
     const result = await sql`
           update packages p set tracking_token_hash = v.hash
           from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.nonce)}::text[], ${rows.map((r) => r.hash)}::text[]) as v(id, nonce, hash)

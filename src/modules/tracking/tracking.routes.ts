@@ -7,7 +7,17 @@ import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { JobSnapshot, JobType } from './tracking-hub.js';
 import { parseBbox, type MapFilter } from './live-map.js';
-import { EventStream, LiveDrivers, LiveMapQuery, LiveMapStreamQuery, NoQuery, RotatedTracking, StreamQuery, TokenParams, TrackingView } from './tracking.schemas.js';
+import {
+  EventStream,
+  LiveDrivers,
+  LiveMapQuery,
+  LiveMapStreamQuery,
+  NoQuery,
+  RotatedTracking,
+  StreamQuery,
+  TokenParams,
+  TrackingView,
+} from './tracking.schemas.js';
 
 const security = [{ bearerAuth: [] }];
 const streamDescription =
@@ -30,7 +40,13 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
   const tags = ['tracking'];
 
   /** Opens the stream only once everything that could fail has: errors stay JSON in the error shape. */
-  const followJob = (request: FastifyRequest, reply: FastifyReply, snap: JobSnapshot, mark: number, options: { auth?: AuthContext; viaToken: boolean }) => {
+  const followJob = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    snap: JobSnapshot,
+    mark: number,
+    options: { auth?: AuthContext; viaToken: boolean },
+  ) => {
     let stop = () => undefined as void;
     const sink = streams.connect(request, reply, () => stop(), options.auth?.userId);
     stop = hub.follow(snap, sink, { mark, lastEventId: lastEventId(request), ...options });
@@ -38,7 +54,14 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
 
   app.get(
     '/tracking/:token',
-    { schema: { tags, summary: 'Follow a delivery by its tracking link (no account; nothing personal)', params: TokenParams, response: { 200: TrackingView, ...errors(400, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Follow a delivery by its tracking link (no account; nothing personal)',
+        params: TokenParams,
+        response: { 200: TrackingView, ...errors(400, 404) },
+      },
+    },
     async (request) => {
       const snap = await tracking.resolve(request.params.token);
       if (!snap) throw trackingNotFound();
@@ -48,7 +71,15 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
 
   app.get(
     '/tracking/:token/stream',
-    { schema: { tags, summary: 'Live events of a delivery by its tracking link (SSE)', description: streamDescription, params: TokenParams, response: { 200: EventStream, ...errors(400, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Live events of a delivery by its tracking link (SSE)',
+        description: streamDescription,
+        params: TokenParams,
+        response: { 200: EventStream, ...errors(400, 404) },
+      },
+    },
     async (request, reply) => {
       const mark = hub.mark();
       const snap = await tracking.resolve(request.params.token);
@@ -61,17 +92,34 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
     '/packages/:id/tracking/rotate',
     {
       onRequest: guard.required(['BUSINESS', 'CUSTOMER', 'ADMIN']),
-      schema: { tags, summary: 'Replace the tracking link (creator or admin); the old one stops working', security, params: IdParams, response: { 200: RotatedTracking, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Replace the tracking link (creator or admin); the old one stops working',
+        security,
+        params: IdParams,
+        response: { 200: RotatedTracking, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => tracking.rotate(request.params.id, request.auth),
   );
 
-  for (const [collection, jobType] of [['packages', 'PACKAGE'], ['rides', 'RIDE']] as [string, JobType][]) {
+  for (const [collection, jobType] of [
+    ['packages', 'PACKAGE'],
+    ['rides', 'RIDE'],
+  ] as [string, JobType][]) {
     app.get(
       `/${collection}/:id/track`,
       {
         onRequest: guard.required(undefined, { queryToken: true }),
-        schema: { tags, summary: `Live events of a ${jobType === 'PACKAGE' ? 'package' : 'ride'} (SSE; same visibility as the object)`, description: streamDescription, security, params: IdParams, querystring: StreamQuery, response: { 200: EventStream, ...errors(400, 401, 403, 404) } },
+        schema: {
+          tags,
+          summary: `Live events of a ${jobType === 'PACKAGE' ? 'package' : 'ride'} (SSE; same visibility as the object)`,
+          description: streamDescription,
+          security,
+          params: IdParams,
+          querystring: StreamQuery,
+          response: { 200: EventStream, ...errors(400, 401, 403, 404) },
+        },
       },
       async (request, reply) => {
         const mark = hub.mark();
@@ -85,7 +133,14 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
     '/events/stream',
     {
       onRequest: guard.required(undefined, { queryToken: true }),
-      schema: { tags, summary: 'Status events of every package and ride the caller may read (SSE)', description: streamDescription, security, querystring: StreamQuery, response: { 200: EventStream, ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'Status events of every package and ride the caller may read (SSE)',
+        description: streamDescription,
+        security,
+        querystring: StreamQuery,
+        response: { 200: EventStream, ...errors(400, 401, 403) },
+      },
     },
     async (request, reply) => {
       const last = lastEventId(request);
@@ -116,7 +171,13 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
       path,
       {
         onRequest: guard.required([role]),
-        schema: { tags, summary: 'Drivers on the live map, from the live index (at most 5,000)', security, querystring: query.json, response: { 200: LiveDrivers, ...errors(400, 401, 403) } },
+        schema: {
+          tags,
+          summary: 'Drivers on the live map, from the live index (at most 5,000)',
+          security,
+          querystring: query.json,
+          response: { 200: LiveDrivers, ...errors(400, 401, 403) },
+        },
       },
       async (request) => liveMap.list(filterOf(request)),
     );
@@ -124,7 +185,14 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
       `${path}/stream`,
       {
         onRequest: guard.required([role], { queryToken: true }),
-        schema: { tags, summary: 'The live map as SSE: a snapshot, then the drivers that changed each TRACKING_INTERVAL', description: streamDescription, security, querystring: query.stream, response: { 200: EventStream, ...errors(400, 401, 403) } },
+        schema: {
+          tags,
+          summary: 'The live map as SSE: a snapshot, then the drivers that changed each TRACKING_INTERVAL',
+          description: streamDescription,
+          security,
+          querystring: query.stream,
+          response: { 200: EventStream, ...errors(400, 401, 403) },
+        },
       },
       async (request, reply) => {
         const filter = filterOf(request);
@@ -135,6 +203,14 @@ export const trackingModule: FeatureModule = async (app, { deps, services, guard
       },
     );
   };
-  liveMapRoutes('/admin/drivers/live', 'ADMIN', (request) => ({ bbox: parseBbox((request.query as { bbox: string }).bbox) }), { json: LiveMapQuery, stream: LiveMapStreamQuery });
-  liveMapRoutes('/companies/me/drivers/live', 'COMPANY', (request) => ({ companyId: request.auth.userId }), { json: NoQuery, stream: StreamQuery });
+  liveMapRoutes(
+    '/admin/drivers/live',
+    'ADMIN',
+    (request) => ({ bbox: parseBbox((request.query as { bbox: string }).bbox) }),
+    { json: LiveMapQuery, stream: LiveMapStreamQuery },
+  );
+  liveMapRoutes('/companies/me/drivers/live', 'COMPANY', (request) => ({ companyId: request.auth.userId }), {
+    json: NoQuery,
+    stream: StreamQuery,
+  });
 };

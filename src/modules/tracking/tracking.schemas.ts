@@ -2,7 +2,10 @@
 import { Type } from '@sinclair/typebox';
 import { DateTime, Location, Nullable, VehicleType } from '../../shared/schemas.js';
 
-export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const TokenParams = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 
 /** What anyone holding the link sees: no phones, contact names, addresses, delivery code or account ids. */
 export const TrackingView = Type.Object({
@@ -28,12 +31,25 @@ export const RotatedTracking = Type.Object({ trackingUrl: Type.String() });
  * Stream routes only: a browser EventSource cannot send headers, so the bearer may come as access_token.
  * JSON routes do not take it (contract section 14): a token in a URL ends up in proxies' logs and histories.
  */
-const AccessTokenQuery = Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'The access token, for a browser EventSource (never logged)' }));
+const AccessTokenQuery = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: 'The access token, for a browser EventSource (never logged)',
+  }),
+);
 export const StreamQuery = Type.Object({ access_token: AccessTokenQuery }, { additionalProperties: false });
 
-const Bbox = Type.String({ minLength: 1, maxLength: 200, description: 'minLng,minLat,maxLng,maxLat (WGS84 degrees; at most 30 degrees each way)' });
+const Bbox = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'minLng,minLat,maxLng,maxLat (WGS84 degrees; at most 30 degrees each way)',
+});
 export const LiveMapQuery = Type.Object({ bbox: Bbox }, { additionalProperties: false });
-export const LiveMapStreamQuery = Type.Object({ bbox: Bbox, access_token: AccessTokenQuery }, { additionalProperties: false });
+export const LiveMapStreamQuery = Type.Object(
+  { bbox: Bbox, access_token: AccessTokenQuery },
+  { additionalProperties: false },
+);
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
 export const LiveDriver = Type.Object({

@@ -26,7 +26,6 @@ const BACKFILL_BATCH = 500;
 /** The account stream replays missed status events from at most this far back (else `resync`). */
 export const ACCOUNT_REPLAY_WINDOW_MS = 60 * 60_000;
 
-
 export interface TrackingServiceDeps {
   repo: TrackingRepository;
   bus: Bus;
@@ -49,7 +48,8 @@ export class TrackingService implements RecipientNotifier {
     const id = await this.deps.repo.getPackageIdByTokenHash(TrackingTokens.hash(token));
     if (!id) return undefined;
     const snap = await this.snapshot('PACKAGE', id);
-    if (!snap || (snap.final && this.deps.clock.nowMs() - Date.parse(snap.updatedAt) >= TRACKING_AFTER_FINAL_MS)) return undefined;
+    if (!snap || (snap.final && this.deps.clock.nowMs() - Date.parse(snap.updatedAt) >= TRACKING_AFTER_FINAL_MS))
+      return undefined;
     return snap;
   }
 
@@ -77,11 +77,20 @@ export class TrackingService implements RecipientNotifier {
     const seen = await repo.getHistoryItemAt(cursor.jobId, cursor.seq - 1);
     const since = seen ? Date.parse(seen) : NaN;
     if (!Number.isFinite(since) || clock.nowMs() - since > ACCOUNT_REPLAY_WINDOW_MS) return undefined;
-    const rows = await repo.listStatusEventsSince({ since: new Date(since), userId: auth.userId, all: auth.role === 'ADMIN', limit: MAX_REPLAY + 2 });
+    const rows = await repo.listStatusEventsSince({
+      since: new Date(since),
+      userId: auth.userId,
+      all: auth.role === 'ADMIN',
+      limit: MAX_REPLAY + 2,
+    });
     const missed = rows.filter((r) => !(r.job_id === cursor.jobId && r.seq <= cursor.seq));
     if (missed.length > MAX_REPLAY) return undefined;
     return missed.map((r) =>
-      statusFrame(r.job_type, r.job_id, r.seq, { status: r.status, at: new Date(r.at).toISOString(), ...(r.reason === null ? {} : { reason: r.reason }) }),
+      statusFrame(r.job_type, r.job_id, r.seq, {
+        status: r.status,
+        at: new Date(r.at).toISOString(),
+        ...(r.reason === null ? {} : { reason: r.reason }),
+      }),
     );
   }
 
@@ -89,7 +98,8 @@ export class TrackingService implements RecipientNotifier {
   async rotate(id: string, auth: AuthContext): Promise<{ trackingUrl: string }> {
     const row = await this.deps.packagesRepo.load(id);
     if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
-    if (auth.role !== 'ADMIN' && auth.userId !== row.created_by) throw forbidden('Only the creator or an admin may replace the tracking link', 'ACTION_NOT_ALLOWED');
+    if (auth.role !== 'ADMIN' && auth.userId !== row.created_by)
+      throw forbidden('Only the creator or an admin may replace the tracking link', 'ACTION_NOT_ALLOWED');
     const nonce = randomBytes(16).toString('base64url');
     await this.deps.repo.setTrackingToken(id, nonce, this.deps.links.hashFor(id, nonce));
     this.deps.bus.publish('tracking.rotated', { packageId: id });
@@ -98,8 +108,13 @@ export class TrackingService implements RecipientNotifier {
 
   /** SMS to the drop-off contact (notifyRecipient); a failed message never fails the request. */
   notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void {
-    const text = moment === 'CREATED' ? `A delivery is coming to you. Follow it live: ${trackingUrl}` : `Your delivery is on its way. Follow it live: ${trackingUrl}`;
-    this.deps.sms.send(to, text).catch((err: Error) => this.deps.logger.warn({ err: err.message, moment }, 'tracking link SMS failed'));
+    const text =
+      moment === 'CREATED'
+        ? `A delivery is coming to you. Follow it live: ${trackingUrl}`
+        : `Your delivery is on its way. Follow it live: ${trackingUrl}`;
+    this.deps.sms
+      .send(to, text)
+      .catch((err: Error) => this.deps.logger.warn({ err: err.message, moment }, 'tracking link SMS failed'));
   }
 
   /**
@@ -113,7 +128,13 @@ export class TrackingService implements RecipientNotifier {
     for (;;) {
       const rows = await this.deps.repo.listPackagesWithoutTokenHash(BACKFILL_BATCH);
       if (rows.length > 0) {
-        done += await this.deps.repo.setMissingTokenHashes(rows.map((r) => ({ id: r.id, nonce: r.tracking_nonce, hash: this.deps.links.hashFor(r.id, r.tracking_nonce) })));
+        done += await this.deps.repo.setMissingTokenHashes(
+          rows.map((r) => ({
+            id: r.id,
+            nonce: r.tracking_nonce,
+            hash: this.deps.links.hashFor(r.id, r.tracking_nonce),
+          })),
+        );
       }
       if (rows.length < BACKFILL_BATCH) return done;
     }
@@ -152,13 +173,25 @@ export class TrackingService implements RecipientNotifier {
 
   private common(row: PackageRow | RideRow) {
     const hasDriver = row.driver_id !== null && row.driver_vehicle_type !== null;
-    const stored = { last_lat: row.driver_lat, last_lng: row.driver_lng, last_heading: row.driver_heading, last_speed: row.driver_speed, last_location_at: row.driver_location_at };
+    const stored = {
+      last_lat: row.driver_lat,
+      last_lng: row.driver_lng,
+      last_heading: row.driver_heading,
+      last_speed: row.driver_speed,
+      last_location_at: row.driver_location_at,
+    };
     return {
       jobId: row.id,
       status: row.status as string,
       history: json<StatusHistoryItemJson[]>(row.status_history),
       driverId: row.driver_id,
-      driver: hasDriver ? { firstName: row.driver_first_name ?? '', vehicleType: row.driver_vehicle_type!, vehiclePlate: row.driver_vehicle_plate ?? '' } : null,
+      driver: hasDriver
+        ? {
+            firstName: row.driver_first_name ?? '',
+            vehicleType: row.driver_vehicle_type!,
+            vehiclePlate: row.driver_vehicle_plate ?? '',
+          }
+        : null,
       position: hasDriver ? newerPosition(this.deps.driverIndex.get(row.driver_id!)?.position, stored) : null,
       updatedAt: row.updated_at.toISOString(),
     };

@@ -20,12 +20,20 @@ test('tracking tokens: 256 bits, one per nonce, only the hash to store', () => {
   assert.equal(links.url(JOB, 'n1'), `https://t.example.com/t/${a}`);
   assert.equal(links.hashFor(JOB, 'n1'), TrackingTokens.hash(a));
   assert.match(TrackingTokens.hash(a), /^[0-9a-f]{64}$/);
-  for (const bad of ['', 'short', `${a}x`, `${a.slice(0, 42)}!`]) assert.equal(TrackingTokens.wellFormed(bad), false, bad);
+  for (const bad of ['', 'short', `${a}x`, `${a.slice(0, 42)}!`])
+    assert.equal(TrackingTokens.wellFormed(bad), false, bad);
 });
 
 test('status cursors are read back only when they are ours', () => {
   assert.deepEqual(decodeCursor(encodeCursor(JOB, 7)), { jobId: JOB, seq: 7 });
-  for (const bad of [undefined, '', 'garbage', Buffer.from(`${JOB}.x`).toString('base64url'), Buffer.from('a.1').toString('base64url'), 'x'.repeat(101)]) {
+  for (const bad of [
+    undefined,
+    '',
+    'garbage',
+    Buffer.from(`${JOB}.x`).toString('base64url'),
+    Buffer.from('a.1').toString('base64url'),
+    'x'.repeat(101),
+  ]) {
     assert.equal(decodeCursor(bad), undefined, String(bad));
   }
 });
@@ -46,7 +54,11 @@ test('bbox: four numbers in range, minimums first, at most 30 degrees each way',
     ['0,0,31,1', 'BBOX_TOO_LARGE'],
     ['0,0,1,30.5', 'BBOX_TOO_LARGE'],
   ]) {
-    assert.throws(() => parseBbox(bad!), (err: { statusCode: number; code: string }) => err.statusCode === 400 && err.code === code, bad);
+    assert.throws(
+      () => parseBbox(bad!),
+      (err: { statusCode: number; code: string }) => err.statusCode === 400 && err.code === code,
+      bad,
+    );
   }
 });
 
@@ -55,21 +67,53 @@ test('bbox: any finite decimal number, as JavaScript and map libraries print the
   // getBounds().toBBoxString() sends: String() of each number, up to 17 significant digits.
   const lng = 36.7719 + 0.2;
   assert.equal(String(lng), '36.971900000000005');
-  assert.deepEqual(parseBbox(`36.8219,${0.1 + 0.2},${lng},1.0000000000000002`), { minLng: 36.8219, minLat: 0.30000000000000004, maxLng: lng, maxLat: 1.0000000000000002 });
+  assert.deepEqual(parseBbox(`36.8219,${0.1 + 0.2},${lng},1.0000000000000002`), {
+    minLng: 36.8219,
+    minLat: 0.30000000000000004,
+    maxLng: lng,
+    maxLat: 1.0000000000000002,
+  });
   assert.deepEqual(parseBbox('36.8219,-1.3,36.97190000000001,-1.2').maxLng, 36.97190000000001);
   const leaflet = [36.69277191162109, -1.3797220929689937, 36.95232391357422, -1.180498599456482].join(',');
-  assert.deepEqual(Object.values(parseBbox(leaflet)), [36.69277191162109, -1.3797220929689937, 36.95232391357422, -1.180498599456482]);
+  assert.deepEqual(
+    Object.values(parseBbox(leaflet)),
+    [36.69277191162109, -1.3797220929689937, 36.95232391357422, -1.180498599456482],
+  );
   // Exponent forms (String(1e-7) is "1e-7"), either case, signed exponents, a leading sign or point.
   assert.deepEqual(parseBbox('1e-7,-3.5E+1,2.5e0,-3.4e1'), { minLng: 1e-7, minLat: -35, maxLng: 2.5, maxLat: -34 });
   assert.deepEqual(parseBbox('+1,.5,2.,5E-0'), { minLng: 1, minLat: 0.5, maxLng: 2, maxLat: 5 });
   assert.deepEqual(parseBbox(' 1 ,2,3,4\t'), { minLng: 1, minLat: 2, maxLng: 3, maxLat: 4 });
   assert.deepEqual(parseBbox('-180.000000000000000001,-90,-179.99999999999997,-89.99999999999999').minLng, -180);
   for (const bad of [
-    'NaN,0,1,1', '0,0,Infinity,1', '-Infinity,0,1,1', '0,0,1e400,1', '0x10,0,20,1', '0,0,0b1,1', '0,0,1_0,1',
-    ',0,1,1', '0,,1,1', '0,0,1,', '0,0,1,1,', '0,0,1,1,2', '.,0,1,1', '1e,0,2,1', 'e5,0,1,1', '1e5.5,0,1,1',
-    '1.2.3,0,4,1', '0,0,1 1,1', '0,0,- 1,1', '--1,0,1,1', '0,0,1e 2,1', '1e-7,0,1e-8,1', '180.00000000000003,0,181,1',
+    'NaN,0,1,1',
+    '0,0,Infinity,1',
+    '-Infinity,0,1,1',
+    '0,0,1e400,1',
+    '0x10,0,20,1',
+    '0,0,0b1,1',
+    '0,0,1_0,1',
+    ',0,1,1',
+    '0,,1,1',
+    '0,0,1,',
+    '0,0,1,1,',
+    '0,0,1,1,2',
+    '.,0,1,1',
+    '1e,0,2,1',
+    'e5,0,1,1',
+    '1e5.5,0,1,1',
+    '1.2.3,0,4,1',
+    '0,0,1 1,1',
+    '0,0,- 1,1',
+    '--1,0,1,1',
+    '0,0,1e 2,1',
+    '1e-7,0,1e-8,1',
+    '180.00000000000003,0,181,1',
   ]) {
-    assert.throws(() => parseBbox(bad), (err: { statusCode: number; code: string }) => err.statusCode === 400 && err.code === 'INVALID_BBOX', bad);
+    assert.throws(
+      () => parseBbox(bad),
+      (err: { statusCode: number; code: string }) => err.statusCode === 400 && err.code === 'INVALID_BBOX',
+      bad,
+    );
   }
 });
 
@@ -97,7 +141,10 @@ function snapshot(overrides: Partial<JobSnapshot> = {}): JobSnapshot {
     jobId: JOB,
     status: 'ASSIGNED',
     final: false,
-    history: [{ status: 'PENDING', at: '2026-11-25T09:00:00.000Z' }, { status: 'ASSIGNED', at: '2026-11-25T09:01:00.000Z' }],
+    history: [
+      { status: 'PENDING', at: '2026-11-25T09:00:00.000Z' },
+      { status: 'ASSIGNED', at: '2026-11-25T09:01:00.000Z' },
+    ],
     driverId: 'd1',
     driver: { firstName: 'Kamau', vehicleType: 'BIKE', vehiclePlate: 'K1' },
     position: null,
@@ -111,7 +158,14 @@ function snapshot(overrides: Partial<JobSnapshot> = {}): JobSnapshot {
 
 test('positions are throttled per job on their own times; every follower gets the same frames', async () => {
   const bus = new LocalBus();
-  const hub = new TrackingHub({ bus, logger: pino({ level: 'silent' }), load: async () => snapshot(), intervalMs: 50, positionTtlMs: 60_000, nowMs: () => Date.now() });
+  const hub = new TrackingHub({
+    bus,
+    logger: pino({ level: 'silent' }),
+    load: async () => snapshot(),
+    intervalMs: 50,
+    positionTtlMs: 60_000,
+    nowMs: () => Date.now(),
+  });
   const a = new Sink();
   const b = new Sink();
   hub.follow(snapshot(), a, { mark: hub.mark(), viaToken: true });
@@ -153,9 +207,25 @@ test('a change is read once and sent to every follower; a final status ends them
   const viaToken = new Sink();
   const viaBearer = new Sink();
   hub.follow(snapshot(), viaToken, { mark: hub.mark(), viaToken: true });
-  hub.follow(snapshot(), viaBearer, { mark: hub.mark(), viaToken: false, auth: { userId: 'u', role: 'BUSINESS', sessionId: 's' } });
-  current = snapshot({ status: 'FAILED', final: true, history: [...current.history, { status: 'FAILED', at: '2026-11-25T09:02:00.000Z', reason: 'Call Otieno' }] });
-  bus.publish('job.changed', { jobType: 'PACKAGE', jobId: JOB, status: 'FAILED', driverId: 'd1', actorId: 'd1', assigned: false, final: true });
+  hub.follow(snapshot(), viaBearer, {
+    mark: hub.mark(),
+    viaToken: false,
+    auth: { userId: 'u', role: 'BUSINESS', sessionId: 's' },
+  });
+  current = snapshot({
+    status: 'FAILED',
+    final: true,
+    history: [...current.history, { status: 'FAILED', at: '2026-11-25T09:02:00.000Z', reason: 'Call Otieno' }],
+  });
+  bus.publish('job.changed', {
+    jobType: 'PACKAGE',
+    jobId: JOB,
+    status: 'FAILED',
+    driverId: 'd1',
+    actorId: 'd1',
+    assigned: false,
+    final: true,
+  });
   await new Promise((r) => setImmediate(r));
   assert.equal(reads, 1);
   assert.equal(viaToken.events('status').length, 2);
@@ -169,7 +239,10 @@ test('a change is read once and sent to every follower; a final status ends them
 test('a change whose read fails is read again; account streams hear of what they may have missed', async () => {
   const bus = new LocalBus();
   let failures = 1;
-  const changed = snapshot({ status: 'PICKED_UP', history: [...snapshot().history, { status: 'PICKED_UP', at: '2026-11-25T09:03:00.000Z' }] });
+  const changed = snapshot({
+    status: 'PICKED_UP',
+    history: [...snapshot().history, { status: 'PICKED_UP', at: '2026-11-25T09:03:00.000Z' }],
+  });
   const hub = new TrackingHub({
     bus,
     logger: pino({ level: 'silent' }),
@@ -185,7 +258,15 @@ test('a change whose read fails is read again; account streams hear of what they
   const account = new Sink();
   hub.follow(snapshot(), follower, { mark: hub.mark(), viaToken: true });
   hub.followAccount(account, { userId: 'u', role: 'ADMIN', sessionId: 's' });
-  bus.publish('job.changed', { jobType: 'PACKAGE', jobId: JOB, status: 'PICKED_UP', driverId: 'd1', actorId: 'd1', assigned: false, final: false });
+  bus.publish('job.changed', {
+    jobType: 'PACKAGE',
+    jobId: JOB,
+    status: 'PICKED_UP',
+    driverId: 'd1',
+    actorId: 'd1',
+    assigned: false,
+    final: false,
+  });
   await new Promise((r) => setTimeout(r, 1300));
   assert.equal(follower.events('status').length, 2);
   assert.ok(follower.events('status')[1]!.includes('PICKED_UP'));

@@ -164,6 +164,10 @@ export class OutboxRepository {
   }
 
   async disableEndpoint(id: string, reason: string, now: Date, db: Executor = this.db): Promise<void> {
-    await db.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: reason, updated_at: now }).where('id', '=', id).execute();
+    await db
+      .updateTable('webhook_endpoints')
+      .set({ enabled: false, disabled_reason: reason, updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 }

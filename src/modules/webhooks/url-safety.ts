@@ -57,7 +57,10 @@ export function embeddedIPv4(address: string): string | undefined {
   const v6 = ipaddr.IPv6.parse(address);
   const form = EMBEDDED_V4.find(([prefix, bits]) => v6.match(prefix, bits));
   if (!form) return undefined;
-  return v6.toByteArray().slice(form[2], form[2] + 4).join('.');
+  return v6
+    .toByteArray()
+    .slice(form[2], form[2] + 4)
+    .join('.');
 }
 
 /** True when the address is a public unicast address a webhook may be sent to. */

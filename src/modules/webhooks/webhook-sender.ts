@@ -40,7 +40,8 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
     if (err) return callback(err, []);
     const bad = addresses.find((a) => !isPublicAddress(a.address));
     if (bad) return callback(new PrivateTargetError(bad.address), []);
-    if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+    if (addresses.length === 0)
+      return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
     if (options.all) return callback(null, addresses);
     callback(null, addresses[0].address, addresses[0].family);
   });
@@ -82,7 +83,9 @@ export class WebhookSender {
         await response.body.dump().catch(() => undefined);
         return { ok: true, status, error: null, retryAfter: null };
       }
-      const excerpt = (await this.isPublicTarget(url)) ? await readExcerpt(response.body) : await discard(response.body);
+      const excerpt = (await this.isPublicTarget(url))
+        ? await readExcerpt(response.body)
+        : await discard(response.body);
       return { ok: false, status, error: `HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`, retryAfter };
     } catch (err) {
       return failure(null, describeError(err, this.options.timeoutMs));
@@ -141,7 +144,12 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy?: () => void 
 
 function describeError(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    e.name === 'TimeoutError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `timed out after ${timeoutMs} ms`;
   }
   const code = e.code ?? e.cause?.code;

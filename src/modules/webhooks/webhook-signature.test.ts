@@ -46,7 +46,10 @@ test('verifyHex accepts the right signature (any case) and refuses a wrong, shor
   const sig = signHex(VECTOR.secret, VECTOR.body);
   assert.equal(verifyHex(VECTOR.secret, VECTOR.body, sig), true);
   assert.equal(verifyHex(VECTOR.secret, VECTOR.body, sig.toUpperCase()), true);
-  assert.equal(verifyHex(VECTOR.secret, VECTOR.body, `${sig.slice(0, -1)}0`.replace(/0$/, sig.endsWith('0') ? '1' : '0')), false);
+  assert.equal(
+    verifyHex(VECTOR.secret, VECTOR.body, `${sig.slice(0, -1)}0`.replace(/0$/, sig.endsWith('0') ? '1' : '0')),
+    false,
+  );
   assert.equal(verifyHex(VECTOR.secret, VECTOR.body, sig.slice(0, 10)), false);
   assert.equal(verifyHex(VECTOR.secret, VECTOR.body, ''), false);
   assert.equal(verifyHex(VECTOR.secret, VECTOR.body, undefined), false);
@@ -56,13 +59,32 @@ test('verifyHex accepts the right signature (any case) and refuses a wrong, shor
 test('verifyStandard checks signature, id, timestamp and tolerance, and accepts one of several signatures', () => {
   const headers = { id: VECTOR.id, timestamp: String(VECTOR.timestamp), signature: VECTOR.signature };
   assert.equal(verifyStandard(VECTOR.secret, headers, VECTOR.body, VECTOR.timestamp), true);
-  assert.equal(verifyStandard(VECTOR.secret, { ...headers, signature: `v1,bm9wZQ== ${VECTOR.signature}` }, VECTOR.body, VECTOR.timestamp), true);
-  assert.equal(verifyStandard(VECTOR.secret, { ...headers, signature: VECTOR.signature.replace('v1,', 'v2,') }, VECTOR.body, VECTOR.timestamp), false);
+  assert.equal(
+    verifyStandard(
+      VECTOR.secret,
+      { ...headers, signature: `v1,bm9wZQ== ${VECTOR.signature}` },
+      VECTOR.body,
+      VECTOR.timestamp,
+    ),
+    true,
+  );
+  assert.equal(
+    verifyStandard(
+      VECTOR.secret,
+      { ...headers, signature: VECTOR.signature.replace('v1,', 'v2,') },
+      VECTOR.body,
+      VECTOR.timestamp,
+    ),
+    false,
+  );
   assert.equal(verifyStandard(VECTOR.secret, { ...headers, id: 'msg_other' }, VECTOR.body, VECTOR.timestamp), false);
   assert.equal(verifyStandard(VECTOR.secret, headers, VECTOR.body, VECTOR.timestamp + 301), false);
   assert.equal(verifyStandard(VECTOR.secret, headers, VECTOR.body, VECTOR.timestamp - 301), false);
   assert.equal(verifyStandard(VECTOR.secret, { ...headers, timestamp: 'abc' }, VECTOR.body, VECTOR.timestamp), false);
-  assert.equal(verifyStandard(VECTOR.secret, { ...headers, signature: undefined }, VECTOR.body, VECTOR.timestamp), false);
+  assert.equal(
+    verifyStandard(VECTOR.secret, { ...headers, signature: undefined }, VECTOR.body, VECTOR.timestamp),
+    false,
+  );
   assert.equal(verifyStandard(generateSecret(), headers, VECTOR.body, VECTOR.timestamp), false);
 });
 
@@ -71,7 +93,10 @@ test('generateSecret is whsec_ + base64 of 32 random bytes', () => {
   assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
   assert.equal(standardKey(secret).length, 32);
   assert.notEqual(generateSecret(), secret);
-  assert.equal(generateSecret(() => Buffer.alloc(32, 1)), `whsec_${Buffer.alloc(32, 1).toString('base64')}`);
+  assert.equal(
+    generateSecret(() => Buffer.alloc(32, 1)),
+    `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+  );
 });
 
 test('the event header name follows the configured signature header', () => {

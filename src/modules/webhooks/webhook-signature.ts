@@ -80,5 +80,7 @@ export function buildHeaders(options: {
 
 /** `X-Service-Signature` → `X-Service-Event`; a name without "Signature" gets `-Event` appended. */
 export function eventHeaderName(signatureHeader: string): string {
-  return /signature/i.test(signatureHeader) ? signatureHeader.replace(/signature/i, 'Event') : `${signatureHeader}-Event`;
+  return /signature/i.test(signatureHeader)
+    ? signatureHeader.replace(/signature/i, 'Event')
+    : `${signatureHeader}-Event`;
 }

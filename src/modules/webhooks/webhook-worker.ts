@@ -45,7 +45,12 @@ export function deliveryCounter(registry: Registry): Counter<'outcome'> {
   const name = 'webhook_deliveries_total';
   const existing = registry.getSingleMetric(name);
   if (existing) return existing as Counter<'outcome'>;
-  return new Counter({ name, help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] });
+  return new Counter({
+    name,
+    help: 'Webhook delivery attempts by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
 }
 
 /** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
@@ -58,7 +63,12 @@ export function parseRetryAfter(value: string | null, now: Date): number | undef
 }
 
 /** The wait before the next attempt, or undefined when the schedule is exhausted. */
-export function nextDelay(step: number, schedule: number[], result: Pick<AttemptResult, 'status' | 'retryAfter'>, now: Date): number | undefined {
+export function nextDelay(
+  step: number,
+  schedule: number[],
+  result: Pick<AttemptResult, 'status' | 'retryAfter'>,
+  now: Date,
+): number | undefined {
   if (step > schedule.length) return undefined;
   let delay = schedule[step - 1];
   if (result.status === 429 || result.status === 503) {
@@ -199,7 +209,8 @@ export class WebhookWorker {
       const attempt = this.attempt(row, release)
         // An outcome not written leaves the row leased: it is attempted again when the lease runs out.
         .catch((err) => {
-          if (!isDatabaseUnavailable(err)) this.options.logger.error({ err, deliveryId: row.id }, 'webhook attempt bookkeeping failed');
+          if (!isDatabaseUnavailable(err))
+            this.options.logger.error({ err, deliveryId: row.id }, 'webhook attempt bookkeeping failed');
         })
         .finally(() => this.inFlight.delete(attempt));
       this.inFlight.add(attempt);
@@ -253,7 +264,15 @@ export class WebhookWorker {
     let change: Completion;
     if (result.ok) {
       outcome = 'succeeded';
-      change = { id: row.id, attempts: row.attempts, status: 'SUCCEEDED', next: null, code: result.status, error: null, completed: now.toISOString() };
+      change = {
+        id: row.id,
+        attempts: row.attempts,
+        status: 'SUCCEEDED',
+        next: null,
+        code: result.status,
+        error: null,
+        completed: now.toISOString(),
+      };
     } else {
       const delay = nextDelay(row.attempts - row.attempt_base, this.options.config.webhookRetryScheduleMs, result, now);
       outcome = delay === undefined ? 'failed' : 'retrying';
@@ -278,7 +297,10 @@ export class WebhookWorker {
   private count(row: ClaimedRow, result: AttemptResult, outcome: Outcome): void {
     this.counter?.inc({ outcome });
     if (outcome !== 'succeeded') {
-      this.options.logger.info({ deliveryId: row.id, endpointId: row.endpoint_id, status: result.status, outcome }, 'webhook attempt failed');
+      this.options.logger.info(
+        { deliveryId: row.id, endpointId: row.endpoint_id, status: result.status, outcome },
+        'webhook attempt failed',
+      );
     }
   }
 
@@ -288,7 +310,10 @@ export class WebhookWorker {
     const batch = this.completions.splice(0);
     if (batch.length === 0) return;
     try {
-      await this.repo.complete(this.id, batch.map((b) => b.change));
+      await this.repo.complete(
+        this.id,
+        batch.map((b) => b.change),
+      );
       for (const b of batch) b.resolve();
     } catch (err) {
       for (const b of batch) b.reject(err);
@@ -299,7 +324,13 @@ export class WebhookWorker {
     // 410 Gone: the receiver says the endpoint no longer exists; stop sending to it.
     await this.options.db.transaction().execute(async (trx) => {
       const claim = { id: row.id, attempts: row.attempts, workerId: this.id };
-      if (await this.repo.failClaimed(claim, { status: result.status, error: `${result.error} (endpoint disabled)`, at: now }, trx)) {
+      if (
+        await this.repo.failClaimed(
+          claim,
+          { status: result.status, error: `${result.error} (endpoint disabled)`, at: now },
+          trx,
+        )
+      ) {
         await this.repo.disableEndpoint(row.endpoint_id, 'GONE', now, trx);
       }
     });

@@ -30,7 +30,12 @@ export class WebhooksRepository {
   constructor(private readonly db: DB) {}
 
   getEndpoint(businessId: string, id: string, trx: Executor = this.db): Promise<EndpointRow | undefined> {
-    return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('business_id', '=', businessId).executeTakeFirst();
+    return trx
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', id)
+      .where('business_id', '=', businessId)
+      .executeTakeFirst();
   }
 
   async countEndpoints(businessId: string, trx: Executor = this.db): Promise<number> {
@@ -54,10 +59,18 @@ export class WebhooksRepository {
   listEndpoints(businessId: string, limit: number, cursor: Cursor | undefined): Promise<EndpointRow[]> {
     let query = this.db.selectFrom('webhook_endpoints').selectAll().where('business_id', '=', businessId);
     if (cursor) query = query.where(beforeCursor(cursor, 'created_at', 'id'));
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
   }
 
-  async updateEndpoint(businessId: string, id: string, changes: Partial<EndpointRow>): Promise<EndpointRow | undefined> {
+  async updateEndpoint(
+    businessId: string,
+    id: string,
+    changes: Partial<EndpointRow>,
+  ): Promise<EndpointRow | undefined> {
     return this.db
       .updateTable('webhook_endpoints')
       .set(changes)
@@ -68,15 +81,28 @@ export class WebhooksRepository {
   }
 
   async deleteEndpoint(businessId: string, id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('webhook_endpoints').where('id', '=', id).where('business_id', '=', businessId).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('webhook_endpoints')
+      .where('id', '=', id)
+      .where('business_id', '=', businessId)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
-  listDeliveries(endpointId: string, limit: number, cursor: Cursor | undefined, status: DeliveryStatus | undefined): Promise<DeliveryRow[]> {
+  listDeliveries(
+    endpointId: string,
+    limit: number,
+    cursor: Cursor | undefined,
+    status: DeliveryStatus | undefined,
+  ): Promise<DeliveryRow[]> {
     let query = this.db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('endpoint_id', '=', endpointId);
     if (status) query = query.where('status', '=', status);
     if (cursor) query = query.where(beforeCursor(cursor, 'created_at', 'id'));
-    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
   }
 
   getDelivery(businessId: string, id: string): Promise<(DeliveryRow & { endpoint_enabled: boolean }) | undefined> {
@@ -108,7 +134,14 @@ export class WebhooksRepository {
       .executeTakeFirst();
   }
 
-  async insertDelivery(row: { id: string; endpoint_id: string; event: string; delivery_id: string; payload: string; now: Date }): Promise<DeliveryRow> {
+  async insertDelivery(row: {
+    id: string;
+    endpoint_id: string;
+    event: string;
+    delivery_id: string;
+    payload: string;
+    now: Date;
+  }): Promise<DeliveryRow> {
     return this.db
       .insertInto('webhook_deliveries')
       .values({

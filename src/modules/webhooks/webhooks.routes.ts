@@ -41,7 +41,13 @@ export const webhooksModule: FeatureModule = async (app, { services, guard }) =>
     '/webhooks',
     {
       ...business,
-      schema: { tags, security, summary: "List the business's webhook endpoints", querystring: PaginationQuery, response: { 200: EndpointPage, ...errors(400, 401, 403) } },
+      schema: {
+        tags,
+        security,
+        summary: "List the business's webhook endpoints",
+        querystring: PaginationQuery,
+        response: { 200: EndpointPage, ...errors(400, 401, 403) },
+      },
     },
     async (request) => service.listEndpoints(request.auth.userId, request.query),
   );
@@ -50,7 +56,13 @@ export const webhooksModule: FeatureModule = async (app, { services, guard }) =>
     '/webhooks/:id',
     {
       ...business,
-      schema: { tags, security, summary: 'Get a webhook endpoint', params: IdParams, response: { 200: EndpointResponse, ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Get a webhook endpoint',
+        params: IdParams,
+        response: { 200: EndpointResponse, ...errors(400, 401, 403, 404) },
+      },
     },
     async (request) => service.getEndpoint(request.auth.userId, request.params.id),
   );
@@ -75,7 +87,13 @@ export const webhooksModule: FeatureModule = async (app, { services, guard }) =>
     '/webhooks/:id',
     {
       ...business,
-      schema: { tags, security, summary: 'Delete a webhook endpoint and its delivery log', params: IdParams, response: { 204: Type.Null(), ...errors(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a webhook endpoint and its delivery log',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errors(400, 401, 403, 404) },
+      },
     },
     async (request, reply) => {
       await service.deleteEndpoint(request.auth.userId, request.params.id);
@@ -117,7 +135,13 @@ export const webhooksModule: FeatureModule = async (app, { services, guard }) =>
   // Both queue a delivery and answer 202 with it.
   const queues = (summary: string) => ({
     ...business,
-    schema: { tags, security, summary, params: IdParams, response: { 202: DeliveryResponse, ...errors(400, 401, 403, 404, 409) } },
+    schema: {
+      tags,
+      security,
+      summary,
+      params: IdParams,
+      response: { 202: DeliveryResponse, ...errors(400, 401, 403, 404, 409) },
+    },
   });
   app.post(
     '/webhooks/deliveries/:id/retry',

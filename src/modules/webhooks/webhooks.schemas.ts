@@ -8,7 +8,11 @@ export const MAX_ENDPOINTS_PER_BUSINESS = 10;
 
 export const EventName = Type.Union(DELIVERY_EVENTS.map((name) => Type.Literal(name)));
 const Events = Type.Array(EventName, { minItems: 1, maxItems: DELIVERY_EVENTS.length, uniqueItems: true });
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https:// (http:// only where WEBHOOK_ALLOW_HTTP allows it)' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https:// (http:// only where WEBHOOK_ALLOW_HTTP allows it)',
+});
 
 export const CreateEndpointBody = Body({
   url: Url,

@@ -9,7 +9,12 @@ import { decodeCursor, toPage } from '../../shared/pagination.js';
 import { DELIVERY_EVENTS, webhookPayload } from './outbox.js';
 import { generateSecret } from './webhook-signature.js';
 import { WebhooksRepository, type DeliveryRow, type EndpointRow } from './webhooks.repository.js';
-import { MAX_ENDPOINTS_PER_BUSINESS, type CreateEndpointBody, type DeliveriesQuery, type UpdateEndpointBody } from './webhooks.schemas.js';
+import {
+  MAX_ENDPOINTS_PER_BUSINESS,
+  type CreateEndpointBody,
+  type DeliveriesQuery,
+  type UpdateEndpointBody,
+} from './webhooks.schemas.js';
 import { checkWebhookUrl, type LookupAll, type UrlRules } from './url-safety.js';
 
 export const TEST_EVENT = 'webhook.test';
@@ -84,7 +89,10 @@ export class WebhooksService {
     await this.deps.db.transaction().execute(async (trx) => {
       await this.repo.lockBusiness(businessId, trx);
       if ((await this.repo.countEndpoints(businessId, trx)) >= MAX_ENDPOINTS_PER_BUSINESS) {
-        throw conflict(`A business can have at most ${MAX_ENDPOINTS_PER_BUSINESS} webhook endpoints`, 'WEBHOOK_LIMIT_REACHED');
+        throw conflict(
+          `A business can have at most ${MAX_ENDPOINTS_PER_BUSINESS} webhook endpoints`,
+          'WEBHOOK_LIMIT_REACHED',
+        );
       }
       await this.repo.insertEndpoint(row, trx);
     });
@@ -94,7 +102,11 @@ export class WebhooksService {
   async listEndpoints(businessId: string, query: { limit?: number; cursor?: string }) {
     const limit = query.limit ?? 20;
     const rows = await this.repo.listEndpoints(businessId, limit, decodeCursor(query.cursor));
-    return toPage(rows.map((r) => ({ ...r, createdAt: r.created_at })), limit, toEndpointResponse);
+    return toPage(
+      rows.map((r) => ({ ...r, createdAt: r.created_at })),
+      limit,
+      toEndpointResponse,
+    );
   }
 
   async getEndpoint(businessId: string, id: string) {
@@ -119,7 +131,8 @@ export class WebhooksService {
   }
 
   async deleteEndpoint(businessId: string, id: string): Promise<void> {
-    if (!(await this.repo.deleteEndpoint(businessId, id))) throw notFound('Webhook endpoint not found', 'WEBHOOK_NOT_FOUND');
+    if (!(await this.repo.deleteEndpoint(businessId, id)))
+      throw notFound('Webhook endpoint not found', 'WEBHOOK_NOT_FOUND');
   }
 
   async rotateSecret(businessId: string, id: string) {
@@ -135,7 +148,11 @@ export class WebhooksService {
     await this.owned(businessId, id);
     const limit = query.limit ?? 20;
     const rows = await this.repo.listDeliveries(id, limit, decodeCursor(query.cursor), query.status);
-    return toPage(rows.map((r) => ({ ...r, createdAt: r.created_at })), limit, toDeliveryResponse);
+    return toPage(
+      rows.map((r) => ({ ...r, createdAt: r.created_at })),
+      limit,
+      toDeliveryResponse,
+    );
   }
 
   async retryDelivery(businessId: string, deliveryId: string) {

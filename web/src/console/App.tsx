@@ -54,7 +54,13 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
   DRIVER: [],
 };
 
-const HOME: Record<Role, string> = { ADMIN: '/approvals', BUSINESS: '/deliveries', COMPANY: '/drivers', CUSTOMER: '/deliveries', DRIVER: '/driver' };
+const HOME: Record<Role, string> = {
+  ADMIN: '/approvals',
+  BUSINESS: '/deliveries',
+  COMPANY: '/drivers',
+  CUSTOMER: '/deliveries',
+  DRIVER: '/driver',
+};
 
 function Shell({ children }: { children: ReactNode }) {
   const client = useQueryClient();
@@ -123,7 +129,8 @@ function signedInPage(path: string, role: Role): ReactNode {
   let p: Record<string, string> | undefined;
   if (path === '/') return <Redirect to={HOME[role]} />;
   if (path === '/deliveries' && role !== 'DRIVER') return <DeliveriesPage />;
-  if (path === '/deliveries/new' && (role === 'BUSINESS' || role === 'CUSTOMER')) return <NewDeliveryPage href={(id) => `/deliveries/${id}`} onOpen={(id) => navigate(`/deliveries/${id}`)} />;
+  if (path === '/deliveries/new' && (role === 'BUSINESS' || role === 'CUSTOMER'))
+    return <NewDeliveryPage href={(id) => `/deliveries/${id}`} onOpen={(id) => navigate(`/deliveries/${id}`)} />;
   if ((p = match('/deliveries/:id', path)) && role !== 'DRIVER') return <DeliveryPage key={p.id} id={p.id} />;
   if (path === '/statement' && role === 'BUSINESS') return <StatementPage />;
   if (path === '/invoices' && role === 'BUSINESS') return <InvoicesPage />;
@@ -139,7 +146,8 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/map' && role === 'ADMIN') return <LiveMapPage />;
   if (path === '/drivers' && role === 'COMPANY') return <CompanyDriversPage />;
   if (path === '/earnings' && role === 'COMPANY') return <CompanyEarningsPage />;
-  if ((p = match('/drivers/:id/earnings', path)) && (role === 'ADMIN' || role === 'COMPANY')) return <DriverEarningsPage key={p.id} viewer={role} driverId={p.id} />;
+  if ((p = match('/drivers/:id/earnings', path)) && (role === 'ADMIN' || role === 'COMPANY'))
+    return <DriverEarningsPage key={p.id} viewer={role} driverId={p.id} />;
   if (path === '/ratings' && role === 'ADMIN') return <AdminRatingsPage />;
   if (path === '/ratings' && role === 'COMPANY') return <CompanyRatingsPage />;
   if (path === '/ratings' && role === 'BUSINESS') return <BusinessRatingsPage />;

@@ -26,7 +26,11 @@ export function Pager({
   return (
     <nav aria-label={label} className="actions">
       {cursors.length > 0 && (
-        <button type="button" className="secondary" onClick={() => setCursors(back === 'first' ? [] : cursors.slice(0, -1))}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => setCursors(back === 'first' ? [] : cursors.slice(0, -1))}
+        >
           {back === 'first' ? 'First page' : 'Previous page'}
         </button>
       )}

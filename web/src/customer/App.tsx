@@ -61,7 +61,8 @@ export function App() {
       <PublicShell brand={BRAND}>
         <Title>This app is for customers</Title>
         <p>
-          Drivers use <a href="/driver/">the driver app</a>; businesses, companies and administrators <a href="/">the web console</a>.
+          Drivers use <a href="/driver/">the driver app</a>; businesses, companies and administrators{' '}
+          <a href="/">the web console</a>.
         </p>
         <button type="button" className="big secondary" onClick={() => void signOut()}>
           Sign out
@@ -97,7 +98,12 @@ function SignUp({ onSignIn }: { onSignIn: () => void }) {
         submitLabel="Create account"
         body={(common) => ({ ...common, role: 'CUSTOMER', rememberMe: true })}
         onRegistered={(data) => {
-          if (data.accessToken && data.refreshToken) session.signedIn({ accessToken: data.accessToken, refreshToken: data.refreshToken, user: data.user as User });
+          if (data.accessToken && data.refreshToken)
+            session.signedIn({
+              accessToken: data.accessToken,
+              refreshToken: data.refreshToken,
+              user: data.user as User,
+            });
         }}
         done={(data) => (
           <>
@@ -133,14 +139,21 @@ function Home({ user }: { user: User }) {
   useEffect(() => {
     if (!('serviceWorker' in navigator)) return;
     const onMessage = (event: MessageEvent<{ type?: string; url?: string }>) => {
-      const opened = event.data?.type === 'notification.click' && typeof event.data.url === 'string' ? jobOf(event.data.url) : undefined;
+      const opened =
+        event.data?.type === 'notification.click' && typeof event.data.url === 'string'
+          ? jobOf(event.data.url)
+          : undefined;
       if (opened) go(opened);
     };
     navigator.serviceWorker.addEventListener('message', onMessage);
     return () => navigator.serviceWorker.removeEventListener('message', onMessage);
   }, []);
   // A ride still on its way (the app was closed meanwhile) is shown first.
-  const current = useQuery({ queryKey: ['rides', 'active'], queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 5 } } })), staleTime: Infinity });
+  const current = useQuery({
+    queryKey: ['rides', 'active'],
+    queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 5 } } })),
+    staleTime: Infinity,
+  });
   useEffect(() => {
     const active = current.data?.items.find((r) => ACTIVE_RIDE.includes(r.status as Ride['status']));
     if (active && screen.tab === 'ride' && !screen.rideId && screen.key === 0) go({ tab: 'ride', rideId: active.id });
@@ -176,7 +189,11 @@ function Home({ user }: { user: User }) {
           ) : !countryId ? (
             <ErrorBox error={new Error('Your account has no country: booking needs one.')} />
           ) : (
-            <BookRide countryId={countryId} initial={screen.trip} onRequested={(ride) => go({ tab: 'ride', rideId: ride.id })} />
+            <BookRide
+              countryId={countryId}
+              initial={screen.trip}
+              onRequested={(ride) => go({ tab: 'ride', rideId: ride.id })}
+            />
           ))}
         {screen.tab === 'package' &&
           (screen.packageId ? (
@@ -188,7 +205,13 @@ function Home({ user }: { user: User }) {
           <History
             onRide={(id) => go({ tab: 'ride', rideId: id })}
             onPackage={(id) => go({ tab: 'package', packageId: id })}
-            account={<NotificationsSwitch scope={SCOPE} onHint="This phone hears when a driver accepts, arrives and when the ride ends, also while the app is closed." offHint="Turn on to hear when a driver accepts, arrives and when the ride ends, also while the app is closed." />}
+            account={
+              <NotificationsSwitch
+                scope={SCOPE}
+                onHint="This phone hears when a driver accepts, arrives and when the ride ends, also while the app is closed."
+                offHint="Turn on to hear when a driver accepts, arrives and when the ride ends, also while the app is closed."
+              />
+            }
           />
         )}
       </main>

@@ -25,12 +25,17 @@ interface Place {
 }
 
 function toPlaces(data: unknown): Place[] {
-  const list = Array.isArray(data) ? data : ((data as { items?: unknown[]; results?: unknown[] })?.items ?? (data as { results?: unknown[] })?.results ?? []);
+  const list = Array.isArray(data)
+    ? data
+    : ((data as { items?: unknown[]; results?: unknown[] })?.items ?? (data as { results?: unknown[] })?.results ?? []);
   const out: Place[] = [];
   for (const raw of list as Record<string, unknown>[]) {
     const loc = (raw.location as Point | undefined) ?? { lat: Number(raw.lat), lng: Number(raw.lng ?? raw.lon) };
-    const name = [raw.name, raw.label, raw.displayName, raw.display_name, raw.address].find((v) => typeof v === 'string' && v !== '') as string | undefined;
-    if (name && Number.isFinite(loc.lat) && Number.isFinite(loc.lng)) out.push({ name, location: { lat: loc.lat, lng: loc.lng } });
+    const name = [raw.name, raw.label, raw.displayName, raw.display_name, raw.address].find(
+      (v) => typeof v === 'string' && v !== '',
+    ) as string | undefined;
+    if (name && Number.isFinite(loc.lat) && Number.isFinite(loc.lng))
+      out.push({ name, location: { lat: loc.lat, lng: loc.lng } });
   }
   return out.slice(0, 8);
 }
@@ -39,7 +44,15 @@ function toPlaces(data: unknown): Place[] {
  * "Destination": an address search through `GET /geocode` (the suggestions are buttons named by the
  * place). A service without a geocoder (404 GEOCODER_NOT_CONFIGURED, or no such route) hides it.
  */
-function DestinationSearch({ countryId, onChoose, onUnavailable }: { countryId: string; onChoose: (p: Place) => void; onUnavailable: () => void }) {
+function DestinationSearch({
+  countryId,
+  onChoose,
+  onUnavailable,
+}: {
+  countryId: string;
+  onChoose: (p: Place) => void;
+  onUnavailable: () => void;
+}) {
   const [q, setQ] = useState('');
   const [settled, setSettled] = useState('');
   useEffect(() => {
@@ -51,7 +64,8 @@ function DestinationSearch({ countryId, onChoose, onUnavailable }: { countryId: 
     enabled: settled.length >= 3,
     retry: false,
     staleTime: 5 * 60_000,
-    queryFn: async () => toPlaces(await apiJson('GET', `/api/geocode?${new URLSearchParams({ q: settled, countryId })}`)),
+    queryFn: async () =>
+      toPlaces(await apiJson('GET', `/api/geocode?${new URLSearchParams({ q: settled, countryId })}`)),
   });
   const unavailable = search.error instanceof ApiError && search.error.status === 404;
   useEffect(() => {
@@ -59,7 +73,15 @@ function DestinationSearch({ countryId, onChoose, onUnavailable }: { countryId: 
   }, [unavailable]);
   return (
     <div className="search">
-      <Field label="Destination" type="search" autoComplete="off" maxLength={200} value={q} onChange={(e) => setQ(e.target.value)} hint="An address or a place, or tap on the map" />
+      <Field
+        label="Destination"
+        type="search"
+        autoComplete="off"
+        maxLength={200}
+        value={q}
+        onChange={(e) => setQ(e.target.value)}
+        hint="An address or a place, or tap on the map"
+      />
       {search.isFetching && <p className="muted">Searching…</p>}
       {!unavailable && <ErrorBox error={search.error} />}
       {search.data && settled.length >= 3 && (
@@ -96,14 +118,34 @@ function useQuotes(pickup: Point | undefined, destination: Point | undefined, co
       retry: false,
       staleTime: Infinity,
       gcTime: 0,
-      refetchInterval: (query: { state: { data?: Quote } }) => (query.state.data ? Math.max(1000, Date.parse(query.state.data.expiresAt) - Date.now()) : false),
-      queryFn: () => ok(api.POST('/api/quotes', { body: { kind: 'RIDE', pickup: { location: pickup! }, dropoff: { location: destination! }, vehicleType, countryId } })),
+      refetchInterval: (query: { state: { data?: Quote } }) =>
+        query.state.data ? Math.max(1000, Date.parse(query.state.data.expiresAt) - Date.now()) : false,
+      queryFn: () =>
+        ok(
+          api.POST('/api/quotes', {
+            body: {
+              kind: 'RIDE',
+              pickup: { location: pickup! },
+              dropoff: { location: destination! },
+              vehicleType,
+              countryId,
+            },
+          }),
+        ),
     })),
   });
   return { trip, quotes };
 }
 
-export function BookRide({ countryId, initial, onRequested }: { countryId: string; initial?: Trip; onRequested: (ride: Ride) => void }) {
+export function BookRide({
+  countryId,
+  initial,
+  onRequested,
+}: {
+  countryId: string;
+  initial?: Trip;
+  onRequested: (ride: Ride) => void;
+}) {
   const [pickup, setPickup] = useState(initial?.pickup);
   const [destination, setDestination] = useState<(Point & { name?: string }) | undefined>(initial?.destination);
   const [tapSets, setTapSets] = useState<'pickup' | 'destination'>(initial?.pickup ? 'destination' : 'pickup');
@@ -137,13 +179,22 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   }, []);
 
   // crypto.randomUUID exists only in secure contexts; getRandomValues everywhere.
-  const idempotencyKey = useMemo(() => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''), [trip, vehicle]);
+  const idempotencyKey = useMemo(
+    () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''),
+    [trip, vehicle],
+  );
   const chosen = vehicle ? quotes[VEHICLE_TYPES.indexOf(vehicle)] : undefined;
   const request = useMutation({
     mutationFn: () =>
       ok(
         api.POST('/api/rides', {
-          body: { pickupLocation: pickup!, destinationLocation: { lat: destination!.lat, lng: destination!.lng }, vehicleType: vehicle!, countryId, quoteId: chosen!.data!.id },
+          body: {
+            pickupLocation: pickup!,
+            destinationLocation: { lat: destination!.lat, lng: destination!.lng },
+            vehicleType: vehicle!,
+            countryId,
+            quoteId: chosen!.data!.id,
+          },
           headers: { 'idempotency-key': idempotencyKey },
         }),
       ),
@@ -160,7 +211,14 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   const points = useMemo(() => {
     const out: MapPoint[] = [];
     if (pickup) out.push({ id: 'pickup', ...pickup, label: 'Pickup', kind: 'pickup' });
-    if (destination) out.push({ id: 'dropoff', lat: destination.lat, lng: destination.lng, label: destination.name ? `Destination: ${destination.name}` : 'Destination', kind: 'dropoff' });
+    if (destination)
+      out.push({
+        id: 'dropoff',
+        lat: destination.lat,
+        lng: destination.lng,
+        label: destination.name ? `Destination: ${destination.name}` : 'Destination',
+        kind: 'dropoff',
+      });
     return out;
   }, [pickup, destination]);
 
@@ -178,12 +236,28 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
   return (
     <>
       <Title>Where to?</Title>
-      <Map points={points} onPick={onPick} fitKey={searchFit} center={pickup ? [pickup.lat, pickup.lng] : undefined} label="Map of the trip: a tap sets the chosen point" />
+      <Map
+        points={points}
+        onPick={onPick}
+        fitKey={searchFit}
+        center={pickup ? [pickup.lat, pickup.lng] : undefined}
+        label="Map of the trip: a tap sets the chosen point"
+      />
       <div className="tap-target" role="group" aria-label="A tap on the map sets">
-        <button type="button" className="secondary" aria-pressed={tapSets === 'pickup'} onClick={() => setTapSets('pickup')}>
+        <button
+          type="button"
+          className="secondary"
+          aria-pressed={tapSets === 'pickup'}
+          onClick={() => setTapSets('pickup')}
+        >
           Tap sets pickup
         </button>
-        <button type="button" className="secondary" aria-pressed={tapSets === 'destination'} onClick={() => setTapSets('destination')}>
+        <button
+          type="button"
+          className="secondary"
+          aria-pressed={tapSets === 'destination'}
+          onClick={() => setTapSets('destination')}
+        >
           Tap sets destination
         </button>
       </div>
@@ -221,29 +295,49 @@ export function BookRide({ countryId, initial, onRequested }: { countryId: strin
         >
           <fieldset className="choices">
             <legend>Choose a ride</legend>
-            {errors.length > 0 && allFailed ? (
-              errors.map((m) => (
-                <p key={m} className="error" role="alert">
-                  {m}
-                </p>
-              ))
-            ) : (
-              VEHICLE_TYPES.map((v, i) => {
-                const q = quotes[i];
-                return (
-                  <label key={v} className="choice">
-                    <input type="radio" name="vehicle" value={v} checked={vehicle === v} disabled={!q.data} onChange={() => setVehicle(v)} />
-                    <span className="choice-name">{vehicleName(v)}</span>{' '}
-                    <span className="choice-price">{q.data ? formatMoney(q.data.amount, q.data.currency) : q.error ? 'Not available' : 'Getting a price…'}</span>{' '}
-                    <span className="choice-eta">{q.data ? (q.data.pickupEtaSeconds === null ? 'no driver nearby yet' : `pickup in ${minutes(q.data.pickupEtaSeconds)}`) : q.error ? errorText(q.error) : ''}</span>
-                  </label>
-                );
-              })
-            )}
+            {errors.length > 0 && allFailed
+              ? errors.map((m) => (
+                  <p key={m} className="error" role="alert">
+                    {m}
+                  </p>
+                ))
+              : VEHICLE_TYPES.map((v, i) => {
+                  const q = quotes[i];
+                  return (
+                    <label key={v} className="choice">
+                      <input
+                        type="radio"
+                        name="vehicle"
+                        value={v}
+                        checked={vehicle === v}
+                        disabled={!q.data}
+                        onChange={() => setVehicle(v)}
+                      />
+                      <span className="choice-name">{vehicleName(v)}</span>{' '}
+                      <span className="choice-price">
+                        {q.data
+                          ? formatMoney(q.data.amount, q.data.currency)
+                          : q.error
+                            ? 'Not available'
+                            : 'Getting a price…'}
+                      </span>{' '}
+                      <span className="choice-eta">
+                        {q.data
+                          ? q.data.pickupEtaSeconds === null
+                            ? 'no driver nearby yet'
+                            : `pickup in ${minutes(q.data.pickupEtaSeconds)}`
+                          : q.error
+                            ? errorText(q.error)
+                            : ''}
+                      </span>
+                    </label>
+                  );
+                })}
           </fieldset>
           {chosen?.data && (
             <p className="muted" data-testid="quote">
-              {(chosen.data.distanceMeters / 1000).toFixed(1)} km, about {minutes(chosen.data.durationSeconds)}. This price holds until{' '}
+              {(chosen.data.distanceMeters / 1000).toFixed(1)} km, about {minutes(chosen.data.durationSeconds)}. This
+              price holds until{' '}
               <time dateTime={chosen.data.expiresAt}>{new Date(chosen.data.expiresAt).toLocaleTimeString()}</time>.
             </p>
           )}

@@ -19,13 +19,33 @@ interface Row extends JobExtras {
 }
 
 /** `account`: what the screen shows under its title, before the list (the notifications switch). */
-export function History({ onRide, onPackage, account }: { onRide: (id: string) => void; onPackage: (id: string) => void; account?: ReactNode }) {
+export function History({
+  onRide,
+  onPackage,
+  account,
+}: {
+  onRide: (id: string) => void;
+  onPackage: (id: string) => void;
+  account?: ReactNode;
+}) {
   // Read again each time the screen opens: a ride may have ended meanwhile.
-  const rides = useQuery({ queryKey: ['rides', 'history'], staleTime: 0, queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 50 } } })) });
-  const packages = useQuery({ queryKey: ['packages', 'history'], staleTime: 0, queryFn: () => ok(api.GET('/api/packages', { params: { query: { limit: 50 } } })) });
+  const rides = useQuery({
+    queryKey: ['rides', 'history'],
+    staleTime: 0,
+    queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 50 } } })),
+  });
+  const packages = useQuery({
+    queryKey: ['packages', 'history'],
+    staleTime: 0,
+    queryFn: () => ok(api.GET('/api/packages', { params: { query: { limit: 50 } } })),
+  });
   const rows: Row[] = [
     ...(rides.data?.items ?? []).map((r) => ({ ...(r as Omit<Row, 'kind'>), kind: 'Ride' as const })),
-    ...(packages.data?.items ?? []).map((p) => ({ ...(p as unknown as Omit<Row, 'kind'>), kind: 'Package' as const, label: p.parcel.description })),
+    ...(packages.data?.items ?? []).map((p) => ({
+      ...(p as unknown as Omit<Row, 'kind'>),
+      kind: 'Package' as const,
+      label: p.parcel.description,
+    })),
   ].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 
   return (
@@ -33,7 +53,11 @@ export function History({ onRide, onPackage, account }: { onRide: (id: string) =
       <Title>History</Title>
       {account}
       <ErrorBox error={rides.error ?? packages.error} />
-      {rides.isPending || packages.isPending ? <p role="status">Loading…</p> : rows.length === 0 && <p>No rides or packages yet.</p>}
+      {rides.isPending || packages.isPending ? (
+        <p role="status">Loading…</p>
+      ) : (
+        rows.length === 0 && <p>No rides or packages yet.</p>
+      )}
       <ul className="past" aria-label="Past rides and packages">
         {rows.map((row) => (
           <li key={row.id} className="card">
@@ -63,7 +87,11 @@ export function History({ onRide, onPackage, account }: { onRide: (id: string) =
                   </Fragment>
                 ))}
             </dl>
-            <button type="button" className="secondary big" onClick={() => (row.kind === 'Ride' ? onRide(row.id) : onPackage(row.id))}>
+            <button
+              type="button"
+              className="secondary big"
+              onClick={() => (row.kind === 'Ride' ? onRide(row.id) : onPackage(row.id))}
+            >
               Open {row.kind.toLowerCase()}
             </button>
           </li>

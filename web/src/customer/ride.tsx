@@ -25,9 +25,18 @@ const HEADLINE: Record<Ride['status'], string> = {
 };
 
 /** `onAgain` goes back to booking, with the trip to book again (an expired ride's) or none. */
-export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup?: Point; destination?: Point }) => void }) {
+export function RideView({
+  id,
+  onAgain,
+}: {
+  id: string;
+  onAgain: (trip: { pickup?: Point; destination?: Point }) => void;
+}) {
   const client = useQueryClient();
-  const ride = useQuery({ queryKey: rideKey(id), queryFn: async () => (await ok(api.GET('/api/rides/{id}', { params: { path: { id } } }))) as Ride });
+  const ride = useQuery({
+    queryKey: rideKey(id),
+    queryFn: async () => (await ok(api.GET('/api/rides/{id}', { params: { path: { id } } }))) as Ride,
+  });
   const [driverAt, setDriverAt] = useState<{ location: Point; at: string }>();
   const [eta, setEta] = useState<{ etaSeconds: number; to: 'PICKUP' | 'DROPOFF' }>();
   const [confirming, setConfirming] = useState(false);
@@ -53,7 +62,13 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
     },
   });
   const cancel = useMutation({
-    mutationFn: async () => (await ok(api.POST('/api/rides/{id}/cancel', { params: { path: { id } }, body: { reason: 'Cancelled by the customer in the app' } }))) as Ride,
+    mutationFn: async () =>
+      (await ok(
+        api.POST('/api/rides/{id}/cancel', {
+          params: { path: { id } },
+          body: { reason: 'Cancelled by the customer in the app' },
+        }),
+      )) as Ride,
     onSuccess: (fresh) => {
       setConfirming(false);
       client.setQueryData(rideKey(id), fresh);
@@ -67,7 +82,8 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
       { id: 'dropoff', ...r.destinationLocation, label: 'Destination', kind: 'dropoff' },
     ];
     const d = r.driver && active ? (driverAt?.location ?? r.driver.location) : undefined;
-    if (d) out.push({ id: 'driver', lat: d.lat, lng: d.lng, label: `Driver ${r.driver?.firstName ?? ''}`, kind: 'driver' });
+    if (d)
+      out.push({ id: 'driver', lat: d.lat, lng: d.lng, label: `Driver ${r.driver?.firstName ?? ''}`, kind: 'driver' });
     return out;
   }, [r, driverAt, active]);
 
@@ -90,7 +106,11 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
           <p>
             {vehicleName(d.vehicleType)} <strong className="plate">{d.vehiclePlate}</strong>
           </p>
-          <p data-testid="rating">{d.rating != null ? `★ ${d.rating.toFixed(1)}${d.ratingCount ? ` (${d.ratingCount})` : ''}` : 'New driver: no rating yet'}</p>
+          <p data-testid="rating">
+            {d.rating != null
+              ? `★ ${d.rating.toFixed(1)}${d.ratingCount ? ` (${d.ratingCount})` : ''}`
+              : 'New driver: no rating yet'}
+          </p>
           {active && (
             <p>
               <a className="button secondary" href={`tel:${d.phone}`}>
@@ -102,7 +122,9 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
       )}
       {active && eta && (
         <p className="eta" data-testid="eta">
-          {eta.to === 'PICKUP' ? `Driver at the pickup in about ${minutes(eta.etaSeconds)}` : `At the destination in about ${minutes(eta.etaSeconds)}`}
+          {eta.to === 'PICKUP'
+            ? `Driver at the pickup in about ${minutes(eta.etaSeconds)}`
+            : `At the destination in about ${minutes(eta.etaSeconds)}`}
         </p>
       )}
       {active && driverAt && (
@@ -110,7 +132,9 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
           Driver seen at <time dateTime={driverAt.at}>{new Date(driverAt.at).toLocaleTimeString()}</time>
         </p>
       )}
-      {(active || r.status === 'COMPLETED') && <Map points={points} fit label="Map of the pickup, the destination and the driver" />}
+      {(active || r.status === 'COMPLETED') && (
+        <Map points={points} fit label="Map of the pickup, the destination and the driver" />
+      )}
       {r.status === 'COMPLETED' && (
         <>
           <p className="fare" data-testid="fare">
@@ -133,7 +157,11 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
       {r.status === 'EXPIRED' && (
         <>
           <p>No driver could take it within 5 minutes. Drivers may be free now.</p>
-          <button type="button" className="big" onClick={() => onAgain({ pickup: r.pickupLocation, destination: r.destinationLocation })}>
+          <button
+            type="button"
+            className="big"
+            onClick={() => onAgain({ pickup: r.pickupLocation, destination: r.destinationLocation })}
+          >
             Try again
           </button>
         </>
@@ -160,7 +188,12 @@ export function RideView({ id, onAgain }: { id: string; onAgain: (trip: { pickup
           ) : (
             <>
               <ErrorBox error={ask.error} />
-              <BusyButton type="button" className="big secondary danger-text" busy={ask.isPending} onClick={() => ask.mutate()}>
+              <BusyButton
+                type="button"
+                className="big secondary danger-text"
+                busy={ask.isPending}
+                onClick={() => ask.mutate()}
+              >
                 Cancel ride
               </BusyButton>
             </>

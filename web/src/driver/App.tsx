@@ -46,8 +46,14 @@ export function App() {
       </PublicShell>
     );
   }
-  if (boot.state === 'offline' && !user) return <OfflineStart onRetry={boot.retry} onSignOut={() => void confirmSignOut()} />;
-  if (!user) return screen === 'register' ? <Register onSignIn={() => setScreen('sign-in')} /> : <SignIn onRegister={() => setScreen('register')} />;
+  if (boot.state === 'offline' && !user)
+    return <OfflineStart onRetry={boot.retry} onSignOut={() => void confirmSignOut()} />;
+  if (!user)
+    return screen === 'register' ? (
+      <Register onSignIn={() => setScreen('sign-in')} />
+    ) : (
+      <SignIn onRegister={() => setScreen('register')} />
+    );
   if (user.role !== 'DRIVER') return <NotADriver />;
   return <Home user={user} />;
 }
@@ -59,7 +65,13 @@ export function App() {
  */
 async function confirmSignOut(): Promise<boolean> {
   const lost = stepsLostOnSignOut();
-  if (lost > 0 && !window.confirm(`${lost} step${lost === 1 ? '' : 's'} taken offline ${lost === 1 ? 'has' : 'have'} not reached the service yet and will be lost. Sign out anyway?`)) return false;
+  if (
+    lost > 0 &&
+    !window.confirm(
+      `${lost} step${lost === 1 ? '' : 's'} taken offline ${lost === 1 ? 'has' : 'have'} not reached the service yet and will be lost. Sign out anyway?`,
+    )
+  )
+    return false;
   await signOutDriver();
   return true;
 }
@@ -103,7 +115,8 @@ function NotADriver() {
   );
 }
 
-const asJob = (job: Package | Ride): Job => (job.orderType === 'RIDE' ? { jobType: 'RIDE', job: job as Ride } : { jobType: 'PACKAGE', job: job as Package });
+const asJob = (job: Package | Ride): Job =>
+  job.orderType === 'RIDE' ? { jobType: 'RIDE', job: job as Ride } : { jobType: 'PACKAGE', job: job as Package };
 
 function Home({ user }: { user: User }) {
   const qc = useQueryClient();
@@ -144,7 +157,10 @@ function Home({ user }: { user: User }) {
       else if (m.type === 'job.assigned' || m.type === 'job.updated') refreshJobs();
     },
     onConnected: () => {
-      ok(api.GET('/api/drivers/me/offers')).then((r) => setOffers(r.offers), () => undefined);
+      ok(api.GET('/api/drivers/me/offers')).then(
+        (r) => setOffers(r.offers),
+        () => undefined,
+      );
       refreshJobs();
     },
     onSessionEnded: () => {
@@ -173,7 +189,11 @@ function Home({ user }: { user: User }) {
       // Dropped at once: a reload or the back button does not open it again.
       params.delete('offer');
       const rest = params.toString();
-      window.history.replaceState(window.history.state, '', `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
+      window.history.replaceState(
+        window.history.state,
+        '',
+        `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`,
+      );
       openOffer(offerId);
     }
     if (!('serviceWorker' in navigator)) return;
@@ -197,7 +217,8 @@ function Home({ user }: { user: User }) {
     qc.setQueryData(keys.job(job.jobType, job.job.id), job);
     if (!isActive(job)) {
       forgetJob();
-      if (job.job.status === 'DELIVERED' || job.job.status === 'COMPLETED') setToRate({ jobType: job.jobType, id: job.job.id });
+      if (job.job.status === 'DELIVERED' || job.job.status === 'COMPLETED')
+        setToRate({ jobType: job.jobType, id: job.job.id });
       const released = job.job.status === 'PENDING' || job.job.status === 'REQUESTED';
       const done =
         job.job.status === 'DELIVERED'
@@ -207,7 +228,10 @@ function Home({ user }: { user: User }) {
             : released
               ? 'Job released: it goes to another driver.'
               : `The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.`;
-      setOutcome({ key: Date.now(), text: job.queued ? `${done} (Queued: it is sent when the phone is back online.)` : done });
+      setOutcome({
+        key: Date.now(),
+        text: job.queued ? `${done} (Queued: it is sent when the phone is back online.)` : done,
+      });
     }
     if (!job.queued) void qc.invalidateQueries({ queryKey: keys.jobs });
   };
@@ -218,7 +242,10 @@ function Home({ user }: { user: User }) {
       if (job) qc.setQueryData(keys.job(job.jobType, job.job.id), job);
       if (job && !isActive(job)) forgetJob();
       const now = job ? ` The job is ${job.job.status.toLowerCase().replace(/_/g, ' ')}.` : '';
-      setOutcome({ key: Date.now(), text: `“${step.label}” was not applied: ${err.message}.${now}`.replace('..', '.') });
+      setOutcome({
+        key: Date.now(),
+        text: `“${step.label}” was not applied: ${err.message}.${now}`.replace('..', '.'),
+      });
       refreshJobs();
     },
   });
@@ -247,7 +274,11 @@ function Home({ user }: { user: User }) {
         onSignOut={() => void leave()}
       />
       <main id="main">
-        {!browserOnline && <p className="offline-banner" role="status">Offline: showing what was last seen. Steps wait until the phone is back online.</p>}
+        {!browserOnline && (
+          <p className="offline-banner" role="status">
+            Offline: showing what was last seen. Steps wait until the phone is back online.
+          </p>
+        )}
         {tab === 'earnings' ? (
           <EarningsScreen />
         ) : tab === 'ratings' ? (
@@ -269,9 +300,7 @@ function Home({ user }: { user: User }) {
         ) : (
           <>
             <Title>Hello, {user.firstName}</Title>
-            {outcome && (
-              <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>
-            )}
+            {outcome && <FocusNotice key={outcome.key}>{outcome.text}</FocusNotice>}
             {toRate && <RateStep key={toRate.id} target={toRate} onDone={() => setToRate(undefined)} />}
             {/* On a job, the job comes first; availability and the link's state below it. */}
             {shown && (
@@ -286,7 +315,12 @@ function Home({ user }: { user: User }) {
                 You are <StatusBadge status={online ? 'ONLINE' : 'OFFLINE'} />
               </p>
               {online ? (
-                <BusyButton type="button" className="big secondary" busy={availability.isPending} onClick={() => availability.mutate('OFFLINE')}>
+                <BusyButton
+                  type="button"
+                  className="big secondary"
+                  busy={availability.isPending}
+                  onClick={() => availability.mutate('OFFLINE')}
+                >
                   Go offline
                 </BusyButton>
               ) : (
@@ -304,7 +338,11 @@ function Home({ user }: { user: User }) {
               )}
               <ErrorBox error={availability.error ?? me.error} />
               {online && <LinkStatus link={link} />}
-              <NotificationsSwitch scope="/driver/" onHint="Offers reach this phone while the app is closed." offHint="Turn on to hear of offers while the app is closed." />
+              <NotificationsSwitch
+                scope="/driver/"
+                onHint="Offers reach this phone while the app is closed."
+                offHint="Turn on to hear of offers while the app is closed."
+              />
               <button type="button" className="big secondary" onClick={() => setTab('traccar')}>
                 Background positions (Traccar Client)
               </button>
@@ -312,7 +350,9 @@ function Home({ user }: { user: User }) {
                 Ratings
               </button>
             </section>
-            {!shown && jobs.data && <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>}
+            {!shown && jobs.data && (
+              <p className="muted">{online ? 'No job yet: offers appear here.' : 'Go online to receive offers.'}</p>
+            )}
           </>
         )}
       </main>
@@ -363,16 +403,39 @@ function LinkStatus({ link }: { link: LinkState }) {
       <dt>Connection</dt>
       <dd>{connection}</dd>
       <dt>GPS accuracy</dt>
-      <dd>{link.gpsError ?? (link.accuracy !== undefined ? `± ${Math.round(link.accuracy)} m` : 'Waiting for a GPS fix…')}</dd>
+      <dd>
+        {link.gpsError ?? (link.accuracy !== undefined ? `± ${Math.round(link.accuracy)} m` : 'Waiting for a GPS fix…')}
+      </dd>
       <dt>Last position sent</dt>
       <dd>{link.lastSentAt ? ago(now, link.lastSentAt) : 'Not yet'}</dd>
       <dt>Screen</dt>
-      <dd>{link.wakeLock === 'on' ? 'Kept awake' : link.wakeLock === 'unavailable' ? 'May sleep (this browser cannot keep it awake)' : 'May sleep'}</dd>
+      <dd>
+        {link.wakeLock === 'on'
+          ? 'Kept awake'
+          : link.wakeLock === 'unavailable'
+            ? 'May sleep (this browser cannot keep it awake)'
+            : 'May sleep'}
+      </dd>
     </dl>
   );
 }
 
-function PastJobs({ jobs, error }: { jobs: { jobType: string; id: string; status: string; pickupLocation: { lat: number; lng: number }; destinationLocation: { lat: number; lng: number }; updatedAt: string }[] | undefined; error: unknown }) {
+function PastJobs({
+  jobs,
+  error,
+}: {
+  jobs:
+    | {
+        jobType: string;
+        id: string;
+        status: string;
+        pickupLocation: { lat: number; lng: number };
+        destinationLocation: { lat: number; lng: number };
+        updatedAt: string;
+      }[]
+    | undefined;
+  error: unknown;
+}) {
   return (
     <>
       <Title>Past jobs</Title>

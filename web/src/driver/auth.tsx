@@ -27,7 +27,8 @@ export function SignIn({ onRegister }: { onRegister: () => void }) {
 
 export function Register({ onSignIn }: { onSignIn: () => void }) {
   const [vehicle, setVehicle] = useState({ vehicleType: '', vehiclePlate: '', companyId: '' });
-  const set = (key: keyof typeof vehicle) => (e: { target: { value: string } }) => setVehicle({ ...vehicle, [key]: e.target.value });
+  const set = (key: keyof typeof vehicle) => (e: { target: { value: string } }) =>
+    setVehicle({ ...vehicle, [key]: e.target.value });
   const [registered, setRegistered] = useState(false);
 
   return (
@@ -46,8 +47,21 @@ export function Register({ onSignIn }: { onSignIn: () => void }) {
                 </option>
               ))}
             </SelectField>
-            <Field label="Plate" required maxLength={20} autoCapitalize="characters" value={vehicle.vehiclePlate} onChange={set('vehiclePlate')} />
-            <Field label="Company ID (optional)" maxLength={36} value={vehicle.companyId} onChange={set('companyId')} hint="Only if you drive for a company: the ID it gave you" />
+            <Field
+              label="Plate"
+              required
+              maxLength={20}
+              autoCapitalize="characters"
+              value={vehicle.vehiclePlate}
+              onChange={set('vehiclePlate')}
+            />
+            <Field
+              label="Company ID (optional)"
+              maxLength={36}
+              value={vehicle.companyId}
+              onChange={set('companyId')}
+              hint="Only if you drive for a company: the ID it gave you"
+            />
           </>
         }
         body={(common) => ({
@@ -61,7 +75,9 @@ export function Register({ onSignIn }: { onSignIn: () => void }) {
           <>
             <Title>Waiting for approval</Title>
             <Notice>{data.message}</Notice>
-            <p>An administrator checks new drivers. You will get an SMS once your account is approved; then sign in here.</p>
+            <p>
+              An administrator checks new drivers. You will get an SMS once your account is approved; then sign in here.
+            </p>
             <button type="button" className="big" onClick={onSignIn}>
               Sign in
             </button>

@@ -5,7 +5,8 @@ import { Field, formatMoney } from '../shared/ui';
 import type { Package } from './types';
 
 /** "500.5" KES → 50050; undefined when it is not an amount with at most the currency's ISO 4217 decimals. */
-export const toMinorUnits = (text: string, currency: string): number | undefined => parseMoney(text, decimalsOf(currency));
+export const toMinorUnits = (text: string, currency: string): number | undefined =>
+  parseMoney(text, decimalsOf(currency));
 
 /** What the deliver request carries for a package with cash on delivery (nothing otherwise). */
 export function cashCollectedBody(pkg: Package, text: string): { cashCollected?: number } {
@@ -15,7 +16,15 @@ export function cashCollectedBody(pkg: Package, text: string): { cashCollected?:
   return amount === undefined ? {} : { cashCollected: amount };
 }
 
-export function CashToCollect({ pkg, value, onChange }: { pkg: Package; value: string; onChange: (value: string) => void }) {
+export function CashToCollect({
+  pkg,
+  value,
+  onChange,
+}: {
+  pkg: Package;
+  value: string;
+  onChange: (value: string) => void;
+}) {
   const cod = pkg.cashOnDelivery;
   if (!cod) return null;
   return (

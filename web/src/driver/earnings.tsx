@@ -14,7 +14,8 @@ function weekStart(now: Date): string {
   return new Date(today - sinceMonday * DAY_MS).toISOString().slice(0, 10);
 }
 
-const fetchReport = (from?: string) => ok(api.GET('/api/drivers/me/earnings', { params: { query: from ? { from } : {} } }));
+const fetchReport = (from?: string) =>
+  ok(api.GET('/api/drivers/me/earnings', { params: { query: from ? { from } : {} } }));
 
 function useEarnings(from?: string) {
   return useQuery({
@@ -64,7 +65,8 @@ export function EarningsScreen() {
         <p key={b.currency}>
           {b.balance < 0 ? (
             <>
-              You owe <strong>{formatMoney(-b.balance, b.currency)}</strong> (cash collected less your earnings): hand it in at the office.
+              You owe <strong>{formatMoney(-b.balance, b.currency)}</strong> (cash collected less your earnings): hand
+              it in at the office.
             </>
           ) : (
             <>

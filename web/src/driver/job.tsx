@@ -20,14 +20,31 @@ export function isActive(job: Job): boolean {
 }
 
 /** Where the driver goes next, and whom to call there (a ride's customer has no phone in the API). */
-function nextPoint(job: Job): { label: string; location: { lat: number; lng: number }; address?: string; contact?: { name: string; phone: string }; notes?: string } {
+function nextPoint(job: Job): {
+  label: string;
+  location: { lat: number; lng: number };
+  address?: string;
+  contact?: { name: string; phone: string };
+  notes?: string;
+} {
   if (job.jobType === 'PACKAGE') {
     const p = job.job;
     const stop = p.status === 'ASSIGNED' ? p.pickup : p.dropoff;
-    return { label: p.status === 'ASSIGNED' ? 'Pickup' : 'Drop-off', location: stop.location, address: stop.address, contact: stop.contactName !== undefined && stop.contactPhone !== undefined ? { name: stop.contactName, phone: stop.contactPhone } : undefined, notes: stop.notes };
+    return {
+      label: p.status === 'ASSIGNED' ? 'Pickup' : 'Drop-off',
+      location: stop.location,
+      address: stop.address,
+      contact:
+        stop.contactName !== undefined && stop.contactPhone !== undefined
+          ? { name: stop.contactName, phone: stop.contactPhone }
+          : undefined,
+      notes: stop.notes,
+    };
   }
   const r = job.job;
-  return r.status === 'ACCEPTED' ? { label: 'Pickup', location: r.pickupLocation } : { label: 'Destination', location: r.destinationLocation };
+  return r.status === 'ACCEPTED'
+    ? { label: 'Pickup', location: r.pickupLocation }
+    : { label: 'Destination', location: r.destinationLocation };
 }
 
 export function JobView({ job, readOnly, onChanged }: { job: Job; readOnly?: boolean; onChanged: (job: Job) => void }) {
@@ -82,8 +99,16 @@ export function JobView({ job, readOnly, onChanged }: { job: Job; readOnly?: boo
       )}
       {price && <p>Price: {formatMoney(price.amount, price.currency)}</p>}
       <QueuedSteps jobId={job.job.id} />
-      {active && !readOnly && (job.jobType === 'PACKAGE' ? <PackageSteps pkg={job.job} onChanged={onChanged} /> : <RideSteps ride={job.job} onChanged={onChanged} />)}
-      {!readOnly && (job.jobType === 'PACKAGE' ? job.job.status === 'ASSIGNED' : job.job.status === 'ACCEPTED') && <ReleaseJob job={job} onChanged={onChanged} />}
+      {active &&
+        !readOnly &&
+        (job.jobType === 'PACKAGE' ? (
+          <PackageSteps pkg={job.job} onChanged={onChanged} />
+        ) : (
+          <RideSteps ride={job.job} onChanged={onChanged} />
+        ))}
+      {!readOnly && (job.jobType === 'PACKAGE' ? job.job.status === 'ASSIGNED' : job.job.status === 'ACCEPTED') && (
+        <ReleaseJob job={job} onChanged={onChanged} />
+      )}
     </section>
   );
 }
@@ -99,7 +124,11 @@ function ReleaseJob({ job, onChanged }: { job: Job; onChanged: (job: Job) => voi
   const [key] = useState(() => crypto.getRandomValues(new Uint32Array(4)).join('-'));
   const release = useMutation({
     mutationFn: async (): Promise<Job> => {
-      const options = { params: { path: { id: job.job.id } }, body: { reason: reason.trim() }, headers: { 'Idempotency-Key': key } };
+      const options = {
+        params: { path: { id: job.job.id } },
+        body: { reason: reason.trim() },
+        headers: { 'Idempotency-Key': key },
+      };
       return job.jobType === 'PACKAGE'
         ? { jobType: 'PACKAGE', job: await ok(api.POST('/api/packages/{id}/release', options)) }
         : { jobType: 'RIDE', job: await ok(api.POST('/api/rides/{id}/release', options)) };
@@ -123,7 +152,14 @@ function ReleaseJob({ job, onChanged }: { job: Job; onChanged: (job: Job) => voi
       }}
     >
       <p>The job goes back to dispatch for another driver and is never offered to you again.</p>
-      <Field label="Reason for releasing" required maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} hint="Why you cannot do this job" />
+      <Field
+        label="Reason for releasing"
+        required
+        maxLength={500}
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+        hint="Why you cannot do this job"
+      />
       <ErrorBox error={release.error} />
       <BusyButton type="submit" className="big danger" busy={release.isPending}>
         Confirm release
@@ -159,7 +195,8 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
           // The proof goes first (the server refuses a delivery without the proof it requires).
           const signature = await proofPad.current?.signature();
           const name = recipientName.trim();
-          if (proof.photo || signature) await uploadProof(pkg.id, { photo: proof.photo, signature, recipientName: name || undefined });
+          if (proof.photo || signature)
+            await uploadProof(pkg.id, { photo: proof.photo, signature, recipientName: name || undefined });
           return performStep(job, {
             action,
             expect: 'DELIVERED',
@@ -187,7 +224,14 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
           step.mutate('fail');
         }}
       >
-        <Field label="Reason" required maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} hint="Why the delivery cannot be made" />
+        <Field
+          label="Reason"
+          required
+          maxLength={500}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          hint="Why the delivery cannot be made"
+        />
         <ErrorBox error={step.error} />
         <BusyButton type="submit" className="big danger" busy={step.isPending}>
           Report failure
@@ -228,7 +272,14 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
             hint="The recipient’s 4 digits, when the sender set one"
           />
           <ProofCapture required={pkg.proofRequired} onChange={onProof} handleRef={proofPad} />
-          <Field label="Recipient name" maxLength={100} autoComplete="off" value={recipientName} onChange={(e) => setRecipientName(e.target.value)} hint="Optional; sent with the proof" />
+          <Field
+            label="Recipient name"
+            maxLength={100}
+            autoComplete="off"
+            value={recipientName}
+            onChange={(e) => setRecipientName(e.target.value)}
+            hint="Optional; sent with the proof"
+          />
           <CashToCollect pkg={pkg} value={cashCollected} onChange={setCashCollected} />
           <BusyButton type="submit" className="big" busy={step.isPending}>
             Delivered
@@ -257,11 +308,21 @@ function RideSteps({ ride, onChanged }: { ride: Ride; onChanged: (job: Job) => v
             ? { action, expect: 'IN_PROGRESS', label: 'Start trip' }
             : action === 'complete'
               ? { action, expect: 'COMPLETED', label: 'Complete trip' }
-              : { action, expect: 'CANCELLED', label: 'Cancel ride', body: reason.trim() ? { reason: reason.trim() } : {} },
+              : {
+                  action,
+                  expect: 'CANCELLED',
+                  label: 'Cancel ride',
+                  body: reason.trim() ? { reason: reason.trim() } : {},
+                },
       ),
     onSuccess: (job) => onChanged(job),
   });
-  const [action, label] = ride.status === 'ACCEPTED' ? (['arrive', 'Arrived'] as const) : ride.status === 'ARRIVED' ? (['start', 'Start trip'] as const) : (['complete', 'Complete trip'] as const);
+  const [action, label] =
+    ride.status === 'ACCEPTED'
+      ? (['arrive', 'Arrived'] as const)
+      : ride.status === 'ARRIVED'
+        ? (['start', 'Start trip'] as const)
+        : (['complete', 'Complete trip'] as const);
   // The driver may cancel before the trip starts (ACCEPTED, ARRIVED), saying why (contract sections 10 and 19).
   const mayCancel = ride.status === 'ACCEPTED' || ride.status === 'ARRIVED';
   if (cancelling && mayCancel) {
@@ -273,7 +334,13 @@ function RideSteps({ ride, onChanged }: { ride: Ride; onChanged: (job: Job) => v
           step.mutate('cancel');
         }}
       >
-        <Field label="Reason" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} hint="Optional: why the ride cannot be made" />
+        <Field
+          label="Reason"
+          maxLength={500}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          hint="Optional: why the ride cannot be made"
+        />
         <ErrorBox error={step.error} />
         <BusyButton type="submit" className="big danger" busy={step.isPending}>
           Cancel ride

@@ -39,7 +39,12 @@ interface LocationMessage {
 
 function toMessage(p: GeolocationPosition): LocationMessage {
   const { latitude, longitude, accuracy, heading, speed } = p.coords;
-  const message: LocationMessage = { type: 'location', lat: latitude, lng: longitude, recordedAt: new Date(p.timestamp).toISOString() };
+  const message: LocationMessage = {
+    type: 'location',
+    lat: latitude,
+    lng: longitude,
+    recordedAt: new Date(p.timestamp).toISOString(),
+  };
   if (Number.isFinite(accuracy)) message.accuracy = Math.min(Math.max(accuracy, 0), 100_000);
   if (heading !== null && Number.isFinite(heading) && heading >= 0 && heading <= 360) message.heading = heading;
   if (speed !== null && Number.isFinite(speed) && speed >= 0) message.speed = Math.min(speed, 150);
@@ -176,7 +181,10 @@ export function useDriverLink(
       },
       (error) =>
         update({
-          gpsError: error.code === error.PERMISSION_DENIED ? 'Location is not allowed for this app: allow it in the browser’s site settings.' : 'Waiting for a GPS fix…',
+          gpsError:
+            error.code === error.PERMISSION_DENIED
+              ? 'Location is not allowed for this app: allow it in the browser’s site settings.'
+              : 'Waiting for a GPS fix…',
         }),
       { enableHighAccuracy: true, maximumAge: 5000, timeout: 30_000 },
     );

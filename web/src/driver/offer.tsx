@@ -46,7 +46,15 @@ export function useSecondsLeft(expiresAt: string): number {
   return Math.max(0, Math.ceil((Date.parse(expiresAt) - now) / 1000));
 }
 
-export function OfferCard({ offer, onAccepted, onGone }: { offer: Offer; onAccepted: (job: Package | Ride) => void; onGone: () => void }) {
+export function OfferCard({
+  offer,
+  onAccepted,
+  onGone,
+}: {
+  offer: Offer;
+  onAccepted: (job: Package | Ride) => void;
+  onGone: () => void;
+}) {
   const left = useSecondsLeft(offer.expiresAt);
   const accept = useRef<HTMLButtonElement>(null);
   useEffect(() => {
@@ -68,7 +76,13 @@ export function OfferCard({ offer, onAccepted, onGone }: { offer: Offer; onAccep
 
   return (
     <div className="offer-backdrop">
-      <section className="offer" role="dialog" aria-modal="true" aria-label="Offer" aria-describedby={`offer-${offer.id}`}>
+      <section
+        className="offer"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Offer"
+        aria-describedby={`offer-${offer.id}`}
+      >
         <p className="offer-kind">{offer.jobType === 'PACKAGE' ? 'Delivery' : 'Ride'}</p>
         <p className="countdown" aria-live="off">
           <span className="countdown-value">{left}</span> s left
@@ -87,10 +101,21 @@ export function OfferCard({ offer, onAccepted, onGone }: { offer: Offer; onAccep
         </dl>
         <ErrorBox error={accepting.error} />
         <div className="offer-actions">
-          <BusyButton ref={accept} type="button" className="big accept" busy={accepting.isPending || declining.isPending} onClick={() => accepting.mutate()}>
+          <BusyButton
+            ref={accept}
+            type="button"
+            className="big accept"
+            busy={accepting.isPending || declining.isPending}
+            onClick={() => accepting.mutate()}
+          >
             Accept
           </BusyButton>
-          <BusyButton type="button" className="big secondary" busy={accepting.isPending || declining.isPending} onClick={() => declining.mutate()}>
+          <BusyButton
+            type="button"
+            className="big secondary"
+            busy={accepting.isPending || declining.isPending}
+            onClick={() => declining.mutate()}
+          >
             Decline
           </BusyButton>
         </div>

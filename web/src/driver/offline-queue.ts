@@ -92,9 +92,16 @@ export const isNetworkFailure = (err: unknown) => err instanceof TypeError;
 
 async function send(step: QueuedStep): Promise<Job> {
   const path = `/api/${step.jobType === 'PACKAGE' ? 'packages' : 'rides'}/{id}/${step.action}`;
-  const post = api.POST as unknown as (path: string, init: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-  const job = await ok(post(path, { params: { path: { id: step.jobId } }, body: step.body, headers: { 'Idempotency-Key': step.key } }));
-  return step.jobType === 'PACKAGE' ? { jobType: 'PACKAGE', job: job as never } : { jobType: 'RIDE', job: job as never };
+  const post = api.POST as unknown as (
+    path: string,
+    init: unknown,
+  ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+  const job = await ok(
+    post(path, { params: { path: { id: step.jobId } }, body: step.body, headers: { 'Idempotency-Key': step.key } }),
+  );
+  return step.jobType === 'PACKAGE'
+    ? { jobType: 'PACKAGE', job: job as never }
+    : { jobType: 'RIDE', job: job as never };
 }
 
 async function fetchJob(step: Pick<QueuedStep, 'jobType' | 'jobId'>): Promise<Job> {
@@ -108,8 +115,17 @@ async function fetchJob(step: Pick<QueuedStep, 'jobType' | 'jobId'>): Promise<Jo
  * Sends a step now, or queues it when the phone is offline (or the request never reached the
  * server). Queued, it answers the job as it will be once the step lands, marked by `queued`.
  */
-export async function performStep(job: Job, step: Omit<QueuedStep, 'key' | 'queuedAt' | 'jobType' | 'jobId'>): Promise<Job & { queued?: boolean }> {
-  const full: QueuedStep = { ...step, key: newKey(), jobType: job.jobType, jobId: job.job.id, queuedAt: new Date().toISOString() };
+export async function performStep(
+  job: Job,
+  step: Omit<QueuedStep, 'key' | 'queuedAt' | 'jobType' | 'jobId'>,
+): Promise<Job & { queued?: boolean }> {
+  const full: QueuedStep = {
+    ...step,
+    key: newKey(),
+    jobType: job.jobType,
+    jobId: job.job.id,
+    queuedAt: new Date().toISOString(),
+  };
   // Behind steps already queued for this job: in order, never ahead of them.
   const waiting = read().some((s) => s.jobId === full.jobId);
   if (navigator.onLine && !waiting) {
@@ -173,7 +189,11 @@ export function useStepReplay(handlers: ReplayHandlers) {
   const waiting = useQueuedSteps().length > 0;
   useEffect(() => {
     const run = () => {
-      if (navigator.onLine && read().length) void replayQueuedSteps({ applied: (j) => latest.current.applied(j), refused: (s, e, j) => latest.current.refused(s, e, j) });
+      if (navigator.onLine && read().length)
+        void replayQueuedSteps({
+          applied: (j) => latest.current.applied(j),
+          refused: (s, e, j) => latest.current.refused(s, e, j),
+        });
     };
     run();
     window.addEventListener('online', run);

@@ -48,7 +48,10 @@ export async function scaledPhoto(file: File): Promise<File> {
   }
 }
 
-export async function uploadProof(packageId: string, proof: { photo?: File; signature?: Blob; recipientName?: string }): Promise<Package> {
+export async function uploadProof(
+  packageId: string,
+  proof: { photo?: File; signature?: Blob; recipientName?: string },
+): Promise<Package> {
   const form = new FormData();
   if (proof.photo) {
     const photo = await scaledPhoto(proof.photo);
@@ -56,12 +59,23 @@ export async function uploadProof(packageId: string, proof: { photo?: File; sign
   }
   if (proof.signature) form.append('signature', proof.signature, 'signature.png');
   if (proof.recipientName) form.append('recipientName', proof.recipientName);
-  const response = await fetchWithSession(`/api/packages/${encodeURIComponent(packageId)}/proof`, { method: 'POST', body: form });
+  const response = await fetchWithSession(`/api/packages/${encodeURIComponent(packageId)}/proof`, {
+    method: 'POST',
+    body: form,
+  });
   return (await response.json()) as Package;
 }
 
 /** The photo input and the signature pad; `onChange` hears what is there, `handle` gives the signature's PNG. */
-export function ProofCapture({ required, onChange, handleRef }: { required: Package['proofRequired']; onChange: (draft: ProofDraft) => void; handleRef: { current: ProofCaptureHandle | undefined } }) {
+export function ProofCapture({
+  required,
+  onChange,
+  handleRef,
+}: {
+  required: Package['proofRequired'];
+  onChange: (draft: ProofDraft) => void;
+  handleRef: { current: ProofCaptureHandle | undefined };
+}) {
   const [photo, setPhoto] = useState<File>();
   const [preview, setPreview] = useState<string>();
   const [signed, setSigned] = useState(false);
@@ -88,7 +102,10 @@ export function ProofCapture({ required, onChange, handleRef }: { required: Pack
   const point = (e: PointerEvent<HTMLCanvasElement>) => {
     const c = e.currentTarget;
     const rect = c.getBoundingClientRect();
-    return { x: ((e.clientX - rect.left) * c.width) / rect.width, y: ((e.clientY - rect.top) * c.height) / rect.height };
+    return {
+      x: ((e.clientX - rect.left) * c.width) / rect.width,
+      y: ((e.clientY - rect.top) * c.height) / rect.height,
+    };
   };
   const line = (from: { x: number; y: number }, to: { x: number; y: number }) => {
     const ctx = canvas.current?.getContext('2d');

@@ -18,7 +18,11 @@ export function RateStep({ target, onDone }: { target: RateTarget; onDone: () =>
   const rate = useMutation({
     mutationFn: (value: number) => {
       const request = { params: { path: { id: target.id } }, body: { stars: value } };
-      return ok(target.jobType === 'RIDE' ? api.POST('/api/rides/{id}/rating', request) : api.POST('/api/packages/{id}/rating', request));
+      return ok(
+        target.jobType === 'RIDE'
+          ? api.POST('/api/rides/{id}/rating', request)
+          : api.POST('/api/packages/{id}/rating', request),
+      );
     },
     onSuccess: () => setDone(true),
   });

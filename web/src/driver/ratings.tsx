@@ -16,7 +16,12 @@ export function RatingsScreen() {
   const list = useInfiniteQuery({
     queryKey: ['driver', 'ratings', side],
     initialPageParam: undefined as string | undefined,
-    queryFn: ({ pageParam }) => ok(api.GET('/api/drivers/me/ratings', { params: { query: { side, limit: 20, ...(pageParam ? { cursor: pageParam } : {}) } } })),
+    queryFn: ({ pageParam }) =>
+      ok(
+        api.GET('/api/drivers/me/ratings', {
+          params: { query: { side, limit: 20, ...(pageParam ? { cursor: pageParam } : {}) } },
+        }),
+      ),
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
@@ -25,13 +30,21 @@ export function RatingsScreen() {
       <Title>Ratings</Title>
       <div className="buttons" role="group" aria-label="Which ratings">
         {(['received', 'given'] as const).map((s) => (
-          <button key={s} type="button" className={`big${side === s ? '' : ' secondary'}`} aria-pressed={side === s} onClick={() => setSide(s)}>
+          <button
+            key={s}
+            type="button"
+            className={`big${side === s ? '' : ' secondary'}`}
+            aria-pressed={side === s}
+            onClick={() => setSide(s)}
+          >
             {s === 'received' ? 'Received' : 'Given'}
           </button>
         ))}
       </div>
       <ErrorBox error={list.error} />
-      {list.data && items.length === 0 && <p>{side === 'received' ? 'No ratings yet.' : 'You have not rated anyone yet.'}</p>}
+      {list.data && items.length === 0 && (
+        <p>{side === 'received' ? 'No ratings yet.' : 'You have not rated anyone yet.'}</p>
+      )}
       <ul className="past" aria-label={side === 'received' ? 'Ratings received' : 'Ratings given'}>
         {items.map((r) => (
           <li key={r.id} className="card">
@@ -47,7 +60,12 @@ export function RatingsScreen() {
         ))}
       </ul>
       {list.hasNextPage && (
-        <button type="button" className="big secondary" disabled={list.isFetchingNextPage} onClick={() => void list.fetchNextPage()}>
+        <button
+          type="button"
+          className="big secondary"
+          disabled={list.isFetchingNextPage}
+          onClick={() => void list.fetchNextPage()}
+        >
           More
         </button>
       )}

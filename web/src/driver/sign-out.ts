@@ -59,7 +59,10 @@ async function unsubscribeHere(): Promise<string | undefined> {
     const subscription = await reg?.pushManager.getSubscription();
     if (!subscription) return undefined;
     // Offline the browser may not answer soon: the endpoint is forgotten here either way.
-    await Promise.race([subscription.unsubscribe().catch(() => false), new Promise((resolve) => setTimeout(resolve, 3000))]);
+    await Promise.race([
+      subscription.unsubscribe().catch(() => false),
+      new Promise((resolve) => setTimeout(resolve, 3000)),
+    ]);
     return subscription.endpoint;
   } catch {
     return undefined;
@@ -103,7 +106,11 @@ export async function signOutDriver(): Promise<void> {
   session.clear();
   const pushEndpoint = await unsubscribeHere();
   await markSignedIn(false);
-  if (refreshToken) keep([...pending().filter((p) => p.refreshToken !== refreshToken), { refreshToken, ...(pushEndpoint ? { pushEndpoint } : {}) }]);
+  if (refreshToken)
+    keep([
+      ...pending().filter((p) => p.refreshToken !== refreshToken),
+      { refreshToken, ...(pushEndpoint ? { pushEndpoint } : {}) },
+    ]);
   await sendPendingSignOuts();
 }
 

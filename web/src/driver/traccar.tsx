@@ -20,7 +20,8 @@ function QrCode({ text, label }: { text: string; label: string }) {
     let gone = false;
     import('qrcode')
       .then((qr) => {
-        if (!gone && ref.current) return qr.toCanvas(ref.current, text, { width: 220, margin: 2, errorCorrectionLevel: 'M' });
+        if (!gone && ref.current)
+          return qr.toCanvas(ref.current, text, { width: 220, margin: 2, errorCorrectionLevel: 'M' });
       })
       .catch(() => !gone && setFailed(true));
     return () => {
@@ -58,15 +59,15 @@ export function TraccarSetup() {
     <>
       <Title>Traccar Client</Title>
       <p>
-        This app stops sending your position when the phone shows another app or its screen is off. <strong>Traccar Client</strong> (free, for Android
-        and iPhone) keeps sending it in the background.
+        This app stops sending your position when the phone shows another app or its screen is off.{' '}
+        <strong>Traccar Client</strong> (free, for Android and iPhone) keeps sending it in the background.
       </p>
       <ol className="setup-steps">
         <li>Install Traccar Client from your phone’s app store.</li>
         <li>Make a device key below. It is shown once: copy it or scan it now.</li>
         <li>
-          In Traccar Client, set <strong>Server URL</strong> and <strong>Device identifier</strong> to the values shown, location accuracy to high, and
-          turn on <strong>Service status</strong>.
+          In Traccar Client, set <strong>Server URL</strong> and <strong>Device identifier</strong> to the values shown,
+          location accuracy to high, and turn on <strong>Service status</strong>.
         </li>
         <li>Go online here as usual: offers and jobs stay in this app.</li>
       </ol>
@@ -104,7 +105,13 @@ export function TraccarSetup() {
             create.mutate();
           }}
         >
-          <Field label="Device name" maxLength={60} value={name} onChange={(e) => setName(e.target.value)} hint="Optional, e.g. “My Android phone”" />
+          <Field
+            label="Device name"
+            maxLength={60}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            hint="Optional, e.g. “My Android phone”"
+          />
           <ErrorBox error={create.error} />
           <BusyButton type="submit" className="big" busy={create.isPending} disabled={items.length >= 3}>
             Make a device key
@@ -123,9 +130,16 @@ export function TraccarSetup() {
               <strong>{k.name}</strong>
             </p>
             <p className="muted">
-              Made {formatTime(k.createdAt)} · {k.lastUsedAt ? `last position ${formatTime(k.lastUsedAt)}` : 'not used yet'}
+              Made {formatTime(k.createdAt)} ·{' '}
+              {k.lastUsedAt ? `last position ${formatTime(k.lastUsedAt)}` : 'not used yet'}
             </p>
-            <BusyButton type="button" className="big secondary danger-text" busy={revoke.isPending && revoke.variables === k.id} onClick={() => revoke.mutate(k.id)} aria-label={`Revoke ${k.name}`}>
+            <BusyButton
+              type="button"
+              className="big secondary danger-text"
+              busy={revoke.isPending && revoke.variables === k.id}
+              onClick={() => revoke.mutate(k.id)}
+              aria-label={`Revoke ${k.name}`}
+            >
               Revoke
             </BusyButton>
           </li>

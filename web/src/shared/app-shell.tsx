@@ -14,7 +14,19 @@ export function PublicShell({ brand, children }: { brand: string; children: Reac
 }
 
 /** `brand` may be left out where the tabs need the whole width of a phone. */
-export function AppHeader<T extends string>({ brand, tabs, current, onTab, onSignOut }: { brand?: string; tabs: { id: T; label: string }[]; current: T; onTab: (tab: T) => void; onSignOut: () => void }) {
+export function AppHeader<T extends string>({
+  brand,
+  tabs,
+  current,
+  onTab,
+  onSignOut,
+}: {
+  brand?: string;
+  tabs: { id: T; label: string }[];
+  current: T;
+  onTab: (tab: T) => void;
+  onSignOut: () => void;
+}) {
   return (
     <header className="topbar">
       {brand && <span className="brand">{brand}</span>}
@@ -22,7 +34,12 @@ export function AppHeader<T extends string>({ brand, tabs, current, onTab, onSig
         <ul>
           {tabs.map((t) => (
             <li key={t.id}>
-              <button type="button" className="tab" aria-current={current === t.id ? 'page' : undefined} onClick={() => onTab(t.id)}>
+              <button
+                type="button"
+                className="tab"
+                aria-current={current === t.id ? 'page' : undefined}
+                onClick={() => onTab(t.id)}
+              >
                 {t.label}
               </button>
             </li>

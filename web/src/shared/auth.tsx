@@ -18,13 +18,28 @@ function Buttons({ big, children }: { big?: boolean; children: ReactNode }) {
   return big ? <>{children}</> : <div className="actions">{children}</div>;
 }
 
-const CODE_FIELD = { label: 'Verification code', inputMode: 'numeric', autoComplete: 'one-time-code', pattern: '[0-9]{6}', maxLength: 6, required: true } as const;
+const CODE_FIELD = {
+  label: 'Verification code',
+  inputMode: 'numeric',
+  autoComplete: 'one-time-code',
+  pattern: '[0-9]{6}',
+  maxLength: 6,
+  required: true,
+} as const;
 
 /**
  * Password, then the SMS code. `rememberMe`: an installed app is opened many times a day; the longer
  * refresh lifetime spares the SMS.
  */
-export function SignInForm({ big, rememberMe, onSignedIn }: { big?: boolean; rememberMe?: boolean; onSignedIn?: () => void }) {
+export function SignInForm({
+  big,
+  rememberMe,
+  onSignedIn,
+}: {
+  big?: boolean;
+  rememberMe?: boolean;
+  onSignedIn?: () => void;
+}) {
   const [identifier, setIdentifier] = useState('');
   const [password, setPassword] = useState('');
   const [step, setStep] = useState<{ sessionId: string; phone: string; message: string } | undefined>();
@@ -33,18 +48,21 @@ export function SignInForm({ big, rememberMe, onSignedIn }: { big?: boolean; rem
   const button = big ? 'big' : undefined;
 
   const login = useMutation({
-    mutationFn: () => ok(api.POST('/api/auth/login', { body: { identifier, password, ...(rememberMe ? { rememberMe } : {}) } })),
+    mutationFn: () =>
+      ok(api.POST('/api/auth/login', { body: { identifier, password, ...(rememberMe ? { rememberMe } : {}) } })),
     onSuccess: setStep,
   });
   const verify = useMutation({
-    mutationFn: () => ok(api.POST('/api/auth/login/verify-otp', { body: { sessionId: step!.sessionId, phone: step!.phone, code } })),
+    mutationFn: () =>
+      ok(api.POST('/api/auth/login/verify-otp', { body: { sessionId: step!.sessionId, phone: step!.phone, code } })),
     onSuccess: (data) => {
       session.signedIn(data);
       onSignedIn?.();
     },
   });
   const resend = useMutation({
-    mutationFn: () => ok(api.POST('/api/auth/login/send-otp', { body: { sessionId: step!.sessionId, phone: step!.phone } })),
+    mutationFn: () =>
+      ok(api.POST('/api/auth/login/send-otp', { body: { sessionId: step!.sessionId, phone: step!.phone } })),
     onSuccess: (data) => setResent(data.message),
   });
   const submit = (event: FormEvent) => {
@@ -55,8 +73,25 @@ export function SignInForm({ big, rememberMe, onSignedIn }: { big?: boolean; rem
 
   return !step ? (
     <form onSubmit={submit} aria-label="Sign in">
-      <Field label="Email or phone" name="identifier" autoComplete="username" required maxLength={254} value={identifier} onChange={(e) => setIdentifier(e.target.value)} />
-      <Field label="Password" name="password" type="password" autoComplete="current-password" required maxLength={1024} value={password} onChange={(e) => setPassword(e.target.value)} />
+      <Field
+        label="Email or phone"
+        name="identifier"
+        autoComplete="username"
+        required
+        maxLength={254}
+        value={identifier}
+        onChange={(e) => setIdentifier(e.target.value)}
+      />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="current-password"
+        required
+        maxLength={1024}
+        value={password}
+        onChange={(e) => setPassword(e.target.value)}
+      />
       <ErrorBox error={login.error} />
       <BusyButton type="submit" className={button} busy={login.isPending}>
         Sign in
@@ -72,7 +107,12 @@ export function SignInForm({ big, rememberMe, onSignedIn }: { big?: boolean; rem
         <BusyButton type="submit" className={button} busy={verify.isPending}>
           Verify
         </BusyButton>
-        <BusyButton type="button" className={big ? 'secondary big' : 'secondary'} onClick={() => resend.mutate()} busy={resend.isPending}>
+        <BusyButton
+          type="button"
+          className={big ? 'secondary big' : 'secondary'}
+          onClick={() => resend.mutate()}
+          busy={resend.isPending}
+        >
           Send the code again
         </BusyButton>
       </Buttons>
@@ -81,7 +121,10 @@ export function SignInForm({ big, rememberMe, onSignedIn }: { big?: boolean; rem
 }
 
 /** What every registration sends; the role's own fields come from `body`. */
-export type CommonRegistration = Pick<RegisterBody, 'sessionId' | 'phone' | 'code' | 'email' | 'password' | 'firstName' | 'lastName' | 'countryId'>;
+export type CommonRegistration = Pick<
+  RegisterBody,
+  'sessionId' | 'phone' | 'code' | 'email' | 'password' | 'firstName' | 'lastName' | 'countryId'
+>;
 
 /**
  * The phone (a code goes to it), then the code, names, e-mail, password and country. `phoneFields`
@@ -112,12 +155,21 @@ export function RegisterForm({
   const [phone, setPhone] = useState('');
   const [otp, setOtp] = useState<{ sessionId: string; phone: string; message: string } | undefined>();
   const [form, setForm] = useState({ code: '', firstName: '', lastName: '', email: '', password: '', countryId: '' });
-  const set = (key: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [key]: e.target.value });
+  const set = (key: keyof typeof form) => (e: { target: { value: string } }) =>
+    setForm({ ...form, [key]: e.target.value });
   const button = big ? 'big' : undefined;
 
-  const sendOtp = useMutation({ mutationFn: () => ok(api.POST('/api/auth/register/send-otp', { body: { phone } })), onSuccess: setOtp });
+  const sendOtp = useMutation({
+    mutationFn: () => ok(api.POST('/api/auth/register/send-otp', { body: { phone } })),
+    onSuccess: setOtp,
+  });
   const register = useMutation({
-    mutationFn: () => ok(api.POST('/api/auth/register', { body: body({ sessionId: otp!.sessionId, phone: otp!.phone, ...form }, countries.data?.items ?? []) })),
+    mutationFn: () =>
+      ok(
+        api.POST('/api/auth/register', {
+          body: body({ sessionId: otp!.sessionId, phone: otp!.phone, ...form }, countries.data?.items ?? []),
+        }),
+      ),
     onSuccess: onRegistered,
   });
 
@@ -130,7 +182,17 @@ export function RegisterForm({
       }}
     >
       {phoneFields}
-      <Field label="Phone" type="tel" autoComplete="tel" required maxLength={32} placeholder="+254712345678" value={phone} onChange={(e) => setPhone(e.target.value.trim())} hint="In international format; we send a code to it" />
+      <Field
+        label="Phone"
+        type="tel"
+        autoComplete="tel"
+        required
+        maxLength={32}
+        placeholder="+254712345678"
+        value={phone}
+        onChange={(e) => setPhone(e.target.value.trim())}
+        hint="In international format; we send a code to it"
+      />
       <ErrorBox error={sendOtp.error} />
       <BusyButton type="submit" className={button} busy={sendOtp.isPending}>
         Send code
@@ -146,11 +208,47 @@ export function RegisterForm({
       <Notice>{otp.message}</Notice>
       <Field {...CODE_FIELD} value={form.code} onChange={set('code')} />
       {before}
-      <Field label="First name" autoComplete="given-name" required maxLength={100} value={form.firstName} onChange={set('firstName')} />
-      <Field label="Last name" autoComplete="family-name" required maxLength={100} value={form.lastName} onChange={set('lastName')} />
-      <Field label="Email" type="email" autoComplete="email" required maxLength={254} value={form.email} onChange={set('email')} />
-      <Field label="Password" type="password" autoComplete="new-password" required minLength={8} maxLength={128} value={form.password} onChange={set('password')} hint="8 to 128 characters" />
-      <CountryField countries={countries.data?.items} value={form.countryId} onChange={(countryId) => setForm({ ...form, countryId })} />
+      <Field
+        label="First name"
+        autoComplete="given-name"
+        required
+        maxLength={100}
+        value={form.firstName}
+        onChange={set('firstName')}
+      />
+      <Field
+        label="Last name"
+        autoComplete="family-name"
+        required
+        maxLength={100}
+        value={form.lastName}
+        onChange={set('lastName')}
+      />
+      <Field
+        label="Email"
+        type="email"
+        autoComplete="email"
+        required
+        maxLength={254}
+        value={form.email}
+        onChange={set('email')}
+      />
+      <Field
+        label="Password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={8}
+        maxLength={128}
+        value={form.password}
+        onChange={set('password')}
+        hint="8 to 128 characters"
+      />
+      <CountryField
+        countries={countries.data?.items}
+        value={form.countryId}
+        onChange={(countryId) => setForm({ ...form, countryId })}
+      />
       {after}
       <ErrorBox error={register.error ?? countries.error} />
       <BusyButton type="submit" className={button} busy={register.isPending}>

@@ -10,7 +10,15 @@ export function useCountries() {
 }
 
 /** "Country": a required choice among the countries loaded by `useCountries`. */
-export function CountryField({ countries, value, onChange }: { countries: { id: string; name: string }[] | undefined; value: string; onChange: (countryId: string) => void }) {
+export function CountryField({
+  countries,
+  value,
+  onChange,
+}: {
+  countries: { id: string; name: string }[] | undefined;
+  value: string;
+  onChange: (countryId: string) => void;
+}) {
   return (
     <SelectField label="Country" required value={value} onChange={(e) => onChange(e.target.value)}>
       <option value="">Choose…</option>

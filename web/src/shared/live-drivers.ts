@@ -44,7 +44,13 @@ export function useLiveDrivers(path: string | undefined) {
     const out: MapPoint[] = [];
     for (const d of drivers.current.values()) {
       if (!d.location) continue;
-      out.push({ id: d.driverId, lat: d.location.lat, lng: d.location.lng, label: `${d.firstName} · ${d.vehicleType}${d.onJob ? ' · on a job' : ''}`, kind: d.availability === 'ONLINE' ? 'driver' : 'driver-offline' });
+      out.push({
+        id: d.driverId,
+        lat: d.location.lat,
+        lng: d.location.lng,
+        label: `${d.firstName} · ${d.vehicleType}${d.onJob ? ' · on a job' : ''}`,
+        kind: d.availability === 'ONLINE' ? 'driver' : 'driver-offline',
+      });
     }
     return out;
     // version is the change signal for the mutable Map

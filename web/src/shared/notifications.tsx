@@ -22,17 +22,25 @@ function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
 }
 
 async function subscribe(scope: string): Promise<void> {
-  if ((await Notification.requestPermission()) !== 'granted') throw new Error('Notifications are blocked for this app in the browser settings.');
+  if ((await Notification.requestPermission()) !== 'granted')
+    throw new Error('Notifications are blocked for this app in the browser settings.');
   const reg = (await registration(scope)) ?? (await navigator.serviceWorker.ready);
   const { publicKey } = await ok(api.GET('/api/push/vapid-public-key'));
   const existing = await reg.pushManager.getSubscription();
   // A subscription made with another key (the server's keys changed) cannot be used: replaced.
   if (existing) await existing.unsubscribe();
-  const subscription = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) });
+  const subscription = await reg.pushManager.subscribe({
+    userVisibleOnly: true,
+    applicationServerKey: keyBytes(publicKey),
+  });
   const json = subscription.toJSON();
   await ok(
     api.POST('/api/push/subscriptions', {
-      body: { endpoint: subscription.endpoint, expirationTime: json.expirationTime ?? null, keys: { p256dh: json.keys?.p256dh ?? '', auth: json.keys?.auth ?? '' } },
+      body: {
+        endpoint: subscription.endpoint,
+        expirationTime: json.expirationTime ?? null,
+        keys: { p256dh: json.keys?.p256dh ?? '', auth: json.keys?.auth ?? '' },
+      },
     }),
   );
 }
@@ -42,7 +50,9 @@ export async function unsubscribePush(scope: string): Promise<void> {
   if (!supported()) return;
   const subscription = await (await registration(scope))?.pushManager.getSubscription();
   if (!subscription) return;
-  await api.DELETE('/api/push/subscriptions', { body: { endpoint: subscription.endpoint }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  await api
+    .DELETE('/api/push/subscriptions', { body: { endpoint: subscription.endpoint }, signal: AbortSignal.timeout(5000) })
+    .catch(() => undefined);
   await subscription.unsubscribe().catch(() => false);
 }
 
@@ -57,10 +67,17 @@ export function NotificationsSwitch({ scope, onHint, offHint }: { scope: string;
     if (!supported()) return;
     void registration(scope)
       .then((reg) => reg?.pushManager.getSubscription())
-      .then((s) => setOn(Boolean(s) && Notification.permission === 'granted'), () => setOn(false));
+      .then(
+        (s) => setOn(Boolean(s) && Notification.permission === 'granted'),
+        () => setOn(false),
+      );
   }, [scope]);
   if (!supported()) {
-    return <p className="muted">Notifications are not available in this browser. On an iPhone, add the app to the Home Screen first.</p>;
+    return (
+      <p className="muted">
+        Notifications are not available in this browser. On an iPhone, add the app to the Home Screen first.
+      </p>
+    );
   }
   const toggle = async () => {
     setBusy(true);
@@ -77,7 +94,15 @@ export function NotificationsSwitch({ scope, onHint, offHint }: { scope: string;
   };
   return (
     <div className="notifications">
-      <button type="button" role="switch" aria-label="Notifications" aria-checked={on === true} className="big secondary" disabled={busy || on === undefined} onClick={() => void toggle()}>
+      <button
+        type="button"
+        role="switch"
+        aria-label="Notifications"
+        aria-checked={on === true}
+        className="big secondary"
+        disabled={busy || on === undefined}
+        onClick={() => void toggle()}
+      >
         Notifications: {on ? 'on' : 'off'}
       </button>
       <p className="muted">{on ? onHint : offHint}</p>

@@ -44,9 +44,18 @@ export function ProofImages({ proof }: { proof: Proof }) {
           Received by <strong data-testid="proof-recipient">{proof.recipientName}</strong>
         </p>
       )}
-      {proof.photoUrl && (photo.url ? <img className="proof-photo" src={photo.url} alt="Proof of delivery photo" /> : <p role="status">{photo.error ? errorText(photo.error) : 'Loading the photo…'}</p>)}
+      {proof.photoUrl &&
+        (photo.url ? (
+          <img className="proof-photo" src={photo.url} alt="Proof of delivery photo" />
+        ) : (
+          <p role="status">{photo.error ? errorText(photo.error) : 'Loading the photo…'}</p>
+        ))}
       {proof.signatureUrl &&
-        (signature.url ? <img className="proof-signature" src={signature.url} alt="Recipient’s signature" /> : <p role="status">{signature.error ? errorText(signature.error) : 'Loading the signature…'}</p>)}
+        (signature.url ? (
+          <img className="proof-signature" src={signature.url} alt="Recipient’s signature" />
+        ) : (
+          <p role="status">{signature.error ? errorText(signature.error) : 'Loading the signature…'}</p>
+        ))}
     </div>
   );
 }

@@ -40,7 +40,8 @@ export const queryKeys = {
   tracking: (token: string) => ['tracking', token] as const,
   /** Every page of every ratings list. */
   ratings: ['ratings'] as const,
-  ratingsPage: (scope: string, filter: object, cursor: string | undefined) => ['ratings', scope, filter, cursor] as const,
+  ratingsPage: (scope: string, filter: object, cursor: string | undefined) =>
+    ['ratings', scope, filter, cursor] as const,
   ratingAlerts: ['ratings', 'alerts'] as const,
   webhooks: ['webhooks'] as const,
   webhook: (id: string) => ['webhook', id] as const,
@@ -66,7 +67,8 @@ export const queryKeys = {
   settlementsPage: (currency: string, cursor: string | undefined) => [...settlements, currency, cursor] as const,
   /** Every page of the business payments an admin recorded. */
   businessPayments,
-  businessPaymentsPage: (currency: string, cursor: string | undefined) => [...businessPayments, currency, cursor] as const,
+  businessPaymentsPage: (currency: string, cursor: string | undefined) =>
+    [...businessPayments, currency, cursor] as const,
   /** Every page of the admin's list of invoices (a run adds to it). */
   adminInvoices,
   adminInvoicesPage: (month: string, cursor: string | undefined) => [...adminInvoices, month, cursor] as const,

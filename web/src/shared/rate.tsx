@@ -17,7 +17,19 @@ export function toMinor(value: string, currency: string): number | undefined {
 
 const STARS = [1, 2, 3, 4, 5] as const;
 
-export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' | 'packages'; id: string; price: Money | null; tip: Money | null | undefined; onChanged: () => void }) {
+export function RateAndTip({
+  kind,
+  id,
+  price,
+  tip,
+  onChanged,
+}: {
+  kind: 'rides' | 'packages';
+  id: string;
+  price: Money | null;
+  tip: Money | null | undefined;
+  onChanged: () => void;
+}) {
   const [stars, setStars] = useState<number>();
   const [comment, setComment] = useState('');
   const [amount, setAmount] = useState('');
@@ -25,7 +37,11 @@ export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' 
   const rate = useMutation({
     mutationFn: () => {
       const body = { stars: stars!, ...(comment.trim() ? { comment: comment.trim() } : {}) };
-      return ok(kind === 'rides' ? api.POST('/api/rides/{id}/rating', { params, body }) : api.POST('/api/packages/{id}/rating', { params, body }));
+      return ok(
+        kind === 'rides'
+          ? api.POST('/api/rides/{id}/rating', { params, body })
+          : api.POST('/api/packages/{id}/rating', { params, body }),
+      );
     },
     onSuccess: onChanged,
   });
@@ -33,9 +49,14 @@ export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' 
     mutationFn: () => {
       const currency = price?.currency ?? 'KES';
       const minor = toMinor(amount, currency);
-      if (minor === undefined) throw new Error(`Enter an amount in ${currency} with at most ${decimalsOf(currency)} decimals.`);
+      if (minor === undefined)
+        throw new Error(`Enter an amount in ${currency} with at most ${decimalsOf(currency)} decimals.`);
       const body = { amount: minor };
-      return ok(kind === 'rides' ? api.POST('/api/rides/{id}/tip', { params, body }) : api.POST('/api/packages/{id}/tip', { params, body }));
+      return ok(
+        kind === 'rides'
+          ? api.POST('/api/rides/{id}/tip', { params, body })
+          : api.POST('/api/packages/{id}/tip', { params, body }),
+      );
     },
     onSuccess: onChanged,
   });
@@ -57,12 +78,24 @@ export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' 
               <legend>Stars</legend>
               {STARS.map((n) => (
                 <label key={n} className="star">
-                  <input type="radio" name="stars" value={n} checked={stars === n} onChange={() => setStars(n)} aria-label={`${n} star${n === 1 ? '' : 's'}`} />
+                  <input
+                    type="radio"
+                    name="stars"
+                    value={n}
+                    checked={stars === n}
+                    onChange={() => setStars(n)}
+                    aria-label={`${n} star${n === 1 ? '' : 's'}`}
+                  />
                   <span aria-hidden="true">{'★'.repeat(n)}</span>
                 </label>
               ))}
             </fieldset>
-            <Field label="Comment (optional)" maxLength={500} value={comment} onChange={(e) => setComment(e.target.value)} />
+            <Field
+              label="Comment (optional)"
+              maxLength={500}
+              value={comment}
+              onChange={(e) => setComment(e.target.value)}
+            />
             <ErrorBox error={rate.error} />
             <BusyButton type="submit" className="big" busy={rate.isPending} disabled={!stars}>
               Rate
@@ -83,7 +116,17 @@ export function RateAndTip({ kind, id, price, tip, onChanged }: { kind: 'rides' 
               give.mutate();
             }}
           >
-            <Field label="Tip amount" type="number" inputMode="decimal" min={0} step="any" required value={amount} onChange={(e) => setAmount(e.target.value)} hint={price ? `In ${price.currency}; all of it goes to the driver` : undefined} />
+            <Field
+              label="Tip amount"
+              type="number"
+              inputMode="decimal"
+              min={0}
+              step="any"
+              required
+              value={amount}
+              onChange={(e) => setAmount(e.target.value)}
+              hint={price ? `In ${price.currency}; all of it goes to the driver` : undefined}
+            />
             <ErrorBox error={give.error} />
             <BusyButton type="submit" className="big" busy={give.isPending}>
               Tip

@@ -11,7 +11,12 @@ import { session } from './api/session';
 export type LiveState = 'connecting' | 'live' | 'unavailable';
 type Handlers = Record<string, (data: unknown) => void>;
 
-export function openStream(path: string, handlers: Handlers, onState: (state: LiveState) => void, auth = true): () => void {
+export function openStream(
+  path: string,
+  handlers: Handlers,
+  onState: (state: LiveState) => void,
+  auth = true,
+): () => void {
   let source: EventSource | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let delay = 5_000;

@@ -1,10 +1,22 @@
 // Shared pieces: labelled fields, the error box, page headings that take focus on navigation, and the
 // keyboard's helpers: a busy button that keeps the focus, an outcome that takes it, a focus handed over.
-import { useEffect, useId, useRef, type ComponentProps, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import {
+  useEffect,
+  useId,
+  useRef,
+  type ComponentProps,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+} from 'react';
 import { errorText } from './api/errors';
 import { formatMoney } from './money';
 
-export function Field({ label, hint, ...input }: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
+export function Field({
+  label,
+  hint,
+  ...input
+}: { label: string; hint?: string } & InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();
   return (
     <div className="field">
@@ -19,7 +31,11 @@ export function Field({ label, hint, ...input }: { label: string; hint?: string 
   );
 }
 
-export function SelectField({ label, children, ...select }: { label: string; children: ReactNode } & SelectHTMLAttributes<HTMLSelectElement>) {
+export function SelectField({
+  label,
+  children,
+  ...select
+}: { label: string; children: ReactNode } & SelectHTMLAttributes<HTMLSelectElement>) {
   const id = useId();
   return (
     <div className="field">
@@ -144,7 +160,15 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 export const VEHICLE_TYPES = ['BIKE', 'CAR', 'VAN', 'TRUCK'] as const;
-export const PACKAGE_STATUSES = ['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'DELIVERED', 'FAILED', 'CANCELLED'] as const;
+export const PACKAGE_STATUSES = [
+  'PENDING',
+  'ASSIGNED',
+  'PICKED_UP',
+  'IN_TRANSIT',
+  'DELIVERED',
+  'FAILED',
+  'CANCELLED',
+] as const;
 
 /** "KES 174.30" from 17430, with ISO 4217's decimals (./money.ts, the server's table; not the browser's). */
 export { formatMoney };

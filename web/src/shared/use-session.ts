@@ -34,7 +34,9 @@ export function useRestoredSession() {
  * be reached (the app may show what it saved). `onExpired` runs when the kept session is over.
  */
 export function useStoredSession(onExpired?: () => void) {
-  const [state, setState] = useState<'pending' | 'ready' | 'offline'>(session.refreshToken && !session.user ? 'pending' : 'ready');
+  const [state, setState] = useState<'pending' | 'ready' | 'offline'>(
+    session.refreshToken && !session.user ? 'pending' : 'ready',
+  );
   useEffect(() => {
     if (state !== 'pending') return;
     restore()

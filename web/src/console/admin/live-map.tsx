@@ -24,11 +24,14 @@ export function LiveMapPage() {
   // Only the drivers in view are streamed: a move of the map (settled for a moment) reopens the stream.
   const [bbox, setBbox] = useState<string>();
   const pending = useRef<ReturnType<typeof setTimeout>>(undefined);
-  const onView = useCallback((b: Parameters<typeof viewBbox>[0]) => {
-    clearTimeout(pending.current);
-    const next = viewBbox(b);
-    pending.current = setTimeout(() => setBbox(next), bbox ? 400 : 0);
-  }, [bbox]);
+  const onView = useCallback(
+    (b: Parameters<typeof viewBbox>[0]) => {
+      clearTimeout(pending.current);
+      const next = viewBbox(b);
+      pending.current = setTimeout(() => setBbox(next), bbox ? 400 : 0);
+    },
+    [bbox],
+  );
   useEffect(() => () => clearTimeout(pending.current), []);
   const { state, points } = useLiveDrivers(bbox ? `/api/admin/drivers/live/stream?bbox=${bbox}` : undefined);
   const online = points.filter((p) => p.kind === 'driver').length;

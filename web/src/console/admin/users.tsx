@@ -4,22 +4,41 @@ import { useRef, useState, type ReactNode } from 'react';
 import { api, ok } from '../../shared/api/client';
 import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
-import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, SelectField, StatusBadge, formatTime, useFocusAfterRender } from '../../shared/ui';
+import {
+  BusyButton,
+  ErrorBox,
+  Field,
+  FocusNotice,
+  PageTitle,
+  SelectField,
+  StatusBadge,
+  formatTime,
+  useFocusAfterRender,
+} from '../../shared/ui';
 import { Pager, useCursors } from '../pager';
 
 type User = Schemas['/api/admin/users/{id}']['get']['responses'][200]['content']['application/json'];
 const ROLES = ['CUSTOMER', 'DRIVER', 'BUSINESS', 'COMPANY', 'ADMIN'] as const;
 const STATUSES = ['ACTIVE', 'PENDING_APPROVAL', 'REJECTED', 'SUSPENDED'] as const;
 
-function useUsers(filter: { role?: (typeof ROLES)[number]; status?: (typeof STATUSES)[number] }, cursor: string | undefined) {
+function useUsers(
+  filter: { role?: (typeof ROLES)[number]; status?: (typeof STATUSES)[number] },
+  cursor: string | undefined,
+) {
   return useQuery({
     queryKey: queryKeys.usersPage(filter, cursor),
-    queryFn: () => ok(api.GET('/api/admin/users', { params: { query: { limit: 20, ...filter, ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(api.GET('/api/admin/users', { params: { query: { limit: 20, ...filter, ...(cursor ? { cursor } : {}) } } })),
   });
 }
 
 type Action = 'approve' | 'reject' | 'suspend' | 'reactivate';
-const DONE: Record<Action, string> = { approve: 'approved', reject: 'rejected', suspend: 'suspended', reactivate: 'reactivated' };
+const DONE: Record<Action, string> = {
+  approve: 'approved',
+  reject: 'rejected',
+  suspend: 'suspended',
+  reactivate: 'reactivated',
+};
 
 /** What an action on a user did, for the page's message: "Wanjiru Shop approved." */
 type Done = (user: User, action: Action) => void;
@@ -52,7 +71,8 @@ function useUserAction(onDone?: Done) {
 /** The last action's message, focused (a new key for each one). */
 function useDone(): [Done, ReactNode] {
   const [done, setDone] = useState<{ n: number; text: string }>();
-  const report: Done = (user, action) => setDone((d) => ({ n: (d?.n ?? 0) + 1, text: `${name(user)} ${DONE[action]}.` }));
+  const report: Done = (user, action) =>
+    setDone((d) => ({ n: (d?.n ?? 0) + 1, text: `${name(user)} ${DONE[action]}.` }));
   return [report, done ? <FocusNotice key={done.n}>{done.text}</FocusNotice> : null];
 }
 
@@ -61,7 +81,17 @@ function name(u: User) {
 }
 
 /** A reason, asked inline (no window.prompt: it is not accessible and tests cannot label it). */
-function ReasonAction({ user, action, label, onDone }: { user: User; action: 'reject' | 'suspend'; label: string; onDone: Done }) {
+function ReasonAction({
+  user,
+  action,
+  label,
+  onDone,
+}: {
+  user: User;
+  action: 'reject' | 'suspend';
+  label: string;
+  onDone: Done;
+}) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
   const act = useUserAction(onDone);
@@ -69,7 +99,13 @@ function ReasonAction({ user, action, label, onDone }: { user: User; action: 're
   const focusAfterRender = useFocusAfterRender();
   if (!open) {
     return (
-      <button ref={toggle} type="button" className="danger" onClick={() => setOpen(true)} aria-label={`${label} ${name(user)}`}>
+      <button
+        ref={toggle}
+        type="button"
+        className="danger"
+        onClick={() => setOpen(true)}
+        aria-label={`${label} ${name(user)}`}
+      >
         {label}
       </button>
     );
@@ -82,7 +118,14 @@ function ReasonAction({ user, action, label, onDone }: { user: User; action: 're
         act.mutate({ user, action, reason });
       }}
     >
-      <Field label={`Reason to ${label.toLowerCase()} ${name(user)}`} required maxLength={500} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
+      <Field
+        label={`Reason to ${label.toLowerCase()} ${name(user)}`}
+        required
+        maxLength={500}
+        autoFocus
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+      />
       <BusyButton type="submit" className="danger" busy={act.isPending}>
         Confirm {label.toLowerCase()}
       </BusyButton>
@@ -140,7 +183,12 @@ export function ApprovalsPage() {
                 <td>{u.phone}</td>
                 <td>{formatTime(u.createdAt)}</td>
                 <td className="actions">
-                  <BusyButton type="button" onClick={() => act.mutate({ user: u, action: 'approve' })} busy={act.isPending} aria-label={`Approve ${name(u)}`}>
+                  <BusyButton
+                    type="button"
+                    onClick={() => act.mutate({ user: u, action: 'approve' })}
+                    busy={act.isPending}
+                    aria-label={`Approve ${name(u)}`}
+                  >
                     Approve
                   </BusyButton>
                   <ReasonAction user={u} action="reject" label="Reject" onDone={onDone} />
@@ -226,14 +274,24 @@ export function UsersPage() {
                 <td>{u.email}</td>
                 <td>{u.phone}</td>
                 <td className="actions">
-                  {(u.status === 'ACTIVE' || u.status === 'PENDING_APPROVAL') && u.role !== 'ADMIN' && <ReasonAction user={u} action="suspend" label="Suspend" onDone={onDone} />}
+                  {(u.status === 'ACTIVE' || u.status === 'PENDING_APPROVAL') && u.role !== 'ADMIN' && (
+                    <ReasonAction user={u} action="suspend" label="Suspend" onDone={onDone} />
+                  )}
                   {u.status === 'SUSPENDED' && (
-                    <button type="button" onClick={() => act.mutate({ user: u, action: 'reactivate' })} aria-label={`Reactivate ${name(u)}`}>
+                    <button
+                      type="button"
+                      onClick={() => act.mutate({ user: u, action: 'reactivate' })}
+                      aria-label={`Reactivate ${name(u)}`}
+                    >
                       Reactivate
                     </button>
                   )}
                   {(u.status === 'PENDING_APPROVAL' || u.status === 'REJECTED') && (
-                    <button type="button" onClick={() => act.mutate({ user: u, action: 'approve' })} aria-label={`Approve ${name(u)}`}>
+                    <button
+                      type="button"
+                      onClick={() => act.mutate({ user: u, action: 'approve' })}
+                      aria-label={`Approve ${name(u)}`}
+                    >
                       Approve
                     </button>
                   )}

@@ -41,7 +41,12 @@ export function ForgotPasswordPage() {
     onSuccess: setStep,
   });
   const reset = useMutation({
-    mutationFn: () => ok(api.POST('/api/auth/password/reset', { body: { sessionId: step!.sessionId, phone: step!.phone, code, newPassword } })),
+    mutationFn: () =>
+      ok(
+        api.POST('/api/auth/password/reset', {
+          body: { sessionId: step!.sessionId, phone: step!.phone, code, newPassword },
+        }),
+      ),
   });
   return (
     <PublicShell>
@@ -60,7 +65,13 @@ export function ForgotPasswordPage() {
             forgot.mutate();
           }}
         >
-          <Field label="Email or phone" required maxLength={254} value={identifier} onChange={(e) => setIdentifier(e.target.value)} />
+          <Field
+            label="Email or phone"
+            required
+            maxLength={254}
+            value={identifier}
+            onChange={(e) => setIdentifier(e.target.value)}
+          />
           <ErrorBox error={forgot.error} />
           <BusyButton type="submit" busy={forgot.isPending}>
             Send reset code
@@ -74,8 +85,27 @@ export function ForgotPasswordPage() {
           }}
         >
           <Notice>{step.message}</Notice>
-          <Field label="Verification code" inputMode="numeric" autoComplete="one-time-code" pattern="[0-9]{6}" maxLength={6} required value={code} onChange={(e) => setCode(e.target.value.trim())} />
-          <Field label="New password" type="password" autoComplete="new-password" minLength={8} maxLength={128} required value={newPassword} onChange={(e) => setNewPassword(e.target.value)} hint="8 to 128 characters" />
+          <Field
+            label="Verification code"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            pattern="[0-9]{6}"
+            maxLength={6}
+            required
+            value={code}
+            onChange={(e) => setCode(e.target.value.trim())}
+          />
+          <Field
+            label="New password"
+            type="password"
+            autoComplete="new-password"
+            minLength={8}
+            maxLength={128}
+            required
+            value={newPassword}
+            onChange={(e) => setNewPassword(e.target.value)}
+            hint="8 to 128 characters"
+          />
           <ErrorBox error={reset.error} />
           <BusyButton type="submit" busy={reset.isPending}>
             Set new password
@@ -102,24 +132,41 @@ export function RegisterPage() {
           <fieldset>
             <legend>Account type</legend>
             <label className="inline">
-              <input type="radio" name="role" checked={role === 'BUSINESS'} onChange={() => setRole('BUSINESS')} /> Business
+              <input type="radio" name="role" checked={role === 'BUSINESS'} onChange={() => setRole('BUSINESS')} />{' '}
+              Business
             </label>
             <label className="inline">
-              <input type="radio" name="role" checked={role === 'COMPANY'} onChange={() => setRole('COMPANY')} /> Company (drivers)
+              <input type="radio" name="role" checked={role === 'COMPANY'} onChange={() => setRole('COMPANY')} />{' '}
+              Company (drivers)
             </label>
           </fieldset>
         }
         before={
           <>
-            <Field label={role === 'BUSINESS' ? 'Business name' : 'Company name'} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
-            {role === 'BUSINESS' && <Field label="Business address" maxLength={500} value={address} onChange={(e) => setAddress(e.target.value)} />}
+            <Field
+              label={role === 'BUSINESS' ? 'Business name' : 'Company name'}
+              required
+              maxLength={200}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+            {role === 'BUSINESS' && (
+              <Field
+                label="Business address"
+                maxLength={500}
+                value={address}
+                onChange={(e) => setAddress(e.target.value)}
+              />
+            )}
           </>
         }
         body={(common, countries) => ({
           ...common,
           countryId: common.countryId || countries[0]?.id || '',
           role,
-          ...(role === 'BUSINESS' ? { businessName: name, ...(address ? { businessAddress: address } : {}) } : { companyName: name }),
+          ...(role === 'BUSINESS'
+            ? { businessName: name, ...(address ? { businessAddress: address } : {}) }
+            : { companyName: name }),
         })}
         done={(data) => (
           <>

@@ -10,13 +10,22 @@ import { LiveBadge } from '../../shared/streams';
 import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../../shared/ui';
 
 export function CompanyDriversPage() {
-  const drivers = useQuery({ queryKey: queryKeys.companyDrivers, queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })) });
+  const drivers = useQuery({
+    queryKey: queryKeys.companyDrivers,
+    queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })),
+  });
   const live = useLiveDrivers('/api/companies/me/drivers/live/stream');
   const listed = useMemo<MapPoint[]>(
     () =>
       (drivers.data?.items ?? [])
         .filter((d) => d.location)
-        .map((d) => ({ id: d.id, lat: d.location!.lat, lng: d.location!.lng, label: `${d.firstName} ${d.lastName} · ${d.vehicleType}`, kind: d.availability === 'ONLINE' ? 'driver' : 'driver-offline' })),
+        .map((d) => ({
+          id: d.id,
+          lat: d.location!.lat,
+          lng: d.location!.lng,
+          label: `${d.firstName} ${d.lastName} · ${d.vehicleType}`,
+          kind: d.availability === 'ONLINE' ? 'driver' : 'driver-offline',
+        })),
     [drivers.data],
   );
   // The stream, once it answers, is fresher than the list.

@@ -6,9 +6,20 @@ import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
 import { BusyButton, ErrorBox, SelectField } from '../../shared/ui';
 
-export function AssignDriver({ id, name, onAssigned }: { id: string; name: string; onAssigned: (driver: string) => void }) {
+export function AssignDriver({
+  id,
+  name,
+  onAssigned,
+}: {
+  id: string;
+  name: string;
+  onAssigned: (driver: string) => void;
+}) {
   const client = useQueryClient();
-  const drivers = useQuery({ queryKey: queryKeys.companyDrivers, queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })) });
+  const drivers = useQuery({
+    queryKey: queryKeys.companyDrivers,
+    queryFn: () => ok(api.GET('/api/companies/me/drivers', { params: { query: { limit: 100 } } })),
+  });
   const [driverId, setDriverId] = useState('');
   const assign = useMutation({
     mutationFn: () => ok(api.POST('/api/packages/{id}/assign', { params: { path: { id } }, body: { driverId } })),
@@ -20,7 +31,8 @@ export function AssignDriver({ id, name, onAssigned }: { id: string; name: strin
     },
   });
   return (
-    <form className="inline-form"
+    <form
+      className="inline-form"
       onSubmit={(e) => {
         e.preventDefault();
         assign.mutate();

@@ -5,7 +5,16 @@ import { api, ok } from '../../shared/api/client';
 import { session } from '../../shared/api/session';
 import { queryKeys } from '../../shared/query-keys';
 import { LiveBadge } from '../../shared/streams';
-import { ErrorBox, FocusNotice, Money, PACKAGE_STATUSES, PageTitle, SelectField, StatusBadge, formatTime } from '../../shared/ui';
+import {
+  ErrorBox,
+  FocusNotice,
+  Money,
+  PACKAGE_STATUSES,
+  PageTitle,
+  SelectField,
+  StatusBadge,
+  formatTime,
+} from '../../shared/ui';
 import { Link } from '../router';
 import { AssignDriver } from './assign';
 import { useAccountStream } from '../../shared/deliveries/stream';
@@ -23,11 +32,16 @@ export function DeliveriesPage() {
   const list = useQuery({
     queryKey: queryKeys.packagesPage(status, cursor),
     queryFn: async () => {
-      const page = await ok(api.GET('/api/packages', { params: { query: { limit: 20, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) } } }));
+      const page = await ok(
+        api.GET('/api/packages', {
+          params: { query: { limit: 20, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) } },
+        }),
+      );
       // A cached delivery older than its row here is out of date (a driver named since, say).
       for (const p of page.items) {
         const cached = client.getQueryData<Package>(queryKeys.package(p.id));
-        if (cached && cached.updatedAt < p.updatedAt) void client.invalidateQueries({ queryKey: queryKeys.package(p.id) });
+        if (cached && cached.updatedAt < p.updatedAt)
+          void client.invalidateQueries({ queryKey: queryKeys.package(p.id) });
       }
       return page;
     },
@@ -66,7 +80,9 @@ export function DeliveriesPage() {
         )}
       </div>
       <ErrorBox error={list.error} />
-      {list.data && list.data.items.length === 0 && <p>No deliveries{status ? ` with status ${status.replace(/_/g, ' ')}` : ''} yet.</p>}
+      {list.data && list.data.items.length === 0 && (
+        <p>No deliveries{status ? ` with status ${status.replace(/_/g, ' ')}` : ''} yet.</p>
+      )}
       {list.data && list.data.items.length > 0 && (
         <table>
           <caption className="sr-only">Deliveries, newest first</caption>
@@ -87,7 +103,11 @@ export function DeliveriesPage() {
               <tr key={p.id}>
                 <td>
                   {/* A company reads a pending delivery only here, to assign it (the API shows it no more). */}
-                  {role === 'COMPANY' && p.status === 'PENDING' ? p.reference ?? p.parcel.description : <Link to={`/deliveries/${p.id}`}>{p.reference ?? p.parcel.description}</Link>}
+                  {role === 'COMPANY' && p.status === 'PENDING' ? (
+                    (p.reference ?? p.parcel.description)
+                  ) : (
+                    <Link to={`/deliveries/${p.id}`}>{p.reference ?? p.parcel.description}</Link>
+                  )}
                 </td>
                 <td data-testid="status">
                   <StatusBadge status={p.status} />
@@ -97,13 +117,22 @@ export function DeliveriesPage() {
                 <td>{p.driver ? `${p.driver.firstName} (${p.driver.vehiclePlate})` : '—'}</td>
                 <td data-testid="price">
                   <Money money={p.price} />
-                  {p.cancellationFee && <> (cancellation fee <Money money={p.cancellationFee} />)</>}
+                  {p.cancellationFee && (
+                    <>
+                      {' '}
+                      (cancellation fee <Money money={p.cancellationFee} />)
+                    </>
+                  )}
                 </td>
                 <td>{formatTime(p.createdAt)}</td>
                 {role === 'COMPANY' && (
                   <td>
                     {p.status === 'PENDING' ? (
-                      <AssignDriver id={p.id} name={p.reference ?? p.parcel.description} onAssigned={(driver) => setAssigned((a) => ({ ...a, [p.id]: driver }))} />
+                      <AssignDriver
+                        id={p.id}
+                        name={p.reference ?? p.parcel.description}
+                        onAssigned={(driver) => setAssigned((a) => ({ ...a, [p.id]: driver }))}
+                      />
                     ) : (
                       // The form the user was on goes with the PENDING status: its outcome takes the focus.
                       assigned[p.id] && <FocusNotice>Assigned to {assigned[p.id]}.</FocusNotice>

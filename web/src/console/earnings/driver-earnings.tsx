@@ -17,7 +17,10 @@ type Viewer = 'ADMIN' | 'COMPANY';
 
 function fetchReport(viewer: Viewer, driverId: string, from: string): Promise<Report> {
   const params = { path: { driverId }, query: { from, format: 'json' as const } };
-  const report = viewer === 'ADMIN' ? api.GET('/api/admin/drivers/{driverId}/earnings', { params }) : api.GET('/api/companies/me/drivers/{driverId}/earnings', { params });
+  const report =
+    viewer === 'ADMIN'
+      ? api.GET('/api/admin/drivers/{driverId}/earnings', { params })
+      : api.GET('/api/companies/me/drivers/{driverId}/earnings', { params });
   return ok(report) as Promise<Report>;
 }
 
@@ -54,16 +57,28 @@ export function DriverEarningsPage({ viewer, driverId }: { viewer: Viewer; drive
   const asked = query.get('period');
   const [period, setPeriod] = useState<Period>(isPeriod(asked) ? asked : 'week');
   const from = periodStart(period, new Date());
-  const report = useQuery({ queryKey: queryKeys.driverEarnings(driverId, from), queryFn: () => fetchReport(viewer, driverId, from) });
+  const report = useQuery({
+    queryKey: queryKeys.driverEarnings(driverId, from),
+    queryFn: () => fetchReport(viewer, driverId, from),
+  });
   // The name from the period the page opened with: a period changed later does not unset the title.
   const [openedFrom] = useState(from);
   const name = useDriverName(viewer, driverId, openedFrom);
   const download = useMutation({
-    mutationFn: async () => saveBlob(await fetchCsv(viewer, driverId, from), `earnings-${name ? name.replace(/[^\p{L}\p{N}]+/gu, '-') : driverId}-${from}.csv`),
+    mutationFn: async () =>
+      saveBlob(
+        await fetchCsv(viewer, driverId, from),
+        `earnings-${name ? name.replace(/[^\p{L}\p{N}]+/gu, '-') : driverId}-${from}.csv`,
+      ),
   });
   const r = report.data;
-  const currencies = r ? [...new Set([...r.totals.map((t) => t.currency), ...r.balances.map((b) => b.currency)])].sort() : [];
-  const back = viewer === 'ADMIN' ? { to: '/balances', label: 'All balances' } : { to: `/earnings?period=${period}`, label: "All drivers' earnings" };
+  const currencies = r
+    ? [...new Set([...r.totals.map((t) => t.currency), ...r.balances.map((b) => b.currency)])].sort()
+    : [];
+  const back =
+    viewer === 'ADMIN'
+      ? { to: '/balances', label: 'All balances' }
+      : { to: `/earnings?period=${period}`, label: "All drivers' earnings" };
   return (
     <>
       {/* A new title once the name is known: the document's title follows it. */}
@@ -71,10 +86,19 @@ export function DriverEarningsPage({ viewer, driverId }: { viewer: Viewer; drive
       <p>
         <Link to={back.to}>{back.label}</Link>
       </p>
-      <p className="hint">The driver's jobs booked in the period (UTC), with what each earned, and what the operator owes the driver now. Negative balance: cash the driver collected and still has to hand in.</p>
+      <p className="hint">
+        The driver's jobs booked in the period (UTC), with what each earned, and what the operator owes the driver now.
+        Negative balance: cash the driver collected and still has to hand in.
+      </p>
       <PeriodPicker period={period} onChange={setPeriod} />
       <div className="actions">
-        <BusyButton type="button" className="secondary" busy={download.isPending} disabled={!r} onClick={() => download.mutate()}>
+        <BusyButton
+          type="button"
+          className="secondary"
+          busy={download.isPending}
+          disabled={!r}
+          onClick={() => download.mutate()}
+        >
           Download CSV
         </BusyButton>
       </div>

@@ -21,7 +21,8 @@ export const PERIODS: { value: Period; label: string }[] = [
 export function periodStart(period: Period, now: Date): string {
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
   if (period === 'today') return new Date(today).toISOString().slice(0, 10);
-  if (period === 'week') return new Date(today - ((new Date(today).getUTCDay() + 6) % 7) * DAY_MS).toISOString().slice(0, 10);
+  if (period === 'week')
+    return new Date(today - ((new Date(today).getUTCDay() + 6) % 7) * DAY_MS).toISOString().slice(0, 10);
   return new Date(today).toISOString().slice(0, 8) + '01';
 }
 
@@ -34,7 +35,14 @@ export function PeriodPicker({ period, onChange }: { period: Period; onChange: (
       <legend>Period</legend>
       {PERIODS.map((p) => (
         <label key={p.value}>
-          <input type="radio" name="period" value={p.value} checked={period === p.value} onChange={() => onChange(p.value)} /> {p.label}
+          <input
+            type="radio"
+            name="period"
+            value={p.value}
+            checked={period === p.value}
+            onChange={() => onChange(p.value)}
+          />{' '}
+          {p.label}
         </label>
       ))}
     </fieldset>
@@ -63,7 +71,8 @@ export function CompanyEarningsPage() {
   const rows = (report.data?.drivers ?? []).flatMap((d): Row[] => {
     const currencies = [...new Set([...d.totals.map((t) => t.currency), ...d.balances.map((b) => b.currency)])];
     const name = `${d.firstName} ${d.lastName}`;
-    if (currencies.length === 0) return [{ key: d.driverId, driverId: d.driverId, name, currency: null, total: undefined, balance: undefined }];
+    if (currencies.length === 0)
+      return [{ key: d.driverId, driverId: d.driverId, name, currency: null, total: undefined, balance: undefined }];
     return currencies.map((c) => ({
       key: `${d.driverId}-${c}`,
       driverId: d.driverId,
@@ -73,11 +82,15 @@ export function CompanyEarningsPage() {
       balance: d.balances.find((b) => b.currency === c),
     }));
   });
-  const money = (amount: number | undefined, currency: string | null) => (currency ? formatMoney(amount ?? 0, currency) : '—');
+  const money = (amount: number | undefined, currency: string | null) =>
+    currency ? formatMoney(amount ?? 0, currency) : '—';
   return (
     <>
       <PageTitle>Earnings</PageTitle>
-      <p className="hint">Your drivers' jobs booked in the period (UTC) and what the operator owes each now. Negative balance: cash the driver collected and still has to hand in. A driver's name opens that driver's jobs.</p>
+      <p className="hint">
+        Your drivers' jobs booked in the period (UTC) and what the operator owes each now. Negative balance: cash the
+        driver collected and still has to hand in. A driver's name opens that driver's jobs.
+      </p>
       <PeriodPicker period={period} onChange={setPeriod} />
       <ErrorBox error={report.error} />
       {report.isPending && <p role="status">Loading…</p>}
@@ -105,7 +118,9 @@ export function CompanyEarningsPage() {
                 <td>{money(r.total?.earnings, r.currency)}</td>
                 <td>{money(r.total?.tips, r.currency)}</td>
                 <td>{money(r.total?.cashCollected, r.currency)}</td>
-                <td className={(r.balance?.balance ?? 0) < 0 ? 'negative' : undefined}>{money(r.balance?.balance, r.currency)}</td>
+                <td className={(r.balance?.balance ?? 0) < 0 ? 'negative' : undefined}>
+                  {money(r.balance?.balance, r.currency)}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -37,9 +37,19 @@ function RunInvoices() {
   return (
     <section aria-labelledby="run-invoices">
       <h2 id="run-invoices">Run invoices</h2>
-      <p className="hint">One invoice per business with activity in the month (UTC). They are issued on the 1st for the month before; running a month again issues only what is missing.</p>
+      <p className="hint">
+        One invoice per business with activity in the month (UTC). They are issued on the 1st for the month before;
+        running a month again issues only what is missing.
+      </p>
       <form className="toolbar" onSubmit={submit} aria-labelledby="run-invoices">
-        <Field label="Month" type="month" required max={latest} value={month} onChange={(e) => setMonth(e.target.value)} />
+        <Field
+          label="Month"
+          type="month"
+          required
+          max={latest}
+          value={month}
+          onChange={(e) => setMonth(e.target.value)}
+        />
         <BusyButton type="submit" className="field-button" busy={run.isPending}>
           Run invoices
         </BusyButton>
@@ -59,7 +69,12 @@ export function AdminInvoicesPage() {
   const filter = MONTH_SHAPE.test(month) ? month : '';
   const list = useQuery({
     queryKey: queryKeys.adminInvoicesPage(filter, cursor),
-    queryFn: () => ok(api.GET('/api/admin/invoices', { params: { query: { limit: 20, ...(filter ? { month: filter } : {}), ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(
+        api.GET('/api/admin/invoices', {
+          params: { query: { limit: 20, ...(filter ? { month: filter } : {}), ...(cursor ? { cursor } : {}) } },
+        }),
+      ),
   });
   const download = useInvoicePdf('admin');
   const show = (value: string) => {
@@ -72,7 +87,13 @@ export function AdminInvoicesPage() {
       <RunInvoices />
       <h2 id="issued">Issued invoices</h2>
       <div className="toolbar">
-        <Field label="Filter by month" type="month" max={lastMonthUtc()} value={month} onChange={(e) => show(e.target.value)} />
+        <Field
+          label="Filter by month"
+          type="month"
+          max={lastMonthUtc()}
+          value={month}
+          onChange={(e) => show(e.target.value)}
+        />
         {month && (
           <button type="button" className="secondary field-button" onClick={() => show('')}>
             All months
@@ -90,7 +111,9 @@ export function AdminInvoicesPage() {
               <th scope="col">Invoice</th>
               <th scope="col">Business</th>
               <th scope="col">Month</th>
-              <th scope="col" className="amount">Amount due</th>
+              <th scope="col" className="amount">
+                Amount due
+              </th>
               <th scope="col">Issued</th>
               <th scope="col">PDF</th>
             </tr>
@@ -106,7 +129,12 @@ export function AdminInvoicesPage() {
                   <time dateTime={i.issuedAt}>{formatTime(i.issuedAt)}</time>
                 </td>
                 <td>
-                  <InvoicePdfButton download={download} invoice={i} className="secondary" label={`Download PDF of ${i.number}`} />
+                  <InvoicePdfButton
+                    download={download}
+                    invoice={i}
+                    className="secondary"
+                    label={`Download PDF of ${i.number}`}
+                  />
                 </td>
               </tr>
             ))}

@@ -27,9 +27,25 @@ export function useInvoicePdf(reader: 'business' | 'admin'): InvoicePdf {
 }
 
 /** "Download PDF"; `label` names the invoice where several buttons share a page (a row's). */
-export function InvoicePdfButton({ download, invoice, label, className }: { download: InvoicePdf; invoice: InvoiceRef; label?: string; className?: string }) {
+export function InvoicePdfButton({
+  download,
+  invoice,
+  label,
+  className,
+}: {
+  download: InvoicePdf;
+  invoice: InvoiceRef;
+  label?: string;
+  className?: string;
+}) {
   return (
-    <BusyButton type="button" className={className} aria-label={label} busy={download.isPending && download.variables?.id === invoice.id} onClick={() => download.mutate(invoice)}>
+    <BusyButton
+      type="button"
+      className={className}
+      aria-label={label}
+      busy={download.isPending && download.variables?.id === invoice.id}
+      onClick={() => download.mutate(invoice)}
+    >
       Download PDF
     </BusyButton>
   );

@@ -25,7 +25,8 @@ export function InvoicesPage() {
   const { cursors, setCursors, cursor } = useCursors();
   const list = useQuery({
     queryKey: queryKeys.invoicesPage(cursor),
-    queryFn: () => ok(api.GET('/api/businesses/me/invoices', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(api.GET('/api/businesses/me/invoices', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
   });
   return (
     <>
@@ -42,9 +43,15 @@ export function InvoicesPage() {
               <th scope="col">Invoice</th>
               <th scope="col">Month</th>
               <th scope="col">Deliveries</th>
-              <th scope="col" className="amount">Net</th>
-              <th scope="col" className="amount">Closing balance</th>
-              <th scope="col" className="amount">Amount due</th>
+              <th scope="col" className="amount">
+                Net
+              </th>
+              <th scope="col" className="amount">
+                Closing balance
+              </th>
+              <th scope="col" className="amount">
+                Amount due
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -144,7 +151,9 @@ export function InvoicePage({ id }: { id: string }) {
                 <th scope="col">Date</th>
                 <th scope="col">Kind</th>
                 <th scope="col">Reference</th>
-                <th scope="col" className="amount">Amount</th>
+                <th scope="col" className="amount">
+                  Amount
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -152,7 +161,13 @@ export function InvoicePage({ id }: { id: string }) {
                 <tr key={n}>
                   <td>{formatTime(l.date)}</td>
                   <td>{KIND[l.kind] ?? l.description}</td>
-                  <td>{l.jobId && l.jobType === 'PACKAGE' ? <Link to={`/deliveries/${l.jobId}`}>{l.reference ?? l.jobId.slice(0, 8)}</Link> : (l.reference ?? '—')}</td>
+                  <td>
+                    {l.jobId && l.jobType === 'PACKAGE' ? (
+                      <Link to={`/deliveries/${l.jobId}`}>{l.reference ?? l.jobId.slice(0, 8)}</Link>
+                    ) : (
+                      (l.reference ?? '—')
+                    )}
+                  </td>
                   <td className="amount">{money(l.amount)}</td>
                 </tr>
               ))}

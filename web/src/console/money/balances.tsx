@@ -32,7 +32,17 @@ interface Draft {
 }
 const emptyDraft = (currency = 'KES'): Draft => ({ partyId: '', amount: '', currency, reference: '' });
 
-function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Draft; setDraft: (d: Draft) => void; formRef: React.RefObject<HTMLFormElement | null> }) {
+function ReceiptForm({
+  kind,
+  draft,
+  setDraft,
+  formRef,
+}: {
+  kind: Kind;
+  draft: Draft;
+  setDraft: (d: Draft) => void;
+  formRef: React.RefObject<HTMLFormElement | null>;
+}) {
   const client = useQueryClient();
   const [done, setDone] = useState<{ n: number; text: string } | null>(null);
   const [invalid, setInvalid] = useState<string | null>(null);
@@ -47,8 +57,13 @@ function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Dr
     },
     onSuccess: (receipt) => {
       void client.invalidateQueries({ queryKey: queryKeys.balances });
-      void client.invalidateQueries({ queryKey: kind === 'settlement' ? queryKeys.settlements : queryKeys.businessPayments });
-      setDone((d) => ({ n: (d?.n ?? 0) + 1, text: `Recorded ${formatMoney(receipt.amount, receipt.currency)} (${receipt.reference}). The balance is now ${formatMoney(receipt.balance, receipt.currency)}.` }));
+      void client.invalidateQueries({
+        queryKey: kind === 'settlement' ? queryKeys.settlements : queryKeys.businessPayments,
+      });
+      setDone((d) => ({
+        n: (d?.n ?? 0) + 1,
+        text: `Recorded ${formatMoney(receipt.amount, receipt.currency)} (${receipt.reference}). The balance is now ${formatMoney(receipt.balance, receipt.currency)}.`,
+      }));
       setDraft(emptyDraft(draft.currency));
     },
   });
@@ -68,10 +83,35 @@ function ReceiptForm({ kind, draft, setDraft, formRef }: { kind: Kind; draft: Dr
     <section aria-labelledby={id}>
       <h2 id={id}>{kind === 'settlement' ? 'Settlement: cash a driver handed in' : 'Business payment'}</h2>
       <form ref={formRef} onSubmit={submit} aria-labelledby={id}>
-        <Field label={kind === 'settlement' ? 'Driver ID' : 'Business ID'} required value={draft.partyId} onChange={(e) => setDraft({ ...draft, partyId: e.target.value })} />
-        <Field label="Amount" inputMode="decimal" required value={draft.amount} hint="In major units, e.g. 70.00" onChange={(e) => setDraft({ ...draft, amount: e.target.value })} />
-        <Field label="Currency" required maxLength={3} value={draft.currency} onChange={(e) => setDraft({ ...draft, currency: e.target.value })} />
-        <Field label="Reference" required maxLength={100} value={draft.reference} hint={kind === 'settlement' ? 'The receipt number' : 'The bank transfer reference'} onChange={(e) => setDraft({ ...draft, reference: e.target.value })} />
+        <Field
+          label={kind === 'settlement' ? 'Driver ID' : 'Business ID'}
+          required
+          value={draft.partyId}
+          onChange={(e) => setDraft({ ...draft, partyId: e.target.value })}
+        />
+        <Field
+          label="Amount"
+          inputMode="decimal"
+          required
+          value={draft.amount}
+          hint="In major units, e.g. 70.00"
+          onChange={(e) => setDraft({ ...draft, amount: e.target.value })}
+        />
+        <Field
+          label="Currency"
+          required
+          maxLength={3}
+          value={draft.currency}
+          onChange={(e) => setDraft({ ...draft, currency: e.target.value })}
+        />
+        <Field
+          label="Reference"
+          required
+          maxLength={100}
+          value={draft.reference}
+          hint={kind === 'settlement' ? 'The receipt number' : 'The bank transfer reference'}
+          onChange={(e) => setDraft({ ...draft, reference: e.target.value })}
+        />
         <BusyButton type="submit" busy={record.isPending}>
           {label}
         </BusyButton>
@@ -92,7 +132,12 @@ export function BalancesPage() {
   const { filter, field: currencyFilter } = useCurrencyFilter(() => setCursors([]));
   const list = useQuery({
     queryKey: queryKeys.balancesPage(filter, cursor),
-    queryFn: () => ok(api.GET('/api/admin/balances', { params: { query: { limit: 50, ...(filter ? { currency: filter } : {}), ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(
+        api.GET('/api/admin/balances', {
+          params: { query: { limit: 50, ...(filter ? { currency: filter } : {}), ...(cursor ? { cursor } : {}) } },
+        }),
+      ),
   });
   const [settlement, setSettlement] = useState<Draft>(emptyDraft());
   const [payment, setPayment] = useState<Draft>(emptyDraft());
@@ -109,7 +154,10 @@ export function BalancesPage() {
   return (
     <>
       <PageTitle>Balances</PageTitle>
-      <p className="hint">What the operator owes each account, in its currency. Negative: the party owes the operator (a driver's cash, a business's invoices).</p>
+      <p className="hint">
+        What the operator owes each account, in its currency. Negative: the party owes the operator (a driver's cash, a
+        business's invoices).
+      </p>
       {currencyFilter}
       <ErrorBox error={list.error} />
       {list.isPending && <p role="status">Loading…</p>}
@@ -129,16 +177,32 @@ export function BalancesPage() {
             {list.data.items.map((b) => (
               <tr key={b.accountId}>
                 <td>{KIND_LABEL[b.partyKind] ?? b.partyKind}</td>
-                <td>{b.partyKind === 'DRIVER' && b.partyId ? <Link to={`/drivers/${b.partyId}/earnings`}>{b.name ?? 'Driver'}</Link> : (b.name ?? '—')}</td>
+                <td>
+                  {b.partyKind === 'DRIVER' && b.partyId ? (
+                    <Link to={`/drivers/${b.partyId}/earnings`}>{b.name ?? 'Driver'}</Link>
+                  ) : (
+                    (b.name ?? '—')
+                  )}
+                </td>
                 <td className={b.balance < 0 ? 'negative' : undefined}>{formatMoney(b.balance, b.currency)}</td>
                 <td>
                   {b.partyKind === 'DRIVER' && b.partyId && b.balance < 0 && (
-                    <button type="button" className="secondary" aria-label={`Settle ${b.name ?? 'driver'}`} onClick={() => fill('settlement', b.partyId!, b.currency, -b.balance)}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      aria-label={`Settle ${b.name ?? 'driver'}`}
+                      onClick={() => fill('settlement', b.partyId!, b.currency, -b.balance)}
+                    >
                       Settle
                     </button>
                   )}
                   {b.partyKind === 'BUSINESS' && b.partyId && (
-                    <button type="button" className="secondary" aria-label={`Record a payment by ${b.name ?? 'business'}`} onClick={() => fill('payment', b.partyId!, b.currency, b.balance < 0 ? -b.balance : 0)}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      aria-label={`Record a payment by ${b.name ?? 'business'}`}
+                      onClick={() => fill('payment', b.partyId!, b.currency, b.balance < 0 ? -b.balance : 0)}
+                    >
                       Payment
                     </button>
                   )}
@@ -148,7 +212,13 @@ export function BalancesPage() {
           </tbody>
         </table>
       )}
-      <Pager next={list.data?.nextCursor} cursors={cursors} setCursors={setCursors} back="previous" label="Balances: pages" />
+      <Pager
+        next={list.data?.nextCursor}
+        cursors={cursors}
+        setCursors={setCursors}
+        back="previous"
+        label="Balances: pages"
+      />
       <div className="columns">
         <ReceiptForm kind="settlement" draft={settlement} setDraft={setSettlement} formRef={settlementForm} />
         <ReceiptForm kind="payment" draft={payment} setDraft={setPayment} formRef={paymentForm} />

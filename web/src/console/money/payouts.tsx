@@ -5,7 +5,16 @@ import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../shared/api/client';
 import type { Schemas } from '../../shared/api/types';
 import { queryKeys } from '../../shared/query-keys';
-import { BusyButton, ErrorBox, Field, FocusNotice, PageTitle, StatusBadge, formatMoney, formatTime } from '../../shared/ui';
+import {
+  BusyButton,
+  ErrorBox,
+  Field,
+  FocusNotice,
+  PageTitle,
+  StatusBadge,
+  formatMoney,
+  formatTime,
+} from '../../shared/ui';
 import { Link, navigate } from '../router';
 import { saveBlob } from '../../shared/download';
 import { newIdempotencyKey, toMinorUnits } from './money';
@@ -20,10 +29,12 @@ export function PayoutsPage() {
   const [invalid, setInvalid] = useState<string | null>(null);
   const list = useQuery({
     queryKey: queryKeys.payoutsPage(cursor),
-    queryFn: () => ok(api.GET('/api/admin/payouts', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(api.GET('/api/admin/payouts', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
   });
   const create = useMutation({
-    mutationFn: (body: { currency: string; minimum?: number }) => ok(api.POST('/api/admin/payouts', { body, headers: { 'idempotency-key': newIdempotencyKey() } })),
+    mutationFn: (body: { currency: string; minimum?: number }) =>
+      ok(api.POST('/api/admin/payouts', { body, headers: { 'idempotency-key': newIdempotencyKey() } })),
     onSuccess: (batch) => {
       void client.invalidateQueries({ queryKey: queryKeys.payouts });
       void client.invalidateQueries({ queryKey: queryKeys.balances });
@@ -45,12 +56,26 @@ export function PayoutsPage() {
   return (
     <>
       <PageTitle>Payouts</PageTitle>
-      <section aria-labelledby="new-batch" >
+      <section aria-labelledby="new-batch">
         <h2 id="new-batch">New payout batch</h2>
-        <p className="hint">Every driver and business owed at least the minimum, outside an open batch, for its whole balance.</p>
+        <p className="hint">
+          Every driver and business owed at least the minimum, outside an open batch, for its whole balance.
+        </p>
         <form className="toolbar" onSubmit={submit} aria-labelledby="new-batch">
-          <Field label="Currency" required maxLength={3} value={form.currency} onChange={(e) => setForm({ ...form, currency: e.target.value })} />
-          <Field label="Minimum" inputMode="decimal" placeholder="Any" value={form.minimum} onChange={(e) => setForm({ ...form, minimum: e.target.value })} />
+          <Field
+            label="Currency"
+            required
+            maxLength={3}
+            value={form.currency}
+            onChange={(e) => setForm({ ...form, currency: e.target.value })}
+          />
+          <Field
+            label="Minimum"
+            inputMode="decimal"
+            placeholder="Any"
+            value={form.minimum}
+            onChange={(e) => setForm({ ...form, minimum: e.target.value })}
+          />
           <BusyButton type="submit" className="field-button" busy={create.isPending}>
             Create batch
           </BusyButton>
@@ -100,23 +125,46 @@ export function PayoutsPage() {
   );
 }
 
-function FailLine({ batchId, lineId, name, onDone }: { batchId: string; lineId: string; name: string; onDone: (text: string) => void }) {
+function FailLine({
+  batchId,
+  lineId,
+  name,
+  onDone,
+}: {
+  batchId: string;
+  lineId: string;
+  name: string;
+  onDone: (text: string) => void;
+}) {
   const client = useQueryClient();
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
   const fail = useMutation({
-    mutationFn: () => ok(api.POST('/api/admin/payouts/{id}/lines/{lineId}/failed', { params: { path: { id: batchId, lineId } }, body: reason.trim() ? { reason: reason.trim() } : null })),
+    mutationFn: () =>
+      ok(
+        api.POST('/api/admin/payouts/{id}/lines/{lineId}/failed', {
+          params: { path: { id: batchId, lineId } },
+          body: reason.trim() ? { reason: reason.trim() } : null,
+        }),
+      ),
     onSuccess: (line) => {
       void client.invalidateQueries({ queryKey: queryKeys.payout(batchId) });
       void client.invalidateQueries({ queryKey: queryKeys.payoutLines(batchId) });
       void client.invalidateQueries({ queryKey: queryKeys.payouts });
       void client.invalidateQueries({ queryKey: queryKeys.balances });
-      onDone(`Line ${line.reference} marked failed: ${formatMoney(line.amount, line.currency)} is back on ${line.name}'s balance.`);
+      onDone(
+        `Line ${line.reference} marked failed: ${formatMoney(line.amount, line.currency)} is back on ${line.name}'s balance.`,
+      );
     },
   });
   if (!open) {
     return (
-      <button type="button" className="secondary" aria-label={`Mark ${name}'s line failed`} onClick={() => setOpen(true)}>
+      <button
+        type="button"
+        className="secondary"
+        aria-label={`Mark ${name}'s line failed`}
+        onClick={() => setOpen(true)}
+      >
         Mark failed
       </button>
     );
@@ -147,14 +195,24 @@ export function PayoutPage({ id }: { id: string }) {
   const { cursors, setCursors, cursor } = useCursors();
   const [notice, setNotice] = useState<{ n: number; text: string } | null>(null);
   const say = (text: string) => setNotice((n) => ({ n: (n?.n ?? 0) + 1, text }));
-  const batch = useQuery({ queryKey: queryKeys.payout(id), queryFn: () => ok(api.GET('/api/admin/payouts/{id}', { params: { path: { id } } })) as Promise<Batch> });
+  const batch = useQuery({
+    queryKey: queryKeys.payout(id),
+    queryFn: () => ok(api.GET('/api/admin/payouts/{id}', { params: { path: { id } } })) as Promise<Batch>,
+  });
   const lines = useQuery({
     queryKey: queryKeys.payoutLinesPage(id, cursor),
-    queryFn: () => ok(api.GET('/api/admin/payouts/{id}/lines', { params: { path: { id }, query: { limit: 50, ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(
+        api.GET('/api/admin/payouts/{id}/lines', {
+          params: { path: { id }, query: { limit: 50, ...(cursor ? { cursor } : {}) } },
+        }),
+      ),
   });
   const download = useMutation({
     mutationFn: async () => {
-      const blob = await ok(api.GET('/api/admin/payouts/{id}', { params: { path: { id }, query: { format: 'csv' } }, parseAs: 'blob' }));
+      const blob = await ok(
+        api.GET('/api/admin/payouts/{id}', { params: { path: { id }, query: { format: 'csv' } }, parseAs: 'blob' }),
+      );
       const b = batch.data!;
       saveBlob(blob as Blob, `payout-${b.number}-${b.currency}.csv`);
     },
@@ -205,7 +263,10 @@ export function PayoutPage({ id }: { id: string }) {
               </BusyButton>
             )}
           </div>
-          <p className="hint">The CSV holds the open lines only: upload it to the bank or mobile-money provider, mark the lines it rejected failed, then the batch paid.</p>
+          <p className="hint">
+            The CSV holds the open lines only: upload it to the bank or mobile-money provider, mark the lines it
+            rejected failed, then the batch paid.
+          </p>
         </>
       )}
       <h2 id="lines">Lines</h2>

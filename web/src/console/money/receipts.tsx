@@ -11,7 +11,8 @@ import { useCurrencyFilter } from './currency-filter';
 
 // The JSON page (the routes also answer CSV with Accept: text/csv).
 type SettlementPage = Schemas['/api/admin/settlements']['get']['responses'][200]['content']['application/json'];
-type BusinessPaymentPage = Schemas['/api/admin/business-payments']['get']['responses'][200]['content']['application/json'];
+type BusinessPaymentPage =
+  Schemas['/api/admin/business-payments']['get']['responses'][200]['content']['application/json'];
 
 interface Row {
   id: string;
@@ -32,7 +33,14 @@ interface ReceiptsQuery {
  * One list with its currency filter and pager. Three characters go to the API, which judges them
  * ("K1S": its 400 message is shown); fewer are no filter yet, as on the balances above.
  */
-function Receipts({ id, title, party, noun, queryKey, load }: {
+function Receipts({
+  id,
+  title,
+  party,
+  noun,
+  queryKey,
+  load,
+}: {
   id: string;
   title: string;
   party: string;
@@ -60,7 +68,9 @@ function Receipts({ id, title, party, noun, queryKey, load }: {
             <tr>
               <th scope="col">Recorded</th>
               <th scope="col">{party}</th>
-              <th scope="col" className="amount">Amount</th>
+              <th scope="col" className="amount">
+                Amount
+              </th>
               <th scope="col">Reference</th>
               <th scope="col">Recorded by</th>
             </tr>

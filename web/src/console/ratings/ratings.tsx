@@ -13,7 +13,11 @@ type RatingPage = Schemas['/api/admin/ratings']['get']['responses'][200]['conten
 type Rating = RatingPage['items'][number];
 type Scope = 'admin' | 'company' | 'business';
 
-const PATHS = { admin: '/api/admin/ratings', company: '/api/companies/me/ratings', business: '/api/businesses/me/ratings' } as const;
+const PATHS = {
+  admin: '/api/admin/ratings',
+  company: '/api/companies/me/ratings',
+  business: '/api/businesses/me/ratings',
+} as const;
 
 function useRatings(scope: Scope, filter: { driverId?: string }, cursor: string | undefined) {
   return useQuery({
@@ -27,9 +31,14 @@ function useRatings(scope: Scope, filter: { driverId?: string }, cursor: string 
 }
 
 const stars = (n: number) => `${n} ${n === 1 ? 'star' : 'stars'}`;
-const who = (r: Rating) => (r.side === 'CREATOR' ? `${r.raterRole.toLowerCase()} → driver` : `driver → ${r.ratedRole.toLowerCase()}`);
+const who = (r: Rating) =>
+  r.side === 'CREATOR' ? `${r.raterRole.toLowerCase()} → driver` : `driver → ${r.ratedRole.toLowerCase()}`;
 const jobLink = (r: Rating) =>
-  r.jobType === 'PACKAGE' ? <Link to={`/deliveries/${r.jobId}`}>Delivery {r.jobId.slice(0, 8)}</Link> : <span>Ride {r.jobId.slice(0, 8)}</span>;
+  r.jobType === 'PACKAGE' ? (
+    <Link to={`/deliveries/${r.jobId}`}>Delivery {r.jobId.slice(0, 8)}</Link>
+  ) : (
+    <span>Ride {r.jobId.slice(0, 8)}</span>
+  );
 
 /** One table of ratings; the comment column only where the API sends comments. */
 function RatingsTable({ scope, label, driverId }: { scope: Scope; label: string; driverId?: string }) {
@@ -74,14 +83,21 @@ function RatingsTable({ scope, label, driverId }: { scope: Scope; label: string;
 }
 
 function Alerts() {
-  const alerts = useQuery({ queryKey: queryKeys.ratingAlerts, queryFn: () => ok(api.GET('/api/admin/ratings/alerts', {})) });
+  const alerts = useQuery({
+    queryKey: queryKeys.ratingAlerts,
+    queryFn: () => ok(api.GET('/api/admin/ratings/alerts', {})),
+  });
   const a = alerts.data;
   return (
     <>
       <h2 id="alerts-heading">Drivers below the threshold</h2>
       <ErrorBox error={alerts.error} />
       {alerts.isPending && <p role="status">Loading…</p>}
-      {a && <p className="hint">Rated below {a.threshold.toFixed(1)} on average, with at least {a.minimumRatings} ratings.</p>}
+      {a && (
+        <p className="hint">
+          Rated below {a.threshold.toFixed(1)} on average, with at least {a.minimumRatings} ratings.
+        </p>
+      )}
       {a && a.items.length === 0 && <p>No driver is below the threshold.</p>}
       {a && a.items.length > 0 && (
         <table aria-labelledby="alerts-heading">
@@ -119,7 +135,13 @@ function DriverFilter({ onChange }: { onChange: (driverId: string | undefined) =
   };
   return (
     <form className="toolbar" onSubmit={submit} aria-label="Filter">
-      <Field label="Driver id" value={value} pattern={UUID.source} title="A driver's id (a UUID)" onChange={(e) => setValue(e.target.value)} />
+      <Field
+        label="Driver id"
+        value={value}
+        pattern={UUID.source}
+        title="A driver's id (a UUID)"
+        onChange={(e) => setValue(e.target.value)}
+      />
       <button type="submit" className="field-button">
         Filter
       </button>

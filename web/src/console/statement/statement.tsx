@@ -20,7 +20,10 @@ function money(amount: number | null, currency: string | null) {
 
 export function StatementPage() {
   const today = new Date();
-  const [form, setForm] = useState({ from: day(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))), to: day(today) });
+  const [form, setForm] = useState({
+    from: day(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), 1))),
+    to: day(today),
+  });
   const [period, setPeriod] = useState(form);
   const query = { from: period.from, to: nextDay(period.to) };
   const statement = useQuery({
@@ -30,7 +33,9 @@ export function StatementPage() {
   const download = useMutation({
     mutationFn: async () => {
       // The access token lives in memory only, so a plain link could not authenticate.
-      const blob = await ok(api.GET('/api/businesses/me/statement', { params: { query: { ...query, format: 'csv' } }, parseAs: 'blob' }));
+      const blob = await ok(
+        api.GET('/api/businesses/me/statement', { params: { query: { ...query, format: 'csv' } }, parseAs: 'blob' }),
+      );
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
       a.href = url;
@@ -51,16 +56,38 @@ export function StatementPage() {
     <>
       <PageTitle>Statement</PageTitle>
       <form className="toolbar" onSubmit={submit} aria-label="Period">
-        <Field label="From" type="date" required value={form.from} onChange={(e) => setForm({ ...form, from: e.target.value })} />
-        <Field label="To (included)" type="date" required min={form.from} value={form.to} onChange={(e) => setForm({ ...form, to: e.target.value })} />
+        <Field
+          label="From"
+          type="date"
+          required
+          value={form.from}
+          onChange={(e) => setForm({ ...form, from: e.target.value })}
+        />
+        <Field
+          label="To (included)"
+          type="date"
+          required
+          min={form.from}
+          value={form.to}
+          onChange={(e) => setForm({ ...form, to: e.target.value })}
+        />
         <button type="submit" className="field-button">
           Show
         </button>
-        <BusyButton type="button" className="secondary field-button" busy={download.isPending} disabled={!s} onClick={() => download.mutate()}>
+        <BusyButton
+          type="button"
+          className="secondary field-button"
+          busy={download.isPending}
+          disabled={!s}
+          onClick={() => download.mutate()}
+        >
           Download CSV
         </BusyButton>
       </form>
-      <p className="hint">Days are UTC. The deliveries that reached a final status (delivered, failed, cancelled) in the period; amounts as charged.</p>
+      <p className="hint">
+        Days are UTC. The deliveries that reached a final status (delivered, failed, cancelled) in the period; amounts
+        as charged.
+      </p>
       <ErrorBox error={statement.error ?? download.error} />
       {statement.isPending && <p role="status">Loading…</p>}
       {s && (

@@ -15,7 +15,11 @@ export function TrackingPage({ token }: { token: string }) {
   const client = useQueryClient();
   const path = `/api/tracking/${encodeURIComponent(token)}`;
   // Without the console's session: the page is the same for anyone holding the link.
-  const tracking = useQuery({ queryKey: queryKeys.tracking(token), queryFn: () => ok(publicApi.GET('/api/tracking/{token}', { params: { path: { token } } })), retry: false });
+  const tracking = useQuery({
+    queryKey: queryKeys.tracking(token),
+    queryFn: () => ok(publicApi.GET('/api/tracking/{token}', { params: { path: { token } } })),
+    retry: false,
+  });
   const [driverAt, setDriverAt] = useState<{ location: { lat: number; lng: number }; at: string }>();
   const [eta, setEta] = useState<number | null>(null);
   const t = tracking.data;
@@ -67,7 +71,12 @@ export function TrackingPage({ token }: { token: string }) {
         ) : (
           <div className="columns">
             <div>
-              {etaSeconds !== null && !FINAL.includes(t.status) && <p className="eta" data-testid="eta">{t.status === 'ASSIGNED' ? 'Driver at the pickup in about' : 'Arriving in about'} {Math.max(1, Math.round(etaSeconds / 60))} min</p>}
+              {etaSeconds !== null && !FINAL.includes(t.status) && (
+                <p className="eta" data-testid="eta">
+                  {t.status === 'ASSIGNED' ? 'Driver at the pickup in about' : 'Arriving in about'}{' '}
+                  {Math.max(1, Math.round(etaSeconds / 60))} min
+                </p>
+              )}
               <section aria-labelledby="driver-heading">
                 <h2 id="driver-heading">Driver</h2>
                 {t.driver ? (
@@ -77,8 +86,8 @@ export function TrackingPage({ token }: { token: string }) {
                       <>
                         <br />
                         <span data-testid="position">
-                      Position at <time dateTime={driverAt.at}>{formatTime(driverAt.at)}</time>
-                    </span>
+                          Position at <time dateTime={driverAt.at}>{formatTime(driverAt.at)}</time>
+                        </span>
                       </>
                     )}
                   </p>

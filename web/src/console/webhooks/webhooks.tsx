@@ -4,10 +4,26 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { queryKeys } from '../../shared/query-keys';
-import { BusyButton, ErrorBox, Field, Notice, PageTitle, StatusBadge, formatTime, useFocusAfterRender } from '../../shared/ui';
+import {
+  BusyButton,
+  ErrorBox,
+  Field,
+  Notice,
+  PageTitle,
+  StatusBadge,
+  formatTime,
+  useFocusAfterRender,
+} from '../../shared/ui';
 import { Link, navigate } from '../router';
 
-const EVENTS = ['delivery.assigned', 'delivery.picked_up', 'delivery.in_transit', 'delivery.delivered', 'delivery.failed', 'delivery.cancelled'] as const;
+const EVENTS = [
+  'delivery.assigned',
+  'delivery.picked_up',
+  'delivery.in_transit',
+  'delivery.delivered',
+  'delivery.failed',
+  'delivery.cancelled',
+] as const;
 type EventName = (typeof EVENTS)[number];
 
 /**
@@ -22,8 +38,25 @@ function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }) 
       <h2 id="secret-heading">Signing secret</h2>
       <p id={help}>Copy it now: it is shown only this once. Your receiver checks each request's signature with it.</p>
       <div className="row">
-        <Field label="Secret" readOnly value={secret} className="secret" autoFocus aria-describedby={help} onFocus={(e) => e.target.select()} />
-        <button type="button" className="secondary" onClick={() => void navigator.clipboard?.writeText(secret).then(() => setCopied(true), () => setCopied(false))}>
+        <Field
+          label="Secret"
+          readOnly
+          value={secret}
+          className="secret"
+          autoFocus
+          aria-describedby={help}
+          onFocus={(e) => e.target.select()}
+        />
+        <button
+          type="button"
+          className="secondary"
+          onClick={() =>
+            void navigator.clipboard?.writeText(secret).then(
+              () => setCopied(true),
+              () => setCopied(false),
+            )
+          }
+        >
           Copy secret
         </button>
         {copied && <span role="status">Copied</span>}
@@ -41,7 +74,12 @@ function EventChoice({ value, onChange }: { value: EventName[]; onChange: (v: Ev
       <legend>Events</legend>
       {EVENTS.map((e) => (
         <label key={e} className="inline">
-          <input type="checkbox" checked={value.includes(e)} onChange={(ev) => onChange(ev.target.checked ? [...value, e] : value.filter((x) => x !== e))} /> {e}
+          <input
+            type="checkbox"
+            checked={value.includes(e)}
+            onChange={(ev) => onChange(ev.target.checked ? [...value, e] : value.filter((x) => x !== e))}
+          />{' '}
+          {e}
         </label>
       ))}
     </fieldset>
@@ -108,8 +146,21 @@ export function WebhooksPage() {
             add.mutate();
           }}
         >
-          <Field label="Endpoint URL" type="url" required maxLength={2048} placeholder="https://example.com/webhooks" value={url} onChange={(e) => setUrl(e.target.value)} />
-          <Field label="Description" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+          <Field
+            label="Endpoint URL"
+            type="url"
+            required
+            maxLength={2048}
+            placeholder="https://example.com/webhooks"
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+          />
+          <Field
+            label="Description"
+            maxLength={500}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+          />
           <EventChoice value={events} onChange={setEvents} />
           <ErrorBox error={add.error} />
           <BusyButton type="submit" busy={add.isPending} disabled={events.length === 0}>
@@ -124,12 +175,20 @@ export function WebhooksPage() {
 export function WebhookPage({ id }: { id: string }) {
   const client = useQueryClient();
   const params = { path: { id } };
-  const endpoint = useQuery({ queryKey: queryKeys.webhook(id), queryFn: () => ok(api.GET('/api/webhooks/{id}', { params })) });
+  const endpoint = useQuery({
+    queryKey: queryKeys.webhook(id),
+    queryFn: () => ok(api.GET('/api/webhooks/{id}', { params })),
+  });
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const log = useQuery({
     queryKey: queryKeys.webhookLogPage(id, cursor),
-    queryFn: () => ok(api.GET('/api/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 20, ...(cursor ? { cursor } : {}) } } })),
+    queryFn: () =>
+      ok(
+        api.GET('/api/webhooks/{id}/deliveries', {
+          params: { path: { id }, query: { limit: 20, ...(cursor ? { cursor } : {}) } },
+        }),
+      ),
   });
   const [edit, setEdit] = useState<{ url: string; description: string; events: EventName[] }>();
   const [secret, setSecret] = useState<string>();
@@ -143,7 +202,8 @@ export function WebhookPage({ id }: { id: string }) {
   const refreshLog = () => client.invalidateQueries({ queryKey: queryKeys.webhookLog(id) });
 
   const save = useMutation({
-    mutationFn: (body: { url?: string; description?: string | null; events?: EventName[]; enabled?: boolean }) => ok(api.PATCH('/api/webhooks/{id}', { params, body })),
+    mutationFn: (body: { url?: string; description?: string | null; events?: EventName[]; enabled?: boolean }) =>
+      ok(api.PATCH('/api/webhooks/{id}', { params, body })),
     onSuccess: (w) => {
       client.setQueryData(['webhook', id], w);
       void client.invalidateQueries({ queryKey: queryKeys.webhooks });
@@ -151,9 +211,19 @@ export function WebhookPage({ id }: { id: string }) {
       setEdit(undefined);
     },
   });
-  const rotate = useMutation({ mutationFn: () => ok(api.POST('/api/webhooks/{id}/rotate-secret', { params })), onSuccess: (r) => setSecret(r.secret) });
-  const test = useMutation({ mutationFn: () => ok(api.POST('/api/webhooks/{id}/test', { params })), onSuccess: () => void refreshLog() });
-  const retry = useMutation({ mutationFn: (deliveryId: string) => ok(api.POST('/api/webhooks/deliveries/{id}/retry', { params: { path: { id: deliveryId } } })), onSuccess: () => void refreshLog() });
+  const rotate = useMutation({
+    mutationFn: () => ok(api.POST('/api/webhooks/{id}/rotate-secret', { params })),
+    onSuccess: (r) => setSecret(r.secret),
+  });
+  const test = useMutation({
+    mutationFn: () => ok(api.POST('/api/webhooks/{id}/test', { params })),
+    onSuccess: () => void refreshLog(),
+  });
+  const retry = useMutation({
+    mutationFn: (deliveryId: string) =>
+      ok(api.POST('/api/webhooks/deliveries/{id}/retry', { params: { path: { id: deliveryId } } })),
+    onSuccess: () => void refreshLog(),
+  });
   const remove = useMutation({
     mutationFn: () => ok(api.DELETE('/api/webhooks/{id}', { params })),
     onSuccess: () => {
@@ -202,13 +272,26 @@ export function WebhookPage({ id }: { id: string }) {
               <dd>{w.enabled ? 'Enabled' : `Disabled${w.disabledReason ? ` (${w.disabledReason})` : ''}`}</dd>
             </dl>
             <div className="actions">
-              <button ref={editButton} type="button" className="secondary" onClick={() => setEdit({ url: w.url, description: w.description ?? '', events: w.events as EventName[] })}>
+              <button
+                ref={editButton}
+                type="button"
+                className="secondary"
+                onClick={() =>
+                  setEdit({ url: w.url, description: w.description ?? '', events: w.events as EventName[] })
+                }
+              >
                 Edit endpoint
               </button>
               <button type="button" className="secondary" onClick={() => save.mutate({ enabled: !w.enabled })}>
                 {w.enabled ? 'Disable endpoint' : 'Enable endpoint'}
               </button>
-              <BusyButton ref={rotateButton} type="button" className="secondary" onClick={() => rotate.mutate()} busy={rotate.isPending}>
+              <BusyButton
+                ref={rotateButton}
+                type="button"
+                className="secondary"
+                onClick={() => rotate.mutate()}
+                busy={rotate.isPending}
+              >
                 Rotate secret
               </BusyButton>
               <BusyButton type="button" onClick={() => test.mutate()} busy={test.isPending}>
@@ -247,8 +330,21 @@ export function WebhookPage({ id }: { id: string }) {
               save.mutate({ url: edit.url, description: edit.description || null, events: edit.events });
             }}
           >
-            <Field label="Endpoint URL" type="url" required maxLength={2048} autoFocus value={edit.url} onChange={(e) => setEdit({ ...edit, url: e.target.value })} />
-            <Field label="Description" maxLength={500} value={edit.description} onChange={(e) => setEdit({ ...edit, description: e.target.value })} />
+            <Field
+              label="Endpoint URL"
+              type="url"
+              required
+              maxLength={2048}
+              autoFocus
+              value={edit.url}
+              onChange={(e) => setEdit({ ...edit, url: e.target.value })}
+            />
+            <Field
+              label="Description"
+              maxLength={500}
+              value={edit.description}
+              onChange={(e) => setEdit({ ...edit, description: e.target.value })}
+            />
             <EventChoice value={edit.events} onChange={(events) => setEdit({ ...edit, events })} />
             <div className="actions">
               <BusyButton type="submit" busy={save.isPending}>
@@ -310,7 +406,12 @@ export function WebhookPage({ id }: { id: string }) {
                   <td>{formatTime(d.createdAt)}</td>
                   <td>
                     {d.status !== 'PENDING' && (
-                      <button type="button" className="secondary" onClick={() => retry.mutate(d.id)} aria-label={`Retry ${d.event} of ${formatTime(d.createdAt)}`}>
+                      <button
+                        type="button"
+                        className="secondary"
+                        onClick={() => retry.mutate(d.id)}
+                        aria-label={`Retry ${d.event} of ${formatTime(d.createdAt)}`}
+                      >
                         Retry
                       </button>
                     )}

@@ -49,7 +49,10 @@ export async function ok<T>(result: Promise<{ data?: T; error?: unknown; respons
 export async function signOut(): Promise<void> {
   const refreshToken = session.refreshToken;
   // At most 5 s: a server that does not answer must not keep the tab signed in.
-  if (refreshToken) await api.POST('/api/auth/logout', { body: { refreshToken }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  if (refreshToken)
+    await api
+      .POST('/api/auth/logout', { body: { refreshToken }, signal: AbortSignal.timeout(5000) })
+      .catch(() => undefined);
   session.clear();
 }
 

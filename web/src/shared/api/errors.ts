@@ -26,7 +26,9 @@ export function errorText(err: unknown): string {
     if (err.status === 429 && err.retryAfterSeconds !== undefined) {
       const words = inWords(err.retryAfterSeconds);
       const inSeconds = `${err.retryAfterSeconds} seconds`;
-      return err.message.includes(inSeconds) ? err.message.replace(inSeconds, words) : `${err.message.replace(/\.?$/, '.')} Try again in ${words}.`;
+      return err.message.includes(inSeconds)
+        ? err.message.replace(inSeconds, words)
+        : `${err.message.replace(/\.?$/, '.')} Try again in ${words}.`;
     }
     return err.message;
   }

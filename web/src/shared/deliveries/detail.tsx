@@ -15,7 +15,10 @@ import { applyStatusEvent, type StatusEvent } from './stream';
 export function DeliveryPage({ id }: { id: string }) {
   const client = useQueryClient();
   const role = session.user?.role;
-  const pkg = useQuery({ queryKey: queryKeys.package(id), queryFn: () => ok(api.GET('/api/packages/{id}', { params: { path: { id } } })) });
+  const pkg = useQuery({
+    queryKey: queryKeys.package(id),
+    queryFn: () => ok(api.GET('/api/packages/{id}', { params: { path: { id } } })),
+  });
   const [driverAt, setDriverAt] = useState<{ location: { lat: number; lng: number }; at: string }>();
   const [eta, setEta] = useState<{ etaSeconds: number; to: string }>();
   const final = pkg.data && ['DELIVERED', 'FAILED', 'CANCELLED'].includes(pkg.data.status);
@@ -31,7 +34,8 @@ export function DeliveryPage({ id }: { id: string }) {
   });
   const [reason, setReason] = useState('');
   const cancel = useMutation({
-    mutationFn: () => ok(api.POST('/api/packages/{id}/cancel', { params: { path: { id } }, body: reason ? { reason } : {} })),
+    mutationFn: () =>
+      ok(api.POST('/api/packages/{id}/cancel', { params: { path: { id } }, body: reason ? { reason } : {} })),
     onSuccess: (p) => {
       client.setQueryData(queryKeys.package(id), p);
       void client.invalidateQueries({ queryKey: queryKeys.packages });
@@ -47,7 +51,8 @@ export function DeliveryPage({ id }: { id: string }) {
       { id: 'dropoff', ...p.dropoff.location, label: `Drop-off: ${p.dropoff.address}`, kind: 'dropoff' },
     ];
     const d = p.driver && !final ? (driverAt?.location ?? p.driver.location) : undefined;
-    if (d) out.push({ id: 'driver', lat: d.lat, lng: d.lng, label: `Driver ${p.driver?.firstName ?? ''}`, kind: 'driver' });
+    if (d)
+      out.push({ id: 'driver', lat: d.lat, lng: d.lng, label: `Driver ${p.driver?.firstName ?? ''}`, kind: 'driver' });
     return out;
   }, [p, driverAt, final]);
 
@@ -61,7 +66,9 @@ export function DeliveryPage({ id }: { id: string }) {
   }
   if (!p) return <p role="status">Loading…</p>;
   const { trackingUrl } = p;
-  const canCancel = (p.status === 'PENDING' || p.status === 'ASSIGNED') && (role === 'ADMIN' || role === 'BUSINESS' || role === 'CUSTOMER');
+  const canCancel =
+    (p.status === 'PENDING' || p.status === 'ASSIGNED') &&
+    (role === 'ADMIN' || role === 'BUSINESS' || role === 'CUSTOMER');
 
   return (
     <>
@@ -80,11 +87,15 @@ export function DeliveryPage({ id }: { id: string }) {
             <h2 id="driver-heading">Driver</h2>
             {p.driver ? (
               <p>
-                {p.driver.firstName}, {p.driver.vehicleType} {p.driver.vehiclePlate}, <a href={`tel:${p.driver.phone}`}>{p.driver.phone}</a>
+                {p.driver.firstName}, {p.driver.vehicleType} {p.driver.vehiclePlate},{' '}
+                <a href={`tel:${p.driver.phone}`}>{p.driver.phone}</a>
                 {eta && !final && (
                   <>
                     <br />
-                    <span data-testid="eta">About {Math.max(1, Math.round(eta.etaSeconds / 60))} min to {eta.to === 'PICKUP' ? 'the pickup' : 'the drop-off'}</span>
+                    <span data-testid="eta">
+                      About {Math.max(1, Math.round(eta.etaSeconds / 60))} min to{' '}
+                      {eta.to === 'PICKUP' ? 'the pickup' : 'the drop-off'}
+                    </span>
                   </>
                 )}
                 {driverAt && !final && (
@@ -138,26 +149,35 @@ export function DeliveryPage({ id }: { id: string }) {
           {(p.proof || p.proofRequired.length > 0) && (
             <section aria-labelledby="proof-heading">
               <h2 id="proof-heading">Proof of delivery</h2>
-              {p.proofRequired.length > 0 && <p className="muted">Required: {p.proofRequired.map((kind) => (kind === 'PHOTO' ? 'photo' : 'signature')).join(' and ')}</p>}
+              {p.proofRequired.length > 0 && (
+                <p className="muted">
+                  Required: {p.proofRequired.map((kind) => (kind === 'PHOTO' ? 'photo' : 'signature')).join(' and ')}
+                </p>
+              )}
               {p.proof ? <ProofImages proof={p.proof} /> : <p>No proof sent yet.</p>}
             </section>
           )}
           {/* A company never gets the link (contract section 9): it follows the job on this page. */}
           {trackingUrl !== undefined && (
-          <section aria-labelledby="tracking-heading">
-            <h2 id="tracking-heading">Tracking link</h2>
-            <div className="row">
-              <Field label="Tracking link" readOnly value={trackingUrl} />
-              <button
-                type="button"
-                className="secondary"
-                onClick={() => void navigator.clipboard?.writeText(trackingUrl).then(() => setCopied(true), () => setCopied(false))}
-              >
-                Copy link
-              </button>
-              {copied && <span role="status">Copied</span>}
-            </div>
-          </section>
+            <section aria-labelledby="tracking-heading">
+              <h2 id="tracking-heading">Tracking link</h2>
+              <div className="row">
+                <Field label="Tracking link" readOnly value={trackingUrl} />
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() =>
+                    void navigator.clipboard?.writeText(trackingUrl).then(
+                      () => setCopied(true),
+                      () => setCopied(false),
+                    )
+                  }
+                >
+                  Copy link
+                </button>
+                {copied && <span role="status">Copied</span>}
+              </div>
+            </section>
           )}
           {(canCancel || cancel.isSuccess) && (
             <section aria-labelledby="cancel-heading">
@@ -180,9 +200,22 @@ export function DeliveryPage({ id }: { id: string }) {
                     cancel.mutate();
                   }}
                 >
-                  <Field label="Reason for cancelling" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
+                  <Field
+                    label="Reason for cancelling"
+                    maxLength={500}
+                    value={reason}
+                    onChange={(e) => setReason(e.target.value)}
+                  />
                   {p.cancellationFeeNow !== undefined && (
-                    <p data-testid="cancel-fee">{p.cancellationFeeNow ? <>Cancelling now costs <Money money={p.cancellationFeeNow} />.</> : 'Cancelling now is free.'}</p>
+                    <p data-testid="cancel-fee">
+                      {p.cancellationFeeNow ? (
+                        <>
+                          Cancelling now costs <Money money={p.cancellationFeeNow} />.
+                        </>
+                      ) : (
+                        'Cancelling now is free.'
+                      )}
+                    </p>
                   )}
                   <ErrorBox error={cancel.error} />
                   <BusyButton type="submit" className="danger" busy={cancel.isPending}>
@@ -193,9 +226,15 @@ export function DeliveryPage({ id }: { id: string }) {
             </section>
           )}
         </div>
-          {p.status === 'DELIVERED' && (role === 'BUSINESS' || role === 'CUSTOMER') && (
-            <RateAndTip kind="packages" id={p.id} price={p.price} tip={p.tip} onChanged={() => void client.invalidateQueries({ queryKey: queryKeys.package(id) })} />
-          )}
+        {p.status === 'DELIVERED' && (role === 'BUSINESS' || role === 'CUSTOMER') && (
+          <RateAndTip
+            kind="packages"
+            id={p.id}
+            price={p.price}
+            tip={p.tip}
+            onChanged={() => void client.invalidateQueries({ queryKey: queryKeys.package(id) })}
+          />
+        )}
         <Map points={points} label="Map of the pickup, the drop-off and the driver" />
       </div>
     </>

@@ -30,13 +30,45 @@ function StopFields({ legend, stop, onChange }: { legend: string; stop: Stop; on
     <fieldset>
       <legend>{legend}</legend>
       <div className="row">
-        <Field label={`${legend} latitude`} type="number" step="any" min={-90} max={90} required value={stop.lat} onChange={set('lat')} />
-        <Field label={`${legend} longitude`} type="number" step="any" min={-180} max={180} required value={stop.lng} onChange={set('lng')} />
+        <Field
+          label={`${legend} latitude`}
+          type="number"
+          step="any"
+          min={-90}
+          max={90}
+          required
+          value={stop.lat}
+          onChange={set('lat')}
+        />
+        <Field
+          label={`${legend} longitude`}
+          type="number"
+          step="any"
+          min={-180}
+          max={180}
+          required
+          value={stop.lng}
+          onChange={set('lng')}
+        />
       </div>
       <Field label={`${legend} address`} required maxLength={500} value={stop.address} onChange={set('address')} />
       <div className="row">
-        <Field label={`${legend} contact name`} required maxLength={200} value={stop.contactName} onChange={set('contactName')} />
-        <Field label={`${legend} contact phone`} type="tel" required pattern="\+[1-9][0-9]{6,14}" placeholder="+254712345678" value={stop.contactPhone} onChange={set('contactPhone')} />
+        <Field
+          label={`${legend} contact name`}
+          required
+          maxLength={200}
+          value={stop.contactName}
+          onChange={set('contactName')}
+        />
+        <Field
+          label={`${legend} contact phone`}
+          type="tel"
+          required
+          pattern="\+[1-9][0-9]{6,14}"
+          placeholder="+254712345678"
+          value={stop.contactPhone}
+          onChange={set('contactPhone')}
+        />
       </div>
       <Field label={`${legend} notes`} maxLength={1000} value={stop.notes} onChange={set('notes')} />
     </fieldset>
@@ -47,7 +79,9 @@ const QUOTE_DELAY_MS = 600;
 
 /** The quote for the form's trip, asked once the inputs have been still for a moment. */
 function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicleType'], countryId: string) {
-  const ready = [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng].every((v) => v.trim() !== '' && Number.isFinite(Number(v))) && countryId !== '';
+  const ready =
+    [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng].every((v) => v.trim() !== '' && Number.isFinite(Number(v))) &&
+    countryId !== '';
   const key = ready ? JSON.stringify([pickup.lat, pickup.lng, dropoff.lat, dropoff.lng, vehicleType, countryId]) : '';
   const [settled, setSettled] = useState('');
   useEffect(() => {
@@ -65,7 +99,13 @@ function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicl
       const [pLat, pLng, dLat, dLng] = (JSON.parse(settled) as string[]).map(Number);
       return ok(
         api.POST('/api/quotes', {
-          body: { kind: 'PACKAGE', pickup: { location: { lat: pLat!, lng: pLng! } }, dropoff: { location: { lat: dLat!, lng: dLng! } }, vehicleType, countryId },
+          body: {
+            kind: 'PACKAGE',
+            pickup: { location: { lat: pLat!, lng: pLng! } },
+            dropoff: { location: { lat: dLat!, lng: dLng! } },
+            vehicleType,
+            countryId,
+          },
         }),
       );
     },
@@ -89,7 +129,10 @@ function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetchi
             <p className="price">{formatMoney(q.amount, q.currency)}</p>
             <p>
               {(q.distanceMeters / 1000).toFixed(1)} km, about {Math.max(1, Math.round(q.durationSeconds / 60))} min
-              {q.breakdown.surge > 1 ? `, surge ×${q.breakdown.surge.toFixed(1)} (${formatMoney(q.breakdown.surgeAmount, q.currency)})` : ''}.
+              {q.breakdown.surge > 1
+                ? `, surge ×${q.breakdown.surge.toFixed(1)} (${formatMoney(q.breakdown.surgeAmount, q.currency)})`
+                : ''}
+              .
               <br />
               This price holds until <time dateTime={q.expiresAt}>{new Date(q.expiresAt).toLocaleTimeString()}</time>.
             </p>
@@ -165,12 +208,23 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
     },
   });
   // crypto.randomUUID exists only in secure contexts (https, localhost); getRandomValues everywhere.
-  const idempotencyKey = useMemo(() => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''), []);
+  const idempotencyKey = useMemo(
+    () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''),
+    [],
+  );
 
   const points = useMemo(() => {
     const out: MapPoint[] = [];
-    if (pickup.lat && pickup.lng) out.push({ id: 'pickup', lat: Number(pickup.lat), lng: Number(pickup.lng), label: 'Pickup', kind: 'pickup' });
-    if (dropoff.lat && dropoff.lng) out.push({ id: 'dropoff', lat: Number(dropoff.lat), lng: Number(dropoff.lng), label: 'Drop-off', kind: 'dropoff' });
+    if (pickup.lat && pickup.lng)
+      out.push({ id: 'pickup', lat: Number(pickup.lat), lng: Number(pickup.lng), label: 'Pickup', kind: 'pickup' });
+    if (dropoff.lat && dropoff.lng)
+      out.push({
+        id: 'dropoff',
+        lat: Number(dropoff.lat),
+        lng: Number(dropoff.lng),
+        label: 'Drop-off',
+        kind: 'dropoff',
+      });
     return out;
   }, [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng]);
 
@@ -186,7 +240,8 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
       <>
         <PageTitle>Delivery created</PageTitle>
         <Notice>
-          Delivery code: <strong className="secret">{created.deliveryCode}</strong>. Give it to the recipient: the driver needs it to complete the delivery. It is shown only now.
+          Delivery code: <strong className="secret">{created.deliveryCode}</strong>. Give it to the recipient: the
+          driver needs it to complete the delivery. It is shown only now.
         </Notice>
         <a
           href={href(created.id)}
@@ -216,10 +271,12 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
           <fieldset>
             <legend>A click on the map sets</legend>
             <label className="inline">
-              <input type="radio" name="target" checked={target === 'pickup'} onChange={() => setTarget('pickup')} /> Pickup
+              <input type="radio" name="target" checked={target === 'pickup'} onChange={() => setTarget('pickup')} />{' '}
+              Pickup
             </label>
             <label className="inline">
-              <input type="radio" name="target" checked={target === 'dropoff'} onChange={() => setTarget('dropoff')} /> Drop-off
+              <input type="radio" name="target" checked={target === 'dropoff'} onChange={() => setTarget('dropoff')} />{' '}
+              Drop-off
             </label>
           </fieldset>
           <Map points={points} onPick={onPick} label="Map: click to set the pickup or drop-off" />
@@ -230,10 +287,28 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
           <StopFields legend="Drop-off" stop={dropoff} onChange={setDropoff} />
           <fieldset>
             <legend>Parcel</legend>
-            <Field label="Parcel description" required maxLength={1000} value={parcel.description} onChange={(e) => setParcel({ ...parcel, description: e.target.value })} />
+            <Field
+              label="Parcel description"
+              required
+              maxLength={1000}
+              value={parcel.description}
+              onChange={(e) => setParcel({ ...parcel, description: e.target.value })}
+            />
             <div className="row">
-              <Field label="Weight (kg)" type="number" step="any" min={0.001} max={50000} value={parcel.weightKg} onChange={(e) => setParcel({ ...parcel, weightKg: e.target.value })} />
-              <SelectField label="Size" value={parcel.size} onChange={(e) => setParcel({ ...parcel, size: e.target.value })}>
+              <Field
+                label="Weight (kg)"
+                type="number"
+                step="any"
+                min={0.001}
+                max={50000}
+                value={parcel.weightKg}
+                onChange={(e) => setParcel({ ...parcel, weightKg: e.target.value })}
+              />
+              <SelectField
+                label="Size"
+                value={parcel.size}
+                onChange={(e) => setParcel({ ...parcel, size: e.target.value })}
+              >
                 <option value="">Not given</option>
                 <option value="SMALL">Small</option>
                 <option value="MEDIUM">Medium</option>
@@ -242,7 +317,11 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
             </div>
           </fieldset>
           <div className="row">
-            <SelectField label="Vehicle type" value={vehicleType} onChange={(e) => setVehicleType(e.target.value as typeof vehicleType)}>
+            <SelectField
+              label="Vehicle type"
+              value={vehicleType}
+              onChange={(e) => setVehicleType(e.target.value as typeof vehicleType)}
+            >
               {VEHICLE_TYPES.map((v) => (
                 <option key={v} value={v}>
                   {v}
@@ -251,9 +330,20 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
             </SelectField>
             <CountryField countries={countries.data?.items} value={countryId} onChange={setCountryId} />
           </div>
-          <Field label="Reference" maxLength={100} value={reference} onChange={(e) => setReference(e.target.value)} hint="Your own order number (optional)" />
+          <Field
+            label="Reference"
+            maxLength={100}
+            value={reference}
+            onChange={(e) => setReference(e.target.value)}
+            hint="Your own order number (optional)"
+          />
           <label className="inline">
-            <input type="checkbox" checked={requireDeliveryCode} onChange={(e) => setRequireDeliveryCode(e.target.checked)} /> Require a delivery code at drop-off
+            <input
+              type="checkbox"
+              checked={requireDeliveryCode}
+              onChange={(e) => setRequireDeliveryCode(e.target.checked)}
+            />{' '}
+            Require a delivery code at drop-off
           </label>
           <QuotePanel quote={quote} />
           {requoted ? (

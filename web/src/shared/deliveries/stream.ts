@@ -31,14 +31,23 @@ export function applyStatusEvent(client: QueryClient, event: StatusEvent) {
   });
   client.setQueryData<Package>(queryKeys.package(event.jobId), (p) =>
     p && p.status !== event.status
-      ? { ...p, status: event.status as PackageStatus, updatedAt: event.at, statusHistory: [...p.statusHistory, { status: event.status as PackageStatus, at: event.at, ...(event.reason ? { reason: event.reason } : {}) }] }
+      ? {
+          ...p,
+          status: event.status as PackageStatus,
+          updatedAt: event.at,
+          statusHistory: [
+            ...p.statusHistory,
+            { status: event.status as PackageStatus, at: event.at, ...(event.reason ? { reason: event.reason } : {}) },
+          ],
+        }
       : p,
   );
   // A package new to this page, or a driver named or gone: fetch what the event does not carry.
   const driverChanged = event.status === 'ASSIGNED' || event.status === 'PENDING';
   if (!known || driverChanged) void client.invalidateQueries({ queryKey: queryKeys.packages });
   // A delivered package may carry its proof of delivery (sent just before): read it again.
-  if (driverChanged || event.status === 'DELIVERED') void client.invalidateQueries({ queryKey: queryKeys.package(event.jobId) });
+  if (driverChanged || event.status === 'DELIVERED')
+    void client.invalidateQueries({ queryKey: queryKeys.package(event.jobId) });
 }
 
 export function useAccountStream() {
@@ -46,6 +55,9 @@ export function useAccountStream() {
   return useStream('/api/events/stream', {
     status: (data) => applyStatusEvent(client, data as StatusEvent),
     // The server could not replay what was missed (or the stream was reopened): read everything again.
-    resync: () => void client.invalidateQueries({ predicate: (q) => q.queryKey[0] === queryKeys.packages[0] || q.queryKey[0] === queryKeys.anyPackage[0] }),
+    resync: () =>
+      void client.invalidateQueries({
+        predicate: (q) => q.queryKey[0] === queryKeys.packages[0] || q.queryKey[0] === queryKeys.anyPackage[0],
+      }),
   });
 }

@@ -23,7 +23,10 @@ const COLOURS: Record<MapPoint['kind'], string> = {
 };
 
 function tileUrl(): string {
-  return document.querySelector<HTMLMetaElement>('meta[name="map-tile-url"]')?.content || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png';
+  return (
+    document.querySelector<HTMLMetaElement>('meta[name="map-tile-url"]')?.content ||
+    'https://tile.openstreetmap.org/{z}/{x}/{y}.png'
+  );
 }
 
 /** The count each cluster's icon shows, as drawn by clusterIcon. */
@@ -35,7 +38,11 @@ const sizeOf = (count: number) => (count < 10 ? SIZES[0] : count < 100 ? SIZES[1
 function clusterIcon(cluster: L.MarkerCluster): L.DivIcon {
   const count = cluster.getChildCount();
   drawnCount.set(cluster, count);
-  return new L.DivIcon({ html: `<div><span>${count}</span></div>`, className: `marker-cluster marker-cluster-${sizeOf(count)}`, iconSize: new L.Point(40, 40) });
+  return new L.DivIcon({
+    html: `<div><span>${count}</span></div>`,
+    className: `marker-cluster marker-cluster-${sizeOf(count)}`,
+    iconSize: new L.Point(40, 40),
+  });
 }
 
 // After every change markercluster builds a new icon element (with its listeners and styles) for
@@ -43,7 +50,13 @@ function clusterIcon(cluster: L.MarkerCluster): L.DivIcon {
 // 5,000 drivers moving, that was about half of the page's time on its markers (B12). Here a
 // cluster on the map keeps its element: a new count is written into it, and the cluster moves to
 // its new centre. (Private parts of markercluster 1.5: _updateIcon, _iconObj, _iconNeedsUpdate.)
-type Cluster = L.MarkerCluster & { _icon?: HTMLElement; _iconObj?: L.DivIcon; _iconNeedsUpdate: boolean; _updateIcon(): void; update(): void };
+type Cluster = L.MarkerCluster & {
+  _icon?: HTMLElement;
+  _iconObj?: L.DivIcon;
+  _iconNeedsUpdate: boolean;
+  _updateIcon(): void;
+  update(): void;
+};
 const clusterProto = L.MarkerCluster.prototype as unknown as Cluster;
 const updateIcon = clusterProto._updateIcon;
 clusterProto._updateIcon = function (this: Cluster) {
@@ -59,7 +72,8 @@ clusterProto._updateIcon = function (this: Cluster) {
     this._iconObj = clusterIcon(this);
     const span = element.querySelector('span');
     if (span) span.textContent = String(count);
-    if (sizeOf(count) !== sizeOf(drawn)) element.classList.replace(`marker-cluster-${sizeOf(drawn)}`, `marker-cluster-${sizeOf(count)}`);
+    if (sizeOf(count) !== sizeOf(drawn))
+      element.classList.replace(`marker-cluster-${sizeOf(drawn)}`, `marker-cluster-${sizeOf(count)}`);
   }
   this._iconNeedsUpdate = false;
   this.update();
@@ -83,14 +97,30 @@ function textElement(label: string): HTMLElement {
 
 function marker(p: MapPoint): Held {
   // The class names the kind for styles and for the browser tests.
-  const m = L.circleMarker([p.lat, p.lng], { radius: p.kind.startsWith('driver') ? 7 : 9, color: '#fff', weight: 2, fillColor: COLOURS[p.kind], fillOpacity: 1, className: `marker-${p.kind}` });
+  const m = L.circleMarker([p.lat, p.lng], {
+    radius: p.kind.startsWith('driver') ? 7 : 9,
+    color: '#fff',
+    weight: 2,
+    fillColor: COLOURS[p.kind],
+    fillOpacity: 1,
+    className: `marker-${p.kind}`,
+  });
   const held: Held = { marker: m, kind: p.kind, label: p.label };
   // Built when the tooltip opens, from the label of the moment (thousands of markers, few hovered).
   m.bindTooltip(() => textElement(held.label));
   return held;
 }
 
-export default function LeafletMap({ points, onPick, onView, cluster = false, label, fit = true, fitKey, center }: MapProps) {
+export default function LeafletMap({
+  points,
+  onPick,
+  onView,
+  cluster = false,
+  label,
+  fit = true,
+  fitKey,
+  center,
+}: MapProps) {
   const element = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map>(undefined);
   const layer = useRef<L.LayerGroup>(undefined);
@@ -107,13 +137,28 @@ export default function LeafletMap({ points, onPick, onView, cluster = false, la
   view.current = onView;
 
   useEffect(() => {
-    const m = L.map(element.current!, { center: center ?? [-1.286, 36.817], zoom: 12, attributionControl: true, zoomAnimation: false });
+    const m = L.map(element.current!, {
+      center: center ?? [-1.286, 36.817],
+      zoom: 12,
+      attributionControl: true,
+      zoomAnimation: false,
+    });
     L.tileLayer(tileUrl(), { maxZoom: 19, attribution: '© OpenStreetMap contributors' }).addTo(m);
     // No chunkedLoading: the slices per frame below are the chunks (its own run up to 200 ms each).
     // At street level (zoom 16 and closer) every driver is drawn on his own; that also spares the
     // four closest of the twenty zoom levels that markercluster files each moved marker in.
-    layer.current = (cluster ? L.markerClusterGroup({ showCoverageOnHover: false, disableClusteringAtZoom: 16, iconCreateFunction: clusterIcon }) : L.layerGroup()).addTo(m);
-    m.on('click', (e: L.LeafletMouseEvent) => pick.current?.(Number(e.latlng.lat.toFixed(6)), Number(e.latlng.lng.toFixed(6))));
+    layer.current = (
+      cluster
+        ? L.markerClusterGroup({
+            showCoverageOnHover: false,
+            disableClusteringAtZoom: 16,
+            iconCreateFunction: clusterIcon,
+          })
+        : L.layerGroup()
+    ).addTo(m);
+    m.on('click', (e: L.LeafletMouseEvent) =>
+      pick.current?.(Number(e.latlng.lat.toFixed(6)), Number(e.latlng.lng.toFixed(6))),
+    );
     const reportView = () => {
       const b = m.getBounds();
       view.current?.({ west: b.getWest(), south: b.getSouth(), east: b.getEast(), north: b.getNorth() });
