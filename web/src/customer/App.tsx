@@ -157,6 +157,7 @@ function Home({ user }: { user: User }) {
   useEffect(() => {
     const active = current.data?.items.find((r) => ACTIVE_RIDE.includes(r.status as Ride['status']));
     if (active && screen.tab === 'ride' && !screen.rideId && screen.key === 0) go({ tab: 'ride', rideId: active.id });
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only when the active rides arrive: a later screen change must not be overridden
   }, [current.data]);
   const countryId = user.countryId ?? '';
 

@@ -70,6 +70,7 @@ function DestinationSearch({
   const unavailable = search.error instanceof ApiError && search.error.status === 404;
   useEffect(() => {
     if (unavailable) onUnavailable();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once when the search becomes unavailable, not on every new callback
   }, [unavailable]);
   return (
     <div className="search">
@@ -176,11 +177,13 @@ export function BookRide({
   };
   useEffect(() => {
     if (!pickup) locate();
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- on the first render only: later the pickup is the rider's choice
   }, []);
 
   // crypto.randomUUID exists only in secure contexts; getRandomValues everywhere.
   const idempotencyKey = useMemo(
     () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join(''),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- a new key for each new trip or vehicle: the key names the booking, which the two describe
     [trip, vehicle],
   );
   const chosen = vehicle ? quotes[VEHICLE_TYPES.indexOf(vehicle)] : undefined;

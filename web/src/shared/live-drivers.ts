@@ -53,7 +53,7 @@ export function useLiveDrivers(path: string | undefined) {
       });
     }
     return out;
-    // version is the change signal for the mutable Map
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- version is the change signal for the mutable Map
   }, [version]);
   return { state, points, count: drivers.current.size };
 }

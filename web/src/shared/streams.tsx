@@ -70,7 +70,7 @@ export function useStream(path: string | undefined, handlers: Handlers, auth = t
   useEffect(() => {
     if (!path) return;
     return openStream(path, handlers, setState, auth);
-    // handlers are read at connect time; a new path reconnects
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- handlers are read at connect time; a new path reconnects
   }, [path, auth]);
   return path ? state : 'unavailable';
 }

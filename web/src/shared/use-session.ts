@@ -45,6 +45,7 @@ export function useStoredSession(onExpired?: () => void) {
         setState('ready');
       })
       .catch(() => setState('offline'));
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- onExpired is read when the restore ends; a new callback does not restore again
   }, [state]);
   return { state, retry: () => setState('pending') };
 }

@@ -178,7 +178,7 @@ export default function LeafletMap({
       layer.current = undefined;
       m.remove();
     };
-    // The map is built once; points flow in through the effect below.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the map is built once; points flow in through the effect below
   }, []);
 
   useEffect(() => {
