@@ -7,8 +7,9 @@ import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { LedgerService } from '../src/modules/ledger/ledger.service.js';
-import { PayoutsRepository } from '../src/modules/ledger/payouts.repository.js';
-import { PayoutService } from '../src/modules/ledger/payouts.service.js';
+import { ReceiptsRepository } from '../src/modules/ledger/receipts.repository.js';
+import { PayoutsRepository } from '../src/modules/payouts/payouts.repository.js';
+import { PayoutService } from '../src/modules/payouts/payouts.service.js';
 import { systemClock } from '../src/shared/clock.js';
 import { createServerDatabase } from '../test/helpers/database.js';
 import { machine } from './lib/harness.js';
@@ -25,7 +26,7 @@ try {
   const clock = systemClock;
   const ledger = new LedgerService({ db, clock });
   const repo = new PayoutsRepository();
-  const payouts = new PayoutService({ db, clock, ledger, repo });
+  const payouts = new PayoutService({ db, clock, ledger, repo, receipts: new ReceiptsRepository() });
 
   // N drivers (and an admin) owed 1..50,000 each by one balanced seed transaction against OPERATOR_CASH.
   let t = performance.now();

@@ -6,8 +6,8 @@
 // Usage: npx tsx bench/company-earnings.ts   (BENCH_DRIVERS=500; TEST_DATABASE_URL=postgres://… for
 // the server, a fresh database of its own, dropped at the end; PGlite in memory otherwise)
 import { randomUUID } from 'node:crypto';
-import { EarningsRepository } from '../src/modules/ledger/earnings.repository.js';
-import { summarise } from '../src/modules/ledger/earnings.service.js';
+import { EarningsRepository } from '../src/modules/earnings/earnings.repository.js';
+import { summarise } from '../src/modules/earnings/earnings.service.js';
 import {
   cancellationFeeEntries,
   cashOnDeliveryEntries,

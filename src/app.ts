@@ -34,11 +34,12 @@ import { dispatchModule } from './modules/dispatch/dispatch.routes.js';
 import type { Services } from './services.js';
 import { pricingModule } from './modules/pricing/pricing.routes.js';
 import { trackingModule } from './modules/tracking/tracking.routes.js';
-import { moneyModule } from './modules/ledger/money.routes.js';
+import { ledgerModule } from './modules/ledger/ledger.routes.js';
+import { payoutsModule } from './modules/payouts/payouts.routes.js';
 import { pushModule } from './modules/push/push.routes.js';
-import { invoicesModule } from './modules/ledger/invoices.routes.js';
-import { earningsModule } from './modules/ledger/earnings.routes.js';
-import { driverEarningsModule } from './modules/ledger/driver-earnings.routes.js';
+import { invoicesModule } from './modules/invoices/invoices.routes.js';
+import { earningsModule } from './modules/earnings/earnings.routes.js';
+import { driverEarningsModule } from './modules/earnings/driver-earnings.routes.js';
 import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
 import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
@@ -64,7 +65,8 @@ const API_MODULES: FeatureModule[] = [
   dispatchModule,
   pricingModule,
   trackingModule,
-  moneyModule,
+  ledgerModule,
+  payoutsModule,
   pushModule,
   invoicesModule,
   earningsModule,

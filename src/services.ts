@@ -21,14 +21,15 @@ import { DeviceKeysService } from './modules/device-keys/device-keys.service.js'
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
 import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
-import { InvoicesRepository } from './modules/ledger/invoices.repository.js';
-import { InvoiceService } from './modules/ledger/invoices.service.js';
-import { EarningsService } from './modules/ledger/earnings.service.js';
-import { DriverEarningsReports } from './modules/ledger/driver-earnings.service.js';
-import { JobMoney } from './modules/ledger/job-money.js';
+import { InvoicesRepository } from './modules/invoices/invoices.repository.js';
+import { InvoiceService } from './modules/invoices/invoices.service.js';
+import { EarningsService } from './modules/earnings/earnings.service.js';
+import { DriverEarningsReports } from './modules/earnings/driver-earnings.service.js';
+import { JobMoney } from './modules/jobs/job-money-hook.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
-import { PayoutsRepository } from './modules/ledger/payouts.repository.js';
-import { PayoutService } from './modules/ledger/payouts.service.js';
+import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
+import { PayoutService } from './modules/payouts/payouts.service.js';
+import { ReceiptsRepository } from './modules/ledger/receipts.repository.js';
 import { SettlementService } from './modules/ledger/settlements.service.js';
 import { DriverLocationsRepository } from './modules/matching/driver-locations.repository.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
@@ -270,7 +271,7 @@ export function createServices(deps: Deps): Services {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
   });
   const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus, logger: deps.logger });
-  const payoutsRepo = new PayoutsRepository();
+  const receiptsRepo = new ReceiptsRepository();
   // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
   const proofStorage: ProofStorage = config.proof.s3
     ? new S3ProofStorage(config.proof.s3)
@@ -320,8 +321,8 @@ export function createServices(deps: Deps): Services {
     ledger,
     earnings,
     driverEarnings: new DriverEarningsReports({ drivers: driversRepo, earnings }),
-    settlements: new SettlementService({ db, clock, ledger, repo: payoutsRepo }),
-    payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo }),
+    settlements: new SettlementService({ db, clock, ledger, repo: receiptsRepo }),
+    payouts: new PayoutService({ db, clock, ledger, repo: new PayoutsRepository(), receipts: receiptsRepo }),
     push,
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),

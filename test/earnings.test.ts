@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { get, packageBody, post, rideBody, setDriverPosition } from './packages-helpers.js';
 import { assertBooks, balanceOf, cashOnDelivery, collectCash, earn } from './payouts-helpers.js';
-import { jobTransactions } from '../src/modules/ledger/job-money.js';
+import { jobTransactions } from '../src/modules/jobs/job-money-hook.js';
 import { moneyFacts } from '../src/modules/jobs/job-money.js';
 
 /** A flat tariff: every job costs base + booking fee = 12,000 whatever the distance; 15 % commission. */

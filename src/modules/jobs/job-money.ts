@@ -1,6 +1,6 @@
 // What a job's end does to money (contract section 21), as jobs/ sees it: the facts of a job that the
 // ledger books from (JobMoneyFacts), the hook the lifecycle calls in its transaction (JobMoneyHook,
-// implemented by modules/ledger/job-money.ts), and the `earnings` object a job shows its driver's side.
+// implemented in ./job-money-hook.ts by booking through the ledger), and the `earnings` object a job shows its driver's side.
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { PaymentMethod } from '../../db/tables/jobs.js';

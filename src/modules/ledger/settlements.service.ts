@@ -7,7 +7,7 @@ import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toPage, toRowPage } from '../../shared/pagination.js';
 import type { LedgerService } from './ledger.service.js';
-import type { PayoutsRepository, ReceiptRow, ReceiptTable } from './payouts.repository.js';
+import type { ReceiptRow, ReceiptTable, ReceiptsRepository } from './receipts.repository.js';
 import { businessPaymentEntries, settlementEntries, sourceKeys } from './postings.js';
 
 export interface ReceiptInput {
@@ -52,7 +52,7 @@ export interface ReceiptListQuery {
 
 export class SettlementService {
   constructor(
-    private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: PayoutsRepository },
+    private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: ReceiptsRepository },
   ) {}
 
   /**

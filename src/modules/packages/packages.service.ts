@@ -66,7 +66,7 @@ export interface PackageServiceDeps {
   links: TrackingLinks;
   /** Sends the drop-off contact its tracking link (notifyRecipient). */
   notifier?: RecipientNotifier;
-  /** Books the money of a package's end in its transaction and reads its tips (modules/ledger/job-money.ts). */
+  /** Books the money of a package's end in its transaction and reads its tips (jobs/job-money-hook.ts). */
   money?: JobMoneyHook;
 }
 

@@ -56,7 +56,7 @@ export interface RideServiceDeps {
   watcher?: JobChangeWatcher;
   /** Writes the positions reported to this process now, so a completing ride's trip has them all. */
   flushPositions?: () => Promise<void>;
-  /** Books the money of a ride's end in its transaction and reads its tips (modules/ledger/job-money.ts). */
+  /** Books the money of a ride's end in its transaction and reads its tips (jobs/job-money-hook.ts). */
   money?: JobMoneyHook;
 }
 

@@ -1,8 +1,10 @@
+// The two kinds of job's transition tables (packages/package-status.ts, rides/ride-status.ts) checked
+// exhaustively against the contract; here in test/ so that jobs/ imports neither kind.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkPackageTransition, PACKAGE_ACTORS, PACKAGE_STATUSES } from '../packages/package-status.js';
-import { checkRideTransition, RIDE_ACTORS, RIDE_STATUSES } from '../rides/ride-status.js';
-import type { TransitionCheck } from './transitions.js';
+import { checkPackageTransition, PACKAGE_ACTORS, PACKAGE_STATUSES } from '../src/modules/packages/package-status.js';
+import { checkRideTransition, RIDE_ACTORS, RIDE_STATUSES } from '../src/modules/rides/ride-status.js';
+import type { TransitionCheck } from '../src/modules/jobs/transitions.js';
 
 // Every allowed (from, to, actor) triple, written out by hand from contract section 9.
 const PACKAGE_ALLOWED: Record<string, string> = {

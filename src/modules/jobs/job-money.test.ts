@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { jobEarnings, type JobMoneyFacts } from '../jobs/job-money.js';
-import { jobTransactions } from './job-money.js';
-import { checkTransaction } from './postings.js';
+import { jobEarnings, type JobMoneyFacts } from './job-money.js';
+import { jobTransactions } from './job-money-hook.js';
+import { checkTransaction } from '../ledger/postings.js';
 
 const DRIVER = '00000000-0000-4000-8000-000000000001';
 const BUSINESS = '00000000-0000-4000-8000-000000000002';

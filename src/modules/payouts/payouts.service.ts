@@ -8,10 +8,11 @@ import type { PayoutLineStatus } from '../../db/tables/ledger.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toPage } from '../../shared/pagination.js';
-import type { LedgerService } from './ledger.service.js';
+import type { LedgerService } from '../ledger/ledger.service.js';
 import { payoutFileCsv, payoutReference, toMajorUnits } from './payout-file.js';
+import type { ReceiptsRepository } from '../ledger/receipts.repository.js';
 import type { BatchRow, LineRow, PayoutsRepository } from './payouts.repository.js';
-import { payoutLineFailedEntries, sourceKeys } from './postings.js';
+import { payoutLineFailedEntries, sourceKeys } from '../ledger/postings.js';
 
 type StatusTotals = Record<PayoutLineStatus, { lines: number; amount: number }>;
 
@@ -64,7 +65,14 @@ function decodeSeq(cursor: string | undefined): number | undefined {
 
 export class PayoutService {
   constructor(
-    private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: PayoutsRepository },
+    private readonly deps: {
+      db: Kysely<Database>;
+      clock: Clock;
+      ledger: LedgerService;
+      repo: PayoutsRepository;
+      /** The currency check, shared with settlements. */
+      receipts: Pick<ReceiptsRepository, 'isCountryCurrency'>;
+    },
   ) {}
 
   /**
@@ -81,7 +89,7 @@ export class PayoutService {
   ): Promise<PayoutBatch> {
     const { repo, ledger } = this.deps;
     const minimum = input.minimum ?? 1;
-    if (!(await repo.isCountryCurrency(trx, input.currency)))
+    if (!(await this.deps.receipts.isCountryCurrency(trx, input.currency)))
       throw badRequest(`body.currency ${input.currency} is not the currency of any country`, 'UNKNOWN_CURRENCY');
     await repo.lockPayoutCurrency(trx, input.currency);
     const id = randomUUID();

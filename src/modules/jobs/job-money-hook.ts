@@ -2,18 +2,19 @@
 // or COMPLETED books its amount's split (jobCompletedEntries) and, for a package with cash on
 // delivery, the cash the driver now holds for the business (cashOnDeliveryEntries); a cancellation
 // with a fee books the fee's split (cancellationFeeEntries). Each under its source key, so a retry or
-// a replay books nothing twice.
+// a replay books nothing twice. The hook lives with the job core that calls it (jobs → ledger): money
+// never imports jobs.
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { JobMoneyFacts, JobMoneyHook } from '../jobs/job-money.js';
-import type { LedgerService } from './ledger.service.js';
+import type { JobMoneyFacts, JobMoneyHook } from './job-money.js';
+import type { LedgerService } from '../ledger/ledger.service.js';
 import {
   cancellationFeeEntries,
   cashOnDeliveryEntries,
   jobCompletedEntries,
   sourceKeys,
   type TransactionInput,
-} from './postings.js';
+} from '../ledger/postings.js';
 
 /** The transactions a job's status change books (none for most changes). Pure. */
 export function jobTransactions(facts: JobMoneyFacts): TransactionInput[] {

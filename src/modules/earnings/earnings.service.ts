@@ -7,7 +7,7 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { neutralizeCsvText } from '../../shared/csv-text.js';
 import { badRequest } from '../../shared/errors.js';
-import { parseBound } from '../packages/statement.js';
+import { parseBound } from '../../shared/period-bound.js';
 import { EarningsRepository, type DriverEntryRow } from './earnings.repository.js';
 import type { CompanyEarningsResponse, DriverEarningsResponse, EarningsQuery } from './earnings.schemas.js';
 
