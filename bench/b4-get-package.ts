@@ -215,8 +215,8 @@ async function seed(dbUrl: string, count: number) {
     const config = loadConfig({ JWT_SECRET, NODE_ENV: 'test', DATA_DIR: '/tmp/rd-packages-bench' });
     const tokens = new TokenService({
       secret: JWT_SECRET,
-      issuer: config.jwtIssuer,
-      audience: config.jwtAudience,
+      issuer: config.auth.jwtIssuer,
+      audience: config.auth.jwtAudience,
       accessTtlMs: 3600_000,
       clock: systemClock,
     });

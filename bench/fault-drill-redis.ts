@@ -73,8 +73,8 @@ async function main() {
     const config = loadConfig({ JWT_SECRET, NODE_ENV: 'test', DATA_DIR: '/tmp/rd-drill' });
     const tokens = new TokenService({
       secret: JWT_SECRET,
-      issuer: config.jwtIssuer,
-      audience: config.jwtAudience,
+      issuer: config.auth.jwtIssuer,
+      audience: config.auth.jwtAudience,
       accessTtlMs: 3_600_000,
       clock: systemClock,
     });

@@ -39,7 +39,7 @@ const config = loadConfig({
   WEBHOOK_WORKER_IN_PROCESS: 'false',
   ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
 });
-const database = await openDatabase({ url: config.databaseUrl });
+const database = await openDatabase({ url: config.database.url });
 const deps = await createDeps(config, { database });
 const services = createServices(deps);
 const app = await buildApp({ deps, services });
@@ -91,9 +91,9 @@ await db
   })
   .execute();
 const tokens = new TokenService({
-  secret: deps.config.jwtSecret,
-  issuer: config.jwtIssuer,
-  audience: config.jwtAudience,
+  secret: deps.config.auth.jwtSecret,
+  issuer: config.auth.jwtIssuer,
+  audience: config.auth.jwtAudience,
   accessTtlMs: 3_600_000,
   clock: deps.clock,
 });

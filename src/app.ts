@@ -87,7 +87,8 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
     loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     // Fastify trusts nothing for a bare hop count (it cannot check the peer): the count is applied here,
     // the socket's peer being hop 0, so TRUST_PROXY=1 takes the address the one proxy in front added.
-    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
+    trustProxy:
+      typeof config.server.trustProxy === 'number' ? trustHops(config.server.trustProxy) : config.server.trustProxy,
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     requestIdHeader: false,
@@ -103,19 +104,19 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
     return503OnClosing: false,
     // Slow clients (slowloris): Node answers 408 and closes a request not received in time. Once
     // received (a WebSocket upgraded, an SSE stream answering), these timeouts no longer apply.
-    requestTimeout: config.requestTimeoutMs,
-    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.server.requestTimeoutMs,
+    keepAliveTimeout: config.server.keepAliveTimeoutMs,
     http: {
-      requestTimeout: config.requestTimeoutMs,
-      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.server.requestTimeoutMs,
+      headersTimeout: config.server.headersTimeoutMs,
       // Node checks these deadlines on an interval (30 s by default), which would stretch them.
-      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.headersTimeoutMs / 4)),
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.server.headersTimeoutMs / 4)),
     },
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Connections beyond the cap are closed at once, before they cost a file descriptor for long.
-  app.server.maxConnections = config.maxConnections;
+  app.server.maxConnections = config.server.maxConnections;
   // The proof upload's own PROOF_UPLOAD_TIMEOUT instead of REQUEST_TIMEOUT (http/upload-timeout.ts).
   allowLongerUploads(app.server);
 
@@ -221,7 +222,7 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
   const ctx: ModuleContext = { deps, services, guard };
   const background = runLoops([
     ...perProcessWork(services),
-    ...sharedWork(deps, services, { webhookWorker: config.webhookWorkerInProcess }),
+    ...sharedWork(deps, services, { webhookWorker: config.webhooks.workerInProcess }),
   ]);
   app.addHook('onReady', () => background.start());
   app.addHook('onClose', async () => {

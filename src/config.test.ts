@@ -6,34 +6,34 @@ import { formatDuration } from './config/durations.js';
 
 test('defaults follow the contract', () => {
   const c = loadConfig({});
-  assert.equal(c.port, 3000);
-  assert.equal(c.host, '0.0.0.0');
-  assert.equal(c.dataDir, './data');
-  assert.equal(c.databaseUrl, undefined);
-  assert.equal(c.databaseConnectTimeoutMs, 5000);
-  assert.equal(c.accessTokenTtlMs, 15 * 60_000);
-  assert.equal(c.refreshTokenTtlMs, 7 * 86_400_000);
-  assert.equal(c.rememberMeRefreshTokenTtlMs, 30 * 86_400_000);
-  assert.equal(c.loginSessionTtlMs, 10 * 60_000);
-  assert.equal(c.otpTtlMs, 5 * 60_000);
-  assert.equal(c.otpMaxAttempts, 5);
-  assert.equal(c.otpMaxResends, 3);
-  assert.equal(c.smsTransport, 'console');
-  assert.equal(c.smsFile, 'data/sms.log');
+  assert.equal(c.server.port, 3000);
+  assert.equal(c.server.host, '0.0.0.0');
+  assert.equal(c.server.dataDir, './data');
+  assert.equal(c.database.url, undefined);
+  assert.equal(c.database.connectTimeoutMs, 5000);
+  assert.equal(c.auth.accessTokenTtlMs, 15 * 60_000);
+  assert.equal(c.auth.refreshTokenTtlMs, 7 * 86_400_000);
+  assert.equal(c.auth.rememberMeRefreshTokenTtlMs, 30 * 86_400_000);
+  assert.equal(c.auth.loginSessionTtlMs, 10 * 60_000);
+  assert.equal(c.auth.otpTtlMs, 5 * 60_000);
+  assert.equal(c.auth.otpMaxAttempts, 5);
+  assert.equal(c.auth.otpMaxResends, 3);
+  assert.equal(c.sms.transport, 'console');
+  assert.equal(c.sms.file, 'data/sms.log');
   assert.deepEqual(c.rateLimits.global, { max: 100, windowMs: 900_000 });
   assert.deepEqual(c.rateLimits.login, { max: 5, windowMs: 900_000 });
   assert.deepEqual(c.rateLimits.loginSendOtp, { max: 3, windowMs: 300_000 });
   assert.deepEqual(c.rateLimits.registerSendOtp, { max: 3, windowMs: 300_000 });
-  assert.equal(c.trustProxy, false);
-  assert.equal(c.driverLocationTtlMs, 120_000);
-  assert.deepEqual(c.webhookRetryScheduleMs.slice(0, 3), [5000, 30_000, 120_000]);
-  assert.equal(c.webhookRetryScheduleMs.length, 10);
-  assert.equal(c.webhookTimeoutMs, 10_000);
-  assert.equal(c.webhookAllowHttp, true);
-  assert.equal(c.webhookAllowPrivateTargets, true);
-  assert.equal(c.workerPort, 9465);
-  assert.equal(c.webhookSignatureHeader, 'X-Service-Signature');
-  assert.equal(c.logLevel, 'info');
+  assert.equal(c.server.trustProxy, false);
+  assert.equal(c.drivers.locationTtlMs, 120_000);
+  assert.deepEqual(c.webhooks.retryScheduleMs.slice(0, 3), [5000, 30_000, 120_000]);
+  assert.equal(c.webhooks.retryScheduleMs.length, 10);
+  assert.equal(c.webhooks.timeoutMs, 10_000);
+  assert.equal(c.webhooks.allowHttp, true);
+  assert.equal(c.webhooks.allowPrivateTargets, true);
+  assert.equal(c.webhooks.workerPort, 9465);
+  assert.equal(c.webhooks.signatureHeader, 'X-Service-Signature');
+  assert.equal(c.server.logLevel, 'info');
   assert.deepEqual(c.dispatch, {
     mode: 'offer',
     offerTtlMs: 20_000,
@@ -42,12 +42,12 @@ test('defaults follow the contract', () => {
     retryIntervalMs: 30_000,
     maxReleases: 3,
   });
-  assert.equal(c.requestTimeoutMs, 30_000);
-  assert.equal(c.headersTimeoutMs, 10_000);
-  assert.equal(c.keepAliveTimeoutMs, 72_000);
-  assert.equal(c.maxConnections, 20_000);
-  assert.equal(c.wsMaxPerDriver, 2);
-  assert.equal(c.metricsToken, undefined);
+  assert.equal(c.server.requestTimeoutMs, 30_000);
+  assert.equal(c.server.headersTimeoutMs, 10_000);
+  assert.equal(c.server.keepAliveTimeoutMs, 72_000);
+  assert.equal(c.server.maxConnections, 20_000);
+  assert.equal(c.server.wsMaxPerDriver, 2);
+  assert.equal(c.server.metricsToken, undefined);
 });
 
 test('dispatch settings: mode, durations and distances', () => {
@@ -94,7 +94,14 @@ test('slow-client limits are configurable', () => {
     METRICS_TOKEN: 'tok',
   });
   assert.deepEqual(
-    [c.requestTimeoutMs, c.headersTimeoutMs, c.keepAliveTimeoutMs, c.maxConnections, c.wsMaxPerDriver, c.metricsToken],
+    [
+      c.server.requestTimeoutMs,
+      c.server.headersTimeoutMs,
+      c.server.keepAliveTimeoutMs,
+      c.server.maxConnections,
+      c.server.wsMaxPerDriver,
+      c.server.metricsToken,
+    ],
     [5000, 2000, 10_000, 500, 1, 'tok'],
   );
   assert.throws(
@@ -157,8 +164,8 @@ test('production refuses unsafe defaults and flips webhook safety', () => {
     SMS_TRANSPORT: 'http',
     SMS_HTTP_URL: 'https://sms.example.com/send',
   });
-  assert.equal(c.webhookAllowHttp, false);
-  assert.equal(c.webhookAllowPrivateTargets, false);
+  assert.equal(c.webhooks.allowHttp, false);
+  assert.equal(c.webhooks.allowPrivateTargets, false);
 });
 
 test('production refuses a weak JWT_SECRET and the file SMS transport unless allowed, naming the variables', () => {
@@ -177,12 +184,12 @@ test('production refuses a weak JWT_SECRET and the file SMS transport unless all
     /SMS_ALLOW_FILE_IN_PRODUCTION/,
   );
   assert.equal(
-    loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file', SMS_ALLOW_FILE_IN_PRODUCTION: 'true' })
-      .smsTransport,
+    loadConfig({ ...base, JWT_SECRET: strong, SMS_TRANSPORT: 'file', SMS_ALLOW_FILE_IN_PRODUCTION: 'true' }).sms
+      .transport,
     'file',
   );
   // Outside production the development defaults stay usable.
-  assert.equal(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).jwtSecret, 'x'.repeat(32));
+  assert.equal(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret, 'x'.repeat(32));
 });
 
 test('the provider SMS transports need their credentials, and name the missing ones', () => {
@@ -224,8 +231,8 @@ test('the provider SMS transports need their credentials, and name the missing o
 test('rate limits take off, trust proxy takes hops and CIDRs', () => {
   const c = loadConfig({ RATE_LIMIT_GLOBAL: 'off', TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' });
   assert.equal(c.rateLimits.global, null);
-  assert.deepEqual(c.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
-  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.deepEqual(c.server.trustProxy, ['10.0.0.0/8', '127.0.0.1']);
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).server.trustProxy, 2);
 });
 
 test('pricing: defaults of section 18, distances in m or km, the surge cap with one decimal', () => {
@@ -291,9 +298,9 @@ test('tracking: links on PUBLIC_BASE_URL (default this port on localhost), TRACK
 
 test('stream caps: STREAMS_PER_ACCOUNT (20) and STREAMS_PER_IP (200), positive whole numbers', () => {
   const defaults = loadConfig({});
-  assert.deepEqual([defaults.streamsPerAccount, defaults.streamsPerIp], [20, 200]);
+  assert.deepEqual([defaults.server.streamsPerAccount, defaults.server.streamsPerIp], [20, 200]);
   const set = loadConfig({ STREAMS_PER_ACCOUNT: '5', STREAMS_PER_IP: '5000' });
-  assert.deepEqual([set.streamsPerAccount, set.streamsPerIp], [5, 5000]);
+  assert.deepEqual([set.server.streamsPerAccount, set.server.streamsPerIp], [5, 5000]);
   assert.throws(
     () => loadConfig({ STREAMS_PER_ACCOUNT: '0', STREAMS_PER_IP: 'off' }),
     (err: unknown) => {
@@ -324,7 +331,7 @@ function refused(env: Record<string, string>, problems: string[]) {
 test('headers and request timeouts: the untouched one follows the one set; both set and contradicting are refused', () => {
   const timeouts = (env: Record<string, string>) => {
     const c = loadConfig(env);
-    return [c.headersTimeoutMs, c.requestTimeoutMs];
+    return [c.server.headersTimeoutMs, c.server.requestTimeoutMs];
   };
   assert.deepEqual(timeouts({ REQUEST_TIMEOUT: '5s' }), [5000, 5000]);
   assert.deepEqual(timeouts({ HEADERS_TIMEOUT: '45s' }), [45_000, 45_000]);
@@ -350,7 +357,7 @@ test('dispatch radius and its maximum: the untouched one follows the one set; bo
 test('token lifetimes: access <= refresh <= remember-me; untouched ones follow, set ones that contradict are refused', () => {
   const ttls = (env: Record<string, string>) => {
     const c = loadConfig(env);
-    return [c.accessTokenTtlMs, c.refreshTokenTtlMs, c.rememberMeRefreshTokenTtlMs];
+    return [c.auth.accessTokenTtlMs, c.auth.refreshTokenTtlMs, c.auth.rememberMeRefreshTokenTtlMs];
   };
   const [m, d] = [60_000, 86_400_000];
   assert.deepEqual(ttls({ REFRESH_TOKEN_TTL: '5m' }), [5 * m, 5 * m, 30 * d]);
@@ -373,7 +380,7 @@ test('token lifetimes: access <= refresh <= remember-me; untouched ones follow, 
 test('code and login session lifetimes: the untouched one follows the one set; both set and contradicting are refused', () => {
   const ttls = (env: Record<string, string>) => {
     const c = loadConfig(env);
-    return [c.otpTtlMs, c.loginSessionTtlMs];
+    return [c.auth.otpTtlMs, c.auth.loginSessionTtlMs];
   };
   assert.deepEqual(ttls({ LOGIN_SESSION_TTL: '2m' }), [120_000, 120_000]);
   assert.deepEqual(ttls({ OTP_TTL: '30m' }), [1_800_000, 1_800_000]);
@@ -505,9 +512,9 @@ test('Web Push: VAPID keys are validated and set together; the test-only switche
 });
 
 test('MAX_PLAUSIBLE_SPEED: 250 km/h by default, a number of km/h, or off', () => {
-  assert.equal(loadConfig({}).maxPlausibleSpeedKmh, 250);
-  assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: '120.5' }).maxPlausibleSpeedKmh, 120.5);
-  assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: 'OFF' }).maxPlausibleSpeedKmh, null);
+  assert.equal(loadConfig({}).drivers.maxPlausibleSpeedKmh, 250);
+  assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: '120.5' }).drivers.maxPlausibleSpeedKmh, 120.5);
+  assert.equal(loadConfig({ MAX_PLAUSIBLE_SPEED: 'OFF' }).drivers.maxPlausibleSpeedKmh, null);
   for (const value of ['0', '5', 'fast', '-250', '250km/h', '1e9']) {
     assert.throws(
       () => loadConfig({ MAX_PLAUSIBLE_SPEED: value }),

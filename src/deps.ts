@@ -14,7 +14,7 @@ import { createMetrics, type Metrics } from './shared/metrics.js';
 import { developmentVapidKeys } from './modules/push/vapid-keys.js';
 
 export interface Deps {
-  config: Config & { jwtSecret: string };
+  config: Config & { auth: { jwtSecret: string } };
   logger: Logger;
   database: DatabaseHandle;
   /** A single Redis or a Redis Cluster (see createRedisClient). */
@@ -53,25 +53,25 @@ export const LOG_REDACT = [
 ];
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
+  return pino({ level: config.server.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const logger = overrides.logger ?? createLogger(config);
-  const jwtSecret = config.jwtSecret ?? (await developmentJwtSecret(config.dataDir));
+  const jwtSecret = config.auth.jwtSecret ?? (await developmentJwtSecret(config.server.dataDir));
   // Push is on with keys from the environment, or on the embedded default with keys kept in DATA_DIR; off otherwise.
   const vapid =
     config.push.vapid ??
-    (config.databaseUrl
+    (config.database.url
       ? undefined
-      : { ...(await developmentVapidKeys(config.dataDir)), subject: config.push.subject });
+      : { ...(await developmentVapidKeys(config.server.dataDir)), subject: config.push.subject });
 
   const database =
     overrides.database ??
     (await openDatabase({
-      url: config.databaseUrl,
-      dataDir: path.join(config.dataDir, 'pgdata'),
-      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      url: config.database.url,
+      dataDir: path.join(config.server.dataDir, 'pgdata'),
+      connectTimeoutMs: config.database.connectTimeoutMs,
     }));
   const unwatch = database.availability.watch(logger);
   const closers: (() => Promise<unknown>)[] = [() => database.close(), async () => unwatch()];
@@ -88,7 +88,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       closers.push(async () => client.disconnect());
       await redis.connect();
       health.watch('main', redis);
-      const redisBus = new RedisBus(redis, config.redisKeyPrefix, health, logger);
+      const redisBus = new RedisBus(redis, config.redis.keyPrefix, health, logger);
       await redisBus.ready();
       bus = redisBus;
       // Before the main connection closes: connections closed on purpose are not failures.
@@ -99,7 +99,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     closers.push(() => bus.close());
 
     return {
-      config: { ...config, jwtSecret, push: { ...config.push, vapid } },
+      config: { ...config, auth: { ...config.auth, jwtSecret }, push: { ...config.push, vapid } },
       logger,
       database,
       redis,

@@ -25,15 +25,15 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   await deps.close();
 });
 
-const firstRunPassword = config.firstRunAdmin
-  ? await services.admin.ensureFirstRunAdmin(config.firstRunAdmin)
+const firstRunPassword = config.auth.firstRunAdmin
+  ? await services.admin.ensureFirstRunAdmin(config.auth.firstRunAdmin)
   : undefined;
-await app.listen({ port: config.port, host: config.host });
-const consoleUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}/`;
-if (firstRunPassword && config.firstRunAdmin) {
+await app.listen({ port: config.server.port, host: config.server.host });
+const consoleUrl = `http://${config.server.host === '0.0.0.0' || config.server.host === '::' ? 'localhost' : config.server.host}:${config.server.port}/`;
+if (firstRunPassword && config.auth.firstRunAdmin) {
   // The one secret ever written out (contract section 3): straight to stdout, never through the logger.
   process.stdout.write(
-    firstRunBanner(consoleUrl, config.firstRunAdmin.email, config.firstRunAdmin.phone, firstRunPassword),
+    firstRunBanner(consoleUrl, config.auth.firstRunAdmin.email, config.auth.firstRunAdmin.phone, firstRunPassword),
   );
 }
 app.log.info(

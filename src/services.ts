@@ -117,10 +117,10 @@ export function createServices(deps: Deps): Services {
   const { config, clock, bus } = deps;
   const db = deps.database.db;
   const tokens = new TokenService({
-    secret: config.jwtSecret,
-    issuer: config.jwtIssuer,
-    audience: config.jwtAudience,
-    accessTtlMs: config.accessTokenTtlMs,
+    secret: config.auth.jwtSecret,
+    issuer: config.auth.jwtIssuer,
+    audience: config.auth.jwtAudience,
+    accessTtlMs: config.auth.accessTokenTtlMs,
     clock,
   });
   const sms = createSmsSender(config, deps.logger, clock);
@@ -131,7 +131,7 @@ export function createServices(deps: Deps): Services {
     repo: new CodesRepository(db),
     clock,
     config,
-    codeKey: createHmac('sha256', config.jwtSecret).update('otp-code-key').digest('hex'),
+    codeKey: createHmac('sha256', config.auth.jwtSecret).update('otp-code-key').digest('hex'),
     sms,
   });
   const sessions = new SessionsService({ repo: new SessionsRepository(db), clock, config, tokens, bus });
@@ -158,7 +158,7 @@ export function createServices(deps: Deps): Services {
   const positions = new PositionIntake({
     live,
     registry: deps.metrics.registry,
-    maxPlausibleSpeedKmh: config.maxPlausibleSpeedKmh,
+    maxPlausibleSpeedKmh: config.drivers.maxPlausibleSpeedKmh,
   });
   const driversRepo = new DriversRepository(db, clock);
   const pushRepo = new PushRepository(db);
@@ -218,14 +218,14 @@ export function createServices(deps: Deps): Services {
   const jobs = {
     bus,
     clock,
-    driverLocationTtlMs: config.driverLocationTtlMs,
+    driverLocationTtlMs: config.drivers.locationTtlMs,
     driverIndex: live.index,
     dispatch,
     pricing,
     watcher: push,
     money,
   };
-  const links = new TrackingTokens(config.jwtSecret, config.tracking.publicBaseUrl);
+  const links = new TrackingTokens(config.auth.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   const ridesRepo = new RidesRepository(db);
   const tracking = new TrackingService({
@@ -238,13 +238,13 @@ export function createServices(deps: Deps): Services {
     packagesRepo,
     ridesRepo,
     driverIndex: live.index,
-    driverLocationTtlMs: config.driverLocationTtlMs,
+    driverLocationTtlMs: config.drivers.locationTtlMs,
   });
   const packages: PackageService = new PackageService({
     ...jobs,
     db,
     repo: packagesRepo,
-    secret: config.jwtSecret,
+    secret: config.auth.jwtSecret,
     links,
     notifier: tracking,
   });
@@ -254,7 +254,7 @@ export function createServices(deps: Deps): Services {
     logger: deps.logger,
     load: tracking.snapshot,
     intervalMs: config.tracking.intervalMs,
-    positionTtlMs: config.driverLocationTtlMs,
+    positionTtlMs: config.drivers.locationTtlMs,
     nowMs: () => clock.nowMs(),
   });
   const liveMap = new LiveMap({
@@ -262,7 +262,7 @@ export function createServices(deps: Deps): Services {
     bus,
     index: live.index,
     intervalMs: config.tracking.intervalMs,
-    positionTtlMs: config.driverLocationTtlMs,
+    positionTtlMs: config.drivers.locationTtlMs,
     nowMs: () => clock.nowMs(),
   });
   const stopFollowingJobs = followJobChanges(bus);
@@ -301,7 +301,7 @@ export function createServices(deps: Deps): Services {
     matching: new MatchingService({
       index: live.index,
       clock,
-      driverLocationTtlMs: config.driverLocationTtlMs,
+      driverLocationTtlMs: config.drivers.locationTtlMs,
       users,
       countries,
     }),
@@ -328,12 +328,12 @@ export function createServices(deps: Deps): Services {
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
-    idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
+    idempotency: new IdempotencyStore({ db, clock, secret: config.auth.jwtSecret }),
     webhooks: new WebhooksService({
       db,
       clock,
       bus,
-      urlRules: { allowHttp: config.webhookAllowHttp, allowPrivateTargets: config.webhookAllowPrivateTargets },
+      urlRules: { allowHttp: config.webhooks.allowHttp, allowPrivateTargets: config.webhooks.allowPrivateTargets },
     }),
     close: () => {
       stopFollowingJobs();

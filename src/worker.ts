@@ -8,7 +8,7 @@ import { buildWorkerApp } from './worker-app.js';
 
 const config = loadConfigOrExit();
 
-if (!config.databaseUrl) {
+if (!config.database.url) {
   // The embedded database lives inside one process; a separate worker needs the shared server.
   console.error('npm run worker needs DATABASE_URL (a PostgreSQL server shared with the API processes)');
   process.exit(1);
@@ -19,7 +19,7 @@ const services = createServices(deps);
 const background = runLoops(sharedWork(deps, services, { webhookWorker: true }));
 const app = await buildWorkerApp({ deps });
 
-closeWithGrace({ delay: config.webhookTimeoutMs + 5_000 }, async ({ signal, err }) => {
+closeWithGrace({ delay: config.webhooks.timeoutMs + 5_000 }, async ({ signal, err }) => {
   if (err) deps.logger.error({ err }, 'worker shutting down after an error');
   else deps.logger.info({ signal }, 'worker shutting down');
   await app.close();
@@ -29,6 +29,6 @@ closeWithGrace({ delay: config.webhookTimeoutMs + 5_000 }, async ({ signal, err 
 });
 
 await background.start();
-await app.listen({ port: config.workerPort, host: config.host });
+await app.listen({ port: config.webhooks.workerPort, host: config.server.host });
 const { port } = app.server.address() as { port: number };
 deps.logger.info({ port, loops: background.loops.map((l) => l.name), database: deps.database.kind }, 'worker running');

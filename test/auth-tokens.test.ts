@@ -26,8 +26,8 @@ describe('access token verification', () => {
       .setJti('11111111-1111-4111-8111-111111111111')
       .setIssuedAt(now)
       .setExpirationTime(overrides.exp ?? now + 600)
-      .setIssuer(overrides.iss ?? t.deps.config.jwtIssuer)
-      .setAudience(overrides.aud ?? t.deps.config.jwtAudience);
+      .setIssuer(overrides.iss ?? t.deps.config.auth.jwtIssuer)
+      .setAudience(overrides.aud ?? t.deps.config.auth.jwtAudience);
   }
 
   test('a token made like ours is accepted (the forgeries below differ only in what they test)', async () => {
@@ -42,8 +42,8 @@ describe('access token verification', () => {
       .setSubject(user.id)
       .setIssuedAt(now)
       .setExpirationTime(now + 600)
-      .setIssuer(t.deps.config.jwtIssuer)
-      .setAudience(t.deps.config.jwtAudience)
+      .setIssuer(t.deps.config.auth.jwtIssuer)
+      .setAudience(t.deps.config.auth.jwtAudience)
       .encode();
     assert.deepEqual((await me(token)).json(), invalid);
     // The same with a signature part that looks real.

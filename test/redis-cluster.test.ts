@@ -24,7 +24,7 @@ describe('REDIS_CLUSTER_NODES and redis+cluster:// URLs', () => {
   const load = (env: Record<string, string>) => loadConfig({ ...TEST_ENV, ...env });
 
   test('seeds from REDIS_CLUSTER_NODES, or from a redis+cluster:// URL with credentials', () => {
-    assert.deepEqual(load({ REDIS_CLUSTER_NODES: 'r1:7000, 10.0.0.2:7001,[::1]:7002' }).redisCluster, {
+    assert.deepEqual(load({ REDIS_CLUSTER_NODES: 'r1:7000, 10.0.0.2:7001,[::1]:7002' }).redis.cluster, {
       nodes: [
         { host: 'r1', port: 7000 },
         { host: '10.0.0.2', port: 7001 },
@@ -34,7 +34,7 @@ describe('REDIS_CLUSTER_NODES and redis+cluster:// URLs', () => {
       password: undefined,
     });
     const fromUrl = load({ REDIS_URL: 'redis+cluster://app:p%40ss@r1:7000,r2:7000' });
-    assert.deepEqual(fromUrl.redisCluster, {
+    assert.deepEqual(fromUrl.redis.cluster, {
       nodes: [
         { host: 'r1', port: 7000 },
         { host: 'r2', port: 7000 },
@@ -42,8 +42,8 @@ describe('REDIS_CLUSTER_NODES and redis+cluster:// URLs', () => {
       username: 'app',
       password: 'p@ss',
     });
-    assert.equal(fromUrl.redisUrl, undefined);
-    assert.equal(load({ REDIS_URL: 'redis://r1:6379' }).redisCluster, undefined);
+    assert.equal(fromUrl.redis.url, undefined);
+    assert.equal(load({ REDIS_URL: 'redis://r1:6379' }).redis.cluster, undefined);
   });
 
   test('bad lists, and both variables at once, are refused with the variable named', () => {

@@ -487,7 +487,7 @@ test(
         .where('business_id', '=', business.id)
         .execute();
       assert.equal(rows.length, 1102);
-      const links = new TrackingTokens(t.deps.config.jwtSecret, 'https://x.example/');
+      const links = new TrackingTokens(t.deps.config.auth.jwtSecret, 'https://x.example/');
       for (const row of rows) {
         if (row.id === kept.id) assert.equal(row.tracking_token_hash, keptHash);
         else assert.equal(row.tracking_token_hash, links.hashFor(row.id, row.tracking_nonce), row.id);

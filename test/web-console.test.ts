@@ -85,22 +85,22 @@ describe('development first run', () => {
   after(async () => t.close());
 
   test('only in development, with no bootstrap admin configured', () => {
-    assert.deepEqual(loadConfig({ NODE_ENV: 'development' }).firstRunAdmin, {
+    assert.deepEqual(loadConfig({ NODE_ENV: 'development' }).auth.firstRunAdmin, {
       email: 'admin@localhost',
       phone: '+254700000000',
     });
-    assert.deepEqual(loadConfig({ NODE_ENV: 'development', ADMIN_PHONE: '+254711999999' }).firstRunAdmin, {
+    assert.deepEqual(loadConfig({ NODE_ENV: 'development', ADMIN_PHONE: '+254711999999' }).auth.firstRunAdmin, {
       email: 'admin@localhost',
       phone: '+254711999999',
     });
-    assert.equal(loadConfig({ NODE_ENV: 'test' }).firstRunAdmin, undefined);
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).auth.firstRunAdmin, undefined);
     assert.equal(
       loadConfig({
         NODE_ENV: 'development',
         ADMIN_EMAIL: 'a@b.co',
         ADMIN_PHONE: '+254711999999',
         ADMIN_PASSWORD: 'long enough pass',
-      }).firstRunAdmin,
+      }).auth.firstRunAdmin,
       undefined,
     );
     assert.throws(() => loadConfig({ ADMIN_EMAIL: 'a@b.co' }), /must be set together/);

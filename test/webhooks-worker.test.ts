@@ -78,7 +78,10 @@ describe('webhook workers', () => {
     ctx.after(async () => {
       if (second !== t.database) await second.close();
     });
-    const config = { ...t.deps.config, webhookRetryScheduleMs: [50], webhookTimeoutMs: 10_000 };
+    const config = {
+      ...t.deps.config,
+      webhooks: { ...t.deps.config.webhooks, retryScheduleMs: [50], timeoutMs: 10_000 },
+    };
     const workers = [t.db, second.db].map(
       (db) =>
         new WebhookWorker({

@@ -43,8 +43,8 @@ async function real() {
     DATABASE_URL: process.env.BENCH_DATABASE_URL,
     WEBHOOK_WORKER_IN_PROCESS: 'false',
   });
-  const database = config.databaseUrl ? undefined : await openDatabase({});
-  const deps = await createDeps(config, { database, logger: pino({ level: config.logLevel }) });
+  const database = config.database.url ? undefined : await openDatabase({});
+  const deps = await createDeps(config, { database, logger: pino({ level: config.server.logLevel }) });
   const db = deps.database.db;
   const t0 = performance.now();
   // What B8 left: its packages and offers (they refer to the bench accounts).
@@ -111,7 +111,7 @@ async function real() {
   // Every run deletes and inserts 100k drivers: the dead rows of the runs before, on a server where
   // autovacuum is off (as on the CI machines), made driver_profiles 268 MB for 26 MB of live rows and
   // the write-behind's statements, and so the tail, vary from run to run. Start each run compacted.
-  if (config.databaseUrl) await sql`vacuum (full, analyze) users, driver_profiles, auth_sessions`.execute(db);
+  if (config.database.url) await sql`vacuum (full, analyze) users, driver_profiles, auth_sessions`.execute(db);
   // BENCH_ADMIN=1: an admin with a session whose refresh token is known, so that a bench can open
   // the console signed in (the console restores a tab's session from its refresh token, B12).
   let admin: { refreshToken: string; userId: string; sessionId: string } | undefined;
@@ -137,9 +137,9 @@ async function real() {
   await app.ready();
   const readyMs = performance.now() - t1;
   const tokens = new TokenService({
-    secret: deps.config.jwtSecret,
-    issuer: config.jwtIssuer,
-    audience: config.jwtAudience,
+    secret: deps.config.auth.jwtSecret,
+    issuer: config.auth.jwtIssuer,
+    audience: config.auth.jwtAudience,
     accessTtlMs: 3_600_000,
     clock: deps.clock,
   });

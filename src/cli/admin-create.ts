@@ -56,7 +56,10 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, 'pgdata') });
+  const database = await openDatabase({
+    url: config.database.url,
+    dataDir: path.join(config.server.dataDir, 'pgdata'),
+  });
   try {
     await migrateToLatest(database.db);
     const { db } = database;

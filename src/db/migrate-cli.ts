@@ -5,7 +5,7 @@ import { openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
 const config = loadConfig();
-const handle = await openDatabase({ url: config.databaseUrl, dataDir: path.join(config.dataDir, 'pgdata') });
+const handle = await openDatabase({ url: config.database.url, dataDir: path.join(config.server.dataDir, 'pgdata') });
 try {
   const applied = await migrateToLatest(handle.db);
   console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');

@@ -38,7 +38,7 @@ function makeLimiter({ config, redis }: LimiterDeps, name: string, spec: RateLim
   const shared = redis
     ? new RateLimiterRedis({
         storeClient: redis,
-        keyPrefix: `${config.redisKeyPrefix}rl:${name}`,
+        keyPrefix: `${config.redis.keyPrefix}rl:${name}`,
         points: spec.max,
         duration,
         rejectIfRedisNotReady: true,

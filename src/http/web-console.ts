@@ -29,7 +29,7 @@ export function tileOrigin(template: string): string {
   return match ? match[1] : '';
 }
 
-export function consoleHeaders(config: Pick<Config, 'mapTileUrl'>): Record<string, string> {
+export function consoleHeaders(config: Pick<Config, 'web'>): Record<string, string> {
   return {
     // No inline script or style attribute in markup; Leaflet and React set styles through the CSSOM,
     // which style-src does not govern.
@@ -38,7 +38,7 @@ export function consoleHeaders(config: Pick<Config, 'mapTileUrl'>): Record<strin
       "script-src 'self'",
       "style-src 'self'",
       // blob: the proof-of-delivery images, fetched with the bearer header into object URLs (section 19).
-      ["img-src 'self' data:", tileOrigin(config.mapTileUrl), 'blob:'].filter(Boolean).join(' '),
+      ["img-src 'self' data:", tileOrigin(config.web.mapTileUrl), 'blob:'].filter(Boolean).join(' '),
       "connect-src 'self'",
       "font-src 'self'",
       "object-src 'none'",
@@ -110,7 +110,7 @@ export async function registerWebConsole(app: App, config: Config, dist = WEB_DI
     const { mtimeMs } = statSync(file);
     let page = cached.get(file);
     if (page?.mtimeMs !== mtimeMs) {
-      page = { mtimeMs, html: readFileSync(file, 'utf8').replace('%MAP_TILE_URL%', escapeAttr(config.mapTileUrl)) };
+      page = { mtimeMs, html: readFileSync(file, 'utf8').replace('%MAP_TILE_URL%', escapeAttr(config.web.mapTileUrl)) };
       cached.set(file, page);
     }
     return page.html;

@@ -55,18 +55,18 @@ export const REDIS_CLUSTER_OPTIONS: ClusterOptions = {
  * command once: ioredis gives both the same command methods. What differs (pub/sub, the heartbeat) is
  * handled here; modules keep to single-slot commands (keys used together share a hash tag).
  */
-export async function createRedisClient(config: Pick<Config, 'redisUrl' | 'redisCluster'>): Promise<Redis | undefined> {
-  if (!config.redisCluster && !config.redisUrl) return undefined;
+export async function createRedisClient(config: Pick<Config, 'redis'>): Promise<Redis | undefined> {
+  if (!config.redis.cluster && !config.redis.url) return undefined;
   const { Cluster, Redis } = await import('ioredis');
-  if (config.redisCluster) {
-    const { nodes, username, password } = config.redisCluster;
+  if (config.redis.cluster) {
+    const { nodes, username, password } = config.redis.cluster;
     const options: ClusterOptions = {
       ...REDIS_CLUSTER_OPTIONS,
       redisOptions: { ...REDIS_CLUSTER_OPTIONS.redisOptions, username, password },
     };
     return new Cluster(nodes, options) as unknown as Redis;
   }
-  return config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : undefined;
+  return config.redis.url ? new Redis(config.redis.url, REDIS_OPTIONS) : undefined;
 }
 
 /** The client as the Cluster it is, or undefined for a single Redis. */

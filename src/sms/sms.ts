@@ -239,11 +239,11 @@ export class AfricasTalkingSmsSender extends ProviderSmsSender {
 
 export function createSmsSender(config: Config, logger: Logger, clock: Clock): SmsSender {
   const sms = config.sms;
-  switch (config.smsTransport) {
+  switch (config.sms.transport) {
     case 'file':
-      return new FileSmsSender(config.smsFile, clock);
+      return new FileSmsSender(config.sms.file, clock);
     case 'http':
-      return new HttpSmsSender(config.smsHttpUrl!, config.smsHttpToken, logger);
+      return new HttpSmsSender(config.sms.httpUrl!, config.sms.httpToken, logger);
     case 'twilio':
       return new TwilioSmsSender(sms.twilio!, logger);
     case 'africastalking':

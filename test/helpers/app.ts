@@ -67,7 +67,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const clock = options.clock ?? new ManualClock(new Date());
   const logLines: string[] = [];
   const logger = pino(
-    { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
+    { level: config.server.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
     { write: (line: string) => void logLines.push(line) },
   );
   const ownDatabase = !options.database;
@@ -77,10 +77,10 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp({ deps, services });
   await app.ready();
   const tokens = new TokenService({
-    secret: deps.config.jwtSecret,
-    issuer: config.jwtIssuer,
-    audience: config.jwtAudience,
-    accessTtlMs: config.accessTokenTtlMs,
+    secret: deps.config.auth.jwtSecret,
+    issuer: config.auth.jwtIssuer,
+    audience: config.auth.jwtAudience,
+    accessTtlMs: config.auth.accessTokenTtlMs,
     clock,
   });
   return {

@@ -68,8 +68,8 @@ export async function createLoadAccounts(db: DB, drivers: number): Promise<LoadA
   const config = loadConfig(TEST_ENV);
   const tokens = new TokenService({
     secret: TEST_JWT_SECRET,
-    issuer: config.jwtIssuer,
-    audience: config.jwtAudience,
+    issuer: config.auth.jwtIssuer,
+    audience: config.auth.jwtAudience,
     // Long enough for any drill: tokens are not what these runs test.
     accessTtlMs: 3_600_000,
     clock: systemClock,

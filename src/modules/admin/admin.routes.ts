@@ -59,8 +59,8 @@ export const adminModule: FeatureModule = async (app, ctx) => {
   const { admin } = ctx.services;
   const onlyAdmin = ctx.guard.required(['ADMIN']);
 
-  if (deps.config.admin) {
-    const bootstrap = deps.config.admin;
+  if (deps.config.auth.admin) {
+    const bootstrap = deps.config.auth.admin;
     app.addHook('onReady', async () => {
       const result = await admin.ensureAdmin(bootstrap);
       if (result === 'created') deps.logger.info({ email: bootstrap.email }, 'created the bootstrap admin account');

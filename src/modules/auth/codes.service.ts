@@ -13,7 +13,9 @@ import { sha256 } from './sessions.service.js';
 export const MAX_CODES_PER_PHONE_PER_HOUR = 10;
 const HOUR_MS = 3_600_000;
 
-type CodesConfig = Pick<Config, 'loginSessionTtlMs' | 'otpTtlMs' | 'otpMaxAttempts' | 'otpMaxResends'>;
+type CodesConfig = {
+  auth: Pick<Config['auth'], 'loginSessionTtlMs' | 'otpTtlMs' | 'otpMaxAttempts' | 'otpMaxResends'>;
+};
 
 export interface CodesServiceDeps {
   repo: CodesRepository;
@@ -88,7 +90,7 @@ export class CodesService {
     const what = purpose === 'PASSWORD_RESET' ? 'password reset' : purpose === 'REGISTER' ? 'registration' : 'login';
     await this.deps.sms.send(
       phone,
-      `Your ${what} code is ${code}. It expires in ${humanDuration(this.deps.config.otpTtlMs)}.`,
+      `Your ${what} code is ${code}. It expires in ${humanDuration(this.deps.config.auth.otpTtlMs)}.`,
     );
   }
 
@@ -114,9 +116,9 @@ export class CodesService {
       user_id: userId,
       phone,
       code_hash: this.codeHash(id, code),
-      code_expires_at: new Date(now.getTime() + this.deps.config.otpTtlMs),
+      code_expires_at: new Date(now.getTime() + this.deps.config.auth.otpTtlMs),
       remember_me: rememberMe,
-      expires_at: new Date(now.getTime() + this.deps.config.loginSessionTtlMs),
+      expires_at: new Date(now.getTime() + this.deps.config.auth.loginSessionTtlMs),
       consumed_at: null,
       created_at: now,
     });
@@ -132,7 +134,7 @@ export class CodesService {
     const row = await this.deps.repo.getStep(sessionId, purpose);
     const phoneOk = row && (phone === row.phone || (purpose === 'PASSWORD_RESET' && phone === maskPhone(row.phone)));
     if (!row || !phoneOk || row.consumed_at !== null || new Date(row.expires_at) <= this.now()) throw sessionInvalid();
-    if (row.attempts >= this.deps.config.otpMaxAttempts) {
+    if (row.attempts >= this.deps.config.auth.otpMaxAttempts) {
       throw unauthorized('Too many wrong codes; start again', 'OTP_ATTEMPTS_EXCEEDED');
     }
     return row;
@@ -148,7 +150,7 @@ export class CodesService {
     const stored = Buffer.from(row.code_hash, 'hex');
     if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
       const attempts = await this.deps.repo.addAttempt(row.id);
-      if (attempts !== undefined && attempts >= this.deps.config.otpMaxAttempts) {
+      if (attempts !== undefined && attempts >= this.deps.config.auth.otpMaxAttempts) {
         throw unauthorized('Too many wrong codes; start again', 'OTP_ATTEMPTS_EXCEEDED');
       }
       throw unauthorized('Invalid code', 'INVALID_OTP');
@@ -160,7 +162,8 @@ export class CodesService {
 
   /** Marks a checked code used; only one caller can win (single use under concurrency). */
   async consume(row: CodeStepRow, db?: Executor): Promise<void> {
-    if (!(await this.deps.repo.consume(row, this.deps.config.otpMaxAttempts, this.now(), db))) throw sessionInvalid();
+    if (!(await this.deps.repo.consume(row, this.deps.config.auth.otpMaxAttempts, this.now(), db)))
+      throw sessionInvalid();
   }
 
   async resendLogin(sessionId: string, phone: string): Promise<void> {
@@ -168,17 +171,17 @@ export class CodesService {
     const retryAfter = (new Date(row.expires_at).getTime() - this.now().getTime()) / 1000;
     const resendLimit = () =>
       tooManyRequests('No more codes can be sent for this login; log in again', retryAfter, 'OTP_RESEND_LIMIT');
-    if (row.resends >= this.deps.config.otpMaxResends) throw resendLimit();
+    if (row.resends >= this.deps.config.auth.otpMaxResends) throw resendLimit();
     await this.reserve(row.phone);
     const code = this.newCode();
     // A new code voids the old one; the wrong-code count carries on.
-    const codeExpiresAt = new Date(this.now().getTime() + this.deps.config.otpTtlMs);
+    const codeExpiresAt = new Date(this.now().getTime() + this.deps.config.auth.otpTtlMs);
     if (
       !(await this.deps.repo.replaceCode(
         row.id,
         this.codeHash(row.id, code),
         codeExpiresAt,
-        this.deps.config.otpMaxResends,
+        this.deps.config.auth.otpMaxResends,
       ))
     ) {
       throw resendLimit();

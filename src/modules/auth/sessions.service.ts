@@ -10,7 +10,7 @@ import { forbidden, unauthorized } from '../../shared/errors.js';
 import type { SessionsRepository } from './sessions.repository.js';
 import type { TokenService } from './tokens.js';
 
-type SessionsConfig = Pick<Config, 'refreshTokenTtlMs' | 'rememberMeRefreshTokenTtlMs'>;
+type SessionsConfig = { auth: Pick<Config['auth'], 'refreshTokenTtlMs' | 'rememberMeRefreshTokenTtlMs'> };
 
 export interface SessionsServiceDeps {
   repo: SessionsRepository;
@@ -38,7 +38,9 @@ export class SessionsService {
     const id = randomUUID();
     const refreshToken = randomUUID();
     const now = this.now();
-    const ttl = rememberMe ? this.deps.config.rememberMeRefreshTokenTtlMs : this.deps.config.refreshTokenTtlMs;
+    const ttl = rememberMe
+      ? this.deps.config.auth.rememberMeRefreshTokenTtlMs
+      : this.deps.config.auth.refreshTokenTtlMs;
     await this.deps.repo.insert({
       id,
       user_id: userId,

@@ -54,7 +54,7 @@ export interface DispatchDeps {
   bus: Bus;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'dispatch' | 'driverLocationTtlMs'>;
+  config: Pick<Config, 'dispatch' | 'drivers'>;
   index: DriverIndex;
   registry: Registry;
   /** How each kind of job is accepted (the packages' and rides' services, built after this one: called only once requests run). */
@@ -252,7 +252,7 @@ export class DispatchService implements DispatchHooks {
       lng: job.pickup.location.lng,
       vehicleType: job.vehicleType,
       orderType: ORDER_TYPE[jobType],
-      staleBefore: now - config.driverLocationTtlMs,
+      staleBefore: now - config.drivers.locationTtlMs,
       maxRadiusMeters: config.dispatch.maxRadiusMeters,
       excluded,
     };

@@ -90,7 +90,7 @@ export async function registerDriverStream(app: App, ctx: ModuleContext, { live 
       // A reconnect may overlap the old socket; beyond the cap the oldest goes, so one driver cannot
       // hold an unbounded number of sockets (and file descriptors).
       for (const old of set) {
-        if (set.size <= deps.config.wsMaxPerDriver) break;
+        if (set.size <= deps.config.server.wsMaxPerDriver) break;
         set.delete(old);
         old.socket.close(CLOSE_REPLACED, 'Replaced by a newer connection');
       }

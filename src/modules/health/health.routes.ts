@@ -46,7 +46,7 @@ export function assertMetricsToken(token: string | undefined, authorization: str
 }
 
 export const healthModule = (app: App, { deps }: { deps: Deps }) => {
-  if (deps.config.isProduction && deps.config.metricsToken === undefined) {
+  if (deps.config.server.isProduction && deps.config.server.metricsToken === undefined) {
     deps.logger.warn('METRICS_TOKEN is unset: GET /metrics is open to anyone who can reach this port');
   }
 
@@ -93,7 +93,7 @@ export const healthModule = (app: App, { deps }: { deps: Deps }) => {
   );
 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    assertMetricsToken(deps.config.metricsToken, request.headers.authorization);
+    assertMetricsToken(deps.config.server.metricsToken, request.headers.authorization);
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metrics.registry.metrics();
   });

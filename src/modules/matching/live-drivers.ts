@@ -64,7 +64,7 @@ export interface LiveDriversDeps {
   /** Shares positions between instances when set. */
   redis: Redis | undefined;
   redisHealth: RedisHealth | undefined;
-  config: Pick<Config, 'redisKeyPrefix' | 'driverLocationTtlMs'>;
+  config: Pick<Config, 'redis' | 'drivers'>;
 }
 
 export class LiveDrivers {
@@ -127,7 +127,7 @@ export class LiveDrivers {
    * cluster, so both go in one MULTI (the name is unchanged from before clusters: no rolling-deploy gap).
    */
   private get positionsKey() {
-    return `${this.deps.config.redisKeyPrefix}drivers:positions`;
+    return `${this.deps.config.redis.keyPrefix}drivers:positions`;
   }
 
   start(): Promise<void> {
@@ -177,7 +177,7 @@ export class LiveDrivers {
 
   /** Takes drivers whose position is older than DRIVER_LOCATION_TTL out of the grid (they cannot be matched). */
   evictStale(): number {
-    return this.index.evictStale(this.deps.clock.nowMs() - this.deps.config.driverLocationTtlMs);
+    return this.index.evictStale(this.deps.clock.nowMs() - this.deps.config.drivers.locationTtlMs);
   }
 
   /** Reads every driver from PostgreSQL into the index (a position only replaces an older one). */

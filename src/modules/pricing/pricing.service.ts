@@ -111,7 +111,7 @@ export interface PricingDeps {
   registry: Registry;
   /** Shares the surge between instances when set. */
   redis: Redis | undefined;
-  config: Pick<Config, 'pricing' | 'driverLocationTtlMs' | 'redisKeyPrefix'>;
+  config: Pick<Config, 'pricing' | 'drivers' | 'redis'>;
 }
 
 export class PricingService {
@@ -145,7 +145,7 @@ export class PricingService {
       registers: [deps.registry],
     });
     const index = live.index;
-    const { pricing, driverLocationTtlMs } = deps.config;
+    const { pricing, drivers } = deps.config;
     this.surge = new Surge({
       cellMeters: pricing.surgeCellMeters,
       intervalMs: pricing.surgeIntervalMs,
@@ -155,9 +155,9 @@ export class PricingService {
       logger: deps.logger,
       openJobs: (createdBefore) => openJobsFromDatabase(this.db, createdBefore),
       countIdle: (type, south, west, north, east) =>
-        index.countIdle(type, south, west, north, east, deps.clock.nowMs() - driverLocationTtlMs),
+        index.countIdle(type, south, west, north, east, deps.clock.nowMs() - drivers.locationTtlMs),
       redis: deps.redis,
-      redisKeyPrefix: deps.config.redisKeyPrefix,
+      redisKeyPrefix: deps.config.redis.keyPrefix,
       onShared: () => deps.bus.publishToOthers('pricing.changed', { what: 'surge' }),
     });
   }
@@ -348,7 +348,7 @@ export class PricingService {
       vehicleType: request.vehicleType,
       orderType: request.kind === 'RIDE' ? 'RIDE' : 'PACKAGE_DELIVERY',
       countryId: request.countryId,
-      staleBefore: this.deps.clock.nowMs() - this.deps.config.driverLocationTtlMs,
+      staleBefore: this.deps.clock.nowMs() - this.deps.config.drivers.locationTtlMs,
     });
     if (!nearest) return null;
     return this.router(nearest.driver.position!, request.pickup, request.vehicleType).durationSeconds;

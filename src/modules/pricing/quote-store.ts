@@ -32,7 +32,7 @@ export function createQuoteStore(
     return new RedisQuoteStore({
       redis: deps.redis,
       health: deps.redisHealth,
-      keyPrefix: deps.config.redisKeyPrefix,
+      keyPrefix: deps.config.redis.keyPrefix,
       clock: deps.clock,
       keepMs,
       fallback: database,

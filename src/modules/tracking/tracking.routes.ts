@@ -31,7 +31,10 @@ const lastEventId = (request: FastifyRequest): string | undefined => {
 
 export const trackingModule: FeatureModule = async (app, { deps, services, guard }) => {
   const { tracking, trackingHub: hub, liveMap } = services;
-  const streams = new SseRegistry({ perAccount: deps.config.streamsPerAccount, perIp: deps.config.streamsPerIp });
+  const streams = new SseRegistry({
+    perAccount: deps.config.server.streamsPerAccount,
+    perIp: deps.config.server.streamsPerIp,
+  });
   // An open stream would keep the server from closing.
   app.addHook('preClose', (done) => {
     streams.closeAll();

@@ -11,10 +11,9 @@ import { buildHeaders } from './webhook-signature.js';
 import { OutboxRepository, type ClaimedRow, type Completion } from './outbox.repository.js';
 import { WebhookSender, type AttemptResult } from './webhook-sender.js';
 
-export type WorkerConfig = Pick<
-  Config,
-  'webhookRetryScheduleMs' | 'webhookTimeoutMs' | 'webhookAllowPrivateTargets' | 'webhookSignatureHeader'
->;
+export type WorkerConfig = {
+  webhooks: Pick<Config['webhooks'], 'retryScheduleMs' | 'timeoutMs' | 'allowPrivateTargets' | 'signatureHeader'>;
+};
 
 export interface WebhookWorkerOptions {
   db: DB;
@@ -109,10 +108,10 @@ export class WebhookWorker {
     this.maxInFlight = options.maxInFlight ?? 200;
     // A claim is held for at most one attempt (timeout) plus a margin; a worker that dies loses its
     // claims when the lease runs out and another worker takes them (at least once, same webhook-id).
-    this.leaseMs = config.webhookTimeoutMs * 2 + 1000;
+    this.leaseMs = config.webhooks.timeoutMs * 2 + 1000;
     this.sender = new WebhookSender({
-      timeoutMs: config.webhookTimeoutMs,
-      allowPrivateTargets: config.webhookAllowPrivateTargets,
+      timeoutMs: config.webhooks.timeoutMs,
+      allowPrivateTargets: config.webhooks.allowPrivateTargets,
       connectionsPerOrigin: this.perEndpoint,
     });
     this.counter = options.registry ? deliveryCounter(options.registry) : undefined;
@@ -237,7 +236,7 @@ export class WebhookWorker {
     const { config, clock } = this.options;
     const headers = buildHeaders({
       secret: row.secret,
-      signatureHeader: config.webhookSignatureHeader,
+      signatureHeader: config.webhooks.signatureHeader,
       event: row.event,
       webhookId: row.id,
       timestampSeconds: Math.floor(clock.now().getTime() / 1000),
@@ -274,7 +273,12 @@ export class WebhookWorker {
         completed: now.toISOString(),
       };
     } else {
-      const delay = nextDelay(row.attempts - row.attempt_base, this.options.config.webhookRetryScheduleMs, result, now);
+      const delay = nextDelay(
+        row.attempts - row.attempt_base,
+        this.options.config.webhooks.retryScheduleMs,
+        result,
+        now,
+      );
       outcome = delay === undefined ? 'failed' : 'retrying';
       change = {
         id: row.id,

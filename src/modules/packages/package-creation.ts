@@ -1,0 +1,179 @@
+// Creating a package: its checks, how it is paid and priced, its delivery code, and its announcement after commit.
+import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Transaction } from 'kysely';
+import { isValidPhoneNumber } from 'libphonenumber-js/max';
+import type { Database, VehicleType } from '../../db/schema.js';
+import type { AuthContext } from '../../shared/auth-context.js';
+import type { Clock } from '../../shared/clock.js';
+import { badRequest, forbidden, notFound } from '../../shared/errors.js';
+import { priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
+import type { DispatchHooks } from '../jobs/lifecycle.js';
+import { countryMoney, customerExists } from '../jobs/references.repository.js';
+import { moneyFields, type PackagePresenter, type TrackingLinks } from './package-views.js';
+import type { PackagesRepository } from './packages.repository.js';
+import type { CreatePackageBody, FullPackage } from './packages.schemas.js';
+
+export interface RecipientNotifier {
+  notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void;
+}
+
+/** Delivery codes are kept as an HMAC, so a stolen database does not reveal codes by brute force alone. */
+export class DeliveryCodes {
+  private readonly codeKey: Buffer;
+
+  constructor(secret: string) {
+    this.codeKey = createHmac('sha256', secret).update('delivery-code').digest();
+  }
+
+  hash(packageId: string, code: string): string {
+    return createHmac('sha256', this.codeKey).update(`${packageId}:${code}`).digest('hex');
+  }
+}
+
+export interface PackageCreationDeps {
+  repo: PackagesRepository;
+  clock: Clock;
+  pricing: JobPricing;
+  links: TrackingLinks;
+  dispatch?: DispatchHooks;
+  notifier?: RecipientNotifier;
+  codes: DeliveryCodes;
+  presenter: PackagePresenter;
+  /** Offers a new package to the drivers nearby (the lifecycle's offerNearby); returns how many. */
+  offerNearby(job: {
+    id: string;
+    vehicleType: VehicleType;
+    lat: number;
+    lng: number;
+    parcelSize: string | null;
+  }): number;
+}
+
+export class PackageCreation {
+  /** Packages created with notifyRecipient whose creation message waits for announce (after commit). */
+  private readonly notifyOnAnnounce = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+
+  constructor(private readonly deps: PackageCreationDeps) {}
+
+  async create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody) {
+    for (const [field, stop] of [
+      ['pickup', body.pickup],
+      ['dropoff', body.dropoff],
+    ] as const) {
+      if (!isValidPhoneNumber(stop.contactPhone))
+        throw badRequest(`body.${field}.contactPhone must be a valid phone number`);
+    }
+    let customerId: string | null = body.customerId ?? null;
+    if (auth.role === 'CUSTOMER') {
+      if (customerId !== null && customerId !== auth.userId) {
+        throw forbidden('A customer may only name itself as customerId', 'CUSTOMER_MISMATCH');
+      }
+      customerId = auth.userId;
+    }
+    const country = await countryMoney(trx, body.countryId);
+    if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    const { paymentMethod, codAmount } = PackageCreation.payment(auth, body, country.cod_max);
+    if (customerId !== null && auth.role !== 'CUSTOMER' && !(await customerExists(trx, customerId))) {
+      throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
+    }
+
+    const price = await priceNewJob(this.deps.pricing, trx, {
+      kind: 'PACKAGE',
+      accountId: auth.userId,
+      quoteId: body.quoteId,
+      pickup: body.pickup.location,
+      dropoff: body.dropoff.location,
+      vehicleType: body.vehicleType,
+      countryId: body.countryId,
+    });
+
+    const commissionRate = await this.deps.pricing.commissionRate(body.countryId, body.vehicleType, trx);
+    const id = randomUUID();
+    const now = this.deps.clock.now();
+    const trackingNonce = randomBytes(16).toString('base64url');
+    const deliveryCode = body.requireDeliveryCode ? String(randomInt(0, 10_000)).padStart(4, '0') : undefined;
+    await this.deps.repo.insert(trx, {
+      ...priceColumns(price),
+      id,
+      status: 'PENDING',
+      vehicle_type: body.vehicleType,
+      country_id: body.countryId,
+      created_by: auth.userId,
+      business_id: auth.role === 'BUSINESS' ? auth.userId : null,
+      customer_id: customerId,
+      driver_id: null,
+      reference: body.reference ?? null,
+      pickup: JSON.stringify(body.pickup),
+      dropoff: JSON.stringify(body.dropoff),
+      parcel: JSON.stringify(body.parcel),
+      pickup_lat: body.pickup.location.lat,
+      pickup_lng: body.pickup.location.lng,
+      delivery_code_hash: deliveryCode ? this.deps.codes.hash(id, deliveryCode) : null,
+      recipient_name: null,
+      tracking_nonce: trackingNonce,
+      tracking_token_hash: this.deps.links.hashFor(id, trackingNonce),
+      notify_recipient: body.notifyRecipient ?? false,
+      payment_method: paymentMethod,
+      commission_rate: commissionRate,
+      cod_amount: codAmount,
+      proof_required: `{${(body.proofRequired ?? []).join(',')}}`,
+      created_at: now,
+      updated_at: now,
+    });
+    if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
+    await this.deps.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
+    await this.deps.dispatch?.enroll(trx, {
+      jobType: 'PACKAGE',
+      jobId: id,
+      vehicleType: body.vehicleType,
+      ...body.pickup.location,
+      at: now,
+    });
+    const row = (await this.deps.repo.load(id, trx))!;
+    return {
+      ...this.deps.presenter.respond(row),
+      ...this.deps.presenter.moneyFor(row, auth),
+      ...moneyFields(row, auth, new Map()),
+      ...(deliveryCode ? { deliveryCode } : {}),
+    };
+  }
+
+  /**
+   * How a new package is paid (section 21): a customer's is CASH only (no payment provider yet), a
+   * business's ACCOUNT unless it asks for CASH; cash on delivery for a business only, 1 to the
+   * country's codMax in its currency's minor unit.
+   */
+  static payment(auth: AuthContext, body: Pick<CreatePackageBody, 'paymentMethod' | 'cashOnDelivery'>, codMax: number) {
+    if (auth.role === 'CUSTOMER') {
+      if (body.paymentMethod !== undefined && body.paymentMethod !== 'CASH') {
+        throw badRequest("A customer's job is paid in cash: paymentMethod must be CASH", 'PAYMENT_METHOD_NOT_ALLOWED');
+      }
+      if (body.cashOnDelivery !== undefined)
+        throw badRequest('Cash on delivery is for business packages only', 'CASH_ON_DELIVERY_NOT_ALLOWED');
+      return { paymentMethod: 'CASH' as const, codAmount: null };
+    }
+    const amount = body.cashOnDelivery?.amount;
+    if (amount !== undefined && amount > codMax) {
+      throw badRequest(
+        `body.cashOnDelivery.amount must be at most ${codMax} (the country's codMax, in minor units)`,
+        'CASH_ON_DELIVERY_TOO_LARGE',
+      );
+    }
+    return { paymentMethod: body.paymentMethod ?? 'ACCOUNT', codAmount: amount ?? null };
+  }
+
+  announce(pkg: FullPackage): number {
+    // Here, not in create: after commit, and not again for an idempotent replay.
+    if (this.notifyOnAnnounce.delete(pkg.id))
+      this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
+    const { lat, lng } = pkg.pickup.location;
+    return this.deps.offerNearby({
+      id: pkg.id,
+      vehicleType: pkg.vehicleType,
+      lat,
+      lng,
+      parcelSize: pkg.parcel.size ?? null,
+    });
+  }
+}
