@@ -61,6 +61,7 @@ import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.rep
 import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
 import { S3ProofStorage } from './modules/proof/s3-storage.js';
+import { systemClock } from './shared/clock.js';
 
 export interface Services {
   tokens: TokenService;
@@ -172,6 +173,7 @@ export function createServices(deps: Deps): Services {
       ? new PushSender({
           repo: pushRepo,
           clock,
+          wallClock: systemClock,
           logger: deps.logger,
           registry: deps.metrics.registry,
           vapid,
