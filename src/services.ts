@@ -277,6 +277,7 @@ export function createServices(deps: Deps): Services {
   const proofStorage: ProofStorage = config.proof.s3
     ? new S3ProofStorage(config.proof.s3)
     : new PostgresProofStorage(db, clock);
+  const idempotency = new IdempotencyStore({ db, clock, secret: config.jwtSecret });
   const proof = new ProofService({
     repo: new ProofRepository(db),
     packagesRepo,
@@ -284,6 +285,7 @@ export function createServices(deps: Deps): Services {
     bus,
     clock,
     logger: deps.logger,
+    idempotency,
     limits: config.proof,
   });
   const earnings = new EarningsService({ db, clock });
@@ -329,7 +331,7 @@ export function createServices(deps: Deps): Services {
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
-    idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
+    idempotency,
     webhooks: new WebhooksService({
       db,
       clock,
