@@ -6,6 +6,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { api, apiJson, ok } from '../shared/api/client';
 import { ApiError, errorText } from '../shared/api/errors';
 import { Map, type MapPoint } from '../shared/map';
+import { customerKeys } from '../shared/query-keys';
 import { BusyButton, ErrorBox, Field, VEHICLE_TYPES, formatMoney } from '../shared/ui';
 import type { Point, Quote, Ride, VehicleType } from './types';
 import { vehicleName } from './types';
@@ -60,7 +61,7 @@ function DestinationSearch({
     return () => clearTimeout(timer);
   }, [q]);
   const search = useQuery({
-    queryKey: ['geocode', countryId, settled],
+    queryKey: customerKeys.geocode(countryId, settled),
     enabled: settled.length >= 3,
     retry: false,
     staleTime: 5 * 60_000,
@@ -113,7 +114,7 @@ function useQuotes(pickup: Point | undefined, destination: Point | undefined, co
   const trip = pickup && destination ? JSON.stringify([pickup, destination, countryId]) : '';
   const quotes = useQueries({
     queries: VEHICLE_TYPES.map((vehicleType) => ({
-      queryKey: ['ride-quote', trip, vehicleType],
+      queryKey: customerKeys.rideQuote(trip, vehicleType),
       enabled: trip !== '',
       retry: false,
       staleTime: Infinity,
