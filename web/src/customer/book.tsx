@@ -3,7 +3,7 @@
 // with the chosen quote.
 import { useMutation, useQueries, useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
-import { api, apiJson, ok } from '../shared/api/client';
+import { api, ok } from '../shared/api/client';
 import { ApiError, errorText } from '../shared/api/errors';
 import { Map, type MapPoint } from '../shared/map';
 import { customerKeys } from '../shared/query-keys';
@@ -19,26 +19,18 @@ export interface Trip {
 
 const fmt = (p: Point) => `${p.lat.toFixed(5)}, ${p.lng.toFixed(5)}`;
 
-/** A place the geocoder found: its name and position (Nominatim's and Photon's shapes, or the API's). */
+/** A place the geocoder found: its name and position. */
 interface Place {
   name: string;
   location: Point;
 }
 
-function toPlaces(data: unknown): Place[] {
-  const list = Array.isArray(data)
-    ? data
-    : ((data as { items?: unknown[]; results?: unknown[] })?.items ?? (data as { results?: unknown[] })?.results ?? []);
-  const out: Place[] = [];
-  for (const raw of list as Record<string, unknown>[]) {
-    const loc = (raw.location as Point | undefined) ?? { lat: Number(raw.lat), lng: Number(raw.lng ?? raw.lon) };
-    const name = [raw.name, raw.label, raw.displayName, raw.display_name, raw.address].find(
-      (v) => typeof v === 'string' && v !== '',
-    ) as string | undefined;
-    if (name && Number.isFinite(loc.lat) && Number.isFinite(loc.lng))
-      out.push({ name, location: { lat: loc.lat, lng: loc.lng } });
-  }
-  return out.slice(0, 8);
+/** GET /geocode's places, those with a name, at most 8. */
+function toPlaces(found: { name: string; lat: number; lng: number }[]): Place[] {
+  return found
+    .filter((p) => p.name !== '')
+    .slice(0, 8)
+    .map((p) => ({ name: p.name, location: { lat: p.lat, lng: p.lng } }));
 }
 
 /**
@@ -65,8 +57,7 @@ function DestinationSearch({
     enabled: settled.length >= 3,
     retry: false,
     staleTime: 5 * 60_000,
-    queryFn: async () =>
-      toPlaces(await apiJson('GET', `/api/geocode?${new URLSearchParams({ q: settled, countryId })}`)),
+    queryFn: async () => toPlaces(await ok(api.GET('/api/geocode', { params: { query: { q: settled, countryId } } }))),
   });
   const unavailable = search.error instanceof ApiError && search.error.status === 404;
   useEffect(() => {
