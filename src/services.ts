@@ -62,6 +62,7 @@ import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.rep
 import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
 import { S3ProofStorage } from './modules/proof/s3-storage.js';
+import { systemClock } from './shared/clock.js';
 
 export interface Services {
   tokens: TokenService;
@@ -173,6 +174,7 @@ export function createServices(deps: Deps): Services {
       ? new PushSender({
           repo: pushRepo,
           clock,
+          wallClock: systemClock,
           logger: deps.logger,
           registry: deps.metrics.registry,
           vapid,
@@ -276,6 +278,7 @@ export function createServices(deps: Deps): Services {
   const proofStorage: ProofStorage = config.proof.s3
     ? new S3ProofStorage(config.proof.s3)
     : new PostgresProofStorage(db, clock);
+  const idempotency = new IdempotencyStore({ db, clock, secret: config.auth.jwtSecret });
   const proof = new ProofService({
     repo: new ProofRepository(db),
     packagesRepo,
@@ -283,6 +286,7 @@ export function createServices(deps: Deps): Services {
     bus,
     clock,
     logger: deps.logger,
+    idempotency,
     limits: config.proof,
   });
   const earnings = new EarningsService({ db, clock });
@@ -328,7 +332,7 @@ export function createServices(deps: Deps): Services {
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
-    idempotency: new IdempotencyStore({ db, clock, secret: config.auth.jwtSecret }),
+    idempotency,
     webhooks: new WebhooksService({
       db,
       clock,

@@ -414,16 +414,14 @@ describe('customer app in Chromium (phone)', { skip }, () => {
 
   test("bad input shows the API's message: a destination in another country, a trip too long, an expired quote", async () => {
     const p = await newPhone();
-    // This instance has no geocoder: the test plays one, that finds two places.
+    // This instance has no geocoder: the test plays GET /api/geocode's answer, two places.
     await p.route(/\/api\/geocode\?/, (route) =>
       route.fulfill({
         contentType: 'application/json',
-        body: JSON.stringify({
-          items: [
-            { name: 'Kampala, Uganda', location: KAMPALA },
-            { name: 'Mombasa, Kenya', location: MOMBASA },
-          ],
-        }),
+        body: JSON.stringify([
+          { name: 'Kampala, Uganda', ...KAMPALA },
+          { name: 'Mombasa, Kenya', ...MOMBASA },
+        ]),
       }),
     );
     await p.goto(`${h.base}/app/`);

@@ -1,7 +1,6 @@
 // Routes of proof of delivery (contract section 19). POST /packages/:id/proof is the one route that
 // takes multipart/form-data (section 1's exception): @fastify/multipart is registered in this
 // module's own scope only, so every other route stays JSON-only with its 1 MiB limit.
-import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -22,7 +21,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
 export const proofModule: FeatureModule = async (app, { services, guard, deps }) => {
-  const { proof: service, packages, idempotency } = services;
+  const { proof: service, packages } = services;
   const { maxBytes, uploadTimeoutMs } = deps.config.proof;
   const tags = ['packages'];
 
@@ -95,16 +94,7 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
       const result = await service.upload<PackageResponse>(id, auth, upload, {
         // A decode slot is waited for within what is left of PROOF_UPLOAD_TIMEOUT (counted from the request's start).
         waitMs: uploadTimeoutMs - reply.elapsedTime,
-        once: (work) =>
-          idempotency.run(
-            {
-              accountId: auth.userId,
-              key: idempotencyKeyFrom(request.headers),
-              scope: `POST /packages/${id}/proof`,
-              body: digestOf(upload),
-            },
-            work,
-          ),
+        key: idempotencyKeyFrom(request.headers),
         // The package as its driver sees it (GET /packages/:id), stored as the key's answer.
         present: (row) => ({
           ...packages.respondTo(row, auth),
@@ -157,16 +147,6 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
     );
   }
 };
-
-/** What makes two uploads the same request (Idempotency-Key): each file's SHA-256 and the recipient's name. */
-function digestOf(upload: ProofUpload): Record<string, string> {
-  const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-  return {
-    ...(upload.photo ? { photo: sha256(upload.photo) } : {}),
-    ...(upload.signature ? { signature: sha256(upload.signature) } : {}),
-    ...(upload.recipientName !== undefined ? { recipientName: upload.recipientName } : {}),
-  };
-}
 
 type Part =
   | { type: 'file'; fieldname: string; toBuffer(): Promise<Buffer> }

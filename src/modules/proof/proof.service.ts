@@ -2,11 +2,10 @@
 // (and the recipient's name) while the package is PICKED_UP or IN_TRANSIT; whoever may read the
 // package may read the images. A second upload replaces what it sends and keeps the rest (a photo
 // first, the signature at the door; or a better photo again), so a part is never lost by omission.
-import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Executor } from '../../db/executor.js';
-import type { Database } from '../../db/schema.js';
+import type { IdempotencyStore } from '../../http/idempotency.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
@@ -28,11 +27,6 @@ export interface ProofUpload {
 
 export type ProofPart = 'photo' | 'signature';
 
-/** The answer as the route stores it: the Idempotency-Key's run (http/idempotency.ts), whose work runs in one transaction. */
-export type OnceRunner<B> = (
-  work: (trx: Transaction<Database>) => Promise<{ statusCode: number; body: B }>,
-) => Promise<{ statusCode: number; body: B; replayed: boolean }>;
-
 export class ProofService {
   private readonly slots: DecodeSlots;
 
@@ -44,6 +38,7 @@ export class ProofService {
       bus: Bus;
       clock: Clock;
       logger: Logger;
+      idempotency: IdempotencyStore;
       limits: { maxDecodedBytes: number; decodeConcurrency: number };
     },
   ) {
@@ -71,14 +66,14 @@ export class ProofService {
 
   /**
    * Decodes and re-encodes the images (one decode slot for both, waiting at most `waitMs`), stores
-   * them, then points the package at them inside `once` (the Idempotency-Key's transaction), whose
-   * answer is `present(row)`. A replayed or failed request leaves no image behind.
+   * them, then points the package at them in one transaction, once per Idempotency-Key `key`
+   * (http/idempotency.ts), whose answer is `present(row)`. A replayed or failed request leaves no image behind.
    */
   async upload<B>(
     packageId: string,
     auth: AuthContext,
     upload: ProofUpload,
-    options: { waitMs: number; once: OnceRunner<B>; present(row: PackageRow): B },
+    options: { waitMs: number; key: string | undefined; present(row: PackageRow): B },
   ) {
     if (!upload.photo && !upload.signature && upload.recipientName === undefined) {
       throw badRequest(
@@ -115,7 +110,13 @@ export class ProofService {
         written.push(signatureKey);
       }
       let replaced: { photo: string | null; signature: string | null } | undefined;
-      const result = await options.once(async (trx) => {
+      const keyed = {
+        accountId: auth.userId,
+        key: options.key,
+        scope: `POST /packages/${packageId}/proof`,
+        body: digestOf(upload),
+      };
+      const result = await this.deps.idempotency.run(keyed, async (trx) => {
         replaced = await this.deps.repo.record(trx, packageId, auth.userId, {
           photoKey,
           signatureKey,
@@ -160,6 +161,16 @@ export class ProofService {
       .delete(keys)
       .catch((err) => this.deps.logger.warn({ err, keys }, 'deleting replaced proof images failed'));
   }
+}
+
+/** What makes two uploads the same request (Idempotency-Key): each file's SHA-256 and the recipient's name. */
+function digestOf(upload: ProofUpload): Record<string, string> {
+  const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+  return {
+    ...(upload.photo ? { photo: sha256(upload.photo) } : {}),
+    ...(upload.signature ? { signature: sha256(upload.signature) } : {}),
+    ...(upload.recipientName !== undefined ? { recipientName: upload.recipientName } : {}),
+  };
 }
 
 const notUploadable = (status: string) =>

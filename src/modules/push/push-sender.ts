@@ -48,6 +48,11 @@ const VAPID_JWT_REUSE_SECONDS = 11 * 3600;
 export interface PushSenderDeps {
   repo: PushRepository;
   clock: Clock;
+  /**
+   * Real time for the VAPID JWT (systemClock), not `clock`: web-push and the push service check its exp
+   * against their own clocks, so a test's moved clock must not reach it.
+   */
+  wallClock: Clock;
   logger: Logger;
   registry: Registry;
   vapid: VapidKeys;
@@ -135,8 +140,7 @@ export class PushSender {
   }
 
   private vapidHeader(lib: WebPushLib, audience: string): string {
-    // Wall time, not the injected clock: the push service checks the JWT's exp against its own.
-    const nowSeconds = Math.floor(Date.now() / 1000);
+    const nowSeconds = Math.floor(this.deps.wallClock.nowMs() / 1000);
     const cached = this.vapidHeaders.get(audience);
     if (cached && nowSeconds < cached.untilSeconds) return cached.header;
     const { publicKey, privateKey, subject } = this.deps.vapid;

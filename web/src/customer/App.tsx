@@ -10,6 +10,7 @@ import { RegisterForm, SignInForm } from '../shared/auth';
 import { DeliveryPage } from '../shared/deliveries/detail';
 import { NewDeliveryPage } from '../shared/deliveries/new';
 import { NotificationsSwitch, unsubscribePush } from '../shared/notifications';
+import { customerKeys } from '../shared/query-keys';
 import { ErrorBox } from '../shared/ui';
 import { useStoredSession, useUser } from '../shared/use-session';
 import { BookRide, type Trip } from './book';
@@ -150,7 +151,7 @@ function Home({ user }: { user: User }) {
   }, []);
   // A ride still on its way (the app was closed meanwhile) is shown first.
   const current = useQuery({
-    queryKey: ['rides', 'active'],
+    queryKey: customerKeys.activeRides,
     queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 5 } } })),
     staleTime: Infinity,
   });

@@ -3,9 +3,10 @@
 // with the chosen quote.
 import { useMutation, useQueries, useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
-import { api, apiJson, ok } from '../shared/api/client';
+import { api, ok } from '../shared/api/client';
 import { ApiError, errorText } from '../shared/api/errors';
 import { Map, type MapPoint } from '../shared/map';
+import { customerKeys } from '../shared/query-keys';
 import { BusyButton, ErrorBox, Field, VEHICLE_TYPES, formatMoney } from '../shared/ui';
 import type { Point, Quote, Ride, VehicleType } from './types';
 import { vehicleName } from './types';
@@ -18,26 +19,18 @@ export interface Trip {
 
 const fmt = (p: Point) => `${p.lat.toFixed(5)}, ${p.lng.toFixed(5)}`;
 
-/** A place the geocoder found: its name and position (Nominatim's and Photon's shapes, or the API's). */
+/** A place the geocoder found: its name and position. */
 interface Place {
   name: string;
   location: Point;
 }
 
-function toPlaces(data: unknown): Place[] {
-  const list = Array.isArray(data)
-    ? data
-    : ((data as { items?: unknown[]; results?: unknown[] })?.items ?? (data as { results?: unknown[] })?.results ?? []);
-  const out: Place[] = [];
-  for (const raw of list as Record<string, unknown>[]) {
-    const loc = (raw.location as Point | undefined) ?? { lat: Number(raw.lat), lng: Number(raw.lng ?? raw.lon) };
-    const name = [raw.name, raw.label, raw.displayName, raw.display_name, raw.address].find(
-      (v) => typeof v === 'string' && v !== '',
-    ) as string | undefined;
-    if (name && Number.isFinite(loc.lat) && Number.isFinite(loc.lng))
-      out.push({ name, location: { lat: loc.lat, lng: loc.lng } });
-  }
-  return out.slice(0, 8);
+/** GET /geocode's places, those with a name, at most 8. */
+function toPlaces(found: { name: string; lat: number; lng: number }[]): Place[] {
+  return found
+    .filter((p) => p.name !== '')
+    .slice(0, 8)
+    .map((p) => ({ name: p.name, location: { lat: p.lat, lng: p.lng } }));
 }
 
 /**
@@ -60,12 +53,11 @@ function DestinationSearch({
     return () => clearTimeout(timer);
   }, [q]);
   const search = useQuery({
-    queryKey: ['geocode', countryId, settled],
+    queryKey: customerKeys.geocode(countryId, settled),
     enabled: settled.length >= 3,
     retry: false,
     staleTime: 5 * 60_000,
-    queryFn: async () =>
-      toPlaces(await apiJson('GET', `/api/geocode?${new URLSearchParams({ q: settled, countryId })}`)),
+    queryFn: async () => toPlaces(await ok(api.GET('/api/geocode', { params: { query: { q: settled, countryId } } }))),
   });
   const unavailable = search.error instanceof ApiError && search.error.status === 404;
   useEffect(() => {
@@ -114,7 +106,7 @@ function useQuotes(pickup: Point | undefined, destination: Point | undefined, co
   const trip = pickup && destination ? JSON.stringify([pickup, destination, countryId]) : '';
   const quotes = useQueries({
     queries: VEHICLE_TYPES.map((vehicleType) => ({
-      queryKey: ['ride-quote', trip, vehicleType],
+      queryKey: customerKeys.rideQuote(trip, vehicleType),
       enabled: trip !== '',
       retry: false,
       staleTime: Infinity,

@@ -2,6 +2,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Fragment, type ReactNode } from 'react';
 import { api, ok } from '../shared/api/client';
+import { customerKeys } from '../shared/query-keys';
 import { ErrorBox, Money, StatusBadge, formatTime } from '../shared/ui';
 import { vehicleName, type JobExtras, type Money as Amount } from './types';
 import { Title } from './ui';
@@ -30,12 +31,12 @@ export function History({
 }) {
   // Read again each time the screen opens: a ride may have ended meanwhile.
   const rides = useQuery({
-    queryKey: ['rides', 'history'],
+    queryKey: customerKeys.rideHistory,
     staleTime: 0,
     queryFn: () => ok(api.GET('/api/rides', { params: { query: { limit: 50 } } })),
   });
   const packages = useQuery({
-    queryKey: ['packages', 'history'],
+    queryKey: customerKeys.packageHistory,
     staleTime: 0,
     queryFn: () => ok(api.GET('/api/packages', { params: { query: { limit: 50 } } })),
   });

@@ -6,13 +6,12 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { api, ok } from '../shared/api/client';
 import { Map, type MapPoint } from '../shared/map';
+import { customerKeys } from '../shared/query-keys';
 import { RateAndTip } from '../shared/rate';
 import { LiveBadge, useStream } from '../shared/streams';
 import { BusyButton, ErrorBox, FocusNotice, Money, StatusBadge, Timeline, formatMoney } from '../shared/ui';
 import { ACTIVE_RIDE, vehicleName, type Point, type Ride } from './types';
 import { minutes, Title } from './ui';
-
-export const rideKey = (id: string) => ['ride', id] as const;
 
 const HEADLINE: Record<Ride['status'], string> = {
   REQUESTED: 'Looking for a driver…',
@@ -34,7 +33,7 @@ export function RideView({
 }) {
   const client = useQueryClient();
   const ride = useQuery({
-    queryKey: rideKey(id),
+    queryKey: customerKeys.ride(id),
     queryFn: async () => (await ok(api.GET('/api/rides/{id}', { params: { path: { id } } }))) as Ride,
   });
   const [driverAt, setDriverAt] = useState<{ location: Point; at: string }>();
@@ -42,7 +41,7 @@ export function RideView({
   const [confirming, setConfirming] = useState(false);
   const r = ride.data;
   const active = r ? ACTIVE_RIDE.includes(r.status) : false;
-  const refresh = () => void client.invalidateQueries({ queryKey: rideKey(id) });
+  const refresh = () => void client.invalidateQueries({ queryKey: customerKeys.ride(id) });
   const live = useStream(r && active ? `/api/rides/${id}/track` : undefined, {
     // A new status brings the driver, the fare or the fee with it: the ride is read again.
     status: () => {
@@ -57,7 +56,7 @@ export function RideView({
   const ask = useMutation({
     mutationFn: async () => (await ok(api.GET('/api/rides/{id}', { params: { path: { id } } }))) as Ride,
     onSuccess: (fresh) => {
-      client.setQueryData(rideKey(id), fresh);
+      client.setQueryData(customerKeys.ride(id), fresh);
       setConfirming(true);
     },
   });
@@ -71,7 +70,7 @@ export function RideView({
       )) as Ride,
     onSuccess: (fresh) => {
       setConfirming(false);
-      client.setQueryData(rideKey(id), fresh);
+      client.setQueryData(customerKeys.ride(id), fresh);
     },
   });
 

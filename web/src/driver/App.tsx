@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useState } from 'react';
 import { api, ok, signOut } from '../shared/api/client';
 import { session } from '../shared/api/session';
+import { driverKeys as keys } from '../shared/query-keys';
 import type { User } from '../shared/api/types';
 import { BusyButton, ErrorBox, FocusNotice, Notice, StatusBadge, formatTime } from '../shared/ui';
 import { AppHeader, useBrowserOnline } from '../shared/app-shell';
@@ -22,12 +23,6 @@ import { markSignedIn, sendPendingSignOuts, signOutDriver, stepsLostOnSignOut } 
 import { RateStep, type RateTarget } from './rate';
 import type { Job, Offer, Package, Ride } from './types';
 import { formatPoint, Title } from './ui';
-
-const keys = {
-  me: ['driver', 'me'] as const,
-  jobs: ['driver', 'jobs'] as const,
-  job: (jobType?: string, id?: string) => ['driver', 'job', jobType, id] as const,
-};
 
 export function App() {
   const boot = useStoredSession(forgetJob);
@@ -146,8 +141,8 @@ function Home({ user }: { user: User }) {
   }, [jobs.data]);
 
   const refreshJobs = useCallback(() => {
-    void qc.invalidateQueries({ queryKey: ['driver', 'jobs'] });
-    void qc.invalidateQueries({ queryKey: ['driver', 'job'] });
+    void qc.invalidateQueries({ queryKey: keys.jobs });
+    void qc.invalidateQueries({ queryKey: keys.anyJob });
   }, [qc]);
 
   const link = useDriverLink(online, {

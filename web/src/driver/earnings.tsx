@@ -2,6 +2,7 @@
 // GET /drivers/me/earnings, with the balance (negative: cash the driver owes the operator).
 import { useQuery } from '@tanstack/react-query';
 import { api, ok } from '../shared/api/client';
+import { driverKeys } from '../shared/query-keys';
 import { ErrorBox, formatMoney } from '../shared/ui';
 import { Title } from './ui';
 
@@ -19,7 +20,7 @@ const fetchReport = (from?: string) =>
 
 function useEarnings(from?: string) {
   return useQuery({
-    queryKey: ['driver', 'earnings', from ?? 'today'],
+    queryKey: driverKeys.earnings(from),
     // JSON (the route also answers CSV, with Accept: text/csv).
     queryFn: async () => (await fetchReport(from)) as Exclude<Awaited<ReturnType<typeof fetchReport>>, string>,
     refetchInterval: 60_000,

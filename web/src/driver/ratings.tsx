@@ -4,6 +4,7 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from '../shared/api/client';
+import { driverKeys } from '../shared/query-keys';
 import { ErrorBox, formatTime } from '../shared/ui';
 import { Title } from './ui';
 
@@ -14,7 +15,7 @@ const stars = (n: number) => '★'.repeat(n) + '☆'.repeat(Math.max(0, 5 - n));
 export function RatingsScreen() {
   const [side, setSide] = useState<Side>('received');
   const list = useInfiniteQuery({
-    queryKey: ['driver', 'ratings', side],
+    queryKey: driverKeys.ratings(side),
     initialPageParam: undefined as string | undefined,
     queryFn: ({ pageParam }) =>
       ok(

@@ -5,10 +5,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { api, ok } from '../shared/api/client';
+import { driverKeys } from '../shared/query-keys';
 import { BusyButton, ErrorBox, Field, formatTime } from '../shared/ui';
 import { Title } from './ui';
-
-const KEYS = ['driver', 'device-keys'] as const;
 
 /** The URL Traccar Client sends to: its "Server URL" setting. */
 export const osmandUrl = () => `${window.location.origin}/api/positions/osmand`;
@@ -36,20 +35,20 @@ export function TraccarSetup() {
   const qc = useQueryClient();
   const [name, setName] = useState('');
   const [made, setMade] = useState<{ id: string; name: string; key: string }>();
-  const keys = useQuery({ queryKey: KEYS, queryFn: () => ok(api.GET('/api/drivers/me/device-keys')) });
+  const keys = useQuery({ queryKey: driverKeys.deviceKeys, queryFn: () => ok(api.GET('/api/drivers/me/device-keys')) });
   const create = useMutation({
     mutationFn: () => ok(api.POST('/api/drivers/me/device-keys', { body: name.trim() ? { name: name.trim() } : {} })),
     onSuccess: (key) => {
       setMade(key);
       setName('');
-      void qc.invalidateQueries({ queryKey: KEYS });
+      void qc.invalidateQueries({ queryKey: driverKeys.deviceKeys });
     },
   });
   const revoke = useMutation({
     mutationFn: (id: string) => ok(api.DELETE('/api/drivers/me/device-keys/{id}', { params: { path: { id } } })),
     onSuccess: (_, id) => {
       if (made?.id === id) setMade(undefined);
-      void qc.invalidateQueries({ queryKey: KEYS });
+      void qc.invalidateQueries({ queryKey: driverKeys.deviceKeys });
     },
   });
   const url = osmandUrl();

@@ -5,6 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { fetchWithSession } from './api/client';
 import { errorText } from './api/errors';
+import { queryKeys } from './query-keys';
 
 export interface Proof {
   photoUrl?: string;
@@ -16,7 +17,7 @@ export interface Proof {
 /** An object URL of the image at an API path, revoked when no longer shown. */
 function useImage(path: string | undefined, version: string) {
   const blob = useQuery({
-    queryKey: ['proof-image', path, version],
+    queryKey: queryKeys.proofImage(path, version),
     queryFn: async () => (await fetchWithSession(path!)).blob(),
     enabled: path !== undefined,
     staleTime: Infinity,

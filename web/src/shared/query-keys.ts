@@ -1,7 +1,8 @@
 // The query cache's keys in one place: what one page changes, another reads under the same key (an
 // assignment invalidates every page of the deliveries list, a status event patches the delivery).
 // A key that ends in a prefix's parts is covered by that prefix (invalidating `packages` reaches
-// every `packagesPage`).
+// every `packagesPage`). `queryKeys` serves the console and the shared pages; the driver and
+// customer apps have theirs below (each app has its own cache).
 
 const packages = ['packages'] as const;
 const anyPackage = ['package'] as const;
@@ -38,6 +39,8 @@ export const queryKeys = {
   quote: (trip: string) => ['quote', trip] as const,
   statement: (from: string, to: string) => ['statement', from, to] as const,
   tracking: (token: string) => ['tracking', token] as const,
+  /** A proof image (an API path) as a blob; `version` changes when the proof does. */
+  proofImage: (path: string | undefined, version: string) => ['proof-image', path, version] as const,
   /** Every page of every ratings list. */
   ratings: ['ratings'] as const,
   ratingsPage: (scope: string, filter: object, cursor: string | undefined) =>
@@ -72,4 +75,32 @@ export const queryKeys = {
   /** Every page of the admin's list of invoices (a run adds to it). */
   adminInvoices,
   adminInvoicesPage: (month: string, cursor: string | undefined) => [...adminInvoices, month, cursor] as const,
+};
+
+const driverAnyJob = ['driver', 'job'] as const;
+
+/** The driver app's keys. */
+export const driverKeys = {
+  me: ['driver', 'me'] as const,
+  /** The driver's job lists (GET /drivers/me/jobs). */
+  jobs: ['driver', 'jobs'] as const,
+  /** Every cached job. */
+  anyJob: driverAnyJob,
+  job: (jobType?: string, id?: string) => [...driverAnyJob, jobType, id] as const,
+  deviceKeys: ['driver', 'device-keys'] as const,
+  /** The driver's earnings from a day (UTC), or today's. */
+  earnings: (from: string | undefined) => ['driver', 'earnings', from ?? 'today'] as const,
+  ratings: (side: string) => ['driver', 'ratings', side] as const,
+};
+
+/** The customer app's keys. */
+export const customerKeys = {
+  ride: (id: string) => ['ride', id] as const,
+  /** The latest rides, read once at start for one still on its way. */
+  activeRides: ['rides', 'active'] as const,
+  rideHistory: ['rides', 'history'] as const,
+  /** Under `packages`: a delivery sent from the shared pages makes the history stale too. */
+  packageHistory: [...packages, 'history'] as const,
+  geocode: (countryId: string, q: string) => ['geocode', countryId, q] as const,
+  rideQuote: (trip: string, vehicleType: string) => ['ride-quote', trip, vehicleType] as const,
 };

@@ -55,19 +55,3 @@ export async function signOut(): Promise<void> {
       .catch(() => undefined);
   session.clear();
 }
-
-/**
- * A request to a route the generated schema does not have yet (one built on another branch): the
- * same session, refresh and errors as `api`. Prefer `api` once `npm run web:types` knows the route.
- */
-export async function apiJson<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const response = await authFetch(
-    new Request(new URL(path, location.origin), {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  );
-  if (!response.ok) throw await toApiError(response);
-  return (response.status === 204 ? undefined : await response.json()) as T;
-}
