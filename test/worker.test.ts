@@ -17,7 +17,7 @@ describe('worker', () => {
   });
   after(async () => t.close());
 
-  test('background work is listed in two groups: shared (webhook worker, sweeps, the tracking token backfill) and per process (write-behind)', () => {
+  test('background work is listed in two groups: shared (webhook worker, sweeps, the tracking token backfill) and per process (write-behind, the live device keys, surge)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
     assert.deepEqual(shared.slice(0, 7), [
       'ride expiry sweep',
@@ -33,7 +33,7 @@ describe('worker', () => {
     assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 7);
     assert.deepEqual(
       perProcessWork(t.services).map((l) => l.name),
-      ['driver index and position write-behind', 'surge'],
+      ['driver index and position write-behind', 'device keys', 'surge'],
     );
   });
 
