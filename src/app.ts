@@ -21,7 +21,7 @@ import { allowLongerUploads } from './http/upload-timeout.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
 import { healthModule } from './modules/health/health.routes.js';
-import { countriesModule } from './modules/countries/countries.routes.js';
+import { countriesModule, countryAdminModule } from './modules/countries/countries.routes.js';
 import { authModule } from './modules/auth/auth.routes.js';
 import { adminModule } from './modules/admin/admin.routes.js';
 import { driversModule } from './modules/drivers/drivers.routes.js';
@@ -55,6 +55,7 @@ const API_MODULES: FeatureModule[] = [
   countriesModule,
   authModule,
   adminModule,
+  countryAdminModule,
   driversModule,
   matchingModule,
   packagesModule,

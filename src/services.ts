@@ -13,6 +13,7 @@ import { SessionsService } from './modules/auth/sessions.service.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { UsersRepository } from './modules/auth/users.repository.js';
 import { CountriesRepository } from './modules/countries/countries.repository.js';
+import { CountriesService } from './modules/countries/countries.service.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
 import { PositionIntake } from './modules/drivers/position-intake.js';
@@ -71,8 +72,8 @@ export interface Services {
   passwords: PasswordService;
   auth: AuthService;
   admin: AdminService;
-  /** Reference data read as it is stored: no rule to hold, hence no service. */
-  countries: CountriesRepository;
+  /** Countries: the public list and their administration. */
+  countries: CountriesService;
   /** This process's live driver index (loaded and written behind by background.ts). */
   live: LiveDrivers;
   /** Every driver position's way in: validation, plausibility (MAX_PLAUSIBLE_SPEED), then the live index. */
@@ -293,8 +294,8 @@ export function createServices(deps: Deps): Services {
     sessions,
     passwords,
     auth,
-    admin: new AdminService({ db, clock, sms, users, countries, accounts, sessions }),
-    countries,
+    admin: new AdminService({ db, clock, sms, users, accounts, sessions }),
+    countries: new CountriesService({ repo: countries, clock }),
     live,
     positions,
     matching: new MatchingService({
