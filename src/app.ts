@@ -25,6 +25,7 @@ import { countriesModule, countryAdminModule } from './modules/countries/countri
 import { authModule } from './modules/auth/auth.routes.js';
 import { adminModule } from './modules/admin/admin.routes.js';
 import { driversModule } from './modules/drivers/drivers.routes.js';
+import { profilesModule } from './modules/profiles/profiles.routes.js';
 import { matchingModule } from './modules/matching/matching.routes.js';
 import { driverJobsModule } from './modules/jobs/driver-jobs.routes.js';
 import { packagesModule } from './modules/packages/packages.routes.js';
@@ -57,6 +58,7 @@ const API_MODULES: FeatureModule[] = [
   adminModule,
   countryAdminModule,
   driversModule,
+  profilesModule,
   matchingModule,
   packagesModule,
   ridesModule,

@@ -17,6 +17,8 @@ import { CountriesService } from './modules/countries/countries.service.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
 import { PositionIntake } from './modules/drivers/position-intake.js';
+import { ProfilesRepository } from './modules/profiles/profiles.repository.js';
+import { ProfilesService } from './modules/profiles/profiles.service.js';
 import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
 import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
@@ -79,8 +81,9 @@ export interface Services {
   /** Every driver position's way in: validation, plausibility (MAX_PLAUSIBLE_SPEED), then the live index. */
   positions: PositionIntake;
   matching: MatchingService;
-  driversRepo: DriversRepository;
   drivers: DriversService;
+  /** A driver's profile fields, the business's and the company's profiles. */
+  profiles: ProfilesService;
   /** Drivers' keys for Traccar Client (OsmAnd positions). */
   deviceKeys: DeviceKeysService;
   driverJobs: DriverJobsService;
@@ -160,7 +163,7 @@ export function createServices(deps: Deps): Services {
     registry: deps.metrics.registry,
     maxPlausibleSpeedKmh: config.maxPlausibleSpeedKmh,
   });
-  const driversRepo = new DriversRepository(db, clock);
+  const driversRepo = new DriversRepository(db);
   const pushRepo = new PushRepository(db);
   const vapid = config.push.vapid;
   const push = new PushService({
@@ -286,6 +289,7 @@ export function createServices(deps: Deps): Services {
     limits: config.proof,
   });
   const earnings = new EarningsService({ db, clock });
+  const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
   return {
     tokens,
     sms,
@@ -305,8 +309,8 @@ export function createServices(deps: Deps): Services {
       users,
       countries,
     }),
-    driversRepo,
-    drivers: new DriversService({ repo: driversRepo, live, positions, bus }),
+    drivers,
+    profiles: new ProfilesService({ repo: new ProfilesRepository(db), drivers, live, bus, clock }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,
