@@ -60,6 +60,7 @@ import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
 import { PushRepository } from './modules/push/push.repository.js';
 import { PushSender } from './modules/push/push-sender.js';
 import { PushService } from './modules/push/push.service.js';
+import { pushVapidKeys } from './modules/push/vapid-keys.js';
 import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.repository.js';
 import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
@@ -116,7 +117,7 @@ export interface Services {
   close(): void;
 }
 
-export function createServices(deps: Deps): Services {
+export async function createServices(deps: Deps): Promise<Services> {
   const { config, clock, bus } = deps;
   const db = deps.database.db;
   const tokens = new TokenService({
@@ -165,7 +166,8 @@ export function createServices(deps: Deps): Services {
   });
   const driversRepo = new DriversRepository(db);
   const pushRepo = new PushRepository(db);
-  const vapid = config.push.vapid;
+  // The push module's keys: the environment's, or on the embedded default kept in DATA_DIR (generated once).
+  const vapid = await pushVapidKeys(config);
   const push = new PushService({
     db,
     repo: pushRepo,
