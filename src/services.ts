@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto';
 import type { Deps } from './deps.js';
 import { IdempotencyStore } from './http/idempotency.js';
+import { IdempotencyRepository } from './http/idempotency.repository.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AccountService } from './modules/auth/accounts.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
@@ -47,7 +48,9 @@ import { RideService } from './modules/rides/rides.service.js';
 import { RatingsRepository } from './modules/ratings/ratings.repository.js';
 import { RatingsService } from './modules/ratings/ratings.service.js';
 import { GeocodingService } from './modules/geocoding/geocoding.service.js';
+import { OutboxRepository } from './modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
+import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
 import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
@@ -323,7 +326,15 @@ export async function createServices(deps: Deps): Promise<Services> {
     trackingHub,
     liveMap,
     // Built here in every process so that the delivery counter is on /metrics even where another process sends.
-    webhookWorker: new WebhookWorker({ db, clock, logger: deps.logger, config, bus, registry: deps.metrics.registry }),
+    webhookWorker: new WebhookWorker({
+      db,
+      repo: new OutboxRepository(db),
+      clock,
+      logger: deps.logger,
+      config,
+      bus,
+      registry: deps.metrics.registry,
+    }),
     ledger,
     earnings,
     driverEarnings: new DriverEarningsReports({ drivers: driversRepo, earnings }),
@@ -334,9 +345,10 @@ export async function createServices(deps: Deps): Promise<Services> {
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
-    idempotency: new IdempotencyStore({ db, clock, secret: config.jwtSecret }),
+    idempotency: new IdempotencyStore({ db, repo: new IdempotencyRepository(db), clock, secret: config.jwtSecret }),
     webhooks: new WebhooksService({
       db,
+      repo: new WebhooksRepository(db),
       clock,
       bus,
       urlRules: { allowHttp: config.webhookAllowHttp, allowPrivateTargets: config.webhookAllowPrivateTargets },
