@@ -45,7 +45,7 @@ if (mode === '--serve-baseline') {
     WEBHOOK_WORKER_IN_PROCESS: 'false',
   });
   const deps = await createDeps(config);
-  const services = createServices(deps);
+  const services = await createServices(deps);
   const app = await buildApp({ deps, services });
   // A clean exit on SIGTERM, so `node --cpu-prof` can write its profile.
   process.on('SIGTERM', () => process.exit(0));

@@ -68,6 +68,7 @@ async function main() {
   const { openDatabase } = await import('../src/db/database.js');
   const { migrateToLatest } = await import('../src/db/migrate.js');
   const { recordDeliveryEvent } = await import('../src/modules/webhooks/outbox.js');
+  const { OutboxRepository } = await import('../src/modules/webhooks/outbox.repository.js');
   const { WebhookWorker } = await import('../src/modules/webhooks/webhook-worker.js');
   const { WebhookSender } = await import('../src/modules/webhooks/webhook-sender.js');
   const { buildHeaders, generateSecret } = await import('../src/modules/webhooks/webhook-signature.js');
@@ -223,7 +224,15 @@ async function main() {
   }
   const logger = pino({ level: 'warn' });
   const bus = new LocalBus(logger);
-  const worker = new WebhookWorker({ db, clock: systemClock, logger, config, bus, pollIntervalMs: 500 });
+  const worker = new WebhookWorker({
+    db,
+    repo: new OutboxRepository(db),
+    clock: systemClock,
+    logger,
+    config,
+    bus,
+    pollIntervalMs: 500,
+  });
   const drainStart = now();
   worker.start();
   await waitFor(receivedBefore + backlog, 120_000);

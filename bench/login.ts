@@ -41,7 +41,7 @@ const config = loadConfig({
 });
 const database = await openDatabase({ url: config.database.url });
 const deps = await createDeps(config, { database });
-const services = createServices(deps);
+const services = await createServices(deps);
 const app = await buildApp({ deps, services });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();

@@ -15,8 +15,8 @@ export const modules = {
   admin: { imports: ['auth', 'countries'], about: 'account approval and administration' },
   // Drivers and the live index.
   matching: { imports: ['auth', 'countries'], about: 'the live driver index, its loader and write-behind' },
-  drivers: { imports: ['matching'], about: 'availability, positions (HTTP and WebSocket)' },
-  profiles: { imports: ['auth', 'countries', 'matching'], about: 'driver and business profiles' },
+  drivers: { imports: ['jobs', 'matching'], about: 'availability (written through the job core\'s claims), positions (HTTP and WebSocket)' },
+  profiles: { imports: ['auth', 'countries', 'drivers', 'matching'], about: 'driver, business and company profiles' },
   'device-keys': { imports: ['drivers', 'matching'], about: 'device keys and the OsmAnd position intake' },
   pricing: { imports: ['matching'], about: 'tariffs, quotes, surge, routing' },
   // Money: ledger at the bottom, three siblings on it; none of them imports a job module.

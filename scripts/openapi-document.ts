@@ -15,7 +15,7 @@ export async function openapiDocument(): Promise<Record<string, unknown>> {
   try {
     const config = loadConfig({ NODE_ENV: 'development', DATA_DIR: dataDir, WEBHOOK_WORKER_IN_PROCESS: 'false', LOG_LEVEL: 'silent' });
     const deps = await createDeps(config, { database: await openDatabase({}), logger: pino({ level: 'silent' }) });
-    const services = createServices(deps);
+    const services = await createServices(deps);
   const app = await buildApp({ deps, services });
     await app.ready();
     const doc = app.swagger() as unknown as Record<string, unknown>;

@@ -21,10 +21,11 @@ import { allowLongerUploads } from './http/upload-timeout.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
 import { healthModule } from './modules/health/health.routes.js';
-import { countriesModule } from './modules/countries/countries.routes.js';
+import { countriesModule, countryAdminModule } from './modules/countries/countries.routes.js';
 import { authModule } from './modules/auth/auth.routes.js';
 import { adminModule } from './modules/admin/admin.routes.js';
 import { driversModule } from './modules/drivers/drivers.routes.js';
+import { profilesModule } from './modules/profiles/profiles.routes.js';
 import { matchingModule } from './modules/matching/matching.routes.js';
 import { driverJobsModule } from './modules/jobs/driver-jobs.routes.js';
 import { packagesModule } from './modules/packages/packages.routes.js';
@@ -56,7 +57,9 @@ const API_MODULES: FeatureModule[] = [
   countriesModule,
   authModule,
   adminModule,
+  countryAdminModule,
   driversModule,
+  profilesModule,
   matchingModule,
   packagesModule,
   ridesModule,

@@ -11,7 +11,6 @@ import { LocalBus, RedisBus, type Bus } from './shared/bus.js';
 import { createRedisClient, RedisHealth } from './shared/redis.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { createMetrics, type Metrics } from './shared/metrics.js';
-import { developmentVapidKeys } from './modules/push/vapid-keys.js';
 
 export interface Deps {
   config: Config & { auth: { jwtSecret: string } };
@@ -59,12 +58,6 @@ export function createLogger(config: Config): Logger {
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const logger = overrides.logger ?? createLogger(config);
   const jwtSecret = config.auth.jwtSecret ?? (await developmentJwtSecret(config.server.dataDir));
-  // Push is on with keys from the environment, or on the embedded default with keys kept in DATA_DIR; off otherwise.
-  const vapid =
-    config.push.vapid ??
-    (config.database.url
-      ? undefined
-      : { ...(await developmentVapidKeys(config.server.dataDir)), subject: config.push.subject });
 
   const database =
     overrides.database ??
@@ -99,7 +92,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     closers.push(() => bus.close());
 
     return {
-      config: { ...config, auth: { ...config.auth, jwtSecret }, push: { ...config.push, vapid } },
+      config: { ...config, auth: { ...config.auth, jwtSecret } },
       logger,
       database,
       redis,

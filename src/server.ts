@@ -14,7 +14,7 @@ const deps = await createDeps(config).catch((err: unknown) => {
   console.error(err.message);
   process.exit(1);
 });
-const services = createServices(deps);
+const services = await createServices(deps);
 const app = await buildApp({ deps, services });
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

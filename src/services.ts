@@ -2,6 +2,7 @@
 import { createHmac } from 'node:crypto';
 import type { Deps } from './deps.js';
 import { IdempotencyStore } from './http/idempotency.js';
+import { IdempotencyRepository } from './http/idempotency.repository.js';
 import { AdminService } from './modules/admin/admin.service.js';
 import { AccountService } from './modules/auth/accounts.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
@@ -13,9 +14,12 @@ import { SessionsService } from './modules/auth/sessions.service.js';
 import { TokenService } from './modules/auth/tokens.js';
 import { UsersRepository } from './modules/auth/users.repository.js';
 import { CountriesRepository } from './modules/countries/countries.repository.js';
+import { CountriesService } from './modules/countries/countries.service.js';
 import { DriversRepository } from './modules/drivers/drivers.repository.js';
 import { DriversService } from './modules/drivers/drivers.service.js';
 import { PositionIntake } from './modules/drivers/position-intake.js';
+import { ProfilesRepository } from './modules/profiles/profiles.repository.js';
+import { ProfilesService } from './modules/profiles/profiles.service.js';
 import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
 import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
@@ -45,7 +49,9 @@ import { RideService } from './modules/rides/rides.service.js';
 import { RatingsRepository } from './modules/ratings/ratings.repository.js';
 import { RatingsService } from './modules/ratings/ratings.service.js';
 import { GeocodingService } from './modules/geocoding/geocoding.service.js';
+import { OutboxRepository } from './modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
+import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender, type SmsSender } from './sms/sms.js';
 import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
@@ -58,6 +64,7 @@ import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
 import { PushRepository } from './modules/push/push.repository.js';
 import { PushSender } from './modules/push/push-sender.js';
 import { PushService } from './modules/push/push.service.js';
+import { pushVapidKeys } from './modules/push/vapid-keys.js';
 import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.repository.js';
 import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
@@ -73,15 +80,16 @@ export interface Services {
   passwords: PasswordService;
   auth: AuthService;
   admin: AdminService;
-  /** Reference data read as it is stored: no rule to hold, hence no service. */
-  countries: CountriesRepository;
+  /** Countries: the public list and their administration. */
+  countries: CountriesService;
   /** This process's live driver index (loaded and written behind by background.ts). */
   live: LiveDrivers;
   /** Every driver position's way in: validation, plausibility (MAX_PLAUSIBLE_SPEED), then the live index. */
   positions: PositionIntake;
   matching: MatchingService;
-  driversRepo: DriversRepository;
   drivers: DriversService;
+  /** A driver's profile fields, the business's and the company's profiles. */
+  profiles: ProfilesService;
   /** Drivers' keys for Traccar Client (OsmAnd positions). */
   deviceKeys: DeviceKeysService;
   driverJobs: DriverJobsService;
@@ -114,7 +122,7 @@ export interface Services {
   close(): void;
 }
 
-export function createServices(deps: Deps): Services {
+export async function createServices(deps: Deps): Promise<Services> {
   const { config, clock, bus } = deps;
   const db = deps.database.db;
   const tokens = new TokenService({
@@ -161,9 +169,10 @@ export function createServices(deps: Deps): Services {
     registry: deps.metrics.registry,
     maxPlausibleSpeedKmh: config.drivers.maxPlausibleSpeedKmh,
   });
-  const driversRepo = new DriversRepository(db, clock);
+  const driversRepo = new DriversRepository(db);
   const pushRepo = new PushRepository(db);
-  const vapid = config.push.vapid;
+  // The push module's keys: the environment's, or on the embedded default kept in DATA_DIR (generated once).
+  const vapid = await pushVapidKeys(config);
   const push = new PushService({
     db,
     repo: pushRepo,
@@ -278,7 +287,12 @@ export function createServices(deps: Deps): Services {
   const proofStorage: ProofStorage = config.proof.s3
     ? new S3ProofStorage(config.proof.s3)
     : new PostgresProofStorage(db, clock);
-  const idempotency = new IdempotencyStore({ db, clock, secret: config.auth.jwtSecret });
+  const idempotency = new IdempotencyStore({
+    db,
+    repo: new IdempotencyRepository(db),
+    clock,
+    secret: config.auth.jwtSecret,
+  });
   const proof = new ProofService({
     repo: new ProofRepository(db),
     packagesRepo,
@@ -290,6 +304,7 @@ export function createServices(deps: Deps): Services {
     limits: config.proof,
   });
   const earnings = new EarningsService({ db, clock });
+  const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
   return {
     tokens,
     sms,
@@ -298,8 +313,8 @@ export function createServices(deps: Deps): Services {
     sessions,
     passwords,
     auth,
-    admin: new AdminService({ db, clock, sms, users, countries, accounts, sessions }),
-    countries,
+    admin: new AdminService({ db, clock, sms, users, accounts, sessions }),
+    countries: new CountriesService({ repo: countries, clock }),
     live,
     positions,
     matching: new MatchingService({
@@ -309,8 +324,8 @@ export function createServices(deps: Deps): Services {
       users,
       countries,
     }),
-    driversRepo,
-    drivers: new DriversService({ repo: driversRepo, live, positions, bus }),
+    drivers,
+    profiles: new ProfilesService({ repo: new ProfilesRepository(db), drivers, live, bus, clock }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,
@@ -321,7 +336,15 @@ export function createServices(deps: Deps): Services {
     trackingHub,
     liveMap,
     // Built here in every process so that the delivery counter is on /metrics even where another process sends.
-    webhookWorker: new WebhookWorker({ db, clock, logger: deps.logger, config, bus, registry: deps.metrics.registry }),
+    webhookWorker: new WebhookWorker({
+      db,
+      repo: new OutboxRepository(db),
+      clock,
+      logger: deps.logger,
+      config,
+      bus,
+      registry: deps.metrics.registry,
+    }),
     ledger,
     earnings,
     driverEarnings: new DriverEarningsReports({ drivers: driversRepo, earnings }),
@@ -335,6 +358,7 @@ export function createServices(deps: Deps): Services {
     idempotency,
     webhooks: new WebhooksService({
       db,
+      repo: new WebhooksRepository(db),
       clock,
       bus,
       urlRules: { allowHttp: config.webhooks.allowHttp, allowPrivateTargets: config.webhooks.allowPrivateTargets },

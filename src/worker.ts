@@ -15,7 +15,7 @@ if (!config.database.url) {
 }
 
 const deps = await createDeps(config);
-const services = createServices(deps);
+const services = await createServices(deps);
 const background = runLoops(sharedWork(deps, services, { webhookWorker: true }));
 const app = await buildWorkerApp({ deps });
 

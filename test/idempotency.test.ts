@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ABANDONED_CLAIM_MS, IdempotencyStore } from '../src/http/idempotency.js';
+import { IdempotencyRepository } from '../src/http/idempotency.repository.js';
 import type { RecordAnswer } from '../src/shared/record-answer.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
@@ -15,7 +16,12 @@ describe('Idempotency-Key claims', () => {
   before(async () => {
     t = await buildTestApp();
     user = await createUser(t, { role: 'BUSINESS' });
-    store = new IdempotencyStore({ db: t.db, clock: t.clock, secret: 'idempotency-test-secret' });
+    store = new IdempotencyStore({
+      db: t.db,
+      repo: new IdempotencyRepository(t.db),
+      clock: t.clock,
+      secret: 'idempotency-test-secret',
+    });
   });
   after(() => t.close());
 

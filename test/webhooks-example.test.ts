@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { createReceiver, type WebhookEvent } from '../examples/webhook-receiver.js';
 import { recordDeliveryEvent } from '../src/modules/webhooks/outbox.js';
 import { signHex } from '../src/modules/webhooks/webhook-signature.js';
+import { OutboxRepository } from '../src/modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from '../src/modules/webhooks/webhook-worker.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser } from './helpers/factories.js';
@@ -92,7 +93,13 @@ describe('webhook receiver example', () => {
           occurredAt: t.clock.now(),
         }),
       );
-      await new WebhookWorker({ db: t.db, clock: t.clock, logger: t.deps.logger, config: t.deps.config }).drain();
+      await new WebhookWorker({
+        db: t.db,
+        repo: new OutboxRepository(t.db),
+        clock: t.clock,
+        logger: t.deps.logger,
+        config: t.deps.config,
+      }).drain();
       await new Promise<void>((resolve) => otherServer.receiver.close(() => resolve()));
       assert.deepEqual(endpointEvents, [
         {

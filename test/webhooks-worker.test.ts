@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { recordDeliveryEvent, type DeliveryEventName } from '../src/modules/webhooks/outbox.js';
 import { signHex } from '../src/modules/webhooks/webhook-signature.js';
+import { OutboxRepository } from '../src/modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from '../src/modules/webhooks/webhook-worker.js';
 import { systemClock } from '../src/shared/clock.js';
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from './helpers/app.js';
@@ -86,6 +87,7 @@ describe('webhook workers', () => {
       (db) =>
         new WebhookWorker({
           db,
+          repo: new OutboxRepository(db),
           clock: systemClock,
           logger: t.deps.logger,
           config,

@@ -6,6 +6,7 @@ import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { recordDeliveryEvent, type DeliveryEventName } from '../src/modules/webhooks/outbox.js';
 import { signHex, verifyStandard } from '../src/modules/webhooks/webhook-signature.js';
+import { OutboxRepository } from '../src/modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from '../src/modules/webhooks/webhook-worker.js';
 import { startReceiver, type TestReceiver } from './webhooks-receiver.js';
 
@@ -19,6 +20,7 @@ const LIFECYCLE: [DeliveryEventName, string][] = [
 function workerFor(t: TestApp, overrides: Partial<TestApp['deps']['config']> = {}) {
   return new WebhookWorker({
     db: t.db,
+    repo: new OutboxRepository(t.db),
     clock: t.clock,
     logger: t.deps.logger,
     config: { ...t.deps.config, ...overrides },

@@ -131,7 +131,7 @@ async function real() {
   }
   const seededMs = performance.now() - t0;
 
-  const services = createServices(deps);
+  const services = await createServices(deps);
   const app = await buildApp({ deps, services });
   const t1 = performance.now();
   await app.ready();

@@ -56,8 +56,8 @@ export class IdempotencyStore {
   private readonly key: Buffer;
   private readonly repo: IdempotencyRepository;
 
-  constructor(private readonly deps: { db: DB; clock: Clock; secret: string }) {
-    this.repo = new IdempotencyRepository(deps.db);
+  constructor(private readonly deps: { db: DB; repo: IdempotencyRepository; clock: Clock; secret: string }) {
+    this.repo = deps.repo;
     // Stored responses may carry a delivery code: they are kept encrypted at rest.
     this.key = createHash('sha256').update(`idempotency-response:${deps.secret}`).digest();
   }

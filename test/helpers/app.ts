@@ -73,7 +73,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const ownDatabase = !options.database;
   const database = options.database ?? (await createTestDatabase());
   const deps = await createDeps(config, { clock, logger, database: { ...database, close: async () => undefined } });
-  const services = createServices(deps);
+  const services = await createServices(deps);
   const app = await buildApp({ deps, services });
   await app.ready();
   const tokens = new TokenService({

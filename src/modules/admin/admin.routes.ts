@@ -1,9 +1,8 @@
-// Admin routes: accounts (list, read, approve, reject, suspend, reactivate, create) and countries.
+// Admin routes: accounts (list, read, approve, reject, suspend, reactivate, create).
 import { Type } from '@sinclair/typebox';
 import type { FeatureModule } from '../../http/context.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import { Body, IdParams, Role, errorResponses as errors } from '../../shared/schemas.js';
-import { CountryResponse } from '../countries/countries.schemas.js';
 import { AccountFields, RoleFields } from '../auth/auth.schemas.js';
 import { AccountStatus, UserResponse } from '../auth/users.schemas.js';
 
@@ -22,38 +21,6 @@ const CreateUserBody = Body({
   countryId: Type.Optional(Type.String({ format: 'uuid' })),
   ...RoleFields,
 });
-const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
-const Currency = Type.String({
-  pattern: '^[A-Z]{3}$',
-  description: 'ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY)',
-});
-const DialCode = Type.String({ pattern: '^\\+[1-9][0-9]{0,3}$' });
-const CountryName = Type.String({ minLength: 1, maxLength: 100 });
-// The most a cash on delivery may be: up to 2,000,000,000 minor units (the column is a 32-bit integer).
-const CodMax = Type.Integer({
-  minimum: 0,
-  maximum: 2_000_000_000,
-  description:
-    "the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)",
-});
-const CreateCountryBody = Body({
-  code: CountryCode,
-  name: CountryName,
-  currency: Currency,
-  dialCode: DialCode,
-  codMax: Type.Optional(CodMax),
-});
-const UpdateCountryBody = Body(
-  {
-    code: Type.Optional(CountryCode),
-    name: Type.Optional(CountryName),
-    currency: Type.Optional(Currency),
-    dialCode: Type.Optional(DialCode),
-    codMax: Type.Optional(CodMax),
-  },
-  { minProperties: 1 },
-);
-
 export const adminModule: FeatureModule = async (app, ctx) => {
   const { deps } = ctx;
   const { admin } = ctx.services;
@@ -141,39 +108,4 @@ export const adminModule: FeatureModule = async (app, ctx) => {
       },
     );
   }
-
-  app.post(
-    '/admin/countries',
-    {
-      onRequest: onlyAdmin,
-      schema: {
-        tags,
-        security,
-        summary: 'Add a country',
-        body: CreateCountryBody,
-        response: { 201: CountryResponse, ...errors(400, 401, 403, 409) },
-      },
-    },
-    async (request, reply) => {
-      const country = await admin.createCountry(request.body);
-      reply.code(201);
-      return country;
-    },
-  );
-
-  app.patch(
-    '/admin/countries/:id',
-    {
-      onRequest: onlyAdmin,
-      schema: {
-        tags,
-        security,
-        summary: 'Change a country',
-        params: IdParams,
-        body: UpdateCountryBody,
-        response: { 200: CountryResponse, ...errors(400, 401, 403, 404, 409) },
-      },
-    },
-    async (request) => admin.updateCountry(request.params.id, request.body),
-  );
 };

@@ -1,30 +1,17 @@
-// Account administration (listing, approval, rejection, suspension, reactivation, creation) and
-// the administration of countries.
-import { randomBytes, randomUUID } from 'node:crypto';
+// Account administration (listing, approval, rejection, suspension, reactivation, creation).
+import { randomBytes } from 'node:crypto';
 import type { DB } from '../../db/database.js';
 import type { AccountStatus, Role } from '../../db/schema.js';
 import type { SmsSender } from '../../sms/sms.js';
 import type { Clock } from '../../shared/clock.js';
-import { badRequest, conflict, notFound } from '../../shared/errors.js';
-import { minorUnitsOf } from '../../shared/money.js';
+import { conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toPage } from '../../shared/pagination.js';
 import type { AccountService, NewAccount } from '../auth/accounts.service.js';
 import type { SessionsService } from '../auth/sessions.service.js';
 import type { UsersRepository } from '../auth/users.repository.js';
 import { toUserResponse, type UserResponse } from '../auth/users.schemas.js';
-import type { CountriesRepository } from '../countries/countries.repository.js';
-import { toCountryResponse } from '../countries/countries.schemas.js';
 
 type Transition = 'approve' | 'reject' | 'suspend' | 'reactivate';
-
-export interface CountryInput {
-  code: string;
-  name: string;
-  currency: string;
-  dialCode: string;
-  /** Cash on delivery maximum, minor units (section 21); the column's default when absent. */
-  codMax?: number;
-}
 
 export interface AdminServiceDeps {
   /** For the transaction of a status change and the revocation of the account's sessions. */
@@ -32,7 +19,6 @@ export interface AdminServiceDeps {
   clock: Clock;
   sms: SmsSender;
   users: UsersRepository;
-  countries: CountriesRepository;
   accounts: AccountService;
   sessions: SessionsService;
 }
@@ -126,45 +112,4 @@ export class AdminService {
       throw err;
     }
   }
-
-  async createCountry(input: CountryInput) {
-    assertIsoCurrency(input.currency);
-    if (await this.deps.countries.getIdByCode(input.code))
-      throw conflict(`Country ${input.code} already exists`, 'COUNTRY_EXISTS');
-    const now = this.deps.clock.now();
-    const row = await this.deps.countries.insert({
-      id: randomUUID(),
-      code: input.code,
-      name: input.name,
-      currency: input.currency,
-      dial_code: input.dialCode,
-      ...(input.codMax !== undefined ? { cod_max: input.codMax } : {}),
-      created_at: now,
-      updated_at: now,
-    });
-    return toCountryResponse(row);
-  }
-
-  async updateCountry(id: string, changes: Partial<CountryInput>) {
-    const { code, name, currency, dialCode, codMax } = changes;
-    if (currency) assertIsoCurrency(currency);
-    if (code && (await this.deps.countries.getIdByCode(code, id)))
-      throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
-    const row = await this.deps.countries.update(id, {
-      ...(code ? { code } : {}),
-      ...(name ? { name } : {}),
-      ...(currency ? { currency } : {}),
-      ...(dialCode ? { dial_code: dialCode } : {}),
-      ...(codMax !== undefined ? { cod_max: codMax } : {}),
-      updated_at: this.deps.clock.now(),
-    });
-    if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
-    return toCountryResponse(row);
-  }
-}
-
-/** A country's money is counted in its currency's minor unit, which ISO 4217 gives (contract section 6). */
-function assertIsoCurrency(currency: string): void {
-  if (minorUnitsOf(currency) === undefined)
-    throw badRequest(`${currency} is not an ISO 4217 currency`, 'UNKNOWN_CURRENCY');
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { CountriesTable } from '../../db/schema.js';
 import { decimalsOf } from '../../shared/money.js';
+import { Body } from '../../shared/schemas.js';
 
 export const CountryResponse = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -30,3 +31,35 @@ export function toCountryResponse(row: Selectable<CountriesTable>) {
     codMax: row.cod_max,
   };
 }
+
+const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' });
+const Currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  description: 'ISO 4217 (a code not in its table of minor units: 400 UNKNOWN_CURRENCY)',
+});
+const DialCode = Type.String({ pattern: '^\\+[1-9][0-9]{0,3}$' });
+const CountryName = Type.String({ minLength: 1, maxLength: 100 });
+// The most a cash on delivery may be: up to 2,000,000,000 minor units (the column is a 32-bit integer).
+const CodMax = Type.Integer({
+  minimum: 0,
+  maximum: 2_000_000_000,
+  description:
+    "the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)",
+});
+export const CreateCountryBody = Body({
+  code: CountryCode,
+  name: CountryName,
+  currency: Currency,
+  dialCode: DialCode,
+  codMax: Type.Optional(CodMax),
+});
+export const UpdateCountryBody = Body(
+  {
+    code: Type.Optional(CountryCode),
+    name: Type.Optional(CountryName),
+    currency: Type.Optional(Currency),
+    dialCode: Type.Optional(DialCode),
+    codMax: Type.Optional(CodMax),
+  },
+  { minProperties: 1 },
+);

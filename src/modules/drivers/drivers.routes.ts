@@ -1,15 +1,14 @@
-// Driver profile, availability and positions (HTTP and WebSocket); also registers the business and
-// company profile routes. The live index it feeds is shared with the matching module.
+// The calling driver (/drivers/me: the profile, whose changes are profiles', availability, positions over
+// HTTP and WebSocket). The live index it feeds is shared with the matching module.
 import { Type } from '@sinclair/typebox';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import { noContent, type App, type FeatureModule } from '../../http/context.js';
 import { registerDriverStream } from './driver-stream.js';
 import { AvailabilityBody, DriverResponse, LocationBody, PatchDriverBody } from './drivers.schemas.js';
-import { registerProfileRoutes } from './profiles.routes.js';
 
 export const driversModule: FeatureModule = async (app, ctx) => {
   const { guard } = ctx;
-  const { live, driversRepo: repo, drivers: service } = ctx.services;
+  const { live, drivers: service, profiles } = ctx.services;
   const driverOnly = guard.required(['DRIVER']);
   const security = [{ bearerAuth: [] }];
 
@@ -39,7 +38,7 @@ export const driversModule: FeatureModule = async (app, ctx) => {
         response: { 200: DriverResponse, ...errors(400, 401, 403, 404) },
       },
     },
-    async (request) => service.updateDriver(request.auth.userId, request.body),
+    async (request) => profiles.updateDriver(request.auth.userId, request.body),
   );
 
   app.post(
@@ -82,5 +81,4 @@ export const driversModule: FeatureModule = async (app, ctx) => {
   // In a scope of its own: @fastify/websocket adds an onRequest and an onResponse hook to every
   // route of the scope it is registered in, and the other driver routes need neither.
   await app.register(async (scope) => registerDriverStream(scope as App, ctx, { live }));
-  registerProfileRoutes(app, ctx, { repo, service });
 };

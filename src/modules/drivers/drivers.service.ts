@@ -1,30 +1,32 @@
-// Driver profile, availability and position rules.
-import type { Bus } from '../../shared/bus.js';
+// A driver as the driver and the company see it, availability and position rules (the profile's
+// changes are profiles/').
+import type { DB } from '../../db/database.js';
+import type { Clock } from '../../shared/clock.js';
 import { conflict, notFound } from '../../shared/errors.js';
+import { decodeCursor, toPage } from '../../shared/pagination.js';
+import { setAvailability, setOfflineOnSignOut } from '../jobs/driver-claims.repository.js';
 import { newerPosition } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import type { PositionIntake } from './position-intake.js';
 import type { DriverRow, DriversRepository } from './drivers.repository.js';
-import type { LocationBody, PatchDriverBody } from './drivers.schemas.js';
+import type { LocationBody } from './drivers.schemas.js';
 
 export class DriversService {
   constructor(
-    private readonly deps: { repo: DriversRepository; live: LiveDrivers; positions: PositionIntake; bus: Bus },
+    private readonly deps: {
+      /** For the availability's statements (jobs/driver-claims.repository: the claim's columns). */
+      db: DB;
+      clock: Clock;
+      repo: DriversRepository;
+      live: LiveDrivers;
+      positions: PositionIntake;
+    },
   ) {}
 
   async getDriver(id: string) {
     const row = await this.deps.repo.getDriver(id);
     if (!row) throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
     return this.toResponse(row);
-  }
-
-  async updateDriver(id: string, patch: PatchDriverBody) {
-    await this.getDriver(id);
-    await this.deps.repo.updateDriver(id, patch);
-    // Reloaded here before answering; the other instances reload it when the event reaches them.
-    await this.deps.live.reload(id);
-    this.deps.bus.publishToOthers('driver.changed', { driverId: id });
-    return this.getDriver(id);
   }
 
   /**
@@ -41,7 +43,7 @@ export class DriversService {
     if (status === 'OFFLINE' && row.active_job_id) {
       throw conflict('Cannot go offline during an active job', 'DRIVER_HAS_ACTIVE_JOB');
     }
-    if (row.availability !== status && !(await this.deps.repo.setAvailability(id, status))) {
+    if (row.availability !== status && !(await setAvailability(this.deps.db, id, status, this.deps.clock.now()))) {
       // An accept committed between the read above and this write.
       throw conflict('Cannot go offline during an active job', 'DRIVER_HAS_ACTIVE_JOB');
     }
@@ -52,9 +54,20 @@ export class DriversService {
 
   /** The driver signed out (POST /auth/logout): OFFLINE, here at once and on the other instances. */
   async signedOut(id: string): Promise<void> {
-    if (!(await this.deps.repo.setOfflineOnSignOut(id))) return;
+    if (!(await setOfflineOnSignOut(this.deps.db, id, this.deps.clock.now()))) return;
     await this.deps.live.ensure(id);
     this.deps.live.setOnline(id, false);
+  }
+
+  /** A company's drivers, newest first. */
+  async listCompanyDrivers(companyId: string, query: { limit?: number; cursor?: string }) {
+    const limit = query.limit ?? 20;
+    const rows = await this.deps.repo.listCompanyDrivers(companyId, limit, decodeCursor(query.cursor));
+    return toPage(
+      rows.map((r) => ({ ...r, createdAt: new Date(r.created_at) })),
+      limit,
+      (r) => this.toResponse(r),
+    );
   }
 
   async reportLocation(id: string, body: LocationBody): Promise<void> {

@@ -1,5 +1,6 @@
 // The driver's one active job in SQL (driver_profiles.active_job_*): the conditional claim written in
-// the job's status transaction, its release, and what explains a refused claim (driver-claims.ts).
+// the job's status transaction, its release, what explains a refused claim (driver-claims.ts), and the
+// driver's availability (ONLINE, OFFLINE), which the claim reads.
 import { sql, type QueryCreator } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { runPrepared } from '../../db/prepared.js';
@@ -65,4 +66,28 @@ export async function releaseDriver(trx: Executor, driverId: string, jobId: stri
       .where('active_job_id', '=', jobId)
       .compile(),
   );
+}
+
+/** Going OFFLINE only applies while the driver has no active job (checked in the same statement). */
+export async function setAvailability(
+  db: Executor,
+  driverId: string,
+  availability: 'ONLINE' | 'OFFLINE',
+  now: Date,
+): Promise<boolean> {
+  let q = db.updateTable('driver_profiles').set({ availability, updated_at: now }).where('user_id', '=', driverId);
+  if (availability === 'OFFLINE') q = q.where('active_job_id', 'is', null);
+  const result = await q.executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Signing out: OFFLINE even during an active job (nobody is behind the phone); whether it was ONLINE. */
+export async function setOfflineOnSignOut(db: Executor, driverId: string, now: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('driver_profiles')
+    .set({ availability: 'OFFLINE', updated_at: now })
+    .where('user_id', '=', driverId)
+    .where('availability', '=', 'ONLINE')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }

@@ -4,6 +4,7 @@
 import { createECDH } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Config } from '../../config.js';
 
 export interface VapidKeyPair {
   publicKey: string;
@@ -43,4 +44,14 @@ export async function developmentVapidKeys(dataDir: string): Promise<VapidKeyPai
   await mkdir(dataDir, { recursive: true });
   await writeFile(file, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
   return keys;
+}
+
+/** Push is on with keys from the environment, or on the embedded default with keys kept in DATA_DIR; off otherwise. */
+export async function pushVapidKeys(config: Config): Promise<Config['push']['vapid']> {
+  return (
+    config.push.vapid ??
+    (config.database.url
+      ? undefined
+      : { ...(await developmentVapidKeys(config.server.dataDir)), subject: config.push.subject })
+  );
 }

@@ -17,6 +17,7 @@ export type WorkerConfig = {
 
 export interface WebhookWorkerOptions {
   db: DB;
+  repo: OutboxRepository;
   clock: Clock;
   logger: Logger;
   config: WorkerConfig;
@@ -101,7 +102,7 @@ export class WebhookWorker {
 
   constructor(private readonly options: WebhookWorkerOptions) {
     const { config } = options;
-    this.repo = new OutboxRepository(options.db);
+    this.repo = options.repo;
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.batchSize = options.batchSize ?? 100;
     this.perEndpoint = options.perEndpointConcurrency ?? 16;

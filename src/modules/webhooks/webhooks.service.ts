@@ -54,8 +54,17 @@ export class WebhooksService {
   private readonly repo: WebhooksRepository;
   private readonly lookupAll: LookupAll;
 
-  constructor(private readonly deps: { db: DB; clock: Clock; bus: Bus; urlRules: UrlRules; lookupAll?: LookupAll }) {
-    this.repo = new WebhooksRepository(deps.db);
+  constructor(
+    private readonly deps: {
+      db: DB;
+      repo: WebhooksRepository;
+      clock: Clock;
+      bus: Bus;
+      urlRules: UrlRules;
+      lookupAll?: LookupAll;
+    },
+  ) {
+    this.repo = deps.repo;
     this.lookupAll = deps.lookupAll ?? defaultLookup;
   }
 
