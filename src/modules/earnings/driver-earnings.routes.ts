@@ -6,6 +6,7 @@ import type { FeatureModule } from '../../http/context.js';
 import { Uuid, errorResponses as errors } from '../../shared/schemas.js';
 import { DriverEarningsResponse, EarningsQuery } from './earnings.schemas.js';
 import { driverEarningsCsv } from './earnings.service.js';
+import { sendCsv, wantsCsv } from '../../http/csv-download.js';
 
 const security = [{ bearerAuth: [] }];
 const DriverParams = Type.Object({ driverId: Uuid }, { additionalProperties: false });
@@ -61,16 +62,9 @@ export const driverEarningsModule: FeatureModule = async (app, { services, guard
       },
       async (request, reply) => {
         const report = await reports.forViewer(request.auth, request.params.driverId, request.query);
-        // As GET /drivers/me/earnings decides it: format wins over the Accept header.
-        const csv =
-          request.query.format === 'csv' ||
-          (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
-        if (!csv) return report;
+        if (!wantsCsv(request)) return report;
         const name = `earnings-${report.driverId}-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv`;
-        return reply
-          .type('text/csv; charset=utf-8')
-          .header('content-disposition', `attachment; filename="${name}"`)
-          .send(driverEarningsCsv(report));
+        return sendCsv(reply, name, driverEarningsCsv(report));
       },
     );
   }

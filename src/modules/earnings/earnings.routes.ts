@@ -3,6 +3,7 @@ import type { FeatureModule } from '../../http/context.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import { CompanyEarningsResponse, DriverEarningsResponse, EarningsQuery } from './earnings.schemas.js';
 import { driverEarningsCsv } from './earnings.service.js';
+import { sendCsv, wantsCsv } from '../../http/csv-download.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -39,15 +40,9 @@ export const earningsModule: FeatureModule = async (app, { services, guard }) =>
     },
     async (request, reply) => {
       const report = await earnings.driver(request.auth.userId, request.query);
-      const csv =
-        request.query.format === 'csv' ||
-        (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
-      if (!csv) return report;
+      if (!wantsCsv(request)) return report;
       const name = `earnings-${report.from.slice(0, 10)}-${report.to.slice(0, 10)}.csv`;
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${name}"`)
-        .send(driverEarningsCsv(report));
+      return sendCsv(reply, name, driverEarningsCsv(report));
     },
   );
 

@@ -1,6 +1,6 @@
 // Admin ledger routes (contract section 21): balances, settlements, business payments.
 import type { FeatureModule } from '../../http/context.js';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { createOnce } from '../../http/idempotency.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import {
@@ -16,13 +16,10 @@ import {
   SettlementResponse,
 } from './ledger.schemas.js';
 import { receiptsCsv, type ListedReceipt } from './receipts-csv.js';
+import { sendCsv, wantsCsv } from '../../http/csv-download.js';
 
 const tags = ['admin'];
 const security = [{ bearerAuth: [] }];
-
-/** Accept: text/csv, unless `format` says otherwise (as the other CSV routes). */
-const wantsCsv = (format: 'json' | 'csv' | undefined, request: FastifyRequest) =>
-  format === 'csv' || (format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
 
 /** A list's 200: its JSON page, or the same page as CSV with the next page's cursor in X-Next-Cursor. */
 const listResponse = (page: unknown, what: string) => ({
@@ -39,17 +36,14 @@ const listResponse = (page: unknown, what: string) => ({
   },
 });
 
-function sendCsv(
+function sendReceiptsCsv(
   reply: FastifyReply,
   filename: string,
   page: { items: ListedReceipt[]; nextCursor: string | null },
   party: 'driver' | 'business',
 ) {
   if (page.nextCursor) reply.header('x-next-cursor', page.nextCursor);
-  return reply
-    .type('text/csv; charset=utf-8')
-    .header('content-disposition', `attachment; filename="${filename}"`)
-    .send(receiptsCsv(party, page.items));
+  return sendCsv(reply, filename, receiptsCsv(party, page.items));
 }
 
 export const ledgerModule: FeatureModule = async (app, { services, guard }) => {
@@ -104,9 +98,9 @@ export const ledgerModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) => {
-      const { driverId, format, ...query } = request.query;
+      const { driverId, format: _format, ...query } = request.query;
       const page = await settlements.listReceipts('settlements', { ...query, partyId: driverId });
-      if (wantsCsv(format, request)) return sendCsv(reply, 'settlements.csv', page, 'driver');
+      if (wantsCsv(request)) return sendReceiptsCsv(reply, 'settlements.csv', page, 'driver');
       return {
         ...page,
         items: page.items.map(({ partyId, partyName, ...r }) => ({ driverId: partyId, driverName: partyName, ...r })),
@@ -147,9 +141,9 @@ export const ledgerModule: FeatureModule = async (app, { services, guard }) => {
       },
     },
     async (request, reply) => {
-      const { businessId, format, ...query } = request.query;
+      const { businessId, format: _format, ...query } = request.query;
       const page = await settlements.listReceipts('business_payments', { ...query, partyId: businessId });
-      if (wantsCsv(format, request)) return sendCsv(reply, 'business-payments.csv', page, 'business');
+      if (wantsCsv(request)) return sendReceiptsCsv(reply, 'business-payments.csv', page, 'business');
       return {
         ...page,
         items: page.items.map(({ partyId, partyName, ...r }) => ({

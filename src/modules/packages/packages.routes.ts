@@ -17,6 +17,7 @@ import {
 } from './packages.schemas.js';
 import { statementCsv } from './statement.js';
 import { StatementQuery, StatementResponse } from './statement.schemas.js';
+import { sendCsv, wantsCsv } from '../../http/csv-download.js';
 
 const security = [{ bearerAuth: [] }];
 
@@ -92,15 +93,9 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     },
     async (request, reply) => {
       const statement = await service.statement(request.auth, request.query);
-      const csv =
-        request.query.format === 'csv' ||
-        (request.query.format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
-      if (!csv) return statement;
+      if (!wantsCsv(request)) return statement;
       const name = `statement-${statement.from.slice(0, 10)}-${statement.to.slice(0, 10)}.csv`;
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${name}"`)
-        .send(statementCsv(statement));
+      return sendCsv(reply, name, statementCsv(statement));
     },
   );
 

@@ -1,6 +1,5 @@
 // Admin payout routes (contract section 21): payout batches, their lines and bank files.
 import type { FeatureModule } from '../../http/context.js';
-import type { FastifyRequest } from 'fastify';
 import { createOnce, stepOnce } from '../../http/idempotency.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import {
@@ -15,13 +14,10 @@ import {
   PayoutListQuery,
   PayoutQuery,
 } from './payouts.schemas.js';
+import { sendCsv, wantsCsv } from '../../http/csv-download.js';
 
 const tags = ['admin'];
 const security = [{ bearerAuth: [] }];
-
-/** Accept: text/csv, unless `format` says otherwise (as the other CSV routes). */
-const wantsCsv = (format: 'json' | 'csv' | undefined, request: FastifyRequest) =>
-  format === 'csv' || (format === undefined && /\btext\/csv\b/i.test(request.headers.accept ?? ''));
 
 export const payoutsModule: FeatureModule = async (app, { services, guard }) => {
   const { payouts, idempotency } = services;
@@ -97,12 +93,9 @@ export const payoutsModule: FeatureModule = async (app, { services, guard }) => 
       },
     },
     async (request, reply) => {
-      if (!wantsCsv(request.query.format, request)) return payouts.getBatch(request.params.id);
+      if (!wantsCsv(request)) return payouts.getBatch(request.params.id);
       const file = await payouts.csv(request.params.id);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
-        .send(file.csv);
+      return sendCsv(reply, file.filename, file.csv);
     },
   );
 
