@@ -205,6 +205,16 @@ export function toMajorText(amount: number, minorUnits: number): string {
 }
 
 /**
+ * Major units with the currency's decimals and English thousands separators, without the code:
+ * -1234567 KES → "-12,345.67" (an invoice PDF's columns, whose header names the currency).
+ */
+export function formatAmount(amount: number, currency: string): string {
+  return toMajorText(amount, decimalsOf(currency)).replace(/\d+/, (whole) =>
+    whole.replace(/\B(?=(\d{3})+(?!\d))/g, ','),
+  );
+}
+
+/**
  * "KES 174.30" from 17430: the currency's code and the amount with exactly its minor units'
  * decimals, grouped the English way. Intl gets the amount as a decimal string (exact: no division by
  * a power of ten in floating point) and fixed digits, so that its own (CLDR) digits do not apply.

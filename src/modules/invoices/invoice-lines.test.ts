@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { invoiceLines, invoiceNumber, invoiceTotals, jobOfSourceKey } from './invoice-lines.js';
 import { monthOf, parseMonth, previousMonth } from './invoice-month.js';
-import { formatAmount } from './invoice-pdf.js';
+import { formatAmount } from '../../shared/money.js';
 
 const id = '0b7f3c1e-8a4d-4a36-9b7e-2f6c1d0e9a11';
 

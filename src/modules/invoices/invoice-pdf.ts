@@ -5,7 +5,7 @@
 // diacritics, Cyrillic or Greek print and copy as written (pdfkit's built-in Helvetica is Latin-1 only).
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { decimalsOf } from '../../shared/money.js';
+import { formatAmount } from '../../shared/money.js';
 import type { InvoiceLine, InvoiceTotals } from './invoice-lines.js';
 
 export interface InvoiceDocument {
@@ -49,15 +49,6 @@ const loadTools = () =>
     tools = undefined;
     throw err;
   }));
-
-/** Major units with the currency's ISO 4217 decimals and thousands separators: -1234567 KES → "-12,345.67". */
-export function formatAmount(amount: number, currency: string): string {
-  const digits = decimalsOf(currency);
-  const text = String(Math.abs(amount)).padStart(digits + 1, '0');
-  const whole = digits ? text.slice(0, -digits) : text;
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${amount < 0 ? '-' : ''}${grouped}${digits ? `.${text.slice(-digits)}` : ''}`;
-}
 
 /** Control characters (a tab, a line break) as spaces: every line of the invoice is one line of text. */
 const printable = (text: string) => text.replace(/\p{Cc}/gu, ' ');
