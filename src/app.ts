@@ -150,13 +150,13 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
   // These run on every request: callback hooks, which cost less than async ones.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    strictTransportSecurity(request, reply);
     if (!closing) return done();
     reply
       .code(503)
       .header('connection', 'close')
       .send(errorBody(503, 'The server is shutting down; try again', SERVICE_UNAVAILABLE));
   });
-  strictTransportSecurity(app);
   // Ids in paths are used as given (cache keys, webhook payloads): make an upper-case UUID the same id.
   app.addHook('preValidation', (request, _reply, done) => {
     const params = request.params as Record<string, unknown> | undefined;
