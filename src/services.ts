@@ -294,6 +294,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     secret: config.auth.jwtSecret,
   });
   const proof = new ProofService({
+    db,
     repo: new ProofRepository(db),
     packagesRepo,
     storage: proofStorage,

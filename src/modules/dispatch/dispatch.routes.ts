@@ -61,7 +61,7 @@ export const dispatchModule: FeatureModule = async (app, { services, guard }) =>
         response: { 204: Type.Null(), ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
-    // The decline is one statement of its own: its answer (none) is stored just after it.
+    // The decline opens no transaction of its own: its answer (none) is stored just after it.
     async (request, reply) =>
       stepOnce(idempotency, request, reply, `POST /offers/${request.params.id}/decline`, 204, async () =>
         dispatch.decline(request.params.id, request.auth).then(() => null),

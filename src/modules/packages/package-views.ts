@@ -203,9 +203,4 @@ export class PackagePresenter {
   respond(row: PackageRow): FullPackage {
     return toResponse(row, this.deps.links.url(row.id, row.tracking_nonce));
   }
-
-  /** The package as this caller may see it. */
-  respondTo(row: PackageRow, auth: AuthContext): PackageResponse {
-    return { ...shown(this.respond(row), viewFor(row, auth)), ...this.moneyFor(row, auth) };
-  }
 }

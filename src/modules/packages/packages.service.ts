@@ -23,7 +23,6 @@ import {
   actorFor,
   canSee,
   missingProof,
-  moneyFields,
   packageNotFound,
   PackagePresenter,
   viewFor,
@@ -74,7 +73,6 @@ export class PackageService {
   static readonly canSee = canSee;
   static readonly actorFor = actorFor;
   static readonly viewFor = viewFor;
-  static readonly moneyFields = moneyFields;
 
   private readonly codes: DeliveryCodes;
   private readonly lifecycle: JobLifecycle<
@@ -136,11 +134,6 @@ export class PackageService {
     return this.presenter.respond(row);
   }
 
-  /** The package as this caller may see it. */
-  respondTo(row: PackageRow, auth: AuthContext): PackageResponse {
-    return this.presenter.respondTo(row, auth);
-  }
-
   getJson(id: string, auth: AuthContext): Promise<string> {
     return this.reads.getJson(id, auth);
   }
@@ -161,7 +154,8 @@ export class PackageService {
     return this.creation.announce(pkg);
   }
 
-  private present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
+  /** The package as this caller sees it after an action of its own (FULL unless `view` says less). */
+  present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
     return this.presenter.present(row, auth, view);
   }
 

@@ -9,7 +9,6 @@ import { idempotencyKeyFrom } from '../../http/idempotency.js';
 import { uploadTimeout } from '../../http/upload-timeout.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
-import { PackageService } from '../packages/packages.service.js';
 import { PackageResponse } from '../packages/packages.schemas.js';
 import type { ProofPart, ProofUpload } from './proof.service.js';
 
@@ -96,10 +95,7 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
         waitMs: uploadTimeoutMs - reply.elapsedTime,
         key: idempotencyKeyFrom(request.headers),
         // The package as its driver sees it (GET /packages/:id), stored as the key's answer.
-        present: (row) => ({
-          ...packages.respondTo(row, auth),
-          ...PackageService.moneyFields(row, auth, new Map([[row.id, row.tip_amount ?? 0]])),
-        }),
+        present: (row) => packages.present(row, auth),
       });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       // A stored answer is always this route's 200 (a failed request stores nothing).

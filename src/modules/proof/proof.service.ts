@@ -5,7 +5,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Executor } from '../../db/executor.js';
+import type { DB } from '../../db/database.js';
 import type { IdempotencyStore } from '../../http/idempotency.js';
+import type { RecordAnswer } from '../../shared/record-answer.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
@@ -32,6 +34,7 @@ export class ProofService {
 
   constructor(
     private readonly deps: {
+      db: DB;
       repo: ProofRepository;
       packagesRepo: PackagesRepository;
       storage: ProofStorage;
@@ -65,15 +68,16 @@ export class ProofService {
   }
 
   /**
-   * Decodes and re-encodes the images (one decode slot for both, waiting at most `waitMs`), stores
-   * them, then points the package at them in one transaction, once per Idempotency-Key `key`
-   * (http/idempotency.ts), whose answer is `present(row)`. A replayed or failed request leaves no image behind.
+   * Once per Idempotency-Key `key` (http/idempotency.ts: a replay is answered before any decoding):
+   * decodes and re-encodes the images (one decode slot for both, waiting at most `waitMs`), stores
+   * them, then points the package at them in one transaction, which stores the answer `present(row)`.
+   * A failed request leaves no image behind.
    */
   async upload<B>(
     packageId: string,
     auth: AuthContext,
     upload: ProofUpload,
-    options: { waitMs: number; key: string | undefined; present(row: PackageRow): B },
+    options: { waitMs: number; key: string | undefined; present(row: PackageRow): Promise<B> },
   ) {
     if (!upload.photo && !upload.signature && upload.recipientName === undefined) {
       throw badRequest(
@@ -83,6 +87,24 @@ export class ProofService {
     }
     if (!upload.photo && !upload.signature)
       throw badRequest('Send a photo or a signature with the recipient name', 'PROOF_EMPTY');
+    const keyed = {
+      accountId: auth.userId,
+      key: options.key,
+      scope: `POST /packages/${packageId}/proof`,
+      // The request a key stands for: each part's SHA-256 (hashed only when a key is sent).
+      body: options.key === undefined ? undefined : digestOf(upload),
+      statusCode: 200,
+    };
+    return this.deps.idempotency.once(keyed, (record) => this.store(packageId, auth, upload, options, record));
+  }
+
+  private async store<B>(
+    packageId: string,
+    auth: AuthContext,
+    upload: ProofUpload,
+    options: { waitMs: number; present(row: PackageRow): Promise<B> },
+    record: RecordAnswer | undefined,
+  ): Promise<B> {
     const { maxDecodedBytes } = this.deps.limits;
     const release = await this.slots.acquire(options.waitMs);
     let photo: EncodedImage | undefined;
@@ -109,15 +131,8 @@ export class ProofService {
         await storage.put(signatureKey, signature.data, signature.contentType);
         written.push(signatureKey);
       }
-      let replaced: { photo: string | null; signature: string | null } | undefined;
-      const keyed = {
-        accountId: auth.userId,
-        key: options.key,
-        scope: `POST /packages/${packageId}/proof`,
-        body: digestOf(upload),
-      };
-      const result = await this.deps.idempotency.run(keyed, async (trx) => {
-        replaced = await this.deps.repo.record(trx, packageId, auth.userId, {
+      const { body, replaced } = await this.deps.db.transaction().execute(async (trx) => {
+        const replaced = await this.deps.repo.record(trx, packageId, auth.userId, {
           photoKey,
           signatureKey,
           recipientName: upload.recipientName,
@@ -129,14 +144,14 @@ export class ProofService {
           throw conflict('The package changed during the upload; try again', 'CONFLICT');
         }
         const row = await this.deps.packagesRepo.load(packageId, trx);
-        return { statusCode: 200, body: options.present(row!) };
+        const body = await options.present(row!);
+        await record?.(trx, body);
+        return { body, replaced };
       });
-      // A replay answers what the first request stored: the images of this one are not used.
-      if (result.replayed || !replaced) return result;
       written.length = 0;
       this.deps.bus.publish('package.proof', { packageId });
       this.forget([replaced.photo, replaced.signature].filter((key): key is string => key !== null));
-      return result;
+      return body;
     } finally {
       if (written.length) this.forget(written);
     }
