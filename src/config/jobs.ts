@@ -63,13 +63,16 @@ export function readDrivers(r: EnvReader): DriversConfig {
   };
 }
 
+/** MAX_PLAUSIBLE_SPEED's default (contract section 19), km/h. */
+export const DEFAULT_MAX_PLAUSIBLE_SPEED_KMH = 250;
+
 function readMaxPlausibleSpeed(r: EnvReader): number | null {
-  const raw = r.str('MAX_PLAUSIBLE_SPEED', '250').trim();
+  const raw = r.str('MAX_PLAUSIBLE_SPEED', String(DEFAULT_MAX_PLAUSIBLE_SPEED_KMH)).trim();
   if (raw.toLowerCase() === 'off') return null;
   const kmh = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
   if (kmh >= 10 && kmh <= 100_000) return kmh;
   r.problem(`MAX_PLAUSIBLE_SPEED must be a speed in km/h from 10 to 100000, or off (got "${raw}")`);
-  return 250;
+  return DEFAULT_MAX_PLAUSIBLE_SPEED_KMH;
 }
 
 export function readPricing(r: EnvReader): PricingConfig {

@@ -42,6 +42,4 @@ export function step(from: LatLng, to: LatLng, meters: number): { at: LatLng; ar
 
 // Town speeds (m/s), as the service's own ETA estimate assumes.
 export const SPEED_MPS: Record<VehicleType, number> = { BIKE: 25 / 3.6, CAR: 30 / 3.6, VAN: 25 / 3.6, TRUCK: 20 / 3.6 };
-/** The server's default MAX_PLAUSIBLE_SPEED (contract section 19): faster positions are ignored. */
-export const DEFAULT_MAX_PLAUSIBLE_SPEED_KMH = 250;
 export const VEHICLES: VehicleType[] = ['BIKE', 'BIKE', 'CAR', 'CAR', 'VAN', 'TRUCK'];

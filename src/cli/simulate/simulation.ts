@@ -2,7 +2,8 @@
 import { seededAccount, type Accounts, type Session } from './accounts.js';
 import { ApiError, sleep, type Api } from './client.js';
 import { SimDriver } from './driver.js';
-import { DEFAULT_MAX_PLAUSIBLE_SPEED_KMH, pointIn, rng, SPEED_MPS, VEHICLES } from './geo.js';
+import { DEFAULT_MAX_PLAUSIBLE_SPEED_KMH } from '../../config/jobs.js';
+import { pointIn, rng, SPEED_MPS, VEHICLES } from './geo.js';
 import type { JobRecord, Money } from './model.js';
 import type { SimOptions } from './options.js';
 import { countJobs, summarize, type Summary } from './report.js';

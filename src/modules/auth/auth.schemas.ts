@@ -60,7 +60,7 @@ export const CodeSessionBody = Body({ sessionId: Uuid, phone: PhoneText });
 export const VerifyOtpBody = Body({ sessionId: Uuid, phone: PhoneText, code: Code });
 export const RefreshTokenBody = Body({ refreshToken: Type.String({ minLength: 1, maxLength: 200 }) });
 export const LogoutBody = Body({
-  refreshToken: Type.String({ minLength: 1, maxLength: 200 }),
+  refreshToken: RefreshTokenBody.properties.refreshToken,
   pushEndpoint: Type.Optional(
     Type.String({
       minLength: 1,

@@ -131,7 +131,6 @@ export const proofModule: FeatureModule = async (app, { services, guard, deps })
         const object = await service.read(request.params.id, request.auth, part);
         return reply
           .type(object.contentType)
-          .header('cache-control', 'no-store')
           .header('x-content-type-options', 'nosniff')
           .header(
             'content-disposition',

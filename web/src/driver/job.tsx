@@ -7,7 +7,7 @@ import { useCallback, useRef, useState } from 'react';
 import { api, ok } from '../shared/api/client';
 import { BusyButton, ErrorBox, Field, formatMoney, StatusBadge } from '../shared/ui';
 import { CashToCollect, cashCollectedBody } from './cash';
-import { performStep, useQueuedSteps } from './offline-queue';
+import { newKey, performStep, useQueuedSteps } from './offline-queue';
 import type { Job, Package, Ride } from './types';
 import { formatPoint, mapLinks } from './ui';
 import { ProofCapture, uploadProof, type ProofCaptureHandle, type ProofDraft } from './proof';
@@ -121,7 +121,7 @@ export function JobView({ job, readOnly, onChanged }: { job: Job; readOnly?: boo
 function ReleaseJob({ job, onChanged }: { job: Job; onChanged: (job: Job) => void }) {
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState('');
-  const [key] = useState(() => crypto.getRandomValues(new Uint32Array(4)).join('-'));
+  const [key] = useState(newKey);
   const release = useMutation({
     mutationFn: async (): Promise<Job> => {
       const options = {

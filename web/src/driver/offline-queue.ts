@@ -79,7 +79,7 @@ export function useQueuedSteps(jobId?: string): QueuedStep[] {
 }
 
 /** A random UUID (crypto.randomUUID needs a secure context; getRandomValues does not). */
-function newKey(): string {
+export function newKey(): string {
   const b = crypto.getRandomValues(new Uint8Array(16));
   b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;
