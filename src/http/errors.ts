@@ -24,10 +24,18 @@ const FRAMEWORK_CODES: Record<string, { status: number; code: string; message?: 
     code: 'UNSUPPORTED_MEDIA_TYPE',
     message: 'Content-Type must be application/json',
   },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'Request body is larger than 1 MiB' },
+  // Its message names the route's own limit (bodyTooLarge below).
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'Body is not valid JSON' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH' },
 };
+
+/** "Request body is larger than 1 MiB" (every JSON route), "… 16 KiB" (the OsmAnd route): the route's own limit. */
+function bodyTooLarge(limit: number | undefined): string {
+  if (limit === undefined) return 'Request body is too large';
+  const size = limit % (1024 * 1024) === 0 ? `${limit / (1024 * 1024)} MiB` : `${Math.round(limit / 1024)} KiB`;
+  return `Request body is larger than ${size}`;
+}
 
 /** The answer while a dependency the request needs is away (or the instance is shutting down). */
 export const SERVICE_UNAVAILABLE = 'SERVICE_UNAVAILABLE';
@@ -57,7 +65,11 @@ export function registerErrorHandling(
     }
     const known = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
     if (known) {
-      return reply.code(known.status).send(errorBody(known.status, known.message ?? fastifyError.message, known.code));
+      const message =
+        fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? bodyTooLarge(request.routeOptions.bodyLimit)
+          : (known.message ?? fastifyError.message);
+      return reply.code(known.status).send(errorBody(known.status, message, known.code));
     }
     if (err instanceof SyntaxError && fastifyError.statusCode === 400) {
       return reply.code(400).send(errorBody(400, 'Body is not valid JSON', 'INVALID_JSON'));

@@ -2,11 +2,10 @@
 // the OsmAnd protocol (contract section 19).
 import { parse as parseQuery } from 'node:querystring';
 import { Type } from '@sinclair/typebox';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { noContent, type App, type FeatureModule } from '../../http/context.js';
 import { clientKey, createKeyedLimiter } from '../../http/rate-limit.js';
 import { serializeRequest } from '../../http/request-logger.js';
-import { AppError } from '../../shared/errors.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import {
   CreateDeviceKeyBody,
@@ -89,12 +88,6 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
       clock: deps.clock,
       perKey: rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', rateLimits.osmand) : undefined,
       unknownKeys: rateLimits.global ? createKeyedLimiter(deps, 'osmand-unknown', rateLimits.global) : undefined,
-    });
-    scope.setErrorHandler((err: FastifyError, _request, _reply) => {
-      // The framework's 413 names the 1 MiB limit of every other route.
-      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-        throw new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than 16 KiB');
-      throw err;
     });
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       await intake.receive(
