@@ -108,7 +108,8 @@ export class PositionIntake {
         // Recovery: the driver really is there (or the last accepted position was the wrong one).
       }
     }
-    const applied = live.report(driverId, input);
+    // The time the check used: read once, so that the accuracy kept with it matches the index's.
+    const applied = live.report(driverId, input, fix.at);
     if (applied) {
       state ??= this.remember(driverId);
       state.last = fix;

@@ -280,18 +280,20 @@ export class LiveDrivers {
 
   /**
    * Records a position reported by the driver. An update older than the one held is ignored; a
-   * recordedAt in the future counts as now. Returns whether it was applied.
+   * recordedAt in the future counts as now (`at`: positionTime, when the caller has it already).
+   * Returns whether it was applied.
    */
   report(
     driverId: string,
     input: { lat: number; lng: number; heading?: number; speed?: number; recordedAt?: string },
+    at = this.positionTime(input.recordedAt),
   ): boolean {
     const position: Position = {
       lat: input.lat,
       lng: input.lng,
       heading: input.heading ?? null,
       speed: input.speed ?? null,
-      at: this.positionTime(input.recordedAt),
+      at,
     };
     if (!this.index.setPosition(driverId, position)) return false;
     this.positionsApplied += 1;
