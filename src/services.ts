@@ -306,6 +306,11 @@ export async function createServices(deps: Deps): Promise<Services> {
   });
   const earnings = new EarningsService({ db, clock });
   const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
+  // A live session signed out: a driver goes OFFLINE (nobody is behind the phone), the phone's push goes.
+  sessions.onSignOut(async (ended, pushEndpoint) => {
+    if (ended.role === 'DRIVER') await drivers.signedOut(ended.userId);
+    if (pushEndpoint) await push.forget(ended.userId, pushEndpoint);
+  });
   return {
     tokens,
     sms,

@@ -138,12 +138,7 @@ export const authModule: FeatureModule = async (app, ctx) => {
       },
     },
     async (request) => {
-      const ended = await sessions.logout(request.body.refreshToken);
-      if (ended) {
-        // Only for a session that was live: a late sign-out of an old phone leaves the driver alone.
-        if (ended.role === 'DRIVER') await ctx.services.drivers.signedOut(ended.userId);
-        if (request.body.pushEndpoint) await ctx.services.push.forget(ended.userId, request.body.pushEndpoint);
-      }
+      await sessions.logout(request.body.refreshToken, request.body.pushEndpoint);
       return { success: true, message: 'Logged out' };
     },
   );

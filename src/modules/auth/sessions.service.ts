@@ -27,8 +27,20 @@ export interface IssuedTokens {
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/**
+ * What else a sign-out ends, set by the composition root (services.ts): a driver goes OFFLINE, the
+ * phone's push subscription goes. Auth imports neither module; they implement this port.
+ */
+export type SignOutHook = (ended: { userId: string; role: Role }, pushEndpoint: string | undefined) => Promise<void>;
+
 export class SessionsService {
+  private signOut: SignOutHook = async () => undefined;
+
   constructor(private readonly deps: SessionsServiceDeps) {}
+
+  onSignOut(hook: SignOutHook): void {
+    this.signOut = hook;
+  }
 
   private now(): Date {
     return this.deps.clock.now();
@@ -67,12 +79,18 @@ export class SessionsService {
     return token;
   }
 
-  /** Revokes the session of a refresh token; whose it was when it was live (else undefined). */
-  async logout(refreshToken: string): Promise<{ userId: string; role: Role } | undefined> {
+  /**
+   * Revokes the session of a refresh token and, when it was live, runs the sign-out hook; an unknown
+   * or already revoked token changes nothing else (a late sign-out of an old phone leaves the driver
+   * alone). Whose it was when it was live (else undefined).
+   */
+  async logout(refreshToken: string, pushEndpoint?: string): Promise<{ userId: string; role: Role } | undefined> {
     const revoked = await this.deps.repo.revokeByRefreshHash(sha256(refreshToken), this.now());
     if (!revoked) return undefined;
     this.publishRevoked([revoked.id]);
-    return { userId: revoked.userId, role: revoked.role };
+    const ended = { userId: revoked.userId, role: revoked.role };
+    await this.signOut(ended, pushEndpoint);
+    return ended;
   }
 
   /** Revokes every live session of a user (optionally but one); returns their ids. */
