@@ -76,10 +76,10 @@ export class DeviceKeysService {
     );
   }
 
-  /** Whether the key is a live key as this instance knows them (the set is loaded on first use if start did not). */
-  async isKnown(key: string): Promise<boolean> {
+  /** Whether the key (by its hash) is a live key as this instance knows them (the set is loaded on first use if start did not). */
+  async isKnown(hash: string): Promise<boolean> {
     if (!this.known) await this.loadKnown();
-    return this.known!.has(tagOf(hashDeviceKey(key)));
+    return this.known!.has(tagOf(hash));
   }
 
   async create(driverId: string, name: string | undefined) {
@@ -119,11 +119,11 @@ export class DeviceKeysService {
     return KEY_FORMAT.test(key);
   }
 
-  /** The driver a key belongs to: 401 for an unknown or revoked key, 403 for an account not ACTIVE. */
-  async resolve(key: string): Promise<DeviceKeyOwner> {
-    // Not a key this service makes: refused without asking the database.
-    if (!KEY_FORMAT.test(key)) throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
-    const hash = hashDeviceKey(key);
+  /**
+   * The driver a well-formed key (by its hash) belongs to: 401 for an unknown or revoked key, 403 for
+   * an account not ACTIVE.
+   */
+  async resolve(hash: string): Promise<DeviceKeyOwner> {
     const now = this.deps.clock.nowMs();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached;

@@ -54,11 +54,12 @@ export class OsmAndIntake {
       await this.countUnknown(address);
       throw unauthorized('Unknown device key', 'INVALID_DEVICE_KEY');
     }
+    const hash = hashDeviceKey(key);
     // A live key is resolved whatever its address's state; any other is refused once the address is blocked.
-    if (!(await deviceKeys.isKnown(key))) this.refuseIfBlocked(address);
+    if (!(await deviceKeys.isKnown(hash))) this.refuseIfBlocked(address);
     // Counted per key, before the database is asked (the route is outside the global per-IP limit).
     if (perKey) {
-      const limit = await perKey(hashDeviceKey(key));
+      const limit = await perKey(hash);
       limited?.(limit);
       if (!limit.allowed)
         throw tooManyRequests(
@@ -66,7 +67,7 @@ export class OsmAndIntake {
           limit.resetSeconds,
         );
     }
-    const owner = await deviceKeys.resolve(key).catch(async (err: { statusCode?: number }) => {
+    const owner = await deviceKeys.resolve(hash).catch(async (err: { statusCode?: number }) => {
       if (err.statusCode === 401) await this.countUnknown(address);
       throw err;
     });
