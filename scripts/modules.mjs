@@ -12,18 +12,18 @@ export const modules = {
   // Reference data and accounts.
   countries: { imports: [], about: 'countries (reference data) and their administration' },
   auth: { imports: ['countries'], about: 'registration, login, SMS codes, passwords, sessions, accounts' },
-  admin: { imports: ['auth', 'countries'], about: 'account approval and administration' },
+  admin: { imports: ['auth'], about: 'account approval and administration' },
   // Drivers and the live index.
   matching: { imports: ['auth', 'countries'], about: 'the live driver index, its loader and write-behind' },
   drivers: { imports: ['jobs', 'matching'], about: 'availability (written through the job core\'s claims), positions (HTTP and WebSocket)' },
-  profiles: { imports: ['auth', 'countries', 'drivers', 'matching'], about: 'driver, business and company profiles' },
+  profiles: { imports: ['drivers', 'matching'], about: 'driver, business and company profiles' },
   'device-keys': { imports: ['drivers', 'matching'], about: 'device keys and the OsmAnd position intake' },
   pricing: { imports: ['matching'], about: 'tariffs, quotes, surge, routing' },
-  // Money: ledger at the bottom, three siblings on it; none of them imports a job module.
+  // Money: ledger, payouts, invoices, earnings; none of them imports a job module.
   ledger: { imports: [], about: 'accounts, postings, balances, receipts' },
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },
-  invoices: { imports: ['ledger'], about: 'the monthly invoices' },
-  earnings: { imports: ['drivers', 'ledger', 'profiles'], about: "drivers' and businesses' earnings" },
+  invoices: { imports: [], about: 'the monthly invoices' },
+  earnings: { imports: ['drivers'], about: "drivers' and businesses' earnings" },
   // Jobs: the core, then its two kinds.
   jobs: {
     imports: ['ledger', 'matching', 'pricing'],
