@@ -7,7 +7,6 @@ import {
   canSee,
   moneyFields,
   packageNotFound,
-  shown,
   tipsFor,
   viewFor,
   type PackagePresenter,
@@ -118,13 +117,8 @@ export class PackageReads {
   async list(auth: AuthContext, query: PackageListQuery) {
     const limit = query.limit ?? 20;
     const rows = await this.deps.repo.list(auth, { status: query.status, cursor: decodeCursor(query.cursor), limit });
-    const tips = tipsFor(rows.slice(0, limit), auth);
     // The query returns only what the caller may list (a company: its drivers' packages, and the PENDING ones of its country).
-    return toRowPage(rows, limit, (r) => {
-      const view = viewFor(r, auth);
-      const body = { ...shown(this.deps.presenter.respond(r), view), ...this.deps.presenter.moneyFor(r, auth) };
-      return view === 'OPEN' ? body : { ...body, ...moneyFields(r, auth, tips) };
-    });
+    return toRowPage(rows, limit, (r) => this.deps.presenter.present(r, auth, viewFor(r, auth)));
   }
 
   /** GET /businesses/me/statement: the caller's own packages only. */

@@ -179,7 +179,7 @@ export class PackagePresenter {
   constructor(private readonly deps: { pricing: JobPricing; links: TrackingLinks }) {}
 
   /** The package as this caller sees it after an action of its own, with the viewer-dependent fields. */
-  async present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
+  present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): PackageResponse {
     const body = { ...shown(this.respond(row), view), ...this.moneyFor(row, auth) };
     if (view === 'OPEN') return body;
     return { ...body, ...moneyFields(row, auth, tipsFor([row], auth)) };

@@ -25,7 +25,6 @@ import {
   missingProof,
   packageNotFound,
   PackagePresenter,
-  viewFor,
   type PackageView,
   type TrackingLinks,
 } from './package-views.js';
@@ -33,7 +32,6 @@ import type { PackageRow, PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, FullPackage, PackageListQuery, PackageResponse } from './packages.schemas.js';
 import type { StatementQuery } from './statement.schemas.js';
 
-export { packageNotFound } from './package-views.js';
 export type { RecipientNotifier } from './package-creation.js';
 
 const MAX_DELIVERY_CODE_ATTEMPTS = 5;
@@ -69,11 +67,6 @@ type MoveOptions = {
 };
 
 export class PackageService {
-  // Who sees what (package-views.ts), kept here for the modules that ask the service.
-  static readonly canSee = canSee;
-  static readonly actorFor = actorFor;
-  static readonly viewFor = viewFor;
-
   private readonly codes: DeliveryCodes;
   private readonly lifecycle: JobLifecycle<
     PackageStatus,
@@ -155,7 +148,7 @@ export class PackageService {
   }
 
   /** The package as this caller sees it after an action of its own (FULL unless `view` says less). */
-  present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): Promise<PackageResponse> {
+  present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): PackageResponse {
     return this.presenter.present(row, auth, view);
   }
 
@@ -169,8 +162,7 @@ export class PackageService {
   async assign(id: string, auth: AuthContext, driverId: string): Promise<PackageResponse> {
     const row = await this.repo.load(id);
     if (!row) throw packageNotFound();
-    if (auth.role === 'COMPANY' && row.status !== 'PENDING' && !PackageService.canSee(row, auth))
-      throw packageNotFound();
+    if (auth.role === 'COMPANY' && row.status !== 'PENDING' && !canSee(row, auth)) throw packageNotFound();
     const driver = await findDriver(this.deps.db, driverId);
     if (!driver || (auth.role === 'COMPANY' && driver.company_id !== auth.userId))
       throw notFound('Driver not found', 'DRIVER_NOT_FOUND');
@@ -217,7 +209,7 @@ export class PackageService {
       record,
       set: (row) => ({
         cancellation_fee: cancellationFeeFor(this.deps.pricing, row, {
-          cancelledBy: PackageService.actorFor(row, auth) === 'CREATOR' ? 'CREATOR' : 'ADMIN',
+          cancelledBy: actorFor(row, auth) === 'CREATOR' ? 'CREATOR' : 'ADMIN',
           afterAssignment: row.status !== 'PENDING',
         }),
       }),
@@ -280,8 +272,7 @@ export class PackageService {
   /** Hands an ASSIGNED package back (its driver before pickup, or an admin): PENDING again, back in dispatch. */
   async release(id: string, auth: AuthContext, reason: string | null, record?: RecordAnswer): Promise<PackageResponse> {
     const row = await this.repo.load(id);
-    if (!row || !PackageService.canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id))
-      throw packageNotFound();
+    if (!row || !canSee(row, auth) || (auth.role !== 'ADMIN' && auth.userId !== row.driver_id)) throw packageNotFound();
     return this.present(
       await this.lifecycle.release(row, 'ASSIGNED', 'PENDING', auth.userId, reason, this.answer(auth, record)),
       auth,
@@ -291,8 +282,7 @@ export class PackageService {
   /** Stores a keyed request's answer (the package as `present` shows it) in the change's transaction. */
   private answer(auth: AuthContext, record: RecordAnswer | undefined, view: PackageView = 'FULL') {
     return (
-      record &&
-      (async (trx: Transaction<Database>, row: PackageRow) => record(trx, await this.present(row, auth, view)))
+      record && (async (trx: Transaction<Database>, row: PackageRow) => record(trx, this.present(row, auth, view)))
     );
   }
 
@@ -312,8 +302,8 @@ export class PackageService {
     options: MoveOptions = {},
   ): Promise<PackageRow> {
     const row = await this.repo.load(id);
-    if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
-    const event = this.lifecycle.check(row.status, to, PackageService.actorFor(row, auth));
+    if (!row || !canSee(row, auth)) throw packageNotFound();
+    const event = this.lifecycle.check(row.status, to, actorFor(row, auth));
     await options.before?.(row);
     const { reason, recipientName } = options;
     return this.lifecycle.transition(row, to, event, auth.userId, {

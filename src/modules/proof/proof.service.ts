@@ -13,7 +13,7 @@ import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
-import { packageNotFound, PackageService } from '../packages/packages.service.js';
+import { canSee, packageNotFound, viewFor } from '../packages/package-views.js';
 import { DecodeSlots } from './decode-slots.js';
 import { encodePhoto, encodeSignature, type EncodedImage } from './proof-images.js';
 import type { ProofRepository } from './proof.repository.js';
@@ -77,7 +77,7 @@ export class ProofService {
     packageId: string,
     auth: AuthContext,
     upload: ProofUpload,
-    options: { waitMs: number; key: string | undefined; present(row: PackageRow): Promise<B> },
+    options: { waitMs: number; key: string | undefined; present(row: PackageRow): B },
   ) {
     if (!upload.photo && !upload.signature && upload.recipientName === undefined) {
       throw badRequest(
@@ -102,7 +102,7 @@ export class ProofService {
     packageId: string,
     auth: AuthContext,
     upload: ProofUpload,
-    options: { waitMs: number; present(row: PackageRow): Promise<B> },
+    options: { waitMs: number; present(row: PackageRow): B },
     record: RecordAnswer | undefined,
   ): Promise<B> {
     const { maxDecodedBytes } = this.deps.limits;
@@ -144,7 +144,7 @@ export class ProofService {
           throw conflict('The package changed during the upload; try again', 'CONFLICT');
         }
         const row = await this.deps.packagesRepo.load(packageId, trx);
-        const body = await options.present(row!);
+        const body = options.present(row!);
         await record?.(trx, body);
         return { body, replaced };
       });
@@ -160,9 +160,9 @@ export class ProofService {
   /** GET /packages/:id/proof/photo|signature: for whoever may read the package; 404 otherwise or when there is none. */
   async read(packageId: string, auth: AuthContext, part: ProofPart): Promise<StoredObject> {
     const row = await this.deps.packagesRepo.load(packageId);
-    if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
+    if (!row || !canSee(row, auth)) throw packageNotFound();
     // A company listing a PENDING package of its country sees no proof (there is none before pickup anyway).
-    if (PackageService.viewFor(row, auth) === 'OPEN') throw packageNotFound();
+    if (viewFor(row, auth) === 'OPEN') throw packageNotFound();
     const key = part === 'photo' ? row.proof_photo_key : row.proof_signature_key;
     const object = key ? await this.deps.storage.get(key) : undefined;
     if (!object) throw proofNotFound(part);

@@ -12,7 +12,8 @@ import type { SmsSender } from '../../sms/sms.js';
 import { newerPosition, type DriverIndex } from '../matching/driver-index.js';
 import { FINAL_PACKAGE_STATUSES } from '../packages/package-status.js';
 import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
-import { packageNotFound, PackageService, type RecipientNotifier } from '../packages/packages.service.js';
+import { canSee, packageNotFound } from '../packages/package-views.js';
+import type { RecipientNotifier } from '../packages/packages.service.js';
 import { FINAL_RIDE_STATUSES } from '../rides/ride-status.js';
 import type { RideRow, RidesRepository } from '../rides/rides.repository.js';
 import { rideNotFound, RideService } from '../rides/rides.service.js';
@@ -97,7 +98,7 @@ export class TrackingService implements RecipientNotifier {
   /** Replaces a package's link (its creator or an admin); the old one is 404 at once, its streams end. */
   async rotate(id: string, auth: AuthContext): Promise<{ trackingUrl: string }> {
     const row = await this.deps.packagesRepo.load(id);
-    if (!row || !PackageService.canSee(row, auth)) throw packageNotFound();
+    if (!row || !canSee(row, auth)) throw packageNotFound();
     if (auth.role !== 'ADMIN' && auth.userId !== row.created_by)
       throw forbidden('Only the creator or an admin may replace the tracking link', 'ACTION_NOT_ALLOWED');
     const nonce = randomBytes(16).toString('base64url');
@@ -156,7 +157,7 @@ export class TrackingService implements RecipientNotifier {
       final: FINAL_PACKAGE_STATUSES.includes(row.status),
       pickup: json<StopJson>(row.pickup).location,
       dropoff: json<StopJson>(row.dropoff).location,
-      canSee: (auth) => PackageService.canSee(row, auth),
+      canSee: (auth) => canSee(row, auth),
     };
   }
 
