@@ -2,10 +2,10 @@
 // amounts in major units with ISO 4217's decimals (src/shared/money.ts). Pure.
 import { stringify } from 'csv-stringify/sync';
 import { neutralizeCsvText } from '../../shared/csv-text.js';
-import { decimalsOf, toMajorText } from '../../shared/money.js';
+import { majorText } from '../../shared/money.js';
 
 /** A positive or negative amount in minor units as major units with exactly the currency's ISO 4217 decimals: 1234 KES → "12.34". */
-export const toMajorUnits = (amount: number, currency: string): string => toMajorText(amount, decimalsOf(currency));
+export const toMajorUnits = majorText;
 
 export interface PayoutFileLine {
   name: string;

@@ -1,12 +1,11 @@
 // Cash on delivery in the driver app (contract section 21): the cash to collect, shown on the job
 // before "Delivered", and the "Cash collected" the driver confirms with the delivery.
-import { decimalsOf, parseMoney } from '../shared/money';
+import { parseAmount } from '../shared/money';
 import { Field, formatMoney } from '../shared/ui';
 import type { Package } from './types';
 
 /** "500.5" KES → 50050; undefined when it is not an amount with at most the currency's ISO 4217 decimals. */
-export const toMinorUnits = (text: string, currency: string): number | undefined =>
-  parseMoney(text, decimalsOf(currency));
+export const toMinorUnits = parseAmount;
 
 /** What the deliver request carries for a package with cash on delivery (nothing otherwise). */
 export function cashCollectedBody(pkg: Package, text: string): { cashCollected?: number } {

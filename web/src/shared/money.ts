@@ -205,6 +205,9 @@ export function toMajorText(amount: number, minorUnits: number): string {
   return `${sign}${padded.slice(0, -minorUnits)}.${padded.slice(-minorUnits)}`;
 }
 
+/** toMajorText with the currency's decimals: 7050 KES → "70.50" (a form's field, a bank file's column). */
+export const majorText = (amount: number, currency: string): string => toMajorText(amount, decimalsOf(currency));
+
 /**
  * Major units with the currency's decimals and English thousands separators, without the code:
  * -1234567 KES → "-12,345.67" (an invoice PDF's columns, whose header names the currency).
@@ -259,3 +262,7 @@ export function parseMoney(text: string, minorUnits: number): number | undefined
   const minor = Number(whole.replace(/[.,]/g, '') + fraction.padEnd(minorUnits, '0'));
   return Number.isSafeInteger(minor) ? minor : undefined;
 }
+
+/** parseMoney with the currency's decimals: "50.5" KES → 5050, "0.29" IQD → 290; undefined when it is not an amount. */
+export const parseAmount = (text: string, currency: string): number | undefined =>
+  parseMoney(text, decimalsOf(currency));

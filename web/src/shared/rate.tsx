@@ -5,15 +5,13 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, ok } from './api/client';
-import { decimalsOf, parseMoney } from './money';
+import { decimalsOf, parseAmount } from './money';
 import { BusyButton, ErrorBox, Field, FocusNotice, formatMoney } from './ui';
 
 type Money = { amount: number; currency: string };
 
 /** An amount typed in major units as the currency's minor units ("50.5" KES → 5050, "0.29" IQD → 290); undefined when it is not one. */
-export function toMinor(value: string, currency: string): number | undefined {
-  return parseMoney(value, decimalsOf(currency));
-}
+export const toMinor = parseAmount;
 
 const STARS = [1, 2, 3, 4, 5] as const;
 
