@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { LedgerRepository } from '../src/modules/ledger/ledger.repository.js';
 import { LedgerService } from '../src/modules/ledger/ledger.service.js';
 import { ReceiptsRepository } from '../src/modules/ledger/receipts.repository.js';
 import { PayoutsRepository } from '../src/modules/payouts/payouts.repository.js';
@@ -24,7 +25,7 @@ try {
   const { db } = database;
   await migrateToLatest(db);
   const clock = systemClock;
-  const ledger = new LedgerService({ db, clock });
+  const ledger = new LedgerService({ db, clock, repo: new LedgerRepository() });
   const repo = new PayoutsRepository();
   const payouts = new PayoutService({ db, clock, ledger, repo, receipts: new ReceiptsRepository() });
 

@@ -31,9 +31,7 @@ import { readSms, type SmsConfig } from './config/sms.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
 export type { RateLimitSpec };
-export type { DispatchMode } from './config/jobs.js';
 export type { S3Config } from './config/proof.js';
-export type { SmsTransport } from './config/sms.js';
 
 /** Every setting belongs to one group, read by that group's reader. */
 export interface Config {

@@ -27,9 +27,11 @@ import { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import { followJobChanges } from './modules/jobs/job-events.js';
 import { InvoicesRepository } from './modules/invoices/invoices.repository.js';
 import { InvoiceService } from './modules/invoices/invoices.service.js';
+import { EarningsRepository } from './modules/earnings/earnings.repository.js';
 import { EarningsService } from './modules/earnings/earnings.service.js';
 import { DriverEarningsReports } from './modules/earnings/driver-earnings.service.js';
 import { JobMoney } from './modules/jobs/job-money-hook.js';
+import { LedgerRepository } from './modules/ledger/ledger.repository.js';
 import { LedgerService } from './modules/ledger/ledger.service.js';
 import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutService } from './modules/payouts/payouts.service.js';
@@ -143,7 +145,15 @@ export async function createServices(deps: Deps): Promise<Services> {
     codeKey: createHmac('sha256', config.auth.jwtSecret).update('otp-code-key').digest('hex'),
     sms,
   });
-  const sessions = new SessionsService({ repo: new SessionsRepository(db), clock, config, tokens, bus });
+  // A live session signed out: a driver goes OFFLINE (nobody is behind the phone), the phone's push goes
+  // (drivers and push are built below; the hook runs only once requests arrive).
+  const sessions = new SessionsService(
+    { repo: new SessionsRepository(db), clock, config, tokens, bus },
+    async (ended, pushEndpoint) => {
+      if (ended.role === 'DRIVER') await drivers.signedOut(ended.userId);
+      if (pushEndpoint) await push.forget(ended.userId, pushEndpoint);
+    },
+  );
   const passwords = new PasswordService({ db, clock, users, codes, sessions });
   const auth = new AuthService({ db, users, accounts, codes, passwords, sessions });
   // Dispatch, the tracking hub and the job services are built below; these hooks run only once
@@ -223,7 +233,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     },
     live,
   );
-  const ledger = new LedgerService({ db, clock });
+  const ledger = new LedgerService({ db, clock, repo: new LedgerRepository() });
   // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
   const money = new JobMoney({ ledger });
   const jobs = {
@@ -304,13 +314,8 @@ export async function createServices(deps: Deps): Promise<Services> {
     idempotency,
     limits: config.proof,
   });
-  const earnings = new EarningsService({ db, clock });
+  const earnings = new EarningsService({ db, clock, repo: new EarningsRepository() });
   const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
-  // A live session signed out: a driver goes OFFLINE (nobody is behind the phone), the phone's push goes.
-  sessions.onSignOut(async (ended, pushEndpoint) => {
-    if (ended.role === 'DRIVER') await drivers.signedOut(ended.userId);
-    if (pushEndpoint) await push.forget(ended.userId, pushEndpoint);
-  });
   return {
     tokens,
     sms,

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { sql, type CompiledQuery, type LogEvent } from 'kysely';
+import { LedgerRepository } from '../src/modules/ledger/ledger.repository.js';
 import { LedgerService } from '../src/modules/ledger/ledger.service.js';
 import { jobCompletedEntries } from '../src/modules/ledger/postings.js';
 import { ManualClock } from '../src/shared/clock.js';
@@ -78,7 +79,11 @@ test("a posting's generic plan reads ledger_accounts only through its primary ke
     cross join (values ('OPERATOR_COMMISSION'), ('OPERATOR_BOOKING_FEES'), ('OPERATOR_CASH'), ('OPERATOR_BANK'), ('PAYOUTS_CLEARING')) k(kind)`.execute(
     t.db,
   );
-  const ledger = new LedgerService({ db: t.db, clock: new ManualClock(new Date('2026-01-05T10:00:00Z')) });
+  const ledger = new LedgerService({
+    db: t.db,
+    clock: new ManualClock(new Date('2026-01-05T10:00:00Z')),
+    repo: new LedgerRepository(),
+  });
   const [driver, business] = [await user('DRIVER'), await user('BUSINESS')];
   const completion = (paymentMethod: 'CASH' | 'ACCOUNT') =>
     jobCompletedEntries({

@@ -8,6 +8,7 @@ import Fastify from 'fastify';
 import { sql } from 'kysely';
 import type { Role } from '../src/db/schema.js';
 import { registerErrorHandling } from '../src/http/errors.js';
+import { LedgerRepository } from '../src/modules/ledger/ledger.repository.js';
 import { LedgerService } from '../src/modules/ledger/ledger.service.js';
 import {
   businessPaymentEntries,
@@ -104,7 +105,11 @@ describe('ledger', () => {
 
   before(async () => {
     t = await createTestDatabase();
-    ledger = new LedgerService({ db: t.db, clock: new ManualClock(new Date('2026-01-05T10:00:00Z')) });
+    ledger = new LedgerService({
+      db: t.db,
+      clock: new ManualClock(new Date('2026-01-05T10:00:00Z')),
+      repo: new LedgerRepository(),
+    });
   });
   after(async () => t.close());
 

@@ -54,10 +54,8 @@ export function idempotencyKeyFrom(headers: Record<string, string | string[] | u
 
 export class IdempotencyStore {
   private readonly key: Buffer;
-  private readonly repo: IdempotencyRepository;
 
   constructor(private readonly deps: { db: DB; repo: IdempotencyRepository; clock: Clock; secret: string }) {
-    this.repo = deps.repo;
     // Stored responses may carry a delivery code: they are kept encrypted at rest.
     this.key = createHash('sha256').update(`idempotency-response:${deps.secret}`).digest();
   }
@@ -72,10 +70,10 @@ export class IdempotencyStore {
     return this.claimed(options, async (claim) => {
       try {
         const result = await db.transaction().execute(async (trx) => {
-          if (!(await this.repo.lockClaim(claim, trx)))
+          if (!(await this.deps.repo.lockClaim(claim, trx)))
             throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
           const response = await work(trx);
-          await this.repo.complete(
+          await this.deps.repo.complete(
             claim,
             { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) },
             trx,
@@ -85,7 +83,7 @@ export class IdempotencyStore {
         return { ...result, replayed: false };
       } catch (err) {
         // A failed request stores nothing: the client may fix it and retry with the same key.
-        await this.repo.release(claim);
+        await this.deps.repo.release(claim);
         throw err;
       }
     });
@@ -107,7 +105,7 @@ export class IdempotencyStore {
       const record: RecordAnswer = async (trx, body) => {
         // Taken over (a claim older than ABANDONED_CLAIM_MS) or released meanwhile: this change rolls back.
         if (
-          !(await this.repo.completeHeld(
+          !(await this.deps.repo.completeHeld(
             claim,
             { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) },
             trx,
@@ -120,10 +118,10 @@ export class IdempotencyStore {
       try {
         const body = await work(record);
         if (!recorded)
-          await this.repo.complete(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) });
+          await this.deps.repo.complete(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) });
         return { statusCode, body, replayed: false };
       } catch (err) {
-        await this.repo.release(claim);
+        await this.deps.repo.release(claim);
         throw err;
       }
     });
@@ -144,9 +142,9 @@ export class IdempotencyStore {
         expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
         abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS),
       };
-      if (await this.repo.claim({ ...claim, requestHash: hash }, cutoffs)) return fresh(claim);
+      if (await this.deps.repo.claim({ ...claim, requestHash: hash }, cutoffs)) return fresh(claim);
 
-      const existing = await this.repo.get(accountId, key);
+      const existing = await this.deps.repo.get(accountId, key);
       if (!existing) continue; // released between our insert and select: claim again
       if (existing.request_hash !== hash) {
         throw unprocessable('Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED');
@@ -170,7 +168,7 @@ export class IdempotencyStore {
   }
 
   async purgeExpired(): Promise<number> {
-    return this.repo.deleteCreatedBefore(new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS));
+    return this.deps.repo.deleteCreatedBefore(new Date(this.deps.clock.now().getTime() - IDEMPOTENCY_TTL_MS));
   }
 
   private seal(text: string): string {

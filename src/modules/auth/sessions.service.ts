@@ -28,19 +28,16 @@ export interface IssuedTokens {
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * What else a sign-out ends, set by the composition root (services.ts): a driver goes OFFLINE, the
+ * What else a sign-out ends, given by the composition root (services.ts): a driver goes OFFLINE, the
  * phone's push subscription goes. Auth imports neither module; they implement this port.
  */
 export type SignOutHook = (ended: { userId: string; role: Role }, pushEndpoint: string | undefined) => Promise<void>;
 
 export class SessionsService {
-  private signOut: SignOutHook = async () => undefined;
-
-  constructor(private readonly deps: SessionsServiceDeps) {}
-
-  onSignOut(hook: SignOutHook): void {
-    this.signOut = hook;
-  }
+  constructor(
+    private readonly deps: SessionsServiceDeps,
+    private readonly signedOut: SignOutHook = async () => undefined,
+  ) {}
 
   private now(): Date {
     return this.deps.clock.now();
@@ -89,7 +86,7 @@ export class SessionsService {
     if (!revoked) return undefined;
     this.publishRevoked([revoked.id]);
     const ended = { userId: revoked.userId, role: revoked.role };
-    await this.signOut(ended, pushEndpoint);
+    await this.signedOut(ended, pushEndpoint);
     return ended;
   }
 

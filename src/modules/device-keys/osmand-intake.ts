@@ -20,7 +20,7 @@ type Limiter = (key: string) => Promise<KeyedLimit>;
 /** Addresses remembered as blocked at most (a flood of addresses clears the list rather than growing it). */
 const MAX_BLOCKED = 100_000;
 
-export interface OsmAndRequest {
+interface OsmAndRequest {
   query: Record<string, unknown>;
   body: unknown;
   /** The client's address as the rate limits count it (clientKey). */

@@ -26,12 +26,12 @@ export interface ReportedPosition {
 }
 
 /** Consecutive positions consistent with each other that are accepted however far they are from the last accepted one. */
-export const RECOVERY_POSITIONS = 3;
+const RECOVERY_POSITIONS = 3;
 /**
  * A stated accuracy counts for at most this much: the contract's speed subtracts both accuracies,
  * and a client claiming 100 km of uncertainty would otherwise make any jump of that size plausible.
  */
-export const MAX_COUNTED_ACCURACY_M = 2000;
+const MAX_COUNTED_ACCURACY_M = 2000;
 
 interface Fix {
   lat: number;

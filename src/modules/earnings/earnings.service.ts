@@ -23,9 +23,11 @@ const TIP_KEY = /^tip:(PACKAGE|RIDE):([0-9a-f-]{36})$/;
 const COD_KEY = /^cod:([0-9a-f-]{36})$/;
 
 export class EarningsService {
-  private readonly repo = new EarningsRepository();
+  private readonly repo: EarningsRepository;
 
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; repo: EarningsRepository }) {
+    this.repo = deps.repo;
+  }
 
   /** [from, to): defaults today 00:00 UTC to now; to after from; at most 92 days. */
   range(query: Pick<EarningsQuery, 'from' | 'to'>): { from: Date; to: Date } {

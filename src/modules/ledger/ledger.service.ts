@@ -88,7 +88,7 @@ const KNOWN_ACCOUNTS_MAX = 100_000;
 export class LedgerService {
   private readonly db: Kysely<Database>;
   private readonly clock: Clock;
-  private readonly repo = new LedgerRepository();
+  private readonly repo: LedgerRepository;
   /**
    * Accounts seen committed, by refKey: an account is never deleted and never changes its kind,
    * party or currency, so a posting naming one the instance has seen skips looking it up. Only rows
@@ -99,9 +99,10 @@ export class LedgerService {
    */
   private readonly known = new LRUCache<string, AccountRow>({ max: KNOWN_ACCOUNTS_MAX });
 
-  constructor(deps: { db: Kysely<Database>; clock: Clock }) {
+  constructor(deps: { db: Kysely<Database>; clock: Clock; repo: LedgerRepository }) {
     this.db = deps.db;
     this.clock = deps.clock;
+    this.repo = deps.repo;
   }
 
   /**

@@ -6,8 +6,8 @@
 import { AppError } from '../../shared/errors.js';
 
 /** Uploads that may wait for a slot, per slot. */
-export const WAITING_PER_SLOT = 4;
-export const RETRY_AFTER_SECONDS = 5;
+const WAITING_PER_SLOT = 4;
+const RETRY_AFTER_SECONDS = 5;
 
 interface Waiter {
   grant(): void;

@@ -114,7 +114,7 @@ async function inspect(
   return { format: meta.format!, pixels: width * height };
 }
 
-const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
+export const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
 async function decode(pipeline: { toBuffer(): Promise<Buffer> }, field: string): Promise<Buffer> {
   try {

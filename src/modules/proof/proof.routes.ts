@@ -10,14 +10,13 @@ import { uploadTimeout } from '../../http/upload-timeout.js';
 import { AppError, badRequest } from '../../shared/errors.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { PackageResponse } from '../packages/packages.schemas.js';
+import { mb } from './proof-images.js';
 import type { ProofPart, ProofUpload } from './proof.service.js';
 
 const security = [{ bearerAuth: [] }];
 const RECIPIENT_NAME_MAX = 100;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point (section 1)
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-const mb = (bytes: number) => `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 
 export const proofModule: FeatureModule = async (app, { services, guard, deps }) => {
   const { proof: service, packages } = services;

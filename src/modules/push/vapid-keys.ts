@@ -32,7 +32,7 @@ function valid(keys: Partial<VapidKeyPair> | undefined): keys is VapidKeyPair {
   }
 }
 
-export async function developmentVapidKeys(dataDir: string): Promise<VapidKeyPair> {
+async function developmentVapidKeys(dataDir: string): Promise<VapidKeyPair> {
   const file = path.join(dataDir, 'vapid-keys.json');
   try {
     const existing = JSON.parse(await readFile(file, 'utf8')) as Partial<VapidKeyPair>;

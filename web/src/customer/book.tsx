@@ -25,12 +25,9 @@ interface Place {
   location: Point;
 }
 
-/** GET /geocode's places, those with a name, at most 8. */
+/** GET /geocode's places, those with a name. */
 function toPlaces(found: { name: string; lat: number; lng: number }[]): Place[] {
-  return found
-    .filter((p) => p.name !== '')
-    .slice(0, 8)
-    .map((p) => ({ name: p.name, location: { lat: p.lat, lng: p.lng } }));
+  return found.filter((p) => p.name !== '').map((p) => ({ name: p.name, location: { lat: p.lat, lng: p.lng } }));
 }
 
 /**

@@ -53,7 +53,6 @@ export function App() {
   return <Home user={user} />;
 }
 
-/** Opened with no network: the job as last seen, read-only, and a way to try again. */
 /**
  * Signs out after saying how many steps queued offline would be lost; false when the driver kept them.
  * Online or not, nothing of this driver stays on the phone (./sign-out.ts).
@@ -71,6 +70,7 @@ async function confirmSignOut(): Promise<boolean> {
   return true;
 }
 
+/** Opened with no network: the job as last seen, read-only, and a way to try again. */
 function OfflineStart({ onRetry, onSignOut }: { onRetry: () => void; onSignOut: () => void }) {
   const saved = loadJob();
   return (

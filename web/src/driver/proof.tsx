@@ -15,7 +15,6 @@ export interface ProofCaptureHandle {
   signature(): Promise<Blob | undefined>;
 }
 
-/** Sends what was captured; the server's package (with its `proof`) is the answer. */
 /** The longest side of the photo sent (the server keeps at most the same). */
 const MAX_SIDE = 1600;
 
@@ -24,7 +23,7 @@ const MAX_SIDE = 1600;
  * file is a slow upload on mobile data, and the server would scale it down anyway. The original is
  * sent when the browser cannot decode or encode it, or when it is small enough already.
  */
-export async function scaledPhoto(file: File): Promise<File> {
+async function scaledPhoto(file: File): Promise<File> {
   try {
     if (typeof createImageBitmap !== 'function') return file;
     const bitmap = await createImageBitmap(file, { imageOrientation: 'from-image' });
@@ -48,6 +47,7 @@ export async function scaledPhoto(file: File): Promise<File> {
   }
 }
 
+/** Sends what was captured; the server's package (with its `proof`) is the answer. */
 export async function uploadProof(
   packageId: string,
   proof: { photo?: File; signature?: Blob; recipientName?: string },
