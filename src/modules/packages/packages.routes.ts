@@ -1,8 +1,8 @@
 // Routes of the packages module (registered under /api by app.ts).
 import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
-import { createOnce, stepOnce } from '../../http/idempotency.js';
-import { jobSteps, optionalBody } from '../jobs/job-routes.js';
+import { createOnce } from '../../http/idempotency.js';
+import { jobSteps } from '../jobs/job-routes.js';
 import { ReleaseBody } from '../jobs/jobs.schemas.js';
 import {
   AssignBody,
@@ -174,23 +174,11 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     async (request) => service.assign(request.params.id, request.auth, request.body.driverId),
   );
 
-  app.post(
-    '/packages/:id/cancel',
-    {
-      onRequest: guard.required(['BUSINESS', 'CUSTOMER', 'ADMIN']),
-      preValidation: optionalBody,
-      schema: {
-        tags,
-        summary: 'Cancel a PENDING or ASSIGNED package (creator or admin; honours Idempotency-Key)',
-        security,
-        params: IdParams,
-        body: CancelBody,
-        response: { 200: PackageResponse, ...errors(400, 401, 403, 404, 409, 422) },
-      },
-    },
-    async (request, reply) =>
-      stepOnce(idempotency, request, reply, `POST /packages/${request.params.id}/cancel`, 200, (record) =>
-        service.cancel(request.params.id, request.auth, request.body?.reason, record),
-      ),
+  step(
+    'cancel',
+    'Cancel a PENDING or ASSIGNED package (creator or admin)',
+    (id, r, record) => service.cancel(id, r.auth, r.body?.reason, record),
+    ['BUSINESS', 'CUSTOMER', 'ADMIN'],
+    CancelBody,
   );
 };

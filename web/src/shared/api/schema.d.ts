@@ -689,7 +689,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a PENDING or ASSIGNED package (creator or admin; honours Idempotency-Key) */
+        /** Cancel a PENDING or ASSIGNED package (creator or admin) (honours Idempotency-Key) */
         post: operations["postPackagesIdCancel"];
         delete?: never;
         options?: never;
