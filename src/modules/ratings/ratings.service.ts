@@ -181,15 +181,9 @@ export class RatingsService {
    * GET /drivers/me/ratings: received, the stars of the ratings of the driver (no comment, no rater:
    * who gave a low rating stays unknown); given, the ratings the driver gave, with its comments.
    */
-  async driverList(auth: AuthContext, query: DriverRatingsQuery) {
-    const limit = query.limit ?? 20;
+  driverList(auth: AuthContext, query: DriverRatingsQuery) {
     const given = query.side === 'given';
-    const rows = await this.deps.repo.list({
-      ...(given ? { raterId: auth.userId } : { ratedId: auth.userId }),
-      cursor: decodeCursor(query.cursor),
-      limit,
-    });
-    return toRowPage(rows, limit, (r): DriverRatingItem => ({
+    return this.rows(given ? { raterId: auth.userId } : { ratedId: auth.userId }, query, (r): DriverRatingItem => ({
       id: r.id,
       jobType: r.job_type,
       jobId: r.job_id,
@@ -200,14 +194,23 @@ export class RatingsService {
     }));
   }
 
-  private async page(
+  /** A page of ratings matching `filter`, each shown by `item` (what a viewer may see of it is item's choice). */
+  private async rows<T>(
+    filter: Omit<RatingListFilter, 'limit' | 'cursor'>,
+    query: { limit?: number; cursor?: string },
+    item: (row: RatingRow) => T,
+  ) {
+    const limit = query.limit ?? 20;
+    const rows = await this.deps.repo.list({ ...filter, cursor: decodeCursor(query.cursor), limit });
+    return toRowPage(rows, limit, item);
+  }
+
+  private page(
     filter: Omit<RatingListFilter, 'limit' | 'cursor'>,
     query: { limit?: number; cursor?: string },
     showComment: (row: RatingRow) => boolean,
   ) {
-    const limit = query.limit ?? 20;
-    const rows = await this.deps.repo.list({ ...filter, cursor: decodeCursor(query.cursor), limit });
-    return toRowPage(rows, limit, (r): RatingItem => ({
+    return this.rows(filter, query, (r): RatingItem => ({
       id: r.id,
       jobType: r.job_type,
       jobId: r.job_id,
