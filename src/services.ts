@@ -329,6 +329,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     live,
     positions,
     matching: new MatchingService({
+      db,
       index: live.index,
       clock,
       driverLocationTtlMs: config.drivers.locationTtlMs,

@@ -89,21 +89,21 @@ export class AccountService {
     },
   ) {}
 
-  async assertCanCreate(input: NewAccount, db?: Executor): Promise<void> {
-    if (input.countryId && !(await this.deps.countries.exists(input.countryId, db))) {
+  async assertCanCreate(db: Executor, input: NewAccount): Promise<void> {
+    if (input.countryId && !(await this.deps.countries.exists(db, input.countryId))) {
       throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     }
-    if (input.companyId && !(await this.deps.users.getActiveCompanyId(input.companyId, db))) {
+    if (input.companyId && !(await this.deps.users.getActiveCompanyId(db, input.companyId))) {
       throw notFound('Company not found', 'COMPANY_NOT_FOUND');
     }
-    await this.assertIdentifiersFree(input.email, input.phone, db);
+    await this.assertIdentifiersFree(db, input.email, input.phone);
   }
 
-  async assertIdentifiersFree(email: string | undefined, phone: string | undefined, db?: Executor): Promise<void> {
-    if (email !== undefined && (await this.deps.users.getIdByEmail(email, db))) {
+  async assertIdentifiersFree(db: Executor, email: string | undefined, phone: string | undefined): Promise<void> {
+    if (email !== undefined && (await this.deps.users.getIdByEmail(db, email))) {
       throw conflict('E-mail is already registered', 'EMAIL_TAKEN');
     }
-    if (phone !== undefined && (await this.deps.users.getIdByPhone(phone, db))) {
+    if (phone !== undefined && (await this.deps.users.getIdByPhone(db, phone))) {
       throw conflict('Phone number is already registered', 'PHONE_TAKEN');
     }
   }
@@ -120,51 +120,46 @@ export class AccountService {
     const { trx } = options;
     const passwordHash = options.passwordHash ?? (await hashPassword(input.password));
     const run = async (tx: Transaction<Database>) => {
-      await this.assertCanCreate(input, tx);
+      await this.assertCanCreate(tx, input);
       const id = randomUUID();
       const now = this.deps.clock.now();
       const { users } = this.deps;
       let user: UserRow;
       try {
-        user = await users.insert(
-          {
-            id,
-            email: normalizeEmail(input.email),
-            phone: input.phone,
-            password_hash: passwordHash,
-            first_name: input.firstName,
-            last_name: input.lastName,
-            role: input.role,
-            status: input.status,
-            status_reason: null,
-            country_id: input.countryId ?? null,
-            is_phone_verified: input.isPhoneVerified ?? false,
-            created_at: now,
-            updated_at: now,
-          },
-          tx,
-        );
+        user = await users.insert(tx, {
+          id,
+          email: normalizeEmail(input.email),
+          phone: input.phone,
+          password_hash: passwordHash,
+          first_name: input.firstName,
+          last_name: input.lastName,
+          role: input.role,
+          status: input.status,
+          status_reason: null,
+          country_id: input.countryId ?? null,
+          is_phone_verified: input.isPhoneVerified ?? false,
+          created_at: now,
+          updated_at: now,
+        });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }
       if (input.role === 'BUSINESS') {
-        await users.insertBusinessProfile(
-          { user_id: id, business_name: input.businessName!, business_address: input.businessAddress ?? null },
-          tx,
-        );
+        await users.insertBusinessProfile(tx, {
+          user_id: id,
+          business_name: input.businessName!,
+          business_address: input.businessAddress ?? null,
+        });
       } else if (input.role === 'COMPANY') {
-        await users.insertCompanyProfile({ user_id: id, company_name: input.companyName! }, tx);
+        await users.insertCompanyProfile(tx, { user_id: id, company_name: input.companyName! });
       } else if (input.role === 'DRIVER') {
-        await users.insertDriverProfile(
-          {
-            user_id: id,
-            vehicle_type: input.vehicleType!,
-            vehicle_plate: input.vehiclePlate!,
-            company_id: input.companyId ?? null,
-            service_types: [...new Set<OrderType>(input.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'])],
-          },
-          tx,
-        );
+        await users.insertDriverProfile(tx, {
+          user_id: id,
+          vehicle_type: input.vehicleType!,
+          vehicle_plate: input.vehiclePlate!,
+          company_id: input.companyId ?? null,
+          service_types: [...new Set<OrderType>(input.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'])],
+        });
       }
       return user;
     };
