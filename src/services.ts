@@ -72,6 +72,8 @@ import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
 import { S3ProofStorage } from './modules/proof/s3-storage.js';
 import { systemClock } from './shared/clock.js';
+import { AuthGuard } from './http/authenticate.js';
+import { SessionStateRepository } from './http/session-state.repository.js';
 
 export interface Services {
   tokens: TokenService;
@@ -120,6 +122,8 @@ export interface Services {
   geocoding: GeocodingService;
   /** Proof of delivery: its images in PostgreSQL, or in the S3 bucket when S3_BUCKET is set. */
   proof: ProofService;
+  /** Checks bearer tokens and their sessions (the routes' onRequest hook). */
+  guard: AuthGuard;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -375,6 +379,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       bus,
       urlRules: { allowHttp: config.webhooks.allowHttp, allowPrivateTargets: config.webhooks.allowPrivateTargets },
     }),
+    guard: new AuthGuard({ sessions: new SessionStateRepository(db), bus, tokens }),
     close: () => {
       stopFollowingJobs();
       stopFollowingExpiry();
