@@ -44,6 +44,7 @@ import { PricingService } from './modules/pricing/pricing.service.js';
 import { createQuoteStore } from './modules/pricing/quote-store.js';
 import { QuotesRepository } from './modules/pricing/quotes.repository.js';
 import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
+import { OpenJobsRepository } from './modules/pricing/open-jobs.repository.js';
 import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
@@ -227,6 +228,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       db,
       quotes: quotesRepo,
       tariffs: new TariffsRepository(db),
+      openJobs: new OpenJobsRepository(db),
       quoteStore: createQuoteStore(deps, quotesRepo),
       bus,
       clock,

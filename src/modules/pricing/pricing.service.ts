@@ -15,7 +15,7 @@ import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
-import { openJobsFromDatabase } from './open-jobs.repository.js';
+import type { OpenJobsRepository } from './open-jobs.repository.js';
 import type { TariffsTable } from '../../db/tables/pricing.js';
 import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from './price.js';
 import type { QuoteStore } from './quote-store.js';
@@ -103,6 +103,8 @@ export interface PricingDeps {
   db: Db;
   quotes: QuotesRepository;
   tariffs: TariffsRepository;
+  /** Surge's demand: the jobs waiting for a driver. */
+  openJobs: OpenJobsRepository;
   /** Where quotes are kept until they expire (createQuoteStore). */
   quoteStore: QuoteStore;
   bus: Bus;
@@ -153,7 +155,7 @@ export class PricingService {
       accountCap: pricing.surgeAccountCap,
       clock: deps.clock,
       logger: deps.logger,
-      openJobs: (createdBefore) => openJobsFromDatabase(this.db, createdBefore),
+      openJobs: (createdBefore) => deps.openJobs.waiting(createdBefore),
       countIdle: (type, south, west, north, east) =>
         index.countIdle(type, south, west, north, east, deps.clock.nowMs() - drivers.locationTtlMs),
       redis: deps.redis,
