@@ -142,7 +142,8 @@ export async function createServices(deps: Deps): Promise<Services> {
   const sms = createSmsSender(config, deps.logger, clock);
   const users = new UsersRepository(db);
   const countries = new CountriesRepository(db);
-  const accounts = new AccountService({ db, clock, users, countries });
+  const profilesRepo = new ProfilesRepository(db);
+  const accounts = new AccountService({ db, clock, users, countries, profiles: profilesRepo });
   const codes = new CodesService({
     repo: new CodesRepository(db),
     clock,
@@ -343,7 +344,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       countries,
     }),
     drivers,
-    profiles: new ProfilesService({ repo: new ProfilesRepository(db), drivers, live, bus, clock }),
+    profiles: new ProfilesService({ repo: profilesRepo, drivers, live, bus, clock }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,

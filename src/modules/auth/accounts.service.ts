@@ -1,10 +1,19 @@
 // Creating accounts with their role profiles: public registration, admin creation, bootstrap and CLI.
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
-import type { AccountStatus, Database, OrderType, Role, VehicleType } from '../../db/schema.js';
+import type {
+  AccountStatus,
+  BusinessProfilesTable,
+  CompanyProfilesTable,
+  Database,
+  DriverProfilesTable,
+  OrderType,
+  Role,
+  VehicleType,
+} from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import type { CountriesRepository } from '../countries/countries.repository.js';
@@ -78,6 +87,16 @@ export function assertValidAccountFields(input: NewAccount): void {
   if (input.serviceTypes && input.serviceTypes.length === 0) throw badRequest('body.serviceTypes must not be empty');
 }
 
+/**
+ * Where a registration writes the account's role profile, in its transaction: profiles' repository
+ * (profiles/ owns those tables), handed in by services.ts; a port, so that auth imports no profiles code.
+ */
+export interface RoleProfiles {
+  insertBusiness(db: Executor, row: Insertable<BusinessProfilesTable>): Promise<void>;
+  insertCompany(db: Executor, row: Insertable<CompanyProfilesTable>): Promise<void>;
+  insertDriver(db: Executor, row: Insertable<DriverProfilesTable>): Promise<void>;
+}
+
 export class AccountService {
   constructor(
     private readonly deps: {
@@ -86,6 +105,7 @@ export class AccountService {
       clock: Clock;
       users: UsersRepository;
       countries: CountriesRepository;
+      profiles: RoleProfiles;
     },
   ) {}
 
@@ -123,7 +143,7 @@ export class AccountService {
       await this.assertCanCreate(tx, input);
       const id = randomUUID();
       const now = this.deps.clock.now();
-      const { users } = this.deps;
+      const { users, profiles } = this.deps;
       let user: UserRow;
       try {
         user = await users.insert(tx, {
@@ -145,15 +165,15 @@ export class AccountService {
         throw uniqueViolation(err) ?? err;
       }
       if (input.role === 'BUSINESS') {
-        await users.insertBusinessProfile(tx, {
+        await profiles.insertBusiness(tx, {
           user_id: id,
           business_name: input.businessName!,
           business_address: input.businessAddress ?? null,
         });
       } else if (input.role === 'COMPANY') {
-        await users.insertCompanyProfile(tx, { user_id: id, company_name: input.companyName! });
+        await profiles.insertCompany(tx, { user_id: id, company_name: input.companyName! });
       } else if (input.role === 'DRIVER') {
-        await users.insertDriverProfile(tx, {
+        await profiles.insertDriver(tx, {
           user_id: id,
           vehicle_type: input.vehicleType!,
           vehicle_plate: input.vehiclePlate!,

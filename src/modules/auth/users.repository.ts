@@ -1,15 +1,8 @@
-// Kysely queries of the accounts: the users table and the role profiles created with them.
+// Kysely queries of the accounts: the users table (the role profiles created with them: profiles/).
 import { sql, type Insertable } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
-import type {
-  AccountStatus,
-  BusinessProfilesTable,
-  CompanyProfilesTable,
-  DriverProfilesTable,
-  Role,
-  UsersTable,
-} from '../../db/schema.js';
+import type { AccountStatus, Role, UsersTable } from '../../db/schema.js';
 import type { Cursor } from '../../shared/pagination.js';
 import { USER_COLUMNS, type UserRow } from './users.schemas.js';
 
@@ -153,17 +146,5 @@ export class UsersRepository {
 
   insert(db: Executor, row: Insertable<UsersTable>): Promise<UserRow> {
     return db.insertInto('users').values(row).returning(USER_COLUMNS).executeTakeFirstOrThrow();
-  }
-
-  async insertBusinessProfile(db: Executor, row: Insertable<BusinessProfilesTable>): Promise<void> {
-    await db.insertInto('business_profiles').values(row).execute();
-  }
-
-  async insertCompanyProfile(db: Executor, row: Insertable<CompanyProfilesTable>): Promise<void> {
-    await db.insertInto('company_profiles').values(row).execute();
-  }
-
-  async insertDriverProfile(db: Executor, row: Insertable<DriverProfilesTable>): Promise<void> {
-    await db.insertInto('driver_profiles').values(row).execute();
   }
 }
