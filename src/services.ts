@@ -75,6 +75,8 @@ import { S3ProofStorage } from './modules/proof/s3-storage.js';
 import { systemClock } from './shared/clock.js';
 import { AuthGuard } from './http/authenticate.js';
 import { SessionStateRepository } from './http/session-state.repository.js';
+import { createKeyedLimiter } from './http/rate-limit.js';
+import { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
 
 export interface Services {
   tokens: TokenService;
@@ -125,6 +127,8 @@ export interface Services {
   proof: ProofService;
   /** Checks bearer tokens and their sessions (the routes' onRequest hook). */
   guard: AuthGuard;
+  /** Traccar Client's positions (OsmAnd protocol), authenticated by device key. */
+  osmand: OsmAndIntake;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -383,6 +387,16 @@ export async function createServices(deps: Deps): Promise<Services> {
       urlRules: { allowHttp: config.webhooks.allowHttp, allowPrivateTargets: config.webhooks.allowPrivateTargets },
     }),
     guard: new AuthGuard({ sessions: new SessionStateRepository(db), bus, tokens }),
+    osmand: new OsmAndIntake({
+      deviceKeys,
+      live,
+      positions,
+      clock,
+      perKey: config.rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', config.rateLimits.osmand) : undefined,
+      unknownKeys: config.rateLimits.global
+        ? createKeyedLimiter(deps, 'osmand-unknown', config.rateLimits.global)
+        : undefined,
+    }),
     close: () => {
       stopFollowingJobs();
       stopFollowingExpiry();
