@@ -6,7 +6,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { perProcessWork, runLoops, sharedWork } from './background.js';
 import type { Deps } from './deps.js';
-import { AuthGuard } from './http/authenticate.js';
 import type { App, FeatureModule, ModuleContext } from './http/context.js';
 import { errorBody, registerErrorHandling, SERVICE_UNAVAILABLE } from './http/errors.js';
 import { registerRateLimits } from './http/rate-limit.js';
@@ -221,7 +220,7 @@ export async function buildApp({ deps, services }: { deps: Deps; services: Servi
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
-  const guard = new AuthGuard({ db: deps.database.db, bus: deps.bus, tokens: services.tokens });
+  const { guard } = services;
   const ctx: ModuleContext = { deps, services, guard };
   const background = runLoops([
     ...perProcessWork(services),

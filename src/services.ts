@@ -44,6 +44,7 @@ import { PricingService } from './modules/pricing/pricing.service.js';
 import { createQuoteStore } from './modules/pricing/quote-store.js';
 import { QuotesRepository } from './modules/pricing/quotes.repository.js';
 import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
+import { OpenJobsRepository } from './modules/pricing/open-jobs.repository.js';
 import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
@@ -72,6 +73,10 @@ import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
 import { S3ProofStorage } from './modules/proof/s3-storage.js';
 import { systemClock } from './shared/clock.js';
+import { AuthGuard } from './http/authenticate.js';
+import { SessionStateRepository } from './http/session-state.repository.js';
+import { createKeyedLimiter } from './http/rate-limit.js';
+import { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
 
 export interface Services {
   tokens: TokenService;
@@ -120,6 +125,10 @@ export interface Services {
   geocoding: GeocodingService;
   /** Proof of delivery: its images in PostgreSQL, or in the S3 bucket when S3_BUCKET is set. */
   proof: ProofService;
+  /** Checks bearer tokens and their sessions (the routes' onRequest hook). */
+  guard: AuthGuard;
+  /** Traccar Client's positions (OsmAnd protocol), authenticated by device key. */
+  osmand: OsmAndIntake;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -137,7 +146,8 @@ export async function createServices(deps: Deps): Promise<Services> {
   const sms = createSmsSender(config, deps.logger, clock);
   const users = new UsersRepository(db);
   const countries = new CountriesRepository(db);
-  const accounts = new AccountService({ db, clock, users, countries });
+  const profilesRepo = new ProfilesRepository(db);
+  const accounts = new AccountService({ db, clock, users, countries, profiles: profilesRepo });
   const codes = new CodesService({
     repo: new CodesRepository(db),
     clock,
@@ -223,6 +233,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       db,
       quotes: quotesRepo,
       tariffs: new TariffsRepository(db),
+      openJobs: new OpenJobsRepository(db),
       quoteStore: createQuoteStore(deps, quotesRepo),
       bus,
       clock,
@@ -329,6 +340,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     live,
     positions,
     matching: new MatchingService({
+      db,
       index: live.index,
       clock,
       driverLocationTtlMs: config.drivers.locationTtlMs,
@@ -336,7 +348,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       countries,
     }),
     drivers,
-    profiles: new ProfilesService({ repo: new ProfilesRepository(db), drivers, live, bus, clock }),
+    profiles: new ProfilesService({ repo: profilesRepo, drivers, live, bus, clock }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,
@@ -373,6 +385,17 @@ export async function createServices(deps: Deps): Promise<Services> {
       clock,
       bus,
       urlRules: { allowHttp: config.webhooks.allowHttp, allowPrivateTargets: config.webhooks.allowPrivateTargets },
+    }),
+    guard: new AuthGuard({ sessions: new SessionStateRepository(db), bus, tokens }),
+    osmand: new OsmAndIntake({
+      deviceKeys,
+      live,
+      positions,
+      clock,
+      perKey: config.rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', config.rateLimits.osmand) : undefined,
+      unknownKeys: config.rateLimits.global
+        ? createKeyedLimiter(deps, 'osmand-unknown', config.rateLimits.global)
+        : undefined,
     }),
     close: () => {
       stopFollowingJobs();

@@ -12,6 +12,7 @@ import type {
   UnknownRow,
 } from 'kysely';
 import { AuthGuard } from '../src/http/authenticate.js';
+import { SessionStateRepository } from '../src/http/session-state.repository.js';
 import { AppError } from '../src/shared/errors.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser } from './helpers/factories.js';
@@ -55,7 +56,12 @@ describe('session cache', () => {
   before(async () => {
     t = await buildTestApp();
     reads = new SessionReads();
-    guard = new AuthGuard({ db: t.db.withPlugin(reads), bus: t.deps.bus, tokens: t.tokens, now: () => now });
+    guard = new AuthGuard({
+      sessions: new SessionStateRepository(t.db.withPlugin(reads)),
+      bus: t.deps.bus,
+      tokens: t.tokens,
+      now: () => now,
+    });
   });
   after(async () => t.close());
 

@@ -8,6 +8,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { AccountService } from '../modules/auth/accounts.service.js';
 import { UsersRepository } from '../modules/auth/users.repository.js';
 import { CountriesRepository } from '../modules/countries/countries.repository.js';
+import { ProfilesRepository } from '../modules/profiles/profiles.repository.js';
 import { toUserResponse } from '../modules/auth/users.schemas.js';
 import { AppError } from '../shared/errors.js';
 import { systemClock } from '../shared/clock.js';
@@ -68,6 +69,7 @@ async function main(): Promise<number> {
       clock: systemClock,
       users: new UsersRepository(db),
       countries: new CountriesRepository(db),
+      profiles: new ProfilesRepository(db),
     });
     const user = await accounts.createAccount({
       email: values.email,

@@ -9,7 +9,6 @@
 // expired together, and their reads stalled requests for up to 200 ms in B1.)
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import type { DB } from '../db/database.js';
 import type { AccountStatus, Role } from '../db/schema.js';
 import {
   STATUS_MESSAGES,
@@ -19,7 +18,7 @@ import {
 } from '../shared/auth-context.js';
 import type { Bus } from '../shared/bus.js';
 import { forbidden, unauthorized } from '../shared/errors.js';
-import { SessionStateRepository } from './session-state.repository.js';
+import type { SessionStateRepository } from './session-state.repository.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -72,9 +71,16 @@ export class AuthGuard {
   private readonly now: () => number;
   private readonly sessions: SessionStateRepository;
 
-  constructor(private readonly deps: { db: DB; bus: Bus; tokens: AccessTokenVerifier; now?: () => number }) {
+  constructor(
+    private readonly deps: {
+      sessions: SessionStateRepository;
+      bus: Bus;
+      tokens: AccessTokenVerifier;
+      now?: () => number;
+    },
+  ) {
     this.now = deps.now ?? (() => performance.now());
-    this.sessions = new SessionStateRepository(deps.db);
+    this.sessions = deps.sessions;
     deps.bus.subscribe('session.revoked', ({ sessionId }) => {
       this.epoch += 1;
       this.cache.delete(sessionId);

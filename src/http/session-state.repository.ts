@@ -2,17 +2,16 @@
 // Here and not in modules/auth/ because http/ imports no feature module.
 import { runPrepared } from '../db/prepared.js';
 import type { DB } from '../db/database.js';
-import type { Executor } from '../db/executor.js';
 
 export class SessionStateRepository {
   constructor(private readonly db: DB) {}
 
-  async getById(sessionId: string, db: Executor = this.db) {
-    const query = db
+  async getById(sessionId: string) {
+    const query = this.db
       .selectFrom('auth_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .select(['s.user_id', 's.revoked_at', 'u.role', 'u.status'])
       .where('s.id', '=', sessionId);
-    return (await runPrepared(db, query.compile()))[0];
+    return (await runPrepared(this.db, query.compile()))[0];
   }
 }

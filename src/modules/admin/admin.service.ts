@@ -60,18 +60,19 @@ export class AdminService {
       throw conflict('An admin cannot suspend or reject its own account', 'INVALID_STATUS_TRANSITION');
     }
     const { user, revoked } = await this.deps.db.transaction().execute(async (trx) => {
-      const updated = await this.deps.users.updateStatus(
-        userId,
-        { from, to, reason: reason ?? null, now: this.deps.clock.now() },
-        trx,
-      );
+      const updated = await this.deps.users.updateStatus(trx, userId, {
+        from,
+        to,
+        reason: reason ?? null,
+        now: this.deps.clock.now(),
+      });
       if (!updated) {
-        const current = await this.deps.users.getStatus(userId, trx);
+        const current = await this.deps.users.getStatus(trx, userId);
         if (!current) throw notFound('User not found', 'USER_NOT_FOUND');
         throw conflict(`Cannot ${action} an account whose status is ${current}`, 'INVALID_STATUS_TRANSITION');
       }
       const revokedIds =
-        to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.sessions.revokeSessions(userId, trx) : [];
+        to === 'SUSPENDED' || to === 'REJECTED' ? await this.deps.sessions.revokeSessions(trx, userId) : [];
       return { user: updated, revoked: revokedIds };
     });
     this.deps.sessions.announceRevoked(userId, revoked, to);
@@ -94,7 +95,7 @@ export class AdminService {
 
   /** Start-up bootstrap: creates the ADMIN account when no account has that e-mail (idempotent). */
   async ensureAdmin(admin: { email: string; phone: string; password: string }): Promise<'created' | 'exists'> {
-    if (await this.deps.users.getIdByEmail(admin.email)) return 'exists';
+    if (await this.deps.users.getIdByEmail(this.deps.db, admin.email)) return 'exists';
     try {
       await this.deps.accounts.createAccount({
         ...admin,

@@ -1,10 +1,19 @@
 // Creating accounts with their role profiles: public registration, admin creation, bootstrap and CLI.
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
-import type { AccountStatus, Database, OrderType, Role, VehicleType } from '../../db/schema.js';
+import type {
+  AccountStatus,
+  BusinessProfilesTable,
+  CompanyProfilesTable,
+  Database,
+  DriverProfilesTable,
+  OrderType,
+  Role,
+  VehicleType,
+} from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import type { CountriesRepository } from '../countries/countries.repository.js';
@@ -78,6 +87,16 @@ export function assertValidAccountFields(input: NewAccount): void {
   if (input.serviceTypes && input.serviceTypes.length === 0) throw badRequest('body.serviceTypes must not be empty');
 }
 
+/**
+ * Where a registration writes the account's role profile, in its transaction: profiles' repository
+ * (profiles/ owns those tables), handed in by services.ts; a port, so that auth imports no profiles code.
+ */
+export interface RoleProfiles {
+  insertBusiness(db: Executor, row: Insertable<BusinessProfilesTable>): Promise<void>;
+  insertCompany(db: Executor, row: Insertable<CompanyProfilesTable>): Promise<void>;
+  insertDriver(db: Executor, row: Insertable<DriverProfilesTable>): Promise<void>;
+}
+
 export class AccountService {
   constructor(
     private readonly deps: {
@@ -86,24 +105,25 @@ export class AccountService {
       clock: Clock;
       users: UsersRepository;
       countries: CountriesRepository;
+      profiles: RoleProfiles;
     },
   ) {}
 
-  async assertCanCreate(input: NewAccount, db?: Executor): Promise<void> {
-    if (input.countryId && !(await this.deps.countries.exists(input.countryId, db))) {
+  async assertCanCreate(db: Executor, input: NewAccount): Promise<void> {
+    if (input.countryId && !(await this.deps.countries.exists(db, input.countryId))) {
       throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     }
-    if (input.companyId && !(await this.deps.users.getActiveCompanyId(input.companyId, db))) {
+    if (input.companyId && !(await this.deps.users.getActiveCompanyId(db, input.companyId))) {
       throw notFound('Company not found', 'COMPANY_NOT_FOUND');
     }
-    await this.assertIdentifiersFree(input.email, input.phone, db);
+    await this.assertIdentifiersFree(db, input.email, input.phone);
   }
 
-  async assertIdentifiersFree(email: string | undefined, phone: string | undefined, db?: Executor): Promise<void> {
-    if (email !== undefined && (await this.deps.users.getIdByEmail(email, db))) {
+  async assertIdentifiersFree(db: Executor, email: string | undefined, phone: string | undefined): Promise<void> {
+    if (email !== undefined && (await this.deps.users.getIdByEmail(db, email))) {
       throw conflict('E-mail is already registered', 'EMAIL_TAKEN');
     }
-    if (phone !== undefined && (await this.deps.users.getIdByPhone(phone, db))) {
+    if (phone !== undefined && (await this.deps.users.getIdByPhone(db, phone))) {
       throw conflict('Phone number is already registered', 'PHONE_TAKEN');
     }
   }
@@ -120,51 +140,46 @@ export class AccountService {
     const { trx } = options;
     const passwordHash = options.passwordHash ?? (await hashPassword(input.password));
     const run = async (tx: Transaction<Database>) => {
-      await this.assertCanCreate(input, tx);
+      await this.assertCanCreate(tx, input);
       const id = randomUUID();
       const now = this.deps.clock.now();
-      const { users } = this.deps;
+      const { users, profiles } = this.deps;
       let user: UserRow;
       try {
-        user = await users.insert(
-          {
-            id,
-            email: normalizeEmail(input.email),
-            phone: input.phone,
-            password_hash: passwordHash,
-            first_name: input.firstName,
-            last_name: input.lastName,
-            role: input.role,
-            status: input.status,
-            status_reason: null,
-            country_id: input.countryId ?? null,
-            is_phone_verified: input.isPhoneVerified ?? false,
-            created_at: now,
-            updated_at: now,
-          },
-          tx,
-        );
+        user = await users.insert(tx, {
+          id,
+          email: normalizeEmail(input.email),
+          phone: input.phone,
+          password_hash: passwordHash,
+          first_name: input.firstName,
+          last_name: input.lastName,
+          role: input.role,
+          status: input.status,
+          status_reason: null,
+          country_id: input.countryId ?? null,
+          is_phone_verified: input.isPhoneVerified ?? false,
+          created_at: now,
+          updated_at: now,
+        });
       } catch (err) {
         throw uniqueViolation(err) ?? err;
       }
       if (input.role === 'BUSINESS') {
-        await users.insertBusinessProfile(
-          { user_id: id, business_name: input.businessName!, business_address: input.businessAddress ?? null },
-          tx,
-        );
+        await profiles.insertBusiness(tx, {
+          user_id: id,
+          business_name: input.businessName!,
+          business_address: input.businessAddress ?? null,
+        });
       } else if (input.role === 'COMPANY') {
-        await users.insertCompanyProfile({ user_id: id, company_name: input.companyName! }, tx);
+        await profiles.insertCompany(tx, { user_id: id, company_name: input.companyName! });
       } else if (input.role === 'DRIVER') {
-        await users.insertDriverProfile(
-          {
-            user_id: id,
-            vehicle_type: input.vehicleType!,
-            vehicle_plate: input.vehiclePlate!,
-            company_id: input.companyId ?? null,
-            service_types: [...new Set<OrderType>(input.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'])],
-          },
-          tx,
-        );
+        await profiles.insertDriver(tx, {
+          user_id: id,
+          vehicle_type: input.vehicleType!,
+          vehicle_plate: input.vehiclePlate!,
+          company_id: input.companyId ?? null,
+          service_types: [...new Set<OrderType>(input.serviceTypes ?? ['RIDE', 'PACKAGE_DELIVERY'])],
+        });
       }
       return user;
     };

@@ -49,7 +49,7 @@ export class AuthService {
 
   async sendRegisterOtp(phone: string): Promise<{ sessionId: string; phone: string }> {
     assertValidPhone(phone);
-    await this.deps.accounts.assertIdentifiersFree(undefined, phone);
+    await this.deps.accounts.assertIdentifiersFree(this.deps.db, undefined, phone);
     const sessionId = await this.deps.codes.start('REGISTER', phone, null);
     return { sessionId, phone };
   }
@@ -64,7 +64,7 @@ export class AuthService {
     const row = await this.deps.codes.check(sessionId, input.phone, code, 'REGISTER');
     const passwordHash = await hashPassword(input.password);
     const user = await this.deps.db.transaction().execute(async (trx) => {
-      await this.deps.codes.consume(row, trx);
+      await this.deps.codes.consume(trx, row);
       return this.deps.accounts.createAccount({ ...account, isPhoneVerified: true }, { trx, passwordHash });
     });
     if (user.status !== 'ACTIVE') return { user: toUserResponse(user) };
@@ -83,7 +83,7 @@ export class AuthService {
 
   async verifyLoginOtp(sessionId: string, phone: string, code: string): Promise<IssuedTokens & { user: UserResponse }> {
     const row = await this.deps.codes.check(sessionId, phone, code, 'LOGIN');
-    await this.deps.codes.consume(row);
+    await this.deps.codes.consume(this.deps.db, row);
     const user = await this.deps.users.markPhoneVerified(row.user_id!);
     if (!user) throw sessionInvalid();
     if (user.status !== 'ACTIVE') throw forbidden(STATUS_MESSAGES[user.status], `ACCOUNT_${user.status}`);

@@ -77,10 +77,10 @@ export class CodesRepository {
    * wrong codes: one conditional update, so that only one of two concurrent callers wins.
    */
   async consume(
+    db: Executor,
     step: { id: string; code_hash: string },
     maxAttempts: number,
     now: Date,
-    db: Executor = this.db,
   ): Promise<boolean> {
     const row = await db
       .updateTable('otp_sessions')

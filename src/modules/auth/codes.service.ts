@@ -161,8 +161,8 @@ export class CodesService {
   }
 
   /** Marks a checked code used; only one caller can win (single use under concurrency). */
-  async consume(row: CodeStepRow, db?: Executor): Promise<void> {
-    if (!(await this.deps.repo.consume(row, this.deps.config.auth.otpMaxAttempts, this.now(), db)))
+  async consume(db: Executor, row: CodeStepRow): Promise<void> {
+    if (!(await this.deps.repo.consume(db, row, this.deps.config.auth.otpMaxAttempts, this.now())))
       throw sessionInvalid();
   }
 

@@ -123,9 +123,9 @@ export class PasswordService {
     if (!row.user_id) throw unauthorized('Invalid code', 'INVALID_OTP');
     const userId = row.user_id;
     const revoked = await this.deps.db.transaction().execute(async (trx) => {
-      await this.deps.codes.consume(row, trx);
-      await this.deps.users.setPassword(userId, passwordHash, this.now(), { unlock: true }, trx);
-      return this.deps.sessions.revokeSessions(userId, trx);
+      await this.deps.codes.consume(trx, row);
+      await this.deps.users.setPassword(trx, userId, passwordHash, this.now(), { unlock: true });
+      return this.deps.sessions.revokeSessions(trx, userId);
     });
     this.deps.sessions.announceRevoked(userId, revoked);
   }
@@ -145,9 +145,9 @@ export class PasswordService {
     }
     const passwordHash = await hashPassword(newPassword);
     const revoked = await this.deps.db.transaction().execute(async (trx) => {
-      await this.deps.users.setPassword(userId, passwordHash, this.now(), { unlock: false }, trx);
+      await this.deps.users.setPassword(trx, userId, passwordHash, this.now(), { unlock: false });
       // Other devices must log in again with the new password; this one stays signed in.
-      return this.deps.sessions.revokeSessions(userId, trx, currentSessionId);
+      return this.deps.sessions.revokeSessions(trx, userId, currentSessionId);
     });
     this.deps.sessions.publishRevoked(revoked);
   }

@@ -44,7 +44,7 @@ export class SessionsRepository {
   }
 
   /** Revokes every live session of a user (optionally but one); returns their ids. */
-  async revokeForUser(userId: string, now: Date, exceptSessionId?: string, db: Executor = this.db): Promise<string[]> {
+  async revokeForUser(db: Executor, userId: string, now: Date, exceptSessionId?: string): Promise<string[]> {
     let query = db
       .updateTable('auth_sessions')
       .set({ revoked_at: now })

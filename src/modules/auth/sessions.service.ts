@@ -91,8 +91,8 @@ export class SessionsService {
   }
 
   /** Revokes every live session of a user (optionally but one); returns their ids. */
-  revokeSessions(userId: string, db?: Executor, exceptSessionId?: string): Promise<string[]> {
-    return this.deps.repo.revokeForUser(userId, this.now(), exceptSessionId, db);
+  revokeSessions(db: Executor, userId: string, exceptSessionId?: string): Promise<string[]> {
+    return this.deps.repo.revokeForUser(db, userId, this.now(), exceptSessionId);
   }
 
   /** Tells every instance (through the bus) that these sessions no longer hold. */

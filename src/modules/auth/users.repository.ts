@@ -1,15 +1,8 @@
-// Kysely queries of the accounts: the users table and the role profiles created with them.
+// Kysely queries of the accounts: the users table (the role profiles created with them: profiles/).
 import { sql, type Insertable } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
-import type {
-  AccountStatus,
-  BusinessProfilesTable,
-  CompanyProfilesTable,
-  DriverProfilesTable,
-  Role,
-  UsersTable,
-} from '../../db/schema.js';
+import type { AccountStatus, Role, UsersTable } from '../../db/schema.js';
 import type { Cursor } from '../../shared/pagination.js';
 import { USER_COLUMNS, type UserRow } from './users.schemas.js';
 
@@ -30,23 +23,23 @@ const emailIs = (email: string) => sql<boolean>`lower(email) = ${email.toLowerCa
 export class UsersRepository {
   constructor(private readonly db: DB) {}
 
-  getById(id: string, db: Executor = this.db): Promise<UserRow | undefined> {
-    return db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+  getById(id: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
   }
 
-  async getIdByEmail(email: string, db: Executor = this.db): Promise<string | undefined> {
+  async getIdByEmail(db: Executor, email: string): Promise<string | undefined> {
     return (await db.selectFrom('users').select('id').where(emailIs(email)).executeTakeFirst())?.id;
   }
 
-  async getIdByPhone(phone: string, db: Executor = this.db): Promise<string | undefined> {
+  async getIdByPhone(db: Executor, phone: string): Promise<string | undefined> {
     return (await db.selectFrom('users').select('id').where('phone', '=', phone).executeTakeFirst())?.id;
   }
 
-  async getStatus(id: string, db: Executor = this.db): Promise<AccountStatus | undefined> {
+  async getStatus(db: Executor, id: string): Promise<AccountStatus | undefined> {
     return (await db.selectFrom('users').select('status').where('id', '=', id).executeTakeFirst())?.status;
   }
 
-  async getActiveCompanyId(id: string, db: Executor = this.db): Promise<string | undefined> {
+  async getActiveCompanyId(db: Executor, id: string): Promise<string | undefined> {
     const row = await db
       .selectFrom('users')
       .select('id')
@@ -110,11 +103,11 @@ export class UsersRepository {
 
   /** Sets the password; with `unlock`, also clears the wrong-password count and lock. */
   async setPassword(
+    db: Executor,
     id: string,
     passwordHash: string,
     now: Date,
     options: { unlock: boolean },
-    db: Executor = this.db,
   ): Promise<void> {
     await db
       .updateTable('users')
@@ -138,9 +131,9 @@ export class UsersRepository {
 
   /** Moves an account whose status is one of `from` to `to`; undefined when it is in none of them (or gone). */
   updateStatus(
+    db: Executor,
     id: string,
     change: { from: AccountStatus[]; to: AccountStatus; reason: string | null; now: Date },
-    db: Executor = this.db,
   ): Promise<UserRow | undefined> {
     return db
       .updateTable('users')
@@ -151,19 +144,7 @@ export class UsersRepository {
       .executeTakeFirst();
   }
 
-  insert(row: Insertable<UsersTable>, db: Executor = this.db): Promise<UserRow> {
+  insert(db: Executor, row: Insertable<UsersTable>): Promise<UserRow> {
     return db.insertInto('users').values(row).returning(USER_COLUMNS).executeTakeFirstOrThrow();
-  }
-
-  async insertBusinessProfile(row: Insertable<BusinessProfilesTable>, db: Executor = this.db): Promise<void> {
-    await db.insertInto('business_profiles').values(row).execute();
-  }
-
-  async insertCompanyProfile(row: Insertable<CompanyProfilesTable>, db: Executor = this.db): Promise<void> {
-    await db.insertInto('company_profiles').values(row).execute();
-  }
-
-  async insertDriverProfile(row: Insertable<DriverProfilesTable>, db: Executor = this.db): Promise<void> {
-    await db.insertInto('driver_profiles').values(row).execute();
   }
 }

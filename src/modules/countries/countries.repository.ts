@@ -15,7 +15,7 @@ export class CountriesRepository {
     return this.db.selectFrom('countries').select(COUNTRY_COLUMNS).orderBy('name').execute();
   }
 
-  async exists(id: string, db: Executor = this.db): Promise<boolean> {
+  async exists(db: Executor, id: string): Promise<boolean> {
     return Boolean(await db.selectFrom('countries').select('id').where('id', '=', id).executeTakeFirst());
   }
 

@@ -20,8 +20,8 @@ export interface DeviceKeyOwner {
 export class DeviceKeysRepository {
   constructor(private readonly db: DB) {}
 
-  listByDriver(driverId: string, db: Executor = this.db): Promise<DeviceKeyRow[]> {
-    return db
+  listByDriver(driverId: string): Promise<DeviceKeyRow[]> {
+    return this.db
       .selectFrom('device_keys')
       .select(['id', 'name', 'created_at', 'last_used_at'])
       .where('driver_id', '=', driverId)
@@ -31,12 +31,12 @@ export class DeviceKeysRepository {
   }
 
   /** Holds the driver's user row until the transaction ends: makes count-then-insert safe. */
-  async lockDriver(driverId: string, db: Executor): Promise<boolean> {
+  async lockDriver(db: Executor, driverId: string): Promise<boolean> {
     const row = await db.selectFrom('users').select(['id']).where('id', '=', driverId).forUpdate().executeTakeFirst();
     return row !== undefined;
   }
 
-  async countByDriver(driverId: string, db: Executor = this.db): Promise<number> {
+  async countByDriver(db: Executor, driverId: string): Promise<number> {
     const row = await db
       .selectFrom('device_keys')
       .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -46,15 +46,15 @@ export class DeviceKeysRepository {
   }
 
   async insert(
+    db: Executor,
     row: { id: string; driver_id: string; name: string; key_hash: string; created_at: Date },
-    db: Executor = this.db,
   ): Promise<void> {
     await db.insertInto('device_keys').values(row).execute();
   }
 
   /** Deletes the driver's own key; its hash, undefined when there was none. */
-  async deleteOwn(driverId: string, id: string, db: Executor = this.db): Promise<string | undefined> {
-    const row = await db
+  async deleteOwn(driverId: string, id: string): Promise<string | undefined> {
+    const row = await this.db
       .deleteFrom('device_keys')
       .where('id', '=', id)
       .where('driver_id', '=', driverId)
@@ -64,14 +64,14 @@ export class DeviceKeysRepository {
   }
 
   /** Every key's hash (at most 3 per driver), in pages of `limit` after `after`. */
-  async listHashes(limit: number, after: string | undefined, db: Executor = this.db): Promise<string[]> {
-    let query = db.selectFrom('device_keys').select(['key_hash']).orderBy('key_hash').limit(limit);
+  async listHashes(limit: number, after: string | undefined): Promise<string[]> {
+    let query = this.db.selectFrom('device_keys').select(['key_hash']).orderBy('key_hash').limit(limit);
     if (after !== undefined) query = query.where('key_hash', '>', after);
     return (await query.execute()).map((r) => r.key_hash);
   }
 
-  getOwnerByHash(keyHash: string, db: Executor = this.db): Promise<DeviceKeyOwner | undefined> {
-    return db
+  getOwnerByHash(keyHash: string): Promise<DeviceKeyOwner | undefined> {
+    return this.db
       .selectFrom('device_keys as k')
       .innerJoin('users as u', 'u.id', 'k.driver_id')
       .select(['k.id', 'k.driver_id', 'u.status'])
@@ -80,8 +80,8 @@ export class DeviceKeysRepository {
   }
 
   /** Records use, at most once a minute per key (the row is not rewritten for every position). */
-  async touch(id: string, at: Date, db: Executor = this.db): Promise<void> {
-    await db
+  async touch(id: string, at: Date): Promise<void> {
+    await this.db
       .updateTable('device_keys')
       .set({ last_used_at: at })
       .where('id', '=', id)

@@ -4,7 +4,7 @@ import { parse as parseQuery } from 'node:querystring';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { noContent, type App, type FeatureModule } from '../../http/context.js';
-import { clientKey, createKeyedLimiter } from '../../http/rate-limit.js';
+import { clientKey } from '../../http/rate-limit.js';
 import { serializeRequest } from '../../http/request-logger.js';
 import { errorResponses as errors } from '../../shared/schemas.js';
 import {
@@ -14,14 +14,13 @@ import {
   DeviceKeyParams,
   OsmAndQuery,
 } from './device-keys.schemas.js';
-import { OsmAndIntake } from './osmand-intake.js';
 
 /** Traccar Client's requests are small: a form or JSON body of a few hundred bytes. */
 const OSMAND_BODY_LIMIT = 16 * 1024;
 
 export const deviceKeysModule: FeatureModule = async (app, ctx) => {
-  const { guard, deps } = ctx;
-  const { deviceKeys, live, positions } = ctx.services;
+  const { guard } = ctx;
+  const { deviceKeys, osmand: intake } = ctx.services;
   const driverOnly = guard.required(['DRIVER']);
   const security = [{ bearerAuth: [] }];
 
@@ -80,15 +79,6 @@ export const deviceKeysModule: FeatureModule = async (app, ctx) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
       done(null, parseQuery(body as string)),
     );
-    const { rateLimits } = deps.config;
-    const intake = new OsmAndIntake({
-      deviceKeys,
-      live,
-      positions,
-      clock: deps.clock,
-      perKey: rateLimits.osmand ? createKeyedLimiter(deps, 'osmand', rateLimits.osmand) : undefined,
-      unknownKeys: rateLimits.global ? createKeyedLimiter(deps, 'osmand-unknown', rateLimits.global) : undefined,
-    });
     const handler = async (request: FastifyRequest, reply: FastifyReply) => {
       await intake.receive(
         { query: (request.query ?? {}) as Record<string, unknown>, body: request.body, address: clientKey(request.ip) },

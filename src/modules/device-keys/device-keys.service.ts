@@ -92,12 +92,12 @@ export class DeviceKeysService {
       created_at: this.deps.clock.now(),
     };
     await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await this.deps.repo.lockDriver(driverId, trx)))
+      if (!(await this.deps.repo.lockDriver(trx, driverId)))
         throw notFound('Driver profile not found', 'DRIVER_NOT_FOUND');
-      if ((await this.deps.repo.countByDriver(driverId, trx)) >= MAX_DEVICE_KEYS) {
+      if ((await this.deps.repo.countByDriver(trx, driverId)) >= MAX_DEVICE_KEYS) {
         throw conflict(`At most ${MAX_DEVICE_KEYS} device keys per driver: revoke one first`, 'DEVICE_KEY_LIMIT');
       }
-      await this.deps.repo.insert(row, trx);
+      await this.deps.repo.insert(trx, row);
     });
     this.deps.bus.publish('device-key.created', { keyId: row.id, tag: tagOf(row.key_hash) });
     return { id: row.id, name: row.name, key, createdAt: row.created_at.toISOString() };

@@ -2,7 +2,6 @@
 // write-behind of positions. Hot paths (a load of 100k drivers, a batch per second): measure a change.
 import { sql } from 'kysely';
 import type { DB } from '../../db/database.js';
-import type { Executor } from '../../db/executor.js';
 import type { VehicleType } from '../../db/schema.js';
 import { SERVICE_BITS, type Position } from './driver-index.js';
 
@@ -42,14 +41,14 @@ export class DriverLocationsRepository {
   constructor(private readonly db: DB) {}
 
   /** A page of drivers in user_id order, after `after` (from the first without it). */
-  async listPage(limit: number, after: string | undefined, db: Executor = this.db): Promise<LiveRow[]> {
-    let query = this.live(db).orderBy('dp.user_id').limit(limit);
+  async listPage(limit: number, after: string | undefined): Promise<LiveRow[]> {
+    let query = this.live().orderBy('dp.user_id').limit(limit);
     if (after !== undefined) query = query.where('dp.user_id', '>', after);
     return (await query.execute()) as LiveRow[];
   }
 
-  async getById(driverId: string, db: Executor = this.db): Promise<LiveRow | undefined> {
-    return (await this.live(db).where('dp.user_id', '=', driverId).executeTakeFirst()) as LiveRow | undefined;
+  async getById(driverId: string): Promise<LiveRow | undefined> {
+    return (await this.live().where('dp.user_id', '=', driverId).executeTakeFirst()) as LiveRow | undefined;
   }
 
   /**
@@ -57,7 +56,7 @@ export class DriverLocationsRepository {
    * second position in the same whole second, as OsmAnd stamps them, is the newer one), and a point
    * of the trip of its ride in progress (its final fare is priced from it).
    */
-  async writePositions(batch: [string, Position][], db: Executor = this.db): Promise<void> {
+  async writePositions(batch: [string, Position][]): Promise<void> {
     // Six array parameters in PostgreSQL's text form instead of six parameters per row: building
     // and sending thousands of parameters cost more CPU than the ingestion itself (profiled).
     const ids: string[] = [];
@@ -88,11 +87,11 @@ export class DriverLocationsRepository {
           )
           insert into ride_positions (ride_id, lat, lng, at)
           select r.id, v.lat, v.lng, v.at from v join rides r on r.driver_id = v.id and r.status = 'IN_PROGRESS'
-        `.execute(db);
+        `.execute(this.db);
   }
 
-  private live(db: Executor) {
-    return db
+  private live() {
+    return this.db
       .selectFrom('driver_profiles as dp')
       .innerJoin('users as u', 'u.id', 'dp.user_id')
       .select([

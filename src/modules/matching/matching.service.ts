@@ -1,4 +1,5 @@
 // find-drivers (contract section 8): who may ask, for whom, and the nearest eligible drivers of the live index.
+import type { DB } from '../../db/database.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Clock } from '../../shared/clock.js';
 import { forbidden, notFound } from '../../shared/errors.js';
@@ -15,6 +16,7 @@ export class MatchingService {
 
   constructor(
     private readonly deps: {
+      db: DB;
       index: DriverIndex;
       clock: Clock;
       driverLocationTtlMs: number;
@@ -58,7 +60,7 @@ export class MatchingService {
     const now = this.deps.clock.now().getTime();
     const until = this.knownCountries.get(id);
     if (until !== undefined && until > now) return true;
-    const exists = await this.deps.countries.exists(id);
+    const exists = await this.deps.countries.exists(this.deps.db, id);
     if (exists) this.knownCountries.set(id, now + COUNTRY_CACHE_MS);
     return exists;
   }

@@ -3,18 +3,23 @@
 // through the partial indexes on their pickup points, rather than counted in memory from events: the
 // database is the one truth every instance shares, nothing needs wiring into job creation, and a
 // restart loses nothing.
-import { sql, type Kysely } from 'kysely';
-import type { Database, VehicleType } from '../../db/schema.js';
+import { sql } from 'kysely';
+import type { DB } from '../../db/database.js';
+import type { VehicleType } from '../../db/schema.js';
 import type { OpenJob } from './surge.js';
 
-/** The open jobs created at or before `createdBefore` (younger ones do not count yet: surge.ts). */
-export async function openJobsFromDatabase(db: Kysely<Database>, createdBefore: Date): Promise<OpenJob[]> {
-  const { rows } = await sql<{ vehicle_type: VehicleType; account_id: string; lat: number; lng: number }>`
-    select vehicle_type, created_by as account_id, pickup_lat as lat, pickup_lng as lng from packages
-      where status = 'PENDING' and created_at <= ${createdBefore}
-    union all
-    select vehicle_type, customer_id as account_id, pickup_lat as lat, pickup_lng as lng from rides
-      where status = 'REQUESTED' and created_at <= ${createdBefore}
-  `.execute(db);
-  return rows.map((r) => ({ vehicleType: r.vehicle_type, accountId: r.account_id, lat: r.lat, lng: r.lng }));
+export class OpenJobsRepository {
+  constructor(private readonly db: DB) {}
+
+  /** The open jobs created at or before `createdBefore` (younger ones do not count yet: surge.ts). */
+  async waiting(createdBefore: Date): Promise<OpenJob[]> {
+    const { rows } = await sql<{ vehicle_type: VehicleType; account_id: string; lat: number; lng: number }>`
+      select vehicle_type, created_by as account_id, pickup_lat as lat, pickup_lng as lng from packages
+        where status = 'PENDING' and created_at <= ${createdBefore}
+      union all
+      select vehicle_type, customer_id as account_id, pickup_lat as lat, pickup_lng as lng from rides
+        where status = 'REQUESTED' and created_at <= ${createdBefore}
+    `.execute(this.db);
+    return rows.map((r) => ({ vehicleType: r.vehicle_type, accountId: r.account_id, lat: r.lat, lng: r.lng }));
+  }
 }

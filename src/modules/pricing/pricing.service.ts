@@ -15,7 +15,7 @@ import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
-import { openJobsFromDatabase } from './open-jobs.repository.js';
+import type { OpenJobsRepository } from './open-jobs.repository.js';
 import type { TariffsTable } from '../../db/tables/pricing.js';
 import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from './price.js';
 import type { QuoteStore } from './quote-store.js';
@@ -103,6 +103,8 @@ export interface PricingDeps {
   db: Db;
   quotes: QuotesRepository;
   tariffs: TariffsRepository;
+  /** Surge's demand: the jobs waiting for a driver. */
+  openJobs: OpenJobsRepository;
   /** Where quotes are kept until they expire (createQuoteStore). */
   quoteStore: QuoteStore;
   bus: Bus;
@@ -153,7 +155,7 @@ export class PricingService {
       accountCap: pricing.surgeAccountCap,
       clock: deps.clock,
       logger: deps.logger,
-      openJobs: (createdBefore) => openJobsFromDatabase(this.db, createdBefore),
+      openJobs: (createdBefore) => deps.openJobs.waiting(createdBefore),
       countIdle: (type, south, west, north, east) =>
         index.countIdle(type, south, west, north, east, deps.clock.nowMs() - drivers.locationTtlMs),
       redis: deps.redis,
@@ -220,7 +222,7 @@ export class PricingService {
     if (mismatch) throw badRequest(`The quote is for ${mismatch}`, 'QUOTE_MISMATCH');
     const now = this.deps.clock.now();
     if (quote.expiresAt <= now.getTime()) throw conflict('The quote has expired: ask for a new one', 'QUOTE_EXPIRED');
-    if (!(await this.quotes.markUsed(quote, now, db)))
+    if (!(await this.quotes.markUsed(db, quote, now)))
       throw conflict('The quote has already been used', 'QUOTE_ALREADY_USED');
     return {
       amount: quote.amount,
@@ -358,7 +360,7 @@ export class PricingService {
     const now = this.deps.clock.nowMs();
     const cached = this.countries.get(id);
     if (cached && cached.until > now) return cached.info;
-    const row = await this.tariffsRepo.country(id, db);
+    const row = await this.tariffsRepo.country(db, id);
     if (!row) return undefined;
     const info = { id: row.id, code: row.code.trim(), currency: row.currency.trim() };
     this.countries.set(id, { info, until: now + COUNTRY_CACHE_MS });
@@ -378,7 +380,7 @@ export class PricingService {
     const now = this.deps.clock.nowMs();
     const cached = this.tariffs.get(key);
     if (cached && cached.until > now) return cached;
-    const row = await this.tariffsRepo.get(countryId, vehicleType, db);
+    const row = await this.tariffsRepo.get(db, countryId, vehicleType);
     if (!row) return undefined;
     const entry = {
       values: { ...tariffValues(row), version: row.version },
@@ -401,7 +403,7 @@ export class PricingService {
 
   async getTariff(countryId: string, vehicleType: VehicleType): Promise<TariffResult> {
     const country = await this.requireCountry(countryId);
-    const row = await this.tariffsRepo.get(countryId, vehicleType);
+    const row = await this.tariffsRepo.get(this.db, countryId, vehicleType);
     if (!row) throw notFound(`No tariff for ${vehicleType} in ${country.code}`, 'TARIFF_NOT_FOUND');
     return toTariffResult(row, country);
   }

@@ -37,11 +37,11 @@ export class QuotesRepository {
    * one native JSON.stringify, where a VALUES list of 18 parameters a row costs the event loop
    * milliseconds per thousand rows. A quote already there is left as it is.
    */
-  async insertMany(quotes: readonly StoredQuote[], db: Db = this.db): Promise<void> {
+  async insertMany(quotes: readonly StoredQuote[]): Promise<void> {
     const rows = quotes.map((q) => toRow(q, null));
     const columns = sql.join(COLUMNS.map((c) => sql.ref(c)));
     await sql`insert into quotes (${columns}) select ${columns} from json_populate_recordset(null::quotes, ${JSON.stringify(rows)}::json)
-      on conflict (id) do nothing`.execute(db);
+      on conflict (id) do nothing`.execute(this.db);
   }
 
   async getById(id: string, db: Db = this.db): Promise<StoredQuote | undefined> {
@@ -54,7 +54,7 @@ export class QuotesRepository {
    * False when it was used already. In the job's transaction: a second use waits for the first
    * transaction's row and sees its mark; a use rolled back leaves the quote usable.
    */
-  async markUsed(quote: StoredQuote, at: Date, db: Db = this.db): Promise<boolean> {
+  async markUsed(db: Db, quote: StoredQuote, at: Date): Promise<boolean> {
     const { breakdown, inputs, ...row } = toRow(quote, at);
     const marked = await db
       .insertInto('quotes')

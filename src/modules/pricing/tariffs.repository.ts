@@ -1,5 +1,6 @@
 // Tariffs and the country fields prices need, in SQL (the service caches them and checks the rules).
 import type { Insertable, Updateable } from 'kysely';
+import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
 import type { VehicleType } from '../../db/schema.js';
 import type { TariffsTable } from '../../db/tables/pricing.js';
@@ -7,13 +8,13 @@ import type { TariffsTable } from '../../db/tables/pricing.js';
 type TariffColumns = Omit<Insertable<TariffsTable>, 'country_id' | 'vehicle_type'> & Updateable<TariffsTable>;
 
 export class TariffsRepository {
-  constructor(private readonly db: Executor) {}
+  constructor(private readonly db: DB) {}
 
-  country(id: string, db: Executor = this.db) {
+  country(db: Executor, id: string) {
     return db.selectFrom('countries').select(['id', 'code', 'currency']).where('id', '=', id).executeTakeFirst();
   }
 
-  get(countryId: string, vehicleType: VehicleType, db: Executor = this.db) {
+  get(db: Executor, countryId: string, vehicleType: VehicleType) {
     return db
       .selectFrom('tariffs')
       .selectAll()

@@ -1,10 +1,32 @@
 // Kysely access to the profiles: a driver's profile fields (vehicle, plate, services), businesses' and
 // companies' profiles.
+import type { Insertable } from 'kysely';
 import type { DB } from '../../db/database.js';
-import type { OrderType, VehicleType } from '../../db/schema.js';
+import type { Executor } from '../../db/executor.js';
+import type {
+  BusinessProfilesTable,
+  CompanyProfilesTable,
+  DriverProfilesTable,
+  OrderType,
+  VehicleType,
+} from '../../db/schema.js';
 
 export class ProfilesRepository {
   constructor(private readonly db: DB) {}
+
+  // The profile a registration creates with its account, in the registration's transaction.
+
+  async insertBusiness(db: Executor, row: Insertable<BusinessProfilesTable>): Promise<void> {
+    await db.insertInto('business_profiles').values(row).execute();
+  }
+
+  async insertCompany(db: Executor, row: Insertable<CompanyProfilesTable>): Promise<void> {
+    await db.insertInto('company_profiles').values(row).execute();
+  }
+
+  async insertDriver(db: Executor, row: Insertable<DriverProfilesTable>): Promise<void> {
+    await db.insertInto('driver_profiles').values(row).execute();
+  }
 
   async updateDriver(
     id: string,

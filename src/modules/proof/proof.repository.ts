@@ -19,7 +19,7 @@ export class ProofRepository {
   constructor(private readonly db: DB) {}
 
   /** What an upload needs to know first: whose package it is, its status, the keys it points to. */
-  state(packageId: string, db: Executor = this.db): Promise<ProofState | undefined> {
+  state(db: Executor, packageId: string): Promise<ProofState | undefined> {
     return db
       .selectFrom('packages')
       .select(['id', 'status', 'driver_id', 'proof_photo_key', 'proof_signature_key'])

@@ -62,7 +62,7 @@ export class ProofService {
     options: { status?: boolean } = {},
     db?: Executor,
   ): Promise<void> {
-    const state = await this.deps.repo.state(packageId, db);
+    const state = await this.deps.repo.state(db ?? this.deps.db, packageId);
     if (!state || state.driver_id === null || state.driver_id !== auth.userId) throw packageNotFound();
     if (options.status !== false && !UPLOADABLE.includes(state.status)) throw notUploadable(state.status);
   }

@@ -33,9 +33,9 @@ export interface RatingListFilter {
 export class RatingsRepository {
   constructor(private readonly db: DB) {}
 
-  async job(jobType: JobKind, jobId: string, executor: Executor = this.db): Promise<JobForRating | undefined> {
+  async job(jobType: JobKind, jobId: string): Promise<JobForRating | undefined> {
     if (jobType === 'PACKAGE') {
-      return executor
+      return this.db
         .selectFrom('packages as p')
         .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
         .select([
@@ -54,7 +54,7 @@ export class RatingsRepository {
         .then((row) => row && { ...row, finished_at: row.finished_at ?? null });
     }
     return (
-      executor
+      this.db
         .selectFrom('rides as r')
         .leftJoin('driver_profiles as dp', 'dp.user_id', 'r.driver_id')
         .select([

@@ -1,7 +1,6 @@
 // Kysely queries of tracking: the packages' link hashes and the status events the account stream replays.
 import { sql } from 'kysely';
 import type { DB } from '../../db/database.js';
-import type { Executor } from '../../db/executor.js';
 import type { JobType } from './tracking-hub.js';
 
 export interface StatusEventRow {
@@ -17,17 +16,18 @@ export interface StatusEventRow {
 export class TrackingRepository {
   constructor(private readonly db: DB) {}
 
-  async getPackageIdByTokenHash(hash: string, db: Executor = this.db): Promise<string | undefined> {
-    return (await db.selectFrom('packages').select(['id']).where('tracking_token_hash', '=', hash).executeTakeFirst())
-      ?.id;
+  async getPackageIdByTokenHash(hash: string): Promise<string | undefined> {
+    return (
+      await this.db.selectFrom('packages').select(['id']).where('tracking_token_hash', '=', hash).executeTakeFirst()
+    )?.id;
   }
 
   /** When the job's (package or ride) history item at `index` (from 0) happened, as stored. */
-  async getHistoryItemAt(jobId: string, index: number, db: Executor = this.db): Promise<string | undefined> {
+  async getHistoryItemAt(jobId: string, index: number): Promise<string | undefined> {
     const seen = await sql<{ at: string | null }>`
       select status_history -> ${index}::int ->> 'at' as at from packages where id = ${jobId}
       union all
-      select status_history -> ${index}::int ->> 'at' as at from rides where id = ${jobId}`.execute(db);
+      select status_history -> ${index}::int ->> 'at' as at from rides where id = ${jobId}`.execute(this.db);
     return seen.rows[0]?.at ?? undefined;
   }
 
@@ -35,10 +35,12 @@ export class TrackingRepository {
    * The status events since `since` of the jobs `userId` created, ordered, drives or whose driver
    * works for it (every job with `all`), in the order they happened, at most `limit`.
    */
-  async listStatusEventsSince(
-    filter: { since: Date; userId: string; all: boolean; limit: number },
-    db: Executor = this.db,
-  ): Promise<StatusEventRow[]> {
+  async listStatusEventsSince(filter: {
+    since: Date;
+    userId: string;
+    all: boolean;
+    limit: number;
+  }): Promise<StatusEventRow[]> {
     const { since, userId: me, all, limit } = filter;
     const rows = await sql<StatusEventRow>`
       select * from (
@@ -55,24 +57,21 @@ export class TrackingRepository {
           or r.driver_id in (select user_id from driver_profiles where company_id = ${me}))
       ) missed
       order by at, id
-      limit ${limit}`.execute(db);
+      limit ${limit}`.execute(this.db);
     return rows.rows;
   }
 
-  async setTrackingToken(packageId: string, nonce: string, hash: string, db: Executor = this.db): Promise<void> {
-    await db
+  async setTrackingToken(packageId: string, nonce: string, hash: string): Promise<void> {
+    await this.db
       .updateTable('packages')
       .set({ tracking_nonce: nonce, tracking_token_hash: hash })
       .where('id', '=', packageId)
       .execute();
   }
 
-  listPackagesWithoutTokenHash(
-    limit: number,
-    db: Executor = this.db,
-  ): Promise<{ id: string; tracking_nonce: string }[]> {
+  listPackagesWithoutTokenHash(limit: number): Promise<{ id: string; tracking_nonce: string }[]> {
     return (
-      db
+      this.db
         .selectFrom('packages')
         .select(['id', 'tracking_nonce'])
         .where('tracking_token_hash', 'is', null)
@@ -84,14 +83,11 @@ export class TrackingRepository {
   }
 
   /** Sets each package's hash unless its nonce changed (a rotated link) or it has one already; how many it set. */
-  async setMissingTokenHashes(
-    rows: { id: string; nonce: string; hash: string }[],
-    db: Executor = this.db,
-  ): Promise<number> {
+  async setMissingTokenHashes(rows: { id: string; nonce: string; hash: string }[]): Promise<number> {
     const result = await sql`
           update packages p set tracking_token_hash = v.hash
           from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.nonce)}::text[], ${rows.map((r) => r.hash)}::text[]) as v(id, nonce, hash)
-          where p.id = v.id and p.tracking_nonce = v.nonce and p.tracking_token_hash is null`.execute(db);
+          where p.id = v.id and p.tracking_nonce = v.nonce and p.tracking_token_hash is null`.execute(this.db);
     return Number(result.numAffectedRows ?? 0);
   }
 }

@@ -1,6 +1,5 @@
 // Kysely queries of the webhooks module: endpoints and the delivery log.
-import type { Selectable, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Selectable } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
@@ -29,8 +28,8 @@ const DELIVERY_COLUMNS = [
 export class WebhooksRepository {
   constructor(private readonly db: DB) {}
 
-  getEndpoint(businessId: string, id: string, trx: Executor = this.db): Promise<EndpointRow | undefined> {
-    return trx
+  getEndpoint(businessId: string, id: string): Promise<EndpointRow | undefined> {
+    return this.db
       .selectFrom('webhook_endpoints')
       .selectAll()
       .where('id', '=', id)
@@ -38,7 +37,7 @@ export class WebhooksRepository {
       .executeTakeFirst();
   }
 
-  async countEndpoints(businessId: string, trx: Executor = this.db): Promise<number> {
+  async countEndpoints(trx: Executor, businessId: string): Promise<number> {
     const row = await trx
       .selectFrom('webhook_endpoints')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -48,11 +47,11 @@ export class WebhooksRepository {
   }
 
   /** Serializes endpoint creation per business (the per-business limit) on the business's user row. */
-  async lockBusiness(businessId: string, trx: Transaction<Database>): Promise<void> {
+  async lockBusiness(trx: Executor, businessId: string): Promise<void> {
     await trx.selectFrom('users').select('id').where('id', '=', businessId).forUpdate().executeTakeFirst();
   }
 
-  async insertEndpoint(row: EndpointRow, trx: Executor = this.db): Promise<void> {
+  async insertEndpoint(trx: Executor, row: EndpointRow): Promise<void> {
     await trx.insertInto('webhook_endpoints').values(row).execute();
   }
 

@@ -96,14 +96,14 @@ export class WebhooksService {
       updated_at: now,
     };
     await this.deps.db.transaction().execute(async (trx) => {
-      await this.repo.lockBusiness(businessId, trx);
-      if ((await this.repo.countEndpoints(businessId, trx)) >= MAX_ENDPOINTS_PER_BUSINESS) {
+      await this.repo.lockBusiness(trx, businessId);
+      if ((await this.repo.countEndpoints(trx, businessId)) >= MAX_ENDPOINTS_PER_BUSINESS) {
         throw conflict(
           `A business can have at most ${MAX_ENDPOINTS_PER_BUSINESS} webhook endpoints`,
           'WEBHOOK_LIMIT_REACHED',
         );
       }
-      await this.repo.insertEndpoint(row, trx);
+      await this.repo.insertEndpoint(trx, row);
     });
     return { ...toEndpointResponse(row), secret: row.secret };
   }
