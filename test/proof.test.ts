@@ -485,7 +485,14 @@ describe('proof decoding bounds', () => {
     // One decoding, four waiting (4 per slot), two more: refused at once.
     const answers = await Promise.all(Array.from({ length: 7 }, send));
     const statuses = answers.map((res) => res.statusCode).sort();
-    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 503, 503]);
+    // The five that fit (one slot, four queued) always go through; the last two are refused unless the
+    // first decode ended before they arrived (seen once on a machine at load 18), so at least one is.
+    assert.deepEqual(statuses.slice(0, 5), [200, 200, 200, 200, 200]);
+    assert.ok(
+      statuses.every((status) => status === 200 || status === 503),
+      String(statuses),
+    );
+    assert.equal(statuses.at(-1), 503, String(statuses));
     const busy = answers.find((res) => res.statusCode === 503)!;
     assert.equal(busy.headers['retry-after'], '5');
     assert.deepEqual(busy.json(), {
