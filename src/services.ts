@@ -41,6 +41,8 @@ import { DriverLocationsRepository } from './modules/matching/driver-locations.r
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
 import { PricingService } from './modules/pricing/pricing.service.js';
+import { createRouter } from './modules/routing/create-router.js';
+import type { Router } from './modules/routing/router.js';
 import { createQuoteStore } from './modules/pricing/quote-store.js';
 import { QuotesRepository } from './modules/pricing/quotes.repository.js';
 import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
@@ -101,6 +103,8 @@ export interface Services {
   webhooks: WebhooksService;
   dispatch: DispatchService;
   pricing: PricingService;
+  /** How far and how long trips are (ROUTER); a graph loads in the background (`loaded`). */
+  router: Router & { loaded: Promise<void> };
   tracking: TrackingService;
   /** This process's followers of jobs (tracking streams). */
   trackingHub: TrackingHub;
@@ -218,6 +222,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
   });
   const quotesRepo = new QuotesRepository(db);
+  const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
   const pricing = new PricingService(
     {
       db,
@@ -232,6 +237,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       config,
     },
     live,
+    router,
   );
   const ledger = new LedgerService({ db, clock, repo: new LedgerRepository() });
   // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
@@ -318,6 +324,7 @@ export async function createServices(deps: Deps): Promise<Services> {
   const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
   return {
     tokens,
+    router,
     sms,
     accounts,
     codes,
