@@ -207,6 +207,7 @@ export async function createServices(deps: Deps): Promise<Services> {
         })
       : undefined,
   });
+  const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
   const dispatch: DispatchService = new DispatchService({
     repo: new DispatchRepository(db),
     bus,
@@ -220,9 +221,11 @@ export async function createServices(deps: Deps): Promise<Services> {
       RIDE: (id, auth, record) => rides.accept(id, auth, record),
     },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
+    // An offer's ETA by road (ROUTER other than straight); the candidates are still ranked by the straight estimate.
+    roadEta:
+      config.routing.kind === 'straight' ? undefined : (from, to, vehicleType) => router.route(from, to, vehicleType),
   });
   const quotesRepo = new QuotesRepository(db);
-  const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
   const pricing = new PricingService(
     {
       db,
