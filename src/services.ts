@@ -286,6 +286,8 @@ export async function createServices(deps: Deps): Promise<Services> {
     intervalMs: config.tracking.intervalMs,
     positionTtlMs: config.drivers.locationTtlMs,
     nowMs: () => clock.nowMs(),
+    roadEta:
+      config.routing.kind === 'straight' ? undefined : (from, to, vehicleType) => router.route(from, to, vehicleType),
   });
   const liveMap = new LiveMap({
     driverIdsOfCompany: (companyId) => driversRepo.driverIdsOfCompany(companyId),

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { onlineDriver, wsBase } from './dispatch-helpers.js';
+import { SseClient } from './helpers/sse-client.js';
 import { get, packageBody, post, stop } from './packages-helpers.js';
 
 // Every route the stand-in answers: 2,345.4 m in 321.4 s (a car's time).
@@ -72,6 +73,25 @@ describe('ROUTER=osrm in prices and offers', () => {
     const why = log.offers[0].why;
     assert.ok(Math.abs(why.distanceMeters - 445) < 5, JSON.stringify(why));
     assert.equal(why.etaSeconds, Math.round(why.distanceMeters / (25 / 3.6)));
-    driver.socket.close();
+
+    // Tracking: once the driver accepts, the stream's ETA to the pickup is the router's too.
+    assert.equal((await post(t, `/api/offers/${offer.id}/accept`, driver.user.headers)).statusCode, 200);
+    const address = t.app.server.address() as AddressInfo;
+    const stream = await SseClient.open(
+      `http://127.0.0.1:${address.port}/api/packages/${created.id}/track?access_token=${business.token}`,
+    );
+    try {
+      t.clock.advance(10);
+      const moved = await post(t, '/api/drivers/me/location', driver.user.headers, {
+        lat: at.lat + 0.003,
+        lng: at.lng,
+      });
+      assert.equal(moved.statusCode, 204, moved.body);
+      await stream.until((c) => c.of('eta').length >= 1);
+      assert.deepEqual(stream.json('eta').at(-1), { etaSeconds: Math.round(321.4 * 1.2), to: 'PICKUP' });
+    } finally {
+      stream.close();
+      driver.socket.close();
+    }
   });
 });
