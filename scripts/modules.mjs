@@ -15,10 +15,7 @@ export const modules = {
   admin: { imports: ['auth'], about: 'account approval and administration' },
   // Drivers and the live index.
   matching: { imports: ['auth', 'countries'], about: 'the live driver index, its loader and write-behind' },
-  drivers: {
-    imports: ['jobs', 'matching'],
-    about: "availability (written through the job core's claims), positions (HTTP and WebSocket)",
-  },
+  drivers: { imports: ['jobs', 'matching'], about: 'availability (written through the job core\'s claims), positions (HTTP and WebSocket)' },
   profiles: { imports: ['drivers', 'matching'], about: 'driver, business and company profiles' },
   'device-keys': { imports: ['drivers', 'matching'], about: 'device keys and the OsmAnd position intake' },
   routing: { imports: ['matching'], about: 'the router: straight, road graph, OSRM, Valhalla; routes and matrices' },
