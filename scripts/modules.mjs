@@ -18,7 +18,8 @@ export const modules = {
   drivers: { imports: ['jobs', 'matching'], about: 'availability (written through the job core\'s claims), positions (HTTP and WebSocket)' },
   profiles: { imports: ['drivers', 'matching'], about: 'driver, business and company profiles' },
   'device-keys': { imports: ['drivers', 'matching'], about: 'device keys and the OsmAnd position intake' },
-  pricing: { imports: ['matching'], about: 'tariffs, quotes, surge, routing' },
+  routing: { imports: ['matching'], about: 'the router: straight, road graph, OSRM, Valhalla; routes and matrices' },
+  pricing: { imports: ['matching', 'routing'], about: 'tariffs, quotes, surge, routing' },
   // Money: ledger, payouts, invoices, earnings; none of them imports a job module.
   ledger: { imports: [], about: 'accounts, postings, balances, receipts' },
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },

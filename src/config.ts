@@ -27,6 +27,7 @@ import {
   type ServerConfig,
   type WebConfig,
 } from './config/server.js';
+import { readRouting, type RoutingConfig } from './config/routing.js';
 import { readSms, type SmsConfig } from './config/sms.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
@@ -51,6 +52,7 @@ export interface Config {
   ratings: RatingsConfig;
   geocoder: GeocoderConfig;
   proof: ProofConfig;
+  routing: RoutingConfig;
 }
 
 export class ConfigError extends Error {
@@ -107,5 +109,6 @@ function readConfig(r: EnvReader): Config {
     ratings: readRatings(r),
     geocoder: readGeocoder(r),
     proof: readProof(r),
+    routing: readRouting(r),
   };
 }

@@ -41,6 +41,8 @@ import { DriverLocationsRepository } from './modules/matching/driver-locations.r
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
 import { PricingService } from './modules/pricing/pricing.service.js';
+import { createRouter } from './modules/routing/create-router.js';
+import type { Router } from './modules/routing/router.js';
 import { createQuoteStore } from './modules/pricing/quote-store.js';
 import { QuotesRepository } from './modules/pricing/quotes.repository.js';
 import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
@@ -106,6 +108,8 @@ export interface Services {
   webhooks: WebhooksService;
   dispatch: DispatchService;
   pricing: PricingService;
+  /** How far and how long trips are (ROUTER); a graph loads in the background (`loaded`). */
+  router: Router & { loaded: Promise<void> };
   tracking: TrackingService;
   /** This process's followers of jobs (tracking streams). */
   trackingHub: TrackingHub;
@@ -213,6 +217,7 @@ export async function createServices(deps: Deps): Promise<Services> {
         })
       : undefined,
   });
+  const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
   const dispatch: DispatchService = new DispatchService({
     repo: new DispatchRepository(db),
     bus,
@@ -226,6 +231,9 @@ export async function createServices(deps: Deps): Promise<Services> {
       RIDE: (id, auth, record) => rides.accept(id, auth, record),
     },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
+    // An offer's ETA by road (ROUTER other than straight); the candidates are still ranked by the straight estimate.
+    roadEta:
+      config.routing.kind === 'straight' ? undefined : (from, to, vehicleType) => router.route(from, to, vehicleType),
   });
   const quotesRepo = new QuotesRepository(db);
   const pricing = new PricingService(
@@ -243,6 +251,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       config,
     },
     live,
+    router,
   );
   const ledger = new LedgerService({ db, clock, repo: new LedgerRepository() });
   // Jobs book their money (earnings, fees, cash on delivery) in their status transactions (section 21).
@@ -288,6 +297,8 @@ export async function createServices(deps: Deps): Promise<Services> {
     intervalMs: config.tracking.intervalMs,
     positionTtlMs: config.drivers.locationTtlMs,
     nowMs: () => clock.nowMs(),
+    roadEta:
+      config.routing.kind === 'straight' ? undefined : (from, to, vehicleType) => router.route(from, to, vehicleType),
   });
   const liveMap = new LiveMap({
     driverIdsOfCompany: (companyId) => driversRepo.driverIdsOfCompany(companyId),
@@ -329,6 +340,7 @@ export async function createServices(deps: Deps): Promise<Services> {
   const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
   return {
     tokens,
+    router,
     sms,
     accounts,
     codes,

@@ -7,7 +7,7 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Config } from '../../config.js';
-import type { Database } from '../../db/schema.js';
+import type { Database, VehicleType } from '../../db/schema.js';
 import type { JobTypeName, OfferState } from '../../db/tables/dispatch.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
@@ -61,6 +61,15 @@ export interface DispatchDeps {
   acceptors: Record<JobTypeName, Acceptor>;
   /** Told of each offer this instance makes (Web Push to the driver's phones, modules/push); must not block. */
   offerMade?: (driverId: string, offer: Offer) => void;
+  /**
+   * The driver's way to the pickup by road (the router, contract section 25), for the offer's ETA and
+   * distance; unset (ROUTER=straight): the straight estimate the candidates were ranked by.
+   */
+  roadEta?: (
+    from: { lat: number; lng: number },
+    to: { lat: number; lng: number },
+    vehicleType: VehicleType,
+  ) => Promise<{ distanceMeters: number; durationSeconds: number }>;
 }
 
 export const offerNotFound = () => notFound('Offer not found', 'OFFER_NOT_FOUND');
@@ -262,7 +271,8 @@ export class DispatchService implements DispatchHooks {
       const picked = pickDriver(this.deps.index, { ...base, radiusMeters: config.dispatch.radiusMeters, holding });
       this.pickSeconds.observe((performance.now() - started) / 1000);
       if (!picked.choice) break;
-      const offer = this.offerFor(job, picked.choice);
+      const way = this.deps.roadEta ? await this.byRoad(job, picked.choice) : picked.choice;
+      const offer = this.offerFor(job, picked.choice, way);
       const created = clock.now();
       const outcome = await repo.insertOffer(
         {
@@ -315,7 +325,16 @@ export class DispatchService implements DispatchHooks {
     });
   }
 
-  private offerFor(job: DispatchJob, choice: Choice): Offer {
+  /** The offer's distance and ETA by road, when a router other than straight is configured. */
+  private async byRoad(job: DispatchJob, choice: Choice): Promise<Pick<Offer, 'distanceMeters' | 'etaSeconds'>> {
+    const position = this.deps.roadEta && this.deps.index.get(choice.driverId)?.position;
+    if (!this.deps.roadEta || !position)
+      return { distanceMeters: choice.distanceMeters, etaSeconds: choice.etaSeconds };
+    const leg = await this.deps.roadEta(position, job.pickup.location, job.vehicleType);
+    return { distanceMeters: leg.distanceMeters, etaSeconds: leg.durationSeconds };
+  }
+
+  private offerFor(job: DispatchJob, choice: Choice, way: Pick<Offer, 'distanceMeters' | 'etaSeconds'>): Offer {
     const expiresAt = new Date(this.deps.clock.nowMs() + this.deps.config.dispatch.offerTtlMs).toISOString();
     return {
       id: randomUUID(),
@@ -324,8 +343,8 @@ export class DispatchService implements DispatchHooks {
       pickup: job.pickup,
       dropoff: job.dropoff,
       vehicleType: job.vehicleType,
-      distanceMeters: choice.distanceMeters,
-      etaSeconds: choice.etaSeconds,
+      distanceMeters: way.distanceMeters,
+      etaSeconds: way.etaSeconds,
       price: job.price,
       earnings: job.earnings,
       customerRating: job.customerRating,

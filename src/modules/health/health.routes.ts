@@ -45,7 +45,10 @@ export function assertMetricsToken(token: string | undefined, authorization: str
   );
 }
 
-export const healthModule = (app: App, { deps }: { deps: Deps }) => {
+export const healthModule = (
+  app: App,
+  { deps, services }: { deps: Deps; services?: { router?: { readonly name: string; readonly ready: boolean } } },
+) => {
   if (deps.config.server.isProduction && deps.config.server.metricsToken === undefined) {
     deps.logger.warn('METRICS_TOKEN is unset: GET /metrics is open to anyone who can reach this port');
   }
@@ -68,7 +71,8 @@ export const healthModule = (app: App, { deps }: { deps: Deps }) => {
     {
       schema: {
         tags: ['operations'],
-        summary: 'Readiness: 200 when the database answers, else 503 naming the failed check',
+        summary:
+          'Readiness: 200 when the database answers (and a road graph is loaded), else 503 naming the failed check',
         response: { 200: Ready, 503: Ready },
       },
     },
@@ -83,10 +87,16 @@ export const healthModule = (app: App, { deps }: { deps: Deps }) => {
         ),
       ];
       const results = Object.fromEntries(await Promise.all(checks));
-      const ok = Object.values(results).every((v) => v === 'ok');
+      let ok = Object.values(results).every((v) => v === 'ok');
       // Redis away leaves the instance ready (its fallbacks serve): draining every instance at once would not.
       // Its state comes from the heartbeat, so the probe never waits on a frozen Redis.
       if (deps.redisHealth) results.redis = deps.redisHealth.up ? 'ok' : 'down';
+      // A road graph still loading (ROUTER=graph) keeps the instance out of rotation (contract section 25).
+      const router = services?.router;
+      if (router && !router.ready) {
+        results.router = 'loading';
+        ok = false;
+      }
       const status = !ok ? 'unavailable' : results.redis === 'down' ? 'degraded' : 'ok';
       return reply.code(ok ? 200 : 503).send({ status, checks: results });
     },

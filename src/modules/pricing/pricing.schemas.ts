@@ -53,9 +53,9 @@ export const QuoteResponse = Type.Object({
   currency: Type.String({ description: 'ISO 4217, from the country' }),
   breakdown: BreakdownSchema,
   distanceMeters: Type.Integer({
-    description: 'from the routing function (great-circle × 1.3 until a routing engine is plugged in)',
+    description: 'from the router (ROUTER: great-circle × 1.3 by default, or by road)',
   }),
-  durationSeconds: Type.Integer({ description: "from the routing function, at the vehicle's average town speed" }),
+  durationSeconds: Type.Integer({ description: "from the router (by default at the vehicle's average town speed)" }),
   pickupEtaSeconds: Nullable(
     Type.Integer({ description: 'the nearest eligible driver (within 10 km) to the pickup, or null when none' }),
   ),

@@ -21,7 +21,8 @@ import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from 
 import type { QuoteStore } from './quote-store.js';
 import type { TariffsRepository } from './tariffs.repository.js';
 import type { QuotesRepository } from './quotes.repository.js';
-import { ROUTING_NAME, pathDistanceMeters, route as defaultRoute, type Point, type Router } from './routing.js';
+import { StraightRouter, type Router } from '../routing/router.js';
+import { pathDistanceMeters, type Point } from './routing.js';
 import { Surge } from './surge.js';
 import {
   cancellationFeeAmount,
@@ -134,7 +135,7 @@ export class PricingService {
   constructor(
     private readonly deps: PricingDeps,
     private readonly live: LiveDrivers,
-    private readonly router: Router = defaultRoute,
+    private readonly router: Router = new StraightRouter(),
   ) {
     this.db = deps.db;
     this.quotes = deps.quotes;
@@ -201,7 +202,7 @@ export class PricingService {
       breakdown: price.breakdown,
       distanceMeters: quote.distanceMeters,
       durationSeconds: quote.durationSeconds,
-      pickupEtaSeconds: this.pickupEtaSeconds(request),
+      pickupEtaSeconds: await this.pickupEtaSeconds(request),
       expiresAt: new Date(quote.expiresAt).toISOString(),
     };
   }
@@ -313,7 +314,7 @@ export class PricingService {
     }
     const tariff = await this.tariff(request.countryId, request.vehicleType, db);
     if (!tariff) throw notFound(`No tariff for ${request.vehicleType} in ${country.code}`, 'TARIFF_NOT_FOUND');
-    const trip = this.router(pickup, dropoff, request.vehicleType);
+    const { routing, ...trip } = await this.router.route(pickup, dropoff, request.vehicleType);
     const surgeTenths = this.surge.tenthsAt(request.vehicleType, pickup.lat, pickup.lng);
     const { amount, breakdown } = priceTrip(tariff, { ...trip, surgeTenths });
     return {
@@ -331,7 +332,7 @@ export class PricingService {
         countryId: request.countryId,
         currency: country.currency,
         tariff,
-        routing: ROUTING_NAME,
+        routing,
         distanceMeters: trip.distanceMeters,
         durationSeconds: trip.durationSeconds,
         surge: breakdown.surge,
@@ -341,7 +342,7 @@ export class PricingService {
   }
 
   /** The nearest eligible driver's time to the pickup (same routing), or null when none is within 10 km. */
-  private pickupEtaSeconds(request: PriceRequest): number | null {
+  private async pickupEtaSeconds(request: PriceRequest): Promise<number | null> {
     const [nearest] = this.live.index.nearest({
       lat: request.pickup.lat,
       lng: request.pickup.lng,
@@ -353,7 +354,7 @@ export class PricingService {
       staleBefore: this.deps.clock.nowMs() - this.deps.config.drivers.locationTtlMs,
     });
     if (!nearest) return null;
-    return this.router(nearest.driver.position!, request.pickup, request.vehicleType).durationSeconds;
+    return (await this.router.route(nearest.driver.position!, request.pickup, request.vehicleType)).durationSeconds;
   }
 
   private async country(id: string, db: Db = this.db): Promise<CountryInfo | undefined> {

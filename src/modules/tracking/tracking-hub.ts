@@ -38,6 +38,8 @@ export interface JobSnapshot {
   dropoff: { lat: number; lng: number };
   updatedAt: string;
   canSee(auth: AuthContext): boolean;
+  /** The ETA by road (a router other than straight) of the position at `at`, once computed. */
+  roadEta?: { at: number; to: 'PICKUP' | 'DROPOFF'; etaSeconds: number };
 }
 
 export type SnapshotLoader = (jobType: JobType, jobId: string) => Promise<JobSnapshot | undefined>;
@@ -93,8 +95,10 @@ export function publicState(snap: JobSnapshot, nowMs: number, positionTtlMs: num
   };
 }
 
-function eta(snap: JobSnapshot, p: { lat: number; lng: number }) {
+function eta(snap: JobSnapshot, p: { lat: number; lng: number; at?: number }) {
   const to = HEADING[snap.status] ?? 'DROPOFF';
+  const road = snap.roadEta;
+  if (road && road.at === p.at && road.to === to) return { etaSeconds: road.etaSeconds, to };
   const target = to === 'PICKUP' ? snap.pickup : snap.dropoff;
   return {
     etaSeconds: etaSeconds(distanceMeters(p.lat, p.lng, target.lat, target.lng), snap.driver?.vehicleType ?? 'CAR'),
@@ -137,6 +141,15 @@ export interface TrackingHubDeps {
   intervalMs: number;
   positionTtlMs: number;
   nowMs(): number;
+  /**
+   * The ETA by road (the router, contract section 25); unset (ROUTER=straight): the straight line at
+   * the vehicle's average speed. With it, a position's frames wait for the router (at most its timeout).
+   */
+  roadEta?: (
+    from: { lat: number; lng: number },
+    to: { lat: number; lng: number },
+    vehicleType: VehicleType,
+  ) => Promise<{ durationSeconds: number }>;
 }
 
 const keyOf = (jobType: JobType, jobId: string) => `${jobType}:${jobId}`;
@@ -282,6 +295,21 @@ export class TrackingHub {
 
   /** The location and ETA frames, written together (one write per follower) and superseded together. */
   private sendPosition(snap: JobSnapshot, p: Position, members: Iterable<Member>): void {
+    const roadEta = this.deps.roadEta;
+    const to = HEADING[snap.status];
+    if (roadEta && snap.driver && to && !(snap.roadEta?.at === p.at && snap.roadEta.to === to)) {
+      const targets = [...members];
+      roadEta(p, to === 'PICKUP' ? snap.pickup : snap.dropoff, snap.driver.vehicleType).then(
+        (leg) => {
+          // A newer position's ETA already out: this one is stale.
+          if (snap.roadEta && snap.roadEta.at > p.at) return;
+          snap.roadEta = { at: p.at, to, etaSeconds: leg.durationSeconds };
+          this.sendPosition(snap, p, targets);
+        },
+        (err: unknown) => this.deps.logger.warn({ err }, 'tracking ETA by road failed'),
+      );
+      return;
+    }
     const location = sseFrame('location', { location: { lat: p.lat, lng: p.lng }, at: new Date(p.at).toISOString() });
     const frames = snap.driver ? location + sseFrame('eta', eta(snap, p)) : location;
     for (const m of members) {

@@ -24,7 +24,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 when the database answers, else 503 naming the failed check */
+        /** Readiness: 200 when the database answers (and a road graph is loaded), else 503 naming the failed check */
         get: operations["getHealthReady"];
         put?: never;
         post?: never;
@@ -12961,9 +12961,9 @@ export interface operations {
                             /** @description the booking fee, in the minor unit of the country's currency */
                             bookingFee: number;
                         };
-                        /** @description from the routing function (great-circle × 1.3 until a routing engine is plugged in) */
+                        /** @description from the router (ROUTER: great-circle × 1.3 by default, or by road) */
                         distanceMeters: number;
-                        /** @description from the routing function, at the vehicle's average town speed */
+                        /** @description from the router (by default at the vehicle's average town speed) */
                         durationSeconds: number;
                         pickupEtaSeconds: number | null;
                         /**
