@@ -18,6 +18,7 @@ import {
   type TrackingConfig,
 } from './config/jobs.js';
 import { readPush, readWebhooks, type PushConfig, type WebhooksConfig } from './config/outbound.js';
+import { readOptimizer, type OptimizerConfig } from './config/optimizer.js';
 import { readProof, type ProofConfig } from './config/proof.js';
 import {
   readRateLimits,
@@ -51,6 +52,7 @@ export interface Config {
   ratings: RatingsConfig;
   geocoder: GeocoderConfig;
   proof: ProofConfig;
+  optimizer: OptimizerConfig;
 }
 
 export class ConfigError extends Error {
@@ -107,5 +109,6 @@ function readConfig(r: EnvReader): Config {
     ratings: readRatings(r),
     geocoder: readGeocoder(r),
     proof: readProof(r),
+    optimizer: readOptimizer(r),
   };
 }

@@ -283,7 +283,10 @@ export function readProblem(body: unknown, limits: { maxTasks: number; maxVehicl
       'breaks',
       'max_tasks',
       'max_travel_time',
+      'steps',
     ]);
+    // VROOM's solving mode takes `steps` as a hint for a first solution; ours starts from scratch.
+    array(v, 'steps', f, 10_000);
     const id = int(v, 'id', f, 0, Number.MAX_SAFE_INTEGER);
     if (id === undefined) throw new ProblemError(`${f}.id`, 'is required');
     const profile = str(v, 'profile', f);
@@ -549,7 +552,12 @@ function mergeWindows(w: TimeWindow[]): [number, number][] {
 }
 
 /** Writes a plan as a VROOM solution: arrival, waiting, service and load at every step. */
-export function toSolution(vp: VroomProblem, problem: Problem, plan: Plan): VroomSolution {
+export function toSolution(
+  vp: VroomProblem,
+  problem: Problem,
+  plan: Plan,
+  withIndex = vp.matrices !== undefined,
+): VroomSolution {
   const bases = breakBases(problem);
   const T = problem.tasks.length;
   const jobs = vp.jobs ?? [];
@@ -602,7 +610,7 @@ export function toSolution(vp: VroomProblem, problem: Problem, plan: Plan): Vroo
       load: load.slice(),
     };
     if (vv.start !== undefined) startStep.location = vv.start;
-    if (vv.start_index !== undefined && vp.matrices && veh.start >= 0) startStep.location_index = vv.start_index;
+    if (withIndex && veh.start >= 0) startStep.location_index = veh.start;
     if (veh.start >= 0) steps.push(startStep);
     for (const x of seq) {
       if (x >= T) {
@@ -647,7 +655,7 @@ export function toSolution(vp: VroomProblem, problem: Problem, plan: Plan): Vroo
       };
       if (src.description !== undefined) st.description = src.description;
       if (src.location !== undefined) st.location = src.location;
-      if (vp.matrices) st.location_index = task.loc;
+      if (withIndex) st.location_index = task.loc;
       steps.push(st);
       waiting += s - arrival;
       service += task.service;
@@ -669,7 +677,7 @@ export function toSolution(vp: VroomProblem, problem: Problem, plan: Plan): Vroo
         load: load.slice(),
       };
       if (vv.end !== undefined) endStep.location = vv.end;
-      if (vp.matrices) endStep.location_index = veh.end;
+      if (withIndex) endStep.location_index = veh.end;
       steps.push(endStep);
     }
     const route: VroomRoute = {
