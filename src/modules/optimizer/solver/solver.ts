@@ -56,7 +56,9 @@ interface Solution {
 }
 
 export function solve(problem: Problem, options: SolveOptions): Plan {
-  return new Solver(problem, options).run();
+  // The time limit covers the whole solve, the preparation (neighbour lists) and construction included.
+  const startedAt = options.now ? options.now() : 0;
+  return new Solver(problem, options).run(startedAt);
 }
 
 class Solver {
@@ -586,11 +588,10 @@ class Solver {
 
   // ---- the run ----
 
-  run(): Plan {
+  run(t0: number): Plan {
     const { maxIterations, timeLimitMs, now } = this.options;
     const byIterations = maxIterations !== undefined || !now || timeLimitMs === undefined;
     const iterLimit = maxIterations ?? (byIterations ? 1000 : INF);
-    const t0 = now ? now() : 0;
     let current = this.emptySolution();
     // Construction: tightest windows first, then by distance from the depot.
     const all = this.unassignedRequests(current);
