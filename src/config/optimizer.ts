@@ -16,7 +16,7 @@ const MB = 1024 * 1024;
 export function readOptimizer(r: EnvReader): OptimizerConfig {
   return {
     maxBodyBytes: r.size('OPTIMIZATION_MAX_BODY', '16MB', 1 * MB, 256 * MB),
-    maxIterations: r.int('OPTIMIZATION_MAX_ITERATIONS', 20_000, 1, 100_000_000),
+    maxIterations: r.int('OPTIMIZATION_MAX_ITERATIONS', 5_000, 1, 100_000_000),
     url: r.url('OPTIMIZER_URL', ['http:', 'https:']),
   };
 }

@@ -603,8 +603,8 @@ class Solver {
     this.recreate(current, all, 0);
     let best = this.clone(current);
     const perTask = current.cost / Math.max(1, this.T);
-    const temp0 = Math.max(1e-9, 0.5 * perTask);
-    const tempF = Math.max(1e-10, 0.005 * perTask);
+    const temp0 = Math.max(1e-9, 5 * perTask);
+    const tempF = Math.max(1e-10, 0.02 * perTask);
     let it = 0;
     if (this.T > 0 && this.enabled.some((e) => e)) {
       for (;;) {
