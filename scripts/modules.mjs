@@ -40,6 +40,7 @@ export const modules = {
   push: { imports: ['jobs', 'webhooks'], about: 'Web Push: subscriptions, VAPID keys, the sender' },
   geocoding: { imports: [], about: 'GET /geocode, the geocoder proxy' },
   health: { imports: [], about: '/health, /health/ready, /metrics' },
+  optimizer: { imports: ['routing'], about: 'POST /optimizations: the VROOM-shaped route optimizer (solver on a worker thread)' },
   // The web apps: each imports another only through web/shared.
   'web/shared': { imports: [], about: 'typed client, session, map, streams, UI kit, query keys' },
   'web/console': { imports: ['web/shared'], about: 'the console (business, company, admin, tracking page)' },

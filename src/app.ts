@@ -19,6 +19,7 @@ import { strictTransportSecurity } from './http/hsts.js';
 import { allowLongerUploads } from './http/upload-timeout.js';
 import { UUID_PATTERN } from './shared/errors.js';
 import { ErrorResponse } from './shared/schemas.js';
+import { optimizerModule } from './modules/optimizer/optimizer.routes.js';
 import { healthModule } from './modules/health/health.routes.js';
 import { countriesModule, countryAdminModule } from './modules/countries/countries.routes.js';
 import { authModule } from './modules/auth/auth.routes.js';
@@ -77,6 +78,7 @@ const API_MODULES: FeatureModule[] = [
   ratingsModule,
   geocodingModule,
   proofModule,
+  optimizerModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -18,6 +18,7 @@ import {
   type TrackingConfig,
 } from './config/jobs.js';
 import { readPush, readWebhooks, type PushConfig, type WebhooksConfig } from './config/outbound.js';
+import { readOptimizer, type OptimizerConfig } from './config/optimizer.js';
 import { readProof, type ProofConfig } from './config/proof.js';
 import {
   readRateLimits,
@@ -53,6 +54,7 @@ export interface Config {
   geocoder: GeocoderConfig;
   proof: ProofConfig;
   routing: RoutingConfig;
+  optimizer: OptimizerConfig;
 }
 
 export class ConfigError extends Error {
@@ -110,5 +112,6 @@ function readConfig(r: EnvReader): Config {
     geocoder: readGeocoder(r),
     proof: readProof(r),
     routing: readRouting(r),
+    optimizer: readOptimizer(r),
   };
 }

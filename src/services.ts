@@ -53,6 +53,8 @@ import { RidesRepository } from './modules/rides/rides.repository.js';
 import { RideService } from './modules/rides/rides.service.js';
 import { RatingsRepository } from './modules/ratings/ratings.repository.js';
 import { RatingsService } from './modules/ratings/ratings.service.js';
+import { OptimizerService } from './modules/optimizer/optimizer.service.js';
+import { routerMatrix } from './modules/optimizer/matrix.js';
 import { GeocodingService } from './modules/geocoding/geocoding.service.js';
 import { OutboxRepository } from './modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
@@ -133,6 +135,8 @@ export interface Services {
   guard: AuthGuard;
   /** Traccar Client's positions (OsmAnd protocol), authenticated by device key. */
   osmand: OsmAndIntake;
+  /** POST /optimizations: the solver's thread, or OPTIMIZER_URL. */
+  optimizer: OptimizerService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -325,6 +329,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     clock,
     secret: config.auth.jwtSecret,
   });
+  const optimizer = new OptimizerService({ config: config.optimizer, matrix: routerMatrix(router) });
   const proof = new ProofService({
     db,
     repo: new ProofRepository(db),
@@ -390,6 +395,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
+    optimizer,
     idempotency,
     webhooks: new WebhooksService({
       db,
@@ -418,6 +424,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       void push.close();
       deviceKeys.close();
       proofStorage.close?.();
+      optimizer.close();
     },
   };
 }

@@ -24,6 +24,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'push', description: "Web Push: the VAPID key and the browsers' push subscriptions" },
   { name: 'ratings', description: 'Ratings and tips after a job ends' },
   { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
+  { name: 'optimization', description: "Route optimization in VROOM's problem and solution shapes" },
 ];
 
 const RATE_LIMIT_HEADERS = {

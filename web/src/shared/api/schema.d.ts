@@ -1917,6 +1917,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/optimizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Solve a routing problem in VROOM's shape (admins, companies): jobs, shipments, vehicles, optional matrices; options.timeLimitMs (default 2000, at most 30000), options.maxIterations (then no time limit), options.seed. 400 INVALID_PROBLEM names the field; 503 OPTIMIZER_BUSY; with OPTIMIZER_URL, 502 OPTIMIZER_FAILED / 504 OPTIMIZER_TIMEOUT */
+        post: operations["postOptimizations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -19610,6 +19627,216 @@ export interface operations {
             };
             /** @description Unexpected error (no detail is given) */
             500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postOptimizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description VROOM jobs: id, location or location_index, setup, service, delivery, pickup, skills, priority, time_windows */
+                    jobs?: unknown[];
+                    /** @description VROOM shipments: pickup and delivery steps, amount, skills, priority */
+                    shipments?: unknown[];
+                    /** @description VROOM vehicles: id, start/end or start_index/end_index, capacity, skills, time_window, breaks, max_tasks, max_travel_time */
+                    vehicles: unknown[];
+                    /** @description Custom matrices (seconds); without them, durations come from the router */
+                    matrices?: {
+                        car: {
+                            durations: number[][];
+                            distances?: number[][];
+                        };
+                    };
+                    options?: {
+                        /**
+                         * Format: int32
+                         * @description Default 2000
+                         */
+                        timeLimitMs?: number;
+                        /**
+                         * Format: int32
+                         * @description At most OPTIMIZATION_MAX_ITERATIONS; no time limit applies then
+                         */
+                        maxIterations?: number;
+                        /** Format: int64 */
+                        seed?: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description 0: solved */
+                        code: number;
+                        summary: {
+                            cost: number;
+                            routes: number;
+                            unassigned: number;
+                            setup?: number;
+                            service: number;
+                            /** @description Total travel time (seconds) */
+                            duration: number;
+                            waiting_time: number;
+                            priority?: number;
+                            distance?: number;
+                        };
+                        unassigned: {
+                            id: number;
+                            type: "job" | "pickup" | "delivery" | "shipment";
+                            description?: string;
+                            location?: number[];
+                        }[];
+                        routes: {
+                            vehicle: number;
+                            description?: string;
+                            cost: number;
+                            setup?: number;
+                            service: number;
+                            duration: number;
+                            waiting_time: number;
+                            priority?: number;
+                            distance?: number;
+                            steps: {
+                                type: "start" | "job" | "pickup" | "delivery" | "break" | "end";
+                                id?: number;
+                                description?: string;
+                                location?: number[];
+                                location_index?: number;
+                                setup?: number;
+                                service: number;
+                                waiting_time: number;
+                                arrival: number;
+                                duration: number;
+                                load?: number[];
+                                distance?: number;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            504: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
