@@ -1,0 +1,192 @@
+// The write path's statement budget (issue 41): every statement a job step sends on its connection,
+// BEGIN and COMMIT included, counted at the drivers (test/helpers/statement-counter.ts) for one HTTP
+// request, with and without an Idempotency-Key. A change that adds a statement to a step fails here:
+// lower a budget when a step gets cheaper, never raise one without saying why in docs/architecture.md.
+// Settings as B14/B17 measure them: DISPATCH_MODE=off, sessions warm (a cold session adds its read).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { installStatementCounter, countStatements } from './helpers/statement-counter.js';
+import { buildTestApp, type TestApp } from './helpers/app.js';
+import { createUser, type TestUser } from './helpers/factories.js';
+import { get, packageBody, post, setDriverPosition, stop } from './packages-helpers.js';
+
+installStatementCounter();
+
+type Step = 'accept' | 'pickup' | 'start' | 'deliver' | 'fail' | 'cancel';
+type Counted = Step | 'deliverCold';
+
+/**
+ * Statements per step; `keyed`: sent with an Idempotency-Key (the claim before the step's
+ * transaction, its answer stored in it). Today's figures, recorded before the write path was cut.
+ */
+export const STATEMENT_BUDGET: Record<Counted, { plain: number; keyed: number }> = {
+  accept: { plain: 10, keyed: 12 },
+  pickup: { plain: 6, keyed: 8 },
+  start: { plain: 6, keyed: 8 },
+  deliver: { plain: 8, keyed: 10 },
+  fail: { plain: 6, keyed: 8 },
+  cancel: { plain: 8, keyed: 10 },
+  /** A delivery that opens the driver's ledger account (its first): listed apart. */
+  deliverCold: { plain: 11, keyed: 13 },
+};
+
+/** A flat tariff, so that delivery books the ledger (price 12,000, 15 % commission). */
+const TARIFF = {
+  base: 10_000,
+  perKm: 0,
+  perMinute: 0,
+  minimum: 0,
+  bookingFee: 2_000,
+  cancellationFee: 5_000,
+  commissionRate: 1500,
+};
+
+describe('write path: statements per job step', () => {
+  let t: TestApp;
+  let business: TestUser;
+  let other: TestUser;
+  let area = 0;
+  const seen: Record<string, number> = {};
+
+  before(async () => {
+    t = await buildTestApp({ env: { DISPATCH_MODE: 'off' } });
+    const admin = await createUser(t, { role: 'ADMIN' });
+    business = await createUser(t, { role: 'BUSINESS' });
+    other = await createUser(t, { role: 'BUSINESS' });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/api/admin/tariffs/${business.countryId}/BIKE`,
+      headers: admin.headers,
+      payload: TARIFF,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    // One enabled endpoint: each event writes one outbox row.
+    const hook = await post(t, '/api/webhooks', business.headers, { url: 'https://hooks.example.com/in' });
+    assert.equal(hook.statusCode, 201, hook.body);
+  });
+  after(async () => {
+    console.log('statements per step (DISPATCH_MODE=off):', JSON.stringify(seen));
+    await t.close();
+  });
+
+  /** A PENDING package and an online driver beside it (a new one unless given), both sessions warm. */
+  const fresh = async (given?: TestUser) => {
+    area += 1;
+    const at = { lat: -4 + area * 0.5, lng: 38 };
+    const driver =
+      given ?? (await createUser(t, { role: 'DRIVER', driver: { availability: 'ONLINE', vehicleType: 'BIKE' } }));
+    await setDriverPosition(t, driver.id, at.lat, at.lng);
+    const created = await post(
+      t,
+      '/api/packages',
+      business.headers,
+      packageBody(business.countryId, { pickup: stop(at.lat, at.lng), dropoff: stop(at.lat + 0.02, at.lng) }),
+    );
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().id as string;
+    // Warms the driver's session (a cold one adds its read: listed apart in docs/architecture.md).
+    await get(t, '/api/drivers/me/offers', driver.headers);
+    return { id, driver };
+  };
+
+  /** Sends one step and counts its statements; the answer must be `status`. */
+  const step = async (
+    name: Step,
+    keyed: boolean,
+    id: string,
+    user: TestUser,
+    payload: unknown,
+    status: number,
+    cold = false,
+  ) => {
+    const headers = keyed ? { ...user.headers, 'idempotency-key': `${name}-${id}` } : user.headers;
+    const window = countStatements();
+    let res;
+    try {
+      res = await post(t, `/api/packages/${id}/${name}`, headers, payload);
+    } finally {
+      window.stop();
+    }
+    assert.equal(res.statusCode, status, res.body);
+    const counted: Counted = name === 'deliver' && cold ? 'deliverCold' : name;
+    const budget = STATEMENT_BUDGET[counted][keyed ? 'keyed' : 'plain'];
+    seen[`${counted}${keyed ? '+key' : ''}`] = window.texts.length;
+    if (process.env.STATEMENTS_DUMP) console.log(`${counted}${keyed ? '+key' : ''}:\n  ${window.texts.join('\n  ')}`);
+    assert.ok(
+      window.texts.length <= budget,
+      `${name}${keyed ? ' with a key' : ''}: ${window.texts.length} statements, budget ${budget}:\n${window.texts.join('\n')}`,
+    );
+    return res;
+  };
+
+  const ledgerSum = async () =>
+    Number(
+      (await sql<{ n: number }>`select coalesce(sum(amount), 0)::int as n from ledger_entries`.execute(t.db)).rows[0]!
+        .n,
+    );
+  const outboxRows = async (id: string) =>
+    (
+      await t.db.selectFrom('webhook_deliveries').select('event').where('delivery_id', '=', id).orderBy('seq').execute()
+    ).map((r) => r.event);
+
+  for (const keyed of [false, true]) {
+    const how = keyed ? 'with an Idempotency-Key' : 'without a key';
+
+    test(`the whole life of a package ${how}: each step within its budget, one event each, the ledger balanced`, async () => {
+      // A first package opens the driver's ledger account (deliverCold); the second is the warm path.
+      const first = await fresh();
+      for (const name of ['accept', 'pickup', 'start'] as const)
+        await step(name, keyed, first.id, first.driver, undefined, 200);
+      await step('deliver', keyed, first.id, first.driver, { recipientName: 'Amina' }, 200, true);
+      const { id, driver } = await fresh(first.driver);
+      const accepted = await step('accept', keyed, id, driver, undefined, 200);
+      assert.equal(accepted.json().status, 'ASSIGNED');
+      assert.equal((await step('pickup', keyed, id, driver, undefined, 200)).json().status, 'PICKED_UP');
+      assert.equal((await step('start', keyed, id, driver, undefined, 200)).json().status, 'IN_TRANSIT');
+      const delivered = await step('deliver', keyed, id, driver, { recipientName: 'Amina' }, 200);
+      assert.equal(delivered.json().status, 'DELIVERED');
+      assert.equal(delivered.json().earnings.driver, 8_500);
+      assert.deepEqual(await outboxRows(id), [
+        'delivery.assigned',
+        'delivery.picked_up',
+        'delivery.in_transit',
+        'delivery.delivered',
+      ]);
+      const booked = await sql<{ n: number }>`select count(*)::int as n from ledger_transactions
+        where source_key like ${'%' + id + '%'}`.execute(t.db);
+      assert.equal(booked.rows[0]!.n, 1);
+      assert.equal(await ledgerSum(), 0);
+      // The step again: 409 naming the status (a replay with the same key answers 200 from the store).
+      if (!keyed) {
+        const again = await post(t, `/api/packages/${id}/deliver`, driver.headers, {});
+        assert.equal(again.statusCode, 409);
+        assert.equal(again.json().message, 'Package is DELIVERED');
+      } else {
+        const replay = await post(
+          t,
+          `/api/packages/${id}/deliver`,
+          { ...driver.headers, 'idempotency-key': `deliver-${id}` },
+          { recipientName: 'Amina' },
+        );
+        assert.equal(replay.statusCode, 200);
+        assert.equal(replay.headers['idempotent-replayed'], 'true');
+        assert.deepEqual(replay.json(), delivered.json());
+      }
+    });
+
+    test(`fail and cancel ${how}: within their budgets; another's package is 404`, async () => {
+      const a = await fresh();
+      await step('accept', keyed, a.id, a.driver, undefined, 200);
+      const failed = await step('fail', keyed, a.id, a.driver, { reason: 'Gate locked' }, 200);
+      assert.equal(failed.json().status, 'FAILED');
+      const b = await fresh();
+      const notYours = await post(t, `/api/packages/${b.id}/cancel`, other.headers, {});
+      assert.equal(notYours.statusCode, 404);
+      const cancelled = await step('cancel', keyed, b.id, business, { reason: 'Changed my mind' }, 200);
+      assert.equal(cancelled.json().status, 'CANCELLED');
+      assert.deepEqual(await outboxRows(b.id), ['delivery.cancelled']);
+      assert.equal(await ledgerSum(), 0);
+    });
+  }
+});
