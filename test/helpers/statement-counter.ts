@@ -1,17 +1,19 @@
-// Counts every statement sent to the database, BEGIN and COMMIT included: pg's Client.prototype.query
-// (what a pooled client checked out for a Kysely transaction, the pool's own query and the prepared
-// reads all end in) and PGlite's query and exec (what the embedded dialect sends). Installed once per
-// process, before the first client connects; counting only while a window is open.
+// Counts every statement one piece of work sends to the database, BEGIN and COMMIT included: pg's
+// Client.prototype.query (what a pooled client checked out for a Kysely transaction, the pool's own
+// query and the prepared reads all end in) and PGlite's query and exec (what the embedded dialect
+// sends). A statement counts when it is sent from the work's async context (AsyncLocalStorage), so
+// background work (timers, sweeps, another request) is never counted, and only until the work's
+// answer: what runs after it (after-commit work, continuing in the same context) is not.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
-export interface StatementWindow {
-  /** The statements' texts, in the order they were sent (the first 120 characters). */
-  readonly texts: string[];
-  stop(): string[];
+interface Window {
+  texts: string[];
+  open: boolean;
 }
 
-let open: string[] | undefined;
+const windows = new AsyncLocalStorage<Window>();
 let installed = false;
 
 function textOf(args: unknown[]): string {
@@ -28,7 +30,8 @@ function textOf(args: unknown[]): string {
 function wrap(proto: Record<string, unknown>, method: string): void {
   const original = proto[method] as (...args: unknown[]) => unknown;
   proto[method] = function (this: unknown, ...args: unknown[]) {
-    open?.push(textOf(args));
+    const window = windows.getStore();
+    if (window?.open) window.texts.push(textOf(args));
     return original.apply(this, args);
   };
 }
@@ -42,17 +45,14 @@ export function installStatementCounter(): void {
   wrap(PGlite.prototype as unknown as Record<string, unknown>, 'exec');
 }
 
-/** Starts counting: what is sent until `stop()` (one window at a time). */
-export function countStatements(): StatementWindow {
+/** Runs `work` and returns its result with the statements it sent until it resolved (their first 120 characters). */
+export async function countStatements<T>(work: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
   if (!installed) throw new Error('installStatementCounter() first');
-  if (open) throw new Error('a statement window is already open');
-  const texts: string[] = [];
-  open = texts;
-  return {
-    texts,
-    stop() {
-      if (open === texts) open = undefined;
-      return texts;
-    },
-  };
+  const window: Window = { texts: [], open: true };
+  try {
+    const result = await windows.run(window, work);
+    return { result, texts: [...window.texts] };
+  } finally {
+    window.open = false;
+  }
 }
