@@ -443,8 +443,8 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .execute();
   }
 
-  async reserveCodeAttempt(id: string, maxAttempts: number): Promise<boolean> {
-    const reserved = await this.db
+  async reserveCodeAttempt(db: Executor, id: string, maxAttempts: number): Promise<boolean> {
+    const reserved = await db
       .updateTable('packages')
       .set((eb) => ({ delivery_code_attempts: eb('delivery_code_attempts', '+', 1) }))
       .where('id', '=', id)

@@ -263,7 +263,7 @@ export class PackageService {
           throw badRequest('This package needs its deliveryCode to be delivered', 'DELIVERY_CODE_REQUIRED');
         // Reserve the attempt before comparing, in one conditional statement, so that parallel guesses
         // cannot test more codes than the limit allows.
-        if (!(await this.repo.reserveCodeAttempt(row.id, MAX_DELIVERY_CODE_ATTEMPTS)))
+        if (!(await this.repo.reserveCodeAttempt(this.deps.db, row.id, MAX_DELIVERY_CODE_ATTEMPTS)))
           throw forbidden('Too many wrong delivery codes; contact support', 'DELIVERY_CODE_LOCKED');
         const expected = Buffer.from(row.delivery_code_hash, 'hex');
         const given = Buffer.from(this.codes.hash(row.id, body.deliveryCode), 'hex');
