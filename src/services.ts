@@ -272,6 +272,8 @@ export async function createServices(deps: Deps): Promise<Services> {
   };
   const links = new TrackingTokens(config.auth.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
+  // One outbox repository: the package steps write through it, the webhook worker claims and completes.
+  const outbox = new OutboxRepository(db);
   const ridesRepo = new RidesRepository(db);
   const tracking = new TrackingService({
     repo: new TrackingRepository(db),
@@ -292,6 +294,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     secret: config.auth.jwtSecret,
     links,
     notifier: tracking,
+    outbox,
   });
   const rides: RideService = new RideService({ ...jobs, db, repo: ridesRepo, flushPositions: () => live.flush() });
   const trackingHub = new TrackingHub({
@@ -378,7 +381,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     // Built here in every process so that the delivery counter is on /metrics even where another process sends.
     webhookWorker: new WebhookWorker({
       db,
-      repo: new OutboxRepository(db),
+      repo: outbox,
       clock,
       logger: deps.logger,
       config,

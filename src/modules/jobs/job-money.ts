@@ -59,6 +59,11 @@ export interface MoneyColumns {
 
 const DONE = ['DELIVERED', 'COMPLETED'];
 
+/** Whether a change to `status` may book money (a job done, or cancelled with a fee); others book nothing. */
+export function mayBook(status: string): boolean {
+  return DONE.includes(status) || status === 'CANCELLED';
+}
+
 /** The booking fee in the job's price breakdown (0 for a job without one). */
 export function bookingFeeOf(breakdown: unknown): number {
   if (breakdown === null || breakdown === undefined) return 0;

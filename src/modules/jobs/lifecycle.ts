@@ -2,6 +2,7 @@
 // the history row and the kind's in-transaction work in one transaction; `job.changed` after commit.
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
+import type { Executor } from '../../db/executor.js';
 import type { Database, OrderType, VehicleType } from '../../db/schema.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
@@ -19,7 +20,7 @@ import {
   type DriverSummaryRow,
   type JobType,
 } from './driver-claims.js';
-import type { JobMoneyFacts, JobMoneyHook } from './job-money.js';
+import { mayBook, type JobMoneyFacts, type JobMoneyHook } from './job-money.js';
 import { recordRelease, releaseCount, releasedBy } from './job-releases.repository.js';
 import { checkTransition, type TransitionRule } from './transitions.js';
 
@@ -70,6 +71,23 @@ export interface JobStore<S extends string, Row> {
     createdAfter?: Date,
   ): Promise<{ driver_id: string | null; business_id?: string | null } | undefined>;
   currentStatus(trx: Trx, id: string): Promise<S>;
+  /**
+   * A driver's step in one statement (guard, change, history, the kind's outbox rows, the driver freed
+   * when `releaseDriver`, the row as `load` reads it after); undefined when the guard did not hold.
+   */
+  step?(
+    db: Executor,
+    change: {
+      id: string;
+      from: readonly S[];
+      driverId: string;
+      set: StatusSet<S>;
+      history: StatusHistoryEntry<S>;
+      releaseDriver: boolean;
+      deliverable: boolean;
+      event: string;
+    },
+  ): Promise<Row | undefined>;
 }
 
 export interface StatusChange<S extends string, E extends string> {
@@ -379,6 +397,75 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       updated.customer_id,
     );
     after?.();
+    return updated;
+  }
+
+  /**
+   * The assigned driver's step without reading the job first (issue 41): one statement guards (the
+   * driver, a status the step applies from, `deliverable`), changes, writes history and the outbox
+   * and returns the job; autocommitted alone, or in a transaction with the ledger's posting and a
+   * keyed request's answer. Only for steps that never leave the waiting status (dispatch has nothing
+   * to close). Undefined when the guard did not hold (nothing written): the caller's full path
+   * (`transition`, after its read) then answers, with its 404, 403 or 409.
+   */
+  async step(
+    id: string,
+    to: S,
+    event: E,
+    driverId: string,
+    options: {
+      from: readonly S[];
+      reason?: string;
+      recipientName?: string;
+      deliverable?: boolean;
+      answer?: AnswerHook<Row>;
+    },
+  ): Promise<Row | undefined> {
+    const { store, finals, moneyFacts } = this.kind;
+    if (!store.step) return undefined;
+    const step = store.step.bind(store);
+    const now = this.deps.clock.now();
+    const final = finals.includes(to);
+    const { money } = this.deps;
+    const books = final && money !== undefined && moneyFacts !== undefined && mayBook(to);
+    const change = {
+      id,
+      from: options.from,
+      driverId,
+      set: {
+        status: to,
+        updated_at: now,
+        ...(options.recipientName ? { recipient_name: options.recipientName } : {}),
+      },
+      history: { status: to, reason: options.reason ?? null, actorId: driverId, at: now },
+      releaseDriver: final,
+      deliverable: options.deliverable ?? false,
+      event,
+    };
+    const { answer } = options;
+    const updated =
+      books || answer
+        ? await this.deps.db.transaction().execute(async (trx) => {
+            const row = await step(trx, change);
+            if (!row) return undefined;
+            // The money the change moves, in its transaction (as `transition` books it).
+            if (books) await money!.settle(trx, moneyFacts!(row));
+            await answer?.(trx, row);
+            return row;
+          })
+        : await step(this.deps.db, change);
+    if (!updated) return undefined;
+    this.announce(
+      {
+        jobId: id,
+        status: to,
+        event,
+        businessId: (updated as { business_id?: string | null }).business_id ?? null,
+        at: now,
+      },
+      { driverId: updated.driver_id, actorId: driverId, assigned: false, final },
+      updated.customer_id,
+    );
     return updated;
   }
 

@@ -1,7 +1,7 @@
 // Kysely queries of the webhook outbox: rows written in a job's status transaction, claimed, sent and
 // completed by the delivery worker (webhook-worker.ts).
 import { runPrepared } from '../../db/prepared.js';
-import { sql, type Transaction } from 'kysely';
+import { sql, type QueryCreator, type Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Executor } from '../../db/executor.js';
 import type { Database } from '../../db/schema.js';
@@ -29,6 +29,35 @@ export interface Completion {
   completed: string | null;
 }
 
+/** The rows of one event: its name, the package (delivery_id), the body, when it happened. */
+export interface OutboxEvent {
+  event: string;
+  deliveryId: string;
+  payload: string;
+  occurredAt: Date;
+}
+
+/**
+ * One row per enabled endpoint of the changed job's business (`moved`: the job's row as its status
+ * change's CTE returned it) subscribed to the event: the outbox write as a CTE of the status change,
+ * so that the event exists exactly when the change does, in the change's one statement.
+ */
+export function insertForMovedJob(
+  db: QueryCreator<Database & { moved: { business_id: string | null } }>,
+  row: OutboxEvent,
+) {
+  return db
+    .insertInto('webhook_deliveries')
+    .columns(['id', 'endpoint_id', 'event', 'delivery_id', 'payload', 'status', 'next_attempt_at', 'created_at'])
+    .expression(
+      sql`select gen_random_uuid(), e.id, ${row.event}::text, ${row.deliveryId}::text, ${row.payload}::text, 'PENDING',
+      ${row.occurredAt}::timestamptz, ${row.occurredAt}::timestamptz
+    from webhook_endpoints e join moved m on e.business_id = m.business_id
+    where e.enabled and ${row.event}::text = any(e.events)
+    order by e.created_at, e.id`,
+    );
+}
+
 export class OutboxRepository {
   constructor(private readonly db: DB) {}
 
@@ -36,10 +65,7 @@ export class OutboxRepository {
    * One row per enabled endpoint of the business subscribed to the event at this moment, due at once
    * (next_attempt_at = the change).
    */
-  async insertForSubscribers(
-    row: { businessId: string; event: string; deliveryId: string; payload: string; occurredAt: Date },
-    db: Executor = this.db,
-  ): Promise<void> {
+  async insertForSubscribers(db: Executor, row: OutboxEvent & { businessId: string }): Promise<void> {
     const query = sql`
     insert into webhook_deliveries (id, endpoint_id, event, delivery_id, payload, status, next_attempt_at, created_at)
     select gen_random_uuid(), e.id, ${row.event}::text, ${row.deliveryId}::text, ${row.payload}::text, 'PENDING',
@@ -125,7 +151,7 @@ export class OutboxRepository {
    * ran out and was taken by another worker is left to that worker. `d.id = any(...)` makes the
    * planner use the primary key (it guesses 100 rows for unnest and would otherwise scan the whole table).
    */
-  async complete(workerId: string, c: Completion[], db: Executor = this.db): Promise<void> {
+  async complete(db: Executor, workerId: string, c: Completion[]): Promise<void> {
     await sql`
         update webhook_deliveries d
         set status = v.status, next_attempt_at = v.next, last_response_status = v.code, last_error = v.error,
@@ -141,9 +167,9 @@ export class OutboxRepository {
 
   /** Fails a delivery for good while `workerId` still holds this attempt's claim; whether it did. */
   async failClaimed(
+    trx: Transaction<Database>,
     claim: { id: string; attempts: number; workerId: string },
     outcome: { status: number | null; error: string; at: Date },
-    trx: Transaction<Database>,
   ): Promise<boolean> {
     const updated = await trx
       .updateTable('webhook_deliveries')
@@ -163,7 +189,7 @@ export class OutboxRepository {
     return Number(updated.numUpdatedRows) > 0;
   }
 
-  async disableEndpoint(id: string, reason: string, now: Date, db: Executor = this.db): Promise<void> {
+  async disableEndpoint(db: Executor, id: string, reason: string, now: Date): Promise<void> {
     await db
       .updateTable('webhook_endpoints')
       .set({ enabled: false, disabled_reason: reason, updated_at: now })

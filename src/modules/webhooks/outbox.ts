@@ -27,11 +27,21 @@ export function webhookPayload(event: string, deliveryId: string, status: string
   return JSON.stringify({ event, delivery_id: deliveryId, status, timestamp: occurredAt.toISOString() });
 }
 
-/** One row per enabled endpoint of the business subscribed to the event; in the status change's transaction. */
-export async function recordDeliveryEvent(trx: Executor, event: DeliveryEvent): Promise<void> {
+/** For callers without the composition root's repository (tests, benches): it keeps no state but its default executor. */
+let standalone: OutboxRepository | undefined;
+
+/**
+ * One row per enabled endpoint of the business subscribed to the event; in the status change's
+ * transaction (`outbox`: the one built in services.ts).
+ */
+export async function recordDeliveryEvent(
+  trx: Executor,
+  event: DeliveryEvent,
+  outbox: OutboxRepository = (standalone ??= new OutboxRepository(trx as never)),
+): Promise<void> {
   if (!event.businessId) return;
   const payload = webhookPayload(event.event, event.packageId, event.status, event.occurredAt);
-  await new OutboxRepository(trx).insertForSubscribers({
+  await outbox.insertForSubscribers(trx, {
     businessId: event.businessId,
     event: event.event,
     deliveryId: event.packageId,

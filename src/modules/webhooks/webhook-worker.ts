@@ -316,6 +316,7 @@ export class WebhookWorker {
     if (batch.length === 0) return;
     try {
       await this.repo.complete(
+        this.options.db,
         this.id,
         batch.map((b) => b.change),
       );
@@ -330,13 +331,13 @@ export class WebhookWorker {
     await this.options.db.transaction().execute(async (trx) => {
       const claim = { id: row.id, attempts: row.attempts, workerId: this.id };
       if (
-        await this.repo.failClaimed(
-          claim,
-          { status: result.status, error: `${result.error} (endpoint disabled)`, at: now },
-          trx,
-        )
+        await this.repo.failClaimed(trx, claim, {
+          status: result.status,
+          error: `${result.error} (endpoint disabled)`,
+          at: now,
+        })
       ) {
-        await this.repo.disableEndpoint(row.endpoint_id, 'GONE', now, trx);
+        await this.repo.disableEndpoint(trx, row.endpoint_id, 'GONE', now);
       }
     });
   }
