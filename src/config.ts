@@ -28,6 +28,7 @@ import {
   type WebConfig,
 } from './config/server.js';
 import { readSms, type SmsConfig } from './config/sms.js';
+import { readMpesa, type MpesaConfig } from './config/mpesa.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
 export type { RateLimitSpec };
@@ -51,6 +52,8 @@ export interface Config {
   ratings: RatingsConfig;
   geocoder: GeocoderConfig;
   proof: ProofConfig;
+  /** Undefined when M-Pesa is off (MPESA_CONSUMER_KEY unset). */
+  mpesa: MpesaConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -107,5 +110,6 @@ function readConfig(r: EnvReader): Config {
     ratings: readRatings(r),
     geocoder: readGeocoder(r),
     proof: readProof(r),
+    mpesa: readMpesa(r, server),
   };
 }

@@ -64,6 +64,8 @@ export interface SandboxOptions {
   /** Milliseconds before an on-time callback, and before a late one. */
   callbackDelayMs?: number;
   lateDelayMs?: number;
+  /** Milliseconds before answering a B2C request (its result callback may then come first). */
+  answerDelayMs?: number;
   /** The B2C float in whole shillings: a payment above what is left gets result 1. */
   floatBalance?: number;
   /** Per-request choice, before the phone's magic digits (return undefined to use them). */
@@ -617,7 +619,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         throw badField(Object.keys(FIRST_FIELD).includes(url.pathname) ? FIRST_FIELD[url.pathname]! : 'Request');
       }
       log(`${url.pathname}`);
-      return reply(200, route(body));
+      const answer = route(body);
+      if (opts.answerDelayMs && url.pathname.includes('/b2c/'))
+        await new Promise((r) => setTimeout(r, opts.answerDelayMs));
+      return reply(200, answer);
     } catch (err) {
       if (err instanceof DarajaError)
         return reply(err.status, { requestId: id(''), errorCode: err.errorCode, errorMessage: err.errorMessage });
