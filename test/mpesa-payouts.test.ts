@@ -288,10 +288,11 @@ describe('M-Pesa B2C payouts through the stand-in', () => {
     const drivers: TestUser[] = [];
     for (let i = 0; i < 20; i++) drivers.push(await driverOwed(10_000));
     const batchId = await batch('b2c-float');
+    // Every callback comes here: a lost float failure would stay UNKNOWN (M-Pesa has no such payment).
+    sandbox.setChaos(undefined);
     sandbox.floatBalance = 0;
     await call('POST', `/admin/payouts/${batchId}/send`);
     const mine = new Set(drivers.map((d) => d.id));
-    await until(async () => (await lines(batchId)).every((l) => l.status !== 'SENT'));
     await settle();
     const stopped = (await lines(batchId)).filter((l) => mine.has(l.party_id));
     const failed = stopped.filter((l) => l.status === 'FAILED');

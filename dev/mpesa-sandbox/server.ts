@@ -124,6 +124,8 @@ export interface Sandbox {
   flush(): void;
   /** Tokens issued, for tests that expire one. */
   expireTokens(): void;
+  /** Changes (or, with undefined, ends) the random faults from now on. */
+  setChaos(chaos: SandboxOptions['chaos']): void;
 }
 
 const SANDBOX_PASSKEY = 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919';
@@ -655,6 +657,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     },
     expireTokens() {
       tokens.clear();
+    },
+    setChaos(chaos) {
+      opts.chaos = chaos;
     },
     async close() {
       for (const t of timers) clearTimeout(t);

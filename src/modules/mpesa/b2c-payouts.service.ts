@@ -273,7 +273,6 @@ export class MpesaB2cPayouts {
       if (outcome === 'MISMATCH' || outcome === 'UNMATCHED')
         this.deps.logger.warn({ callback: callbackId, outcome }, 'M-Pesa callback refused: nothing booked');
     }
-    if (outcome === 'STOPPED') await this.stopBatchAfterFloat(callbackId);
     return outcome;
   }
 
@@ -313,7 +312,7 @@ export class MpesaB2cPayouts {
     });
     // Result 1 on B2C: the float is short. This part failed; the batch stops (the rest stay OPEN).
     if (result.resultCode === '1') {
-      await repo.setStopped(trx, p.batch_id, `Insufficient M-Pesa float: ${result.resultDesc}`);
+      await this.stopBatch(trx, p.batch_id, `Insufficient M-Pesa float: ${result.resultDesc}`);
       await this.settleLine(trx, p.line_id);
       return 'STOPPED';
     }
@@ -389,6 +388,9 @@ export class MpesaB2cPayouts {
    */
   private async settleLine(trx: Transaction<Database>, lineId: string, reason?: string): Promise<void> {
     const { repo, ledger, clock } = this.deps;
+    // The batch row first: two lines settling at once then see each other, and the last closes the batch.
+    const batchId = await repo.batchOfLine(trx, lineId);
+    if (batchId) await repo.lockBatch(trx, batchId);
     const line = await repo.line(trx, lineId);
     if (!line || line.status === 'PAID' || line.status === 'FAILED' || line.status === 'OPEN') return;
     const parts = await repo.paymentsOfLine(trx, lineId);
@@ -439,24 +441,19 @@ export class MpesaB2cPayouts {
     await this.deps.db.transaction().execute((trx) => this.settleLine(trx, lineId));
   }
 
-  /** After an insufficient-float result: the batch's QUEUED payments go, their lines are OPEN again. */
-  private async stopBatchAfterFloat(callbackId: string): Promise<void> {
-    const { db, repo } = this.deps;
-    await db.transaction().execute(async (trx) => {
-      const row = await trx
-        .selectFrom('mpesa_callbacks')
-        .select('token_hash')
-        .where('id', '=', callbackId)
-        .executeTakeFirst();
-      const p = row && (await repo.paymentByToken(trx, row.token_hash));
-      if (!p) return;
-      await repo.lockBatch(trx, p.batch_id);
-      for (const lineId of await repo.dropQueued(trx, p.batch_id)) {
-        const parts = await repo.paymentsOfLine(trx, lineId);
-        if (parts.length === 0) await repo.setLineStatus(trx, lineId, 'OPEN');
-        else await this.settleLine(trx, lineId);
-      }
-    });
+  /**
+   * After an insufficient-float result, in its transaction: the batch is stopped, its QUEUED
+   * payments go and their lines are OPEN again (sending the batch again restarts it).
+   */
+  private async stopBatch(trx: Transaction<Database>, batchId: string, reason: string): Promise<void> {
+    const { repo } = this.deps;
+    await repo.lockBatch(trx, batchId);
+    await repo.setStopped(trx, batchId, reason);
+    for (const lineId of await repo.dropQueued(trx, batchId)) {
+      const parts = await repo.paymentsOfLine(trx, lineId);
+      if (parts.length === 0) await repo.setLineStatus(trx, lineId, 'OPEN');
+      else await this.settleLine(trx, lineId);
+    }
   }
 
   /**

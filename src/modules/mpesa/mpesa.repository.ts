@@ -137,6 +137,11 @@ export class MpesaRepository {
       .execute();
   }
 
+  async batchOfLine(trx: Executor, lineId: string): Promise<string | undefined> {
+    const row = await trx.selectFrom('payout_lines').select('batch_id').where('id', '=', lineId).executeTakeFirst();
+    return row?.batch_id;
+  }
+
   async line(
     trx: Executor,
     lineId: string,
