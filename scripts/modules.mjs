@@ -25,6 +25,7 @@ export const modules = {
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },
   invoices: { imports: [], about: 'the monthly invoices' },
   earnings: { imports: ['drivers'], about: "drivers' and businesses' earnings" },
+  mpesa: { imports: ['ledger', 'payouts'], about: 'M-Pesa (Daraja): the client, callbacks, STK payments, B2C payouts' },
   // Jobs: the core, then its two kinds.
   jobs: {
     imports: ['ledger', 'matching', 'pricing'],
@@ -50,7 +51,7 @@ export const modules = {
 
 /** Edges the declaration itself may never hold, whatever is added: [from, to, why]. */
 export const never = [
-  ...['ledger', 'payouts', 'invoices', 'earnings'].flatMap((money) =>
+  ...['ledger', 'payouts', 'invoices', 'earnings', 'mpesa'].flatMap((money) =>
     ['jobs', 'packages', 'rides'].map((job) => [
       money,
       job,

@@ -22,6 +22,8 @@ export const LEDGER_ROLL_UP_INTERVAL_MS = 60_000;
  * minutes); later turns find them done and create nothing (the run is idempotent and safe on several instances).
  */
 export const INVOICE_RUN_INTERVAL_MS = 60 * 60_000;
+/** How often M-Pesa payouts are sent, overdue ones asked about, and stored callbacks left unworked are worked. */
+export const MPESA_SWEEP_INTERVAL_MS = 2000;
 /** Unused quotes kept in PostgreSQL are deleted QUOTE_TTL after they expired, by this loop. */
 const QUOTE_PURGE_INTERVAL_MS = 60_000;
 
@@ -74,6 +76,8 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     periodic(deps, 'ledger roll-up', LEDGER_ROLL_UP_INTERVAL_MS, () => services.ledger.rollUp()),
     periodic(deps, 'monthly invoices', INVOICE_RUN_INTERVAL_MS, () => services.invoices.runDue(), true),
   ];
+  const mpesaB2c = services.mpesaB2c;
+  if (mpesaB2c) loops.push(periodic(deps, 'M-Pesa B2C', MPESA_SWEEP_INTERVAL_MS, () => mpesaB2c.sweep(), true));
   if (deps.config.dispatch.mode === 'offer') {
     const sweep = periodic(deps, 'dispatch sweep', DISPATCH_SWEEP_INTERVAL_MS, () => services.dispatch.sweep(), true);
     loops.push({

@@ -30,6 +30,7 @@ import {
 } from './config/server.js';
 import { readRouting, type RoutingConfig } from './config/routing.js';
 import { readSms, type SmsConfig } from './config/sms.js';
+import { readMpesa, type MpesaConfig } from './config/mpesa.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
 export type { RateLimitSpec };
@@ -55,6 +56,8 @@ export interface Config {
   proof: ProofConfig;
   routing: RoutingConfig;
   optimizer: OptimizerConfig;
+  /** Undefined when M-Pesa is off (MPESA_CONSUMER_KEY unset). */
+  mpesa: MpesaConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -113,5 +116,6 @@ function readConfig(r: EnvReader): Config {
     proof: readProof(r),
     routing: readRouting(r),
     optimizer: readOptimizer(r),
+    mpesa: readMpesa(r, server),
   };
 }

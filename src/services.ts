@@ -37,6 +37,9 @@ import { PayoutsRepository } from './modules/payouts/payouts.repository.js';
 import { PayoutService } from './modules/payouts/payouts.service.js';
 import { ReceiptsRepository } from './modules/ledger/receipts.repository.js';
 import { SettlementService } from './modules/ledger/settlements.service.js';
+import { MpesaB2cPayouts } from './modules/mpesa/b2c-payouts.service.js';
+import { DarajaClient } from './modules/mpesa/daraja-client.js';
+import { MpesaRepository } from './modules/mpesa/mpesa.repository.js';
 import { DriverLocationsRepository } from './modules/matching/driver-locations.repository.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
@@ -124,6 +127,8 @@ export interface Services {
   driverEarnings: DriverEarningsReports;
   settlements: SettlementService;
   payouts: PayoutService;
+  /** M-Pesa B2C payouts (section 26); undefined while M-Pesa is off. */
+  mpesaB2c: MpesaB2cPayouts | undefined;
   /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
   push: PushService;
   invoices: InvoiceService;
@@ -393,6 +398,18 @@ export async function createServices(deps: Deps): Promise<Services> {
     driverEarnings: new DriverEarningsReports({ drivers: driversRepo, earnings }),
     settlements: new SettlementService({ db, clock, ledger, repo: receiptsRepo }),
     payouts: new PayoutService({ db, clock, ledger, repo: new PayoutsRepository(), receipts: receiptsRepo }),
+    mpesaB2c: config.mpesa
+      ? new MpesaB2cPayouts({
+          db,
+          clock,
+          config: config.mpesa,
+          client: new DarajaClient({ ...config.mpesa, timeoutMs: config.mpesa.requestTimeoutMs, clock }),
+          ledger,
+          repo: new MpesaRepository(),
+          logger: deps.logger,
+          secret: config.auth.jwtSecret,
+        })
+      : undefined,
     push,
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),

@@ -7,6 +7,7 @@ import type { IdempotencyTables } from './tables/idempotency.js';
 import type { InvoiceTables } from './tables/invoices.js';
 import type { JobTables } from './tables/jobs.js';
 import type { LedgerTables } from './tables/ledger.js';
+import type { MpesaTables } from './tables/mpesa.js';
 import type { PricingTables } from './tables/pricing.js';
 import type { PushTables } from './tables/push.js';
 import type { RatingTables } from './tables/ratings.js';
@@ -27,4 +28,5 @@ export interface Database
     PushTables,
     InvoiceTables,
     DeviceKeyTables,
-    RatingTables {}
+    RatingTables,
+    MpesaTables {}

@@ -28,7 +28,14 @@ function routeLimits(limits: ModuleContext['deps']['config']['rateLimits']): [st
 }
 
 /** Routes outside the global per-IP limit, limited by a key of their own instead (the OsmAnd positions). */
-export const OUTSIDE_GLOBAL_LIMIT = new Set(['/api/positions/osmand']);
+export const OUTSIDE_GLOBAL_LIMIT = new Set([
+  '/api/positions/osmand',
+  // Daraja's callbacks come from a few Safaricom addresses; limited per token (mpesa.routes.ts).
+  '/api/hooks/daraja/b2c/:token/result',
+  '/api/hooks/daraja/b2c/:token/timeout',
+  '/api/hooks/daraja/status/:token/result',
+  '/api/hooks/daraja/status/:token/timeout',
+]);
 
 type LimiterDeps = Pick<ModuleContext['deps'], 'config' | 'redis' | 'redisHealth' | 'logger'>;
 

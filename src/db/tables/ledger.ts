@@ -4,7 +4,13 @@ import type { Nullish } from './foundation.js';
 
 export type PartyAccountKind = 'DRIVER' | 'BUSINESS' | 'CUSTOMER';
 export type OperatorAccountKind =
-  'OPERATOR_COMMISSION' | 'OPERATOR_BOOKING_FEES' | 'OPERATOR_CASH' | 'OPERATOR_BANK' | 'PAYOUTS_CLEARING';
+  | 'OPERATOR_COMMISSION'
+  | 'OPERATOR_BOOKING_FEES'
+  | 'OPERATOR_CASH'
+  | 'OPERATOR_BANK'
+  | 'PAYOUTS_CLEARING'
+  /** The operator's M-Pesa shortcode (section 26): what M-Pesa paid out from it or into it. */
+  | 'MPESA';
 export type LedgerAccountKind = PartyAccountKind | OperatorAccountKind;
 
 export interface LedgerAccountsTable {
@@ -73,7 +79,8 @@ export interface BusinessPaymentsTable {
 }
 
 export type PayoutBatchStatus = 'OPEN' | 'CLOSED';
-export type PayoutLineStatus = 'OPEN' | 'PAID' | 'FAILED';
+/** SENT and UNKNOWN: a line on its way by M-Pesa B2C (section 26). */
+export type PayoutLineStatus = 'OPEN' | 'SENT' | 'UNKNOWN' | 'PAID' | 'FAILED';
 
 export interface PayoutBatchesTable {
   id: string;
@@ -86,6 +93,8 @@ export interface PayoutBatchesTable {
   created_by: string;
   created_at: ColumnType<Date, Date, Date>;
   closed_at: Nullish<Date>;
+  /** Why M-Pesa sending stopped (0027). */
+  mpesa_stopped: Nullish<string>;
 }
 
 export interface PayoutLinesTable {

@@ -238,6 +238,15 @@ export function payoutLinePaidEntries(input: { amount: number }): EntryInput[] {
   ];
 }
 
+/** A B2C payment of a payout line paid (section 26): the money left the operator's M-Pesa shortcode. */
+export function payoutPaidByMpesaEntries(input: { amount: number }): EntryInput[] {
+  assertMinorUnits('payout', input.amount);
+  return [
+    { account: { kind: 'PAYOUTS_CLEARING' }, amount: -input.amount, code: 'PAYOUT_PAID' },
+    { account: { kind: 'MPESA' }, amount: input.amount, code: 'PAYOUT_PAID' },
+  ];
+}
+
 /** A payout line failed: its amount returns to the party's balance. */
 export function payoutLineFailedEntries(input: { party: PartyRef; amount: number }): EntryInput[] {
   assertMinorUnits('payout', input.amount);
@@ -270,6 +279,7 @@ const OPERATOR_KINDS: readonly string[] = [
   'OPERATOR_CASH',
   'OPERATOR_BANK',
   'PAYOUTS_CLEARING',
+  'MPESA',
 ];
 const PARTY_KINDS: readonly string[] = ['DRIVER', 'BUSINESS', 'CUSTOMER'];
 

@@ -145,7 +145,7 @@ export class PayoutsRepository {
         where a.currency = ${currency}
           and (a.kind = 'DRIVER' or (a.kind = 'BUSINESS' and a.id = any(${locked}::uuid[])))
           and b.balance >= ${minimum}
-          and not exists (select 1 from payout_lines l where l.account_id = a.id and l.status = 'OPEN')
+          and not exists (select 1 from payout_lines l where l.account_id = a.id and l.status in ('OPEN', 'SENT', 'UNKNOWN'))
         order by a.id
         for update of a
       ) p
@@ -246,7 +246,7 @@ export class PayoutsRepository {
       .execute();
   }
 
-  /** CLOSED once no line is OPEN. */
+  /** CLOSED once no line is OPEN, SENT or UNKNOWN. */
   async closeBatchIfSettled(trx: Executor, batchId: string, now: Date): Promise<void> {
     await trx
       .updateTable('payout_batches')
@@ -256,7 +256,11 @@ export class PayoutsRepository {
       .where((eb) =>
         eb.not(
           eb.exists(
-            eb.selectFrom('payout_lines').select('id').where('batch_id', '=', batchId).where('status', '=', 'OPEN'),
+            eb
+              .selectFrom('payout_lines')
+              .select('id')
+              .where('batch_id', '=', batchId)
+              .where('status', 'in', ['OPEN', 'SENT', 'UNKNOWN']),
           ),
         ),
       )

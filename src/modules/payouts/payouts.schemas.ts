@@ -19,7 +19,13 @@ export const CreatePayoutBody = Body({
   ),
 });
 
-const LineStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('PAID'), Type.Literal('FAILED')]);
+const LineStatus = Type.Union([
+  Type.Literal('OPEN'),
+  Type.Literal('SENT'),
+  Type.Literal('UNKNOWN'),
+  Type.Literal('PAID'),
+  Type.Literal('FAILED'),
+]);
 const StatusTotal = Type.Object({ lines: Type.Integer(), amount: Type.Integer() });
 
 export const PayoutBatchResponse = Type.Object({
@@ -32,7 +38,7 @@ export const PayoutBatchResponse = Type.Object({
   total: Type.Integer({ description: 'In minor units' }),
   totalMajor: Major,
   lines: Type.Object(
-    { OPEN: StatusTotal, PAID: StatusTotal, FAILED: StatusTotal },
+    { OPEN: StatusTotal, SENT: StatusTotal, UNKNOWN: StatusTotal, PAID: StatusTotal, FAILED: StatusTotal },
     { description: 'Lines and amounts per status' },
   ),
   createdBy: Uuid,

@@ -50,6 +50,8 @@ export interface PayoutLine {
 
 const emptyTotals = (): StatusTotals => ({
   OPEN: { lines: 0, amount: 0 },
+  SENT: { lines: 0, amount: 0 },
+  UNKNOWN: { lines: 0, amount: 0 },
   PAID: { lines: 0, amount: 0 },
   FAILED: { lines: 0, amount: 0 },
 });
@@ -172,6 +174,13 @@ export class PayoutService {
     return this.deps.db.transaction().execute(async (trx) => {
       const batch = await this.deps.repo.batch(trx, batchId, { lock: true });
       if (!batch) throw notFound('Payout batch not found', 'PAYOUT_BATCH_NOT_FOUND');
+      // Section 26: a line on its way by M-Pesa is settled by its result, never by hand.
+      const totals = await this.deps.repo.statusTotals(trx, [batchId]);
+      if (totals.some((t) => (t.status === 'SENT' || t.status === 'UNKNOWN') && t.lines > 0))
+        throw conflict(
+          'A line of this batch is SENT or UNKNOWN by M-Pesa: it cannot be marked paid',
+          'PAYOUT_LINES_IN_FLIGHT',
+        );
       await this.deps.ledger.bookPayoutBatchPaid(trx, batchId, batch.currency);
       await this.deps.repo.closeBatchIfSettled(trx, batchId, this.deps.clock.now());
       return (await this.load(trx, batchId))!;
@@ -193,6 +202,8 @@ export class PayoutService {
         const line = await repo.line(trx, batchId, lineId);
         if (!line) throw notFound('Payout line not found', 'PAYOUT_LINE_NOT_FOUND');
         if (line.status === 'PAID') throw conflict('This payout line was paid: it cannot fail', 'PAYOUT_LINE_PAID');
+        if (line.status === 'SENT' || line.status === 'UNKNOWN')
+          throw conflict('This payout line is on its way by M-Pesa: its result settles it', 'PAYOUT_LINES_IN_FLIGHT');
         return this.toLine(batch, line);
       }
       const posted = await ledger.post(trx, {

@@ -1934,6 +1934,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/payouts/{id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a KES batch's OPEN lines by M-Pesa B2C (whole shillings; under the minimum left on the balance; above the maximum split). 409 MPESA_DISABLED without M-Pesa; sending again restarts a batch stopped by an insufficient float */
+        post: operations["postAdminPayoutsIdSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -15074,6 +15091,14 @@ export interface operations {
                                     lines: number;
                                     amount: number;
                                 };
+                                SENT: {
+                                    lines: number;
+                                    amount: number;
+                                };
+                                UNKNOWN: {
+                                    lines: number;
+                                    amount: number;
+                                };
                                 PAID: {
                                     lines: number;
                                     amount: number;
@@ -15203,6 +15228,14 @@ export interface operations {
                         /** @description Lines and amounts per status */
                         lines: {
                             OPEN: {
+                                lines: number;
+                                amount: number;
+                            };
+                            SENT: {
+                                lines: number;
+                                amount: number;
+                            };
+                            UNKNOWN: {
                                 lines: number;
                                 amount: number;
                             };
@@ -15353,6 +15386,14 @@ export interface operations {
                                 lines: number;
                                 amount: number;
                             };
+                            SENT: {
+                                lines: number;
+                                amount: number;
+                            };
+                            UNKNOWN: {
+                                lines: number;
+                                amount: number;
+                            };
                             PAID: {
                                 lines: number;
                                 amount: number;
@@ -15449,7 +15490,7 @@ export interface operations {
     getAdminPayoutsIdLines: {
         parameters: {
             query?: {
-                status?: "OPEN" | "PAID" | "FAILED";
+                status?: "OPEN" | "SENT" | "UNKNOWN" | "PAID" | "FAILED";
                 limit?: number;
                 cursor?: string;
             };
@@ -15487,7 +15528,7 @@ export interface operations {
                             /** @description The same amount in major units with the currency's ISO 4217 decimals ("1234.50" KES, "5000" UGX) */
                             amountMajor: string;
                             currency: string;
-                            status: "OPEN" | "PAID" | "FAILED";
+                            status: "OPEN" | "SENT" | "UNKNOWN" | "PAID" | "FAILED";
                             failureReason: string | null;
                             closedAt: string | null;
                         }[];
@@ -15607,6 +15648,14 @@ export interface operations {
                         /** @description Lines and amounts per status */
                         lines: {
                             OPEN: {
+                                lines: number;
+                                amount: number;
+                            };
+                            SENT: {
+                                lines: number;
+                                amount: number;
+                            };
+                            UNKNOWN: {
                                 lines: number;
                                 amount: number;
                             };
@@ -15758,7 +15807,7 @@ export interface operations {
                         /** @description The same amount in major units with the currency's ISO 4217 decimals ("1234.50" KES, "5000" UGX) */
                         amountMajor: string;
                         currency: string;
-                        status: "OPEN" | "PAID" | "FAILED";
+                        status: "OPEN" | "SENT" | "UNKNOWN" | "PAID" | "FAILED";
                         failureReason: string | null;
                         closedAt: string | null;
                     };
@@ -19837,6 +19886,123 @@ export interface operations {
             };
             /** @description Error */
             504: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPayoutsIdSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: queued */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Lines handed to M-Pesa (each one or more B2C payments) */
+                        lines: number;
+                        /** @description B2C payments queued (a line above MPESA_B2C_MAX_AMOUNT is several) */
+                        payments: number;
+                        /** @description Lines under MPESA_B2C_MIN_AMOUNT (or without a Kenyan number): FAILED, the amount back on the balance */
+                        belowMinimum: number;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
