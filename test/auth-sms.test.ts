@@ -28,8 +28,14 @@ test('the file transport appends one JSON line per message, creating the folder'
       .split('\n')
       .map((l) => JSON.parse(l));
     assert.deepEqual(lines, [
-      { to: '+254712345678', text: 'Your login code is 123456.', sentAt: '2030-01-02T03:04:05.000Z' },
-      { to: '+254712345679', text: 'second', sentAt: '2030-01-02T03:04:05.000Z' },
+      {
+        to: '+254712345678',
+        text: 'Your login code is 123456.',
+        encoding: 'GSM-7',
+        segments: 1,
+        sentAt: '2030-01-02T03:04:05.000Z',
+      },
+      { to: '+254712345679', text: 'second', encoding: 'GSM-7', segments: 1, sentAt: '2030-01-02T03:04:05.000Z' },
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import type { Config } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError } from '../shared/errors.js';
+import { countSegments } from './segments.js';
 
 export interface SmsSender {
   send(to: string, text: string): Promise<void>;
@@ -19,7 +20,7 @@ export class ConsoleSmsSender implements SmsSender {
   constructor(private readonly logger: Logger) {}
   async send(to: string, text: string): Promise<void> {
     // Printing the message is this transport's purpose (refused in production by config).
-    this.logger.info({ sms: { to, text } }, `SMS to ${to}: ${text}`);
+    this.logger.info({ sms: { to, text, ...countSegments(text) } }, `SMS to ${to}: ${text}`);
   }
 }
 
@@ -33,7 +34,11 @@ export class FileSmsSender implements SmsSender {
   async send(to: string, text: string): Promise<void> {
     this.ready ??= mkdir(path.dirname(this.file), { recursive: true });
     await this.ready;
-    await appendFile(this.file, `${JSON.stringify({ to, text, sentAt: this.clock.now().toISOString() })}\n`);
+    const { encoding, segments } = countSegments(text);
+    await appendFile(
+      this.file,
+      `${JSON.stringify({ to, text, encoding, segments, sentAt: this.clock.now().toISOString() })}\n`,
+    );
   }
 }
 
