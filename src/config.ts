@@ -28,6 +28,7 @@ import {
   type WebConfig,
 } from './config/server.js';
 import { readSms, type SmsConfig } from './config/sms.js';
+import { readScheduling, type SchedulingConfig } from './config/scheduling.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
 export type { RateLimitSpec };
@@ -51,6 +52,7 @@ export interface Config {
   ratings: RatingsConfig;
   geocoder: GeocoderConfig;
   proof: ProofConfig;
+  scheduling: SchedulingConfig;
 }
 
 export class ConfigError extends Error {
@@ -107,5 +109,6 @@ function readConfig(r: EnvReader): Config {
     ratings: readRatings(r),
     geocoder: readGeocoder(r),
     proof: readProof(r),
+    scheduling: readScheduling(r, server),
   };
 }

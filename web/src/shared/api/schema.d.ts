@@ -2055,6 +2055,8 @@ export interface operations {
                             minorUnits: number;
                             /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                             codMax: number;
+                            /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
+                            timeZone: string;
                         }[];
                     };
                 };
@@ -4029,6 +4031,8 @@ export interface operations {
                      * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
                      */
                     codMax?: number;
+                    /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
+                    timeZone?: string;
                 };
             };
         };
@@ -4053,6 +4057,8 @@ export interface operations {
                         minorUnits: number;
                         /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                         codMax: number;
+                        /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
+                        timeZone: string;
                     };
                 };
             };
@@ -4154,6 +4160,8 @@ export interface operations {
                      * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
                      */
                     codMax?: number;
+                    /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
+                    timeZone?: string;
                 };
             };
         };
@@ -4178,6 +4186,8 @@ export interface operations {
                         minorUnits: number;
                         /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                         codMax: number;
+                        /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
+                        timeZone: string;
                     };
                 };
             };
@@ -5521,12 +5531,25 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                             dispatch: {
-                                /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                                state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                                /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                                state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                                 /** @description Offers made for this job */
                                 attempts: number;
                             };
-                            /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                            pickupWindow: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            } | null;
+                            dropoffWindow: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            } | null;
+                            timeZone: string | null;
+                            /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                             price: {
                                 /** @description In the minor unit of the currency */
                                 amount: number;
@@ -5713,6 +5736,22 @@ export interface operations {
                      * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
                      */
                     quoteId?: string;
+                    /** @description When the driver is to pick up (absent: as soon as possible). RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    pickupWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description When the package is to be delivered; its end is not before the pickup window's. RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    dropoffWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
                     /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
@@ -5806,12 +5845,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6202,12 +6254,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6447,12 +6512,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6716,12 +6794,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6985,12 +7076,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7267,12 +7371,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7542,12 +7659,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7817,12 +7947,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -8093,12 +8236,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -8356,12 +8512,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -8601,11 +8770,13 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                             dispatch: {
-                                /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                                state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                                /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                                state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                                 /** @description Offers made for this job */
                                 attempts: number;
                             };
+                            scheduledAt: string | null;
+                            timeZone: string | null;
                             /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                             price: {
                                 /** @description In the minor unit of the currency */
@@ -8751,6 +8922,13 @@ export interface operations {
                     quoteId?: string;
                     /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
                     paymentMethod?: "CASH" | "ACCOUNT";
+                    /**
+                     * Format: date-time
+                     * @description A ride booked ahead: the driver is to be at the pickup then (at least RIDE_SCHEDULE_MIN_AHEAD, at most SCHEDULE_MAX_AHEAD ahead); absent: now
+                     */
+                    scheduledAt?: string;
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
                 };
             };
         };
@@ -8809,11 +8987,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9030,11 +9210,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9227,11 +9409,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9454,11 +9638,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9675,11 +9861,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9896,11 +10084,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -10117,11 +10307,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -10344,11 +10536,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -11975,12 +12169,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -12095,11 +12302,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -12396,12 +12605,23 @@ export interface operations {
                         jobType: "PACKAGE" | "RIDE";
                         status: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                             nextAttemptAt: string | null;
                         };
+                        /** @description A scheduled job (section 22): it entered dispatch at start − lead; null for an ASAP job */
+                        scheduled: {
+                            /** Format: date-time */
+                            start: string;
+                            /** @description The lead used: p90 of the area's accept-to-arrival times over 7 days (at least 20 samples) or DISPATCH_LEAD_DEFAULT, plus DISPATCH_LEAD_BUFFER */
+                            leadSeconds: number;
+                            /** @description The samples the p90 was taken over (fewer than 20: the default was used) */
+                            leadSamples: number;
+                            enteredAt: string | null;
+                            customerToldAt: string | null;
+                        } | null;
                         offers: {
                             id: string;
                             driverId: string;
@@ -12615,12 +12835,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -12735,11 +12968,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -19224,12 +19459,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
