@@ -123,6 +123,12 @@ describe('scheduling: windows, booking ahead, scheduled dispatch', () => {
     t.services.packages.announce(pkg);
     await t.services.dispatch.idle();
 
+    // The public tracking answer shows the promised windows and the zone.
+    const tracked = (await get(t, `/api/tracking/${pkg.trackingUrl.split('/t/')[1]}`, {})).json();
+    assert.deepEqual(
+      [tracked.pickupWindow, tracked.dropoffWindow, tracked.scheduledAt, tracked.timeZone],
+      [pickupWindow, dropoffWindow, null, 'Africa/Kampala'],
+    );
     // The read (the poll's JSON built by PostgreSQL) shows the same fields.
     const read = (await get(t, `/api/packages/${pkg.id}`, await h(business))).json();
     assert.deepEqual(read.pickupWindow, pickupWindow);

@@ -13717,6 +13717,20 @@ export interface operations {
                             };
                         };
                         etaSeconds: number | null;
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** Format: date-time */
                         updatedAt: string;
                     };
