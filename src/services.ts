@@ -7,6 +7,8 @@ import { AdminService } from './modules/admin/admin.service.js';
 import { SchedulingRepository } from './modules/scheduling/scheduling.repository.js';
 import { SchedulingService } from './modules/scheduling/scheduling.service.js';
 import { SurgeGrid } from './modules/pricing/surge.js';
+import { AvailabilityRepository } from './modules/pricing/availability.repository.js';
+import { QuoteTiming } from './modules/pricing/quote-timing.js';
 import { AccountService } from './modules/auth/accounts.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { CodesRepository } from './modules/auth/codes.repository.js';
@@ -235,6 +237,11 @@ export async function createServices(deps: Deps): Promise<Services> {
       registry: deps.metrics.registry,
       redis: deps.redis,
       config,
+      timing: new QuoteTiming({
+        repo: new AvailabilityRepository(db),
+        grid: new SurgeGrid(config.pricing.surgeCellMeters),
+        clock,
+      }),
     },
     live,
   );

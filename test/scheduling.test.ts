@@ -221,6 +221,46 @@ describe('scheduling: windows, booking ahead, scheduled dispatch', () => {
     assert.equal(quotedNow.price.amount, quote.amount);
   });
 
+  test('quotes take the same fields and answer pickupEta, dropoffEta and availability', async () => {
+    const quote = async (extra: Record<string, unknown>, lat = -1.2864, lng = 36.8172) =>
+      post(t, '/api/quotes', await h(business), {
+        kind: 'PACKAGE',
+        pickup: { location: { lat, lng } },
+        dropoff: { location: { lat: lat - 0.0136, lng: lng - 0.0172 } },
+        vehicleType: 'BIKE',
+        countryId: business.countryId,
+        ...extra,
+      });
+    const bad = await quote({ pickupWindow: windowOf(60 * MIN, 70 * MIN) });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().message, /body\.pickupWindow must be at least 30 minutes/);
+
+    // Far from any driver or job ever seen: BLOCK.
+    const nowhere = (await quote({ pickupWindow: windowOf(60 * MIN, 120 * MIN) }, 3.5, 36.1)).json();
+    assert.equal(nowhere.availability, 'BLOCK');
+    // Where packages were taken by drivers this week: the pickup is the window's start, the drop-off the trip later.
+    await sql`update packages set driver_id = ${admin.id} where business_id = ${business.id}`.execute(t.db);
+    const pickupWindow = windowOf(60 * MIN, 120 * MIN);
+    const ok = (await quote({ pickupWindow })).json();
+    assert.notEqual(ok.availability, 'BLOCK');
+    assert.equal(ok.pickupEta, pickupWindow.start);
+    assert.equal(Date.parse(ok.dropoffEta) - Date.parse(ok.pickupEta), ok.durationSeconds * 1000);
+    // A drop-off window ending before the trip (some 60 km by bike) can be done after the earliest pickup: BLOCK.
+    const S = Date.parse(pickupWindow.start);
+    const long = await post(t, '/api/quotes', await h(business), {
+      kind: 'PACKAGE',
+      pickup: { location: { lat: -1.2864, lng: 36.8172 } },
+      dropoff: { location: { lat: -0.75, lng: 36.8172 } },
+      vehicleType: 'BIKE',
+      countryId: business.countryId,
+      pickupWindow: { start: new Date(S).toISOString(), end: new Date(S + 30 * MIN).toISOString() },
+      dropoffWindow: { start: new Date(S).toISOString(), end: new Date(S + 31 * MIN).toISOString() },
+    });
+    assert.equal(long.statusCode, 201, long.body);
+    assert.ok(long.json().durationSeconds > 31 * 60);
+    assert.equal(long.json().availability, 'BLOCK');
+  });
+
   test('a scheduled ride searches until scheduledAt + 10m; its customer is told once at scheduledAt − 10m', async () => {
     const scheduledAt = at(2 * 60 * MIN);
     const res = await post(t, '/api/rides', await h(customer), rideBody(customer.countryId, { scheduledAt }));

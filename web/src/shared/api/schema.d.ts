@@ -13156,6 +13156,27 @@ export interface operations {
                      * @description the country whose tariff and currency apply; both points must be in it
                      */
                     countryId: string;
+                    /** @description When the driver is to pick up (absent: as soon as possible). RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    pickupWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description When the package is to be delivered; its end is not before the pickup window's. RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    dropoffWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
+                    /**
+                     * Format: date-time
+                     * @description A ride booked ahead: the driver is to be at the pickup then (at least RIDE_SCHEDULE_MIN_AHEAD, at most SCHEDULE_MAX_AHEAD ahead); absent: now
+                     */
+                    scheduledAt?: string;
                 };
             };
         };
@@ -13206,6 +13227,10 @@ export interface operations {
                          * @description QUOTE_TTL after now: pass the id as quoteId to POST /packages or POST /rides before then
                          */
                         expiresAt: string;
+                        pickupEta?: string | null;
+                        dropoffEta?: string | null;
+                        /** @description BLOCK: no driver of the vehicle type active in the area (the surge cell and its 8 neighbours) in the last 7 days, or the drop-off window cannot be reached by travel time; WARN: that hour a week before had fewer drivers than jobs; OK otherwise. A job can be created whatever the answer */
+                        availability?: "OK" | "WARN" | "BLOCK";
                     };
                 };
             };
