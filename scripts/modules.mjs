@@ -10,16 +10,21 @@
 /** @type {Record<string, { imports: string[]; about: string }>} */
 export const modules = {
   // Reference data and accounts.
-  countries: { imports: [], about: 'countries (reference data) and their administration' },
+  // Time (section 22): pure window rules and the scheduled wake-up; its hooks are handed in (it imports no feature).
+  scheduling: { imports: [], about: 'windows, booking ahead, lead time, the durable wake-up of scheduled jobs' },
+  countries: { imports: ['scheduling'], about: 'countries (reference data) and their administration' },
   auth: { imports: ['countries'], about: 'registration, login, SMS codes, passwords, sessions, accounts' },
   admin: { imports: ['auth'], about: 'account approval and administration' },
   // Drivers and the live index.
   matching: { imports: ['auth', 'countries'], about: 'the live driver index, its loader and write-behind' },
-  drivers: { imports: ['jobs', 'matching'], about: 'availability (written through the job core\'s claims), positions (HTTP and WebSocket)' },
+  drivers: {
+    imports: ['jobs', 'matching'],
+    about: "availability (written through the job core's claims), positions (HTTP and WebSocket)",
+  },
   profiles: { imports: ['drivers', 'matching'], about: 'driver, business and company profiles' },
   'device-keys': { imports: ['drivers', 'matching'], about: 'device keys and the OsmAnd position intake' },
   routing: { imports: ['matching'], about: 'the router: straight, road graph, OSRM, Valhalla; routes and matrices' },
-  pricing: { imports: ['matching', 'routing'], about: 'tariffs, quotes, surge, routing' },
+  pricing: { imports: ['matching', 'routing', 'scheduling'], about: 'tariffs, quotes, surge, routing' },
   // Money: ledger, payouts, invoices, earnings; none of them imports a job module.
   ledger: { imports: [], about: 'accounts, postings, balances, receipts' },
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },
@@ -32,12 +37,15 @@ export const modules = {
     about: 'the job core: transitions, lifecycle, claims, the money port',
   },
   webhooks: { imports: [], about: 'endpoints, the outbox, the delivery worker' },
-  packages: { imports: ['jobs', 'matching', 'webhooks'], about: 'packages, the business statement' },
-  rides: { imports: ['jobs', 'matching'], about: 'rides' },
+  packages: { imports: ['jobs', 'matching', 'scheduling', 'webhooks'], about: 'packages, the business statement' },
+  rides: { imports: ['jobs', 'matching', 'scheduling'], about: 'rides' },
   dispatch: { imports: ['jobs', 'matching', 'packages', 'rides'], about: 'offers: policy, sweep, routes' },
   proof: { imports: ['packages'], about: 'proof of delivery: upload, images, storage' },
   ratings: { imports: ['ledger'], about: 'ratings, averages, tips, alerts' },
-  tracking: { imports: ['matching', 'packages', 'rides'], about: 'tracking links, streams, the live map' },
+  tracking: {
+    imports: ['matching', 'packages', 'rides', 'scheduling'],
+    about: 'tracking links, streams, the live map',
+  },
   push: { imports: ['jobs', 'webhooks'], about: 'Web Push: subscriptions, VAPID keys, the sender' },
   geocoding: { imports: [], about: 'GET /geocode, the geocoder proxy' },
   health: { imports: [], about: '/health, /health/ready, /metrics' },

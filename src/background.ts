@@ -4,6 +4,8 @@
 import { isDatabaseUnavailable } from './db/availability.js';
 import type { Deps } from './deps.js';
 import type { Services } from './services.js';
+import { clockRate } from './shared/clock.js';
+import { SCHEDULER_POLL_MS } from './modules/scheduling/scheduling.service.js';
 
 export interface Loop {
   name: string;
@@ -59,7 +61,7 @@ export function periodic(
 
 export function sharedWork(deps: Deps, services: Services, options: { webhookWorker: boolean }): Loop[] {
   const loops = [
-    periodic(deps, 'ride expiry sweep', SWEEP_INTERVAL_MS, () =>
+    periodic(deps, 'ride expiry sweep', Math.max(50, SWEEP_INTERVAL_MS / clockRate(deps.clock)), () =>
       Promise.all([services.rides.expireStale(), services.idempotency.purgeExpired()]),
     ),
     // At start too, so that processes restarted more often than the interval still purge.
@@ -79,7 +81,35 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
   const mpesaB2c = services.mpesaB2c;
   if (mpesaB2c) loops.push(periodic(deps, 'M-Pesa B2C', MPESA_SWEEP_INTERVAL_MS, () => mpesaB2c.sweep(), true));
   if (deps.config.dispatch.mode === 'offer') {
-    const sweep = periodic(deps, 'dispatch sweep', DISPATCH_SWEEP_INTERVAL_MS, () => services.dispatch.sweep(), true);
+    // CLOCK_RATE (section 22): the loops that keep section 13's and 22's timing run that many times more often.
+    const rate = clockRate(deps.clock);
+    const sweep = periodic(
+      deps,
+      'dispatch sweep',
+      Math.max(50, DISPATCH_SWEEP_INTERVAL_MS / rate),
+      () => services.dispatch.sweep(),
+      true,
+    );
+    // Scheduled jobs (section 22): due wake-ups and notices, every few seconds on every instance (each
+    // job claimed once), and this instance's timer for the nearest wake-up in between.
+    const scheduler = periodic(
+      deps,
+      'scheduled wake-ups',
+      Math.max(50, SCHEDULER_POLL_MS / rate),
+      () => services.scheduling.tick(),
+      true,
+    );
+    const wakeUps: Loop = {
+      name: 'scheduled wake-ups',
+      start: () => {
+        services.scheduling.start();
+        scheduler.start();
+      },
+      stop: async () => {
+        await scheduler.stop();
+        await services.scheduling.stop();
+      },
+    };
     loops.push({
       name: 'dispatch sweep',
       // Dispatch picks drivers from the live index: a worker process loads one for it too.
@@ -93,6 +123,8 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
         await services.live.stop();
       },
     });
+    // After the sweep's start: a woken job is offered from the live index it loads.
+    loops.push(wakeUps);
   }
   if (options.webhookWorker) {
     const worker = services.webhookWorker;

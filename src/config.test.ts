@@ -404,7 +404,8 @@ test('a duration above its maximum is refused, naming the variable and its maxim
 });
 
 // Dates compared in the database, never a timer: these may exceed what a Node timer takes.
-const NOT_TIMERS = new Set(['REFRESH_TOKEN_TTL', 'REMEMBER_ME_REFRESH_TOKEN_TTL']);
+// SCHEDULE_MAX_AHEAD bounds how far ahead a window may start: never a timer's delay (the scheduler's timer is capped).
+const NOT_TIMERS = new Set(['REFRESH_TOKEN_TTL', 'REMEMBER_ME_REFRESH_TOKEN_TTL', 'SCHEDULE_MAX_AHEAD']);
 const TIMER_LIMIT_MS = 2 ** 31 - 1;
 
 test('every duration variable has a maximum: accepted at it, refused above it (30d too), documented', () => {

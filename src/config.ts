@@ -31,6 +31,7 @@ import {
 import { readRouting, type RoutingConfig } from './config/routing.js';
 import { readSms, type SmsConfig } from './config/sms.js';
 import { readMpesa, type MpesaConfig } from './config/mpesa.js';
+import { readScheduling, type SchedulingConfig } from './config/scheduling.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
 export type { RateLimitSpec };
@@ -58,6 +59,7 @@ export interface Config {
   optimizer: OptimizerConfig;
   /** Undefined when M-Pesa is off (MPESA_CONSUMER_KEY unset). */
   mpesa: MpesaConfig | undefined;
+  scheduling: SchedulingConfig;
 }
 
 export class ConfigError extends Error {
@@ -117,5 +119,6 @@ function readConfig(r: EnvReader): Config {
     routing: readRouting(r),
     optimizer: readOptimizer(r),
     mpesa: readMpesa(r, server),
+    scheduling: readScheduling(r, server),
   };
 }

@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { LocalBus, RedisBus, type Bus } from './shared/bus.js';
 import { createRedisClient, RedisHealth } from './shared/redis.js';
-import { systemClock, type Clock } from './shared/clock.js';
+import { scaledClock, systemClock, type Clock } from './shared/clock.js';
 import { createMetrics, type Metrics } from './shared/metrics.js';
 
 export interface Deps {
@@ -98,7 +98,12 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       redis,
       redisHealth,
       bus,
-      clock: overrides.clock ?? systemClock,
+      // CLOCK_RATE (section 22): the service's clock runs faster (tests and the simulator; refused in production).
+      clock:
+        overrides.clock ??
+        (config.scheduling.clockRate !== 1
+          ? scaledClock(config.scheduling.clockRate, config.scheduling.clockAnchorMs ?? undefined)
+          : systemClock),
       metrics: createMetrics(),
       close: async () => {
         for (const close of closers.reverse()) await close().catch((err) => logger.warn({ err }, 'close failed'));

@@ -4,6 +4,11 @@ import type { Deps } from './deps.js';
 import { IdempotencyStore } from './http/idempotency.js';
 import { IdempotencyRepository } from './http/idempotency.repository.js';
 import { AdminService } from './modules/admin/admin.service.js';
+import { SchedulingRepository } from './modules/scheduling/scheduling.repository.js';
+import { SchedulingService } from './modules/scheduling/scheduling.service.js';
+import { SurgeGrid } from './modules/pricing/surge.js';
+import { AvailabilityRepository } from './modules/pricing/availability.repository.js';
+import { QuoteTiming } from './modules/pricing/quote-timing.js';
 import { AccountService } from './modules/auth/accounts.service.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { CodesRepository } from './modules/auth/codes.repository.js';
@@ -142,6 +147,8 @@ export interface Services {
   osmand: OsmAndIntake;
   /** POST /optimizations: the solver's thread, or OPTIMIZER_URL. */
   optimizer: OptimizerService;
+  /** Scheduled jobs (section 22): their lead and their durable wake-up (polled by background.ts). */
+  scheduling: SchedulingService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -258,6 +265,11 @@ export async function createServices(deps: Deps): Promise<Services> {
       registry: deps.metrics.registry,
       redis: deps.redis,
       config,
+      timing: new QuoteTiming({
+        repo: new AvailabilityRepository(db),
+        grid: new SurgeGrid(config.pricing.surgeCellMeters),
+        clock,
+      }),
     },
     live,
     router,
@@ -274,6 +286,43 @@ export async function createServices(deps: Deps): Promise<Services> {
     pricing,
     watcher: push,
     money,
+  };
+  // Scheduled jobs (section 22): waking one prices it (packages' and rides' services) and offers it (dispatch).
+  const surgeGrid = new SurgeGrid(config.pricing.surgeCellMeters);
+  const scheduling = new SchedulingService({
+    db,
+    repo: new SchedulingRepository(db),
+    clock,
+    bus,
+    logger: deps.logger,
+    config: config.scheduling,
+    dispatching: config.dispatch.mode === 'offer',
+    areaOf: (lat, lng) => {
+      const [row, col] = surgeGrid.cellOf(lat, lng);
+      const boxes = surgeGrid.block(row, col).map(([r, lo, hi]) => surgeGrid.box(r, lo, hi));
+      return {
+        key: `${row}:${col}`,
+        south: Math.min(...boxes.map((b) => b[0])),
+        west: Math.min(...boxes.map((b) => b[1])),
+        north: Math.max(...boxes.map((b) => b[2])),
+        east: Math.max(...boxes.map((b) => b[3])),
+      };
+    },
+    reprice: (trx, jobType, jobId) =>
+      jobType === 'PACKAGE' ? packages.repriceScheduled(trx, jobId) : rides.repriceScheduled(trx, jobId),
+    kick: (jobType, jobId) => dispatch.kick(jobType, jobId),
+    tellUnaccepted: async (ride) => {
+      push.rideUnaccepted(ride.customerId, { jobId: ride.jobId, scheduledAt: ride.scheduledAt.toISOString() });
+      await sms.send(
+        ride.phone,
+        `No driver has accepted your ride at ${ride.scheduledAt.toISOString().slice(11, 16)} UTC yet: we keep looking until 10 minutes after it.`,
+      );
+    },
+  });
+  const timing = {
+    windows: config.scheduling,
+    booking: config.scheduling,
+    scheduling,
   };
   const links = new TrackingTokens(config.auth.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
@@ -294,6 +343,7 @@ export async function createServices(deps: Deps): Promise<Services> {
   });
   const packages: PackageService = new PackageService({
     ...jobs,
+    ...timing,
     db,
     repo: packagesRepo,
     secret: config.auth.jwtSecret,
@@ -301,7 +351,13 @@ export async function createServices(deps: Deps): Promise<Services> {
     notifier: tracking,
     outbox,
   });
-  const rides: RideService = new RideService({ ...jobs, db, repo: ridesRepo, flushPositions: () => live.flush() });
+  const rides: RideService = new RideService({
+    ...jobs,
+    ...timing,
+    db,
+    repo: ridesRepo,
+    flushPositions: () => live.flush(),
+  });
   const trackingHub = new TrackingHub({
     bus,
     logger: deps.logger,
@@ -380,6 +436,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     rides,
     dispatch,
     pricing,
+    scheduling,
     tracking,
     trackingHub,
     liveMap,

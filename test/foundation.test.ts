@@ -19,7 +19,16 @@ describe('foundation', () => {
     for (const code of ['KE', 'NG', 'GH', 'UG', 'TZ', 'RW', 'ZA', 'EG', 'GB', 'US'])
       assert.ok(codes.includes(code), code);
     const kenya = body.items.find((c: { code: string }) => c.code === 'KE');
-    assert.deepEqual(Object.keys(kenya).sort(), ['codMax', 'code', 'currency', 'dialCode', 'id', 'minorUnits', 'name']);
+    assert.deepEqual(Object.keys(kenya).sort(), [
+      'codMax',
+      'code',
+      'currency',
+      'dialCode',
+      'id',
+      'minorUnits',
+      'name',
+      'timeZone',
+    ]);
     assert.equal(kenya.minorUnits, 2);
     assert.equal(kenya.dialCode, '+254');
     assert.equal(kenya.currency, 'KES');

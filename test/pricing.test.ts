@@ -57,12 +57,15 @@ describe('quotes and tariffs', () => {
       Object.keys(q).sort(),
       [
         'amount',
+        'availability',
         'breakdown',
         'currency',
         'distanceMeters',
+        'dropoffEta',
         'durationSeconds',
         'expiresAt',
         'id',
+        'pickupEta',
         'pickupEtaSeconds',
       ].sort(),
     );

@@ -103,10 +103,14 @@ describe('live tracking', () => {
     assert.deepEqual(Object.keys(body).sort(), [
       'driver',
       'dropoff',
+      'dropoffWindow',
       'etaSeconds',
       'pickup',
+      'pickupWindow',
+      'scheduledAt',
       'status',
       'statusHistory',
+      'timeZone',
       'updatedAt',
     ]);
     for (const secret of [

@@ -19,6 +19,7 @@ import * as m0021 from './0021_device_keys.js';
 import * as m0022 from './0022_proof.js';
 import * as m0023 from './0023_invoices.js';
 import * as m0024 from './0024_receipt_lists.js';
+import * as m0025 from './0025_scheduling.js';
 import * as m0027 from './0027_mpesa.js';
 
 export const migrations: Record<string, Migration> = {
@@ -42,5 +43,6 @@ export const migrations: Record<string, Migration> = {
   '0022_proof': m0022,
   '0023_invoices': m0023,
   '0024_receipt_lists': m0024,
+  '0025_scheduling': m0025,
   '0027_mpesa': m0027,
 };

@@ -3,7 +3,7 @@ import type { Generated } from 'kysely';
 import type { VehicleType } from './foundation.js';
 
 export type JobTypeName = 'PACKAGE' | 'RIDE';
-export type DispatchJobState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE';
+export type DispatchJobState = 'SCHEDULED' | 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE';
 export type OfferState = 'OPEN' | 'ACCEPTED' | 'DECLINED' | 'LAPSED' | 'WITHDRAWN';
 
 export interface DispatchJobsTable {
@@ -17,6 +17,13 @@ export interface DispatchJobsTable {
   next_attempt_at: Date;
   created_at: Date;
   updated_at: Date;
+  /** Scheduled jobs (migration 0025, contract section 22): the promised start and the lead it enters dispatch by. */
+  scheduled_start?: Date | null;
+  lead_seconds?: number | null;
+  lead_samples?: number | null;
+  entered_at?: Date | null;
+  notify_at?: Date | null;
+  notified_at?: Date | null;
 }
 
 export interface DispatchOffersTable {

@@ -17,6 +17,8 @@ export interface CountriesTable {
   dial_code: string;
   /** The most a package's cash on delivery may be, in the currency's minor unit (migration 0018). */
   cod_max: ColumnType<number, number | undefined, number>;
+  /** IANA time zone of the country's days and slots (migration 0025). */
+  time_zone: ColumnType<string, string | undefined, string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

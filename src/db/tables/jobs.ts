@@ -56,6 +56,12 @@ export interface PackagesTable extends JobPriceColumns {
   proof_signature_key: Nullish<string>;
   proof_recipient_name: Nullish<string>;
   proof_at: Nullish<Date>;
+  /** Windows and the job's own time zone (migration 0025, contract section 22); null: ASAP. */
+  pickup_window_start: Nullish<Date>;
+  pickup_window_end: Nullish<Date>;
+  dropoff_window_start: Nullish<Date>;
+  dropoff_window_end: Nullish<Date>;
+  time_zone: Nullish<string>;
 }
 
 export type ProofKind = 'PHOTO' | 'SIGNATURE';
@@ -120,6 +126,9 @@ export interface RidesTable extends JobPriceColumns {
   fare_amount: Nullish<number>;
   /** The final fare's breakdown, the actual distance and time, and whether the cap applied. */
   fare_detail: Nullish<unknown, string>;
+  /** A ride booked ahead (migration 0025, contract section 22): the driver is to be at the pickup then. */
+  scheduled_at: Nullish<Date>;
+  time_zone: Nullish<string>;
 }
 
 /** The positions a ride's driver reported while it was IN_PROGRESS (written behind with the driver's position). */

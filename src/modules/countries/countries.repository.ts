@@ -6,7 +6,17 @@ import type { CountriesTable } from '../../db/schema.js';
 
 export type CountryRow = Selectable<CountriesTable>;
 
-const COUNTRY_COLUMNS = ['id', 'code', 'name', 'currency', 'dial_code', 'cod_max', 'created_at', 'updated_at'] as const;
+const COUNTRY_COLUMNS = [
+  'id',
+  'code',
+  'name',
+  'currency',
+  'dial_code',
+  'cod_max',
+  'time_zone',
+  'created_at',
+  'updated_at',
+] as const;
 
 export class CountriesRepository {
   constructor(private readonly db: DB) {}

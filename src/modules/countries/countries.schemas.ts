@@ -18,6 +18,10 @@ export const CountryResponse = Type.Object({
   codMax: Type.Integer({
     description: "the most a package's cash on delivery may be, in the currency's minor unit (section 21)",
   }),
+  timeZone: Type.String({
+    description:
+      "IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own",
+  }),
 });
 
 export function toCountryResponse(row: Selectable<CountriesTable>) {
@@ -29,6 +33,7 @@ export function toCountryResponse(row: Selectable<CountriesTable>) {
     dialCode: row.dial_code,
     minorUnits: decimalsOf(row.currency),
     codMax: row.cod_max,
+    timeZone: row.time_zone,
   };
 }
 
@@ -46,12 +51,18 @@ const CodMax = Type.Integer({
   description:
     "the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)",
 });
+const TimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED)',
+});
 export const CreateCountryBody = Body({
   code: CountryCode,
   name: CountryName,
   currency: Currency,
   dialCode: DialCode,
   codMax: Type.Optional(CodMax),
+  timeZone: Type.Optional(TimeZone),
 });
 export const UpdateCountryBody = Body(
   {
@@ -60,6 +71,7 @@ export const UpdateCountryBody = Body(
     currency: Type.Optional(Currency),
     dialCode: Type.Optional(DialCode),
     codMax: Type.Optional(CodMax),
+    timeZone: Type.Optional(TimeZone),
   },
   { minProperties: 1 },
 );

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { minorUnitsOf } from '../../shared/money.js';
+import { checkTimeZone } from '../scheduling/windows.js';
 import type { CountriesRepository } from './countries.repository.js';
 import { toCountryResponse } from './countries.schemas.js';
 
@@ -13,6 +14,8 @@ export interface CountryInput {
   dialCode: string;
   /** Cash on delivery maximum, minor units (section 21); the column's default when absent. */
   codMax?: number;
+  /** IANA time zone (section 22); UTC when absent. */
+  timeZone?: string;
 }
 
 export class CountriesService {
@@ -24,6 +27,7 @@ export class CountriesService {
 
   async createCountry(input: CountryInput) {
     assertIsoCurrency(input.currency);
+    checkTimeZone(input.timeZone, 'body.timeZone');
     if (await this.deps.repo.getIdByCode(input.code))
       throw conflict(`Country ${input.code} already exists`, 'COUNTRY_EXISTS');
     const now = this.deps.clock.now();
@@ -34,6 +38,7 @@ export class CountriesService {
       currency: input.currency,
       dial_code: input.dialCode,
       ...(input.codMax !== undefined ? { cod_max: input.codMax } : {}),
+      ...(input.timeZone !== undefined ? { time_zone: input.timeZone } : {}),
       created_at: now,
       updated_at: now,
     });
@@ -41,8 +46,9 @@ export class CountriesService {
   }
 
   async updateCountry(id: string, changes: Partial<CountryInput>) {
-    const { code, name, currency, dialCode, codMax } = changes;
+    const { code, name, currency, dialCode, codMax, timeZone } = changes;
     if (currency) assertIsoCurrency(currency);
+    checkTimeZone(timeZone, 'body.timeZone');
     if (code && (await this.deps.repo.getIdByCode(code, id)))
       throw conflict(`Country ${code} already exists`, 'COUNTRY_EXISTS');
     const row = await this.deps.repo.update(id, {
@@ -51,6 +57,7 @@ export class CountriesService {
       ...(currency ? { currency } : {}),
       ...(dialCode ? { dial_code: dialCode } : {}),
       ...(codMax !== undefined ? { cod_max: codMax } : {}),
+      ...(timeZone !== undefined ? { time_zone: timeZone } : {}),
       updated_at: this.deps.clock.now(),
     });
     if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');

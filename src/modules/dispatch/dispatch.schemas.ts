@@ -50,6 +50,23 @@ export const DispatchLog = Type.Object({
   jobType: JobType,
   status: Type.String(),
   dispatch: Type.Object({ ...DispatchInfo.properties, nextAttemptAt: Nullable(DateTime) }),
+  scheduled: Nullable(
+    Type.Object(
+      {
+        start: DateTime,
+        leadSeconds: Type.Integer({
+          description:
+            "The lead used: p90 of the area's accept-to-arrival times over 7 days (at least 20 samples) or DISPATCH_LEAD_DEFAULT, plus DISPATCH_LEAD_BUFFER",
+        }),
+        leadSamples: Type.Integer({
+          description: 'The samples the p90 was taken over (fewer than 20: the default was used)',
+        }),
+        enteredAt: Nullable(DateTime),
+        customerToldAt: Nullable(DateTime),
+      },
+      { description: 'A scheduled job (section 22): it entered dispatch at start − lead; null for an ASAP job' },
+    ),
+  ),
   offers: Type.Array(
     Type.Object({
       id: Type.String(),

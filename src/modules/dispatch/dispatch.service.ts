@@ -244,7 +244,8 @@ export class DispatchService implements DispatchHooks {
   async dispatch(jobType: JobTypeName, jobId: string): Promise<Offer | null> {
     const { repo, clock, config } = this.deps;
     const row = await repo.dispatchRow(jobId);
-    if (!row || row.state === 'OFFERED' || row.state === 'DONE') return null;
+    // A scheduled job is not offered before start − lead: the scheduler's wake-up moves it to SEARCHING.
+    if (!row || row.state === 'OFFERED' || row.state === 'DONE' || row.state === 'SCHEDULED') return null;
     const job = await repo.loadJob(jobType, jobId);
     if (!job) return null;
     if (job.status !== WAITING[jobType]) {
@@ -479,6 +480,17 @@ export class DispatchService implements DispatchHooks {
         attempts: job?.attempts ?? 0,
         nextAttemptAt: job && waiting ? new Date(job.next_attempt_at).toISOString() : null,
       },
+      // A scheduled job (section 22): its start, the lead it entered dispatch by, and when it did.
+      scheduled:
+        job?.scheduled_start && job.lead_seconds !== null && job.lead_seconds !== undefined
+          ? {
+              start: new Date(job.scheduled_start).toISOString(),
+              leadSeconds: job.lead_seconds,
+              leadSamples: job.lead_samples ?? 0,
+              enteredAt: job.entered_at ? new Date(job.entered_at).toISOString() : null,
+              customerToldAt: job.notified_at ? new Date(job.notified_at).toISOString() : null,
+            }
+          : null,
       offers: offers.map((o) => {
         const choice = json<Choice>(o.choice as never);
         return {

@@ -104,10 +104,10 @@ export const NearbyResponse = Type.Object({ items: Type.Array(NearbyJob), radius
 /** Where the job stands in dispatch (contract section 13). */
 export const DispatchInfo = Type.Object({
   state: Type.Union(
-    ['SEARCHING', 'OFFERED', 'NO_DRIVERS', 'DONE', 'OFF'].map((s) => Type.Literal(s)),
+    ['SCHEDULED', 'SEARCHING', 'OFFERED', 'NO_DRIVERS', 'DONE', 'OFF'].map((s) => Type.Literal(s)),
     {
       description:
-        'SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched',
+        'SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched',
     },
   ),
   attempts: Type.Integer({ description: 'Offers made for this job' }),

@@ -170,7 +170,7 @@ export interface JobChangeWatcher {
 /** A keyed request's answer, made from the job as the change left it and stored in the change's transaction (http/idempotency.ts). */
 export type AnswerHook<Row> = (trx: Trx, row: Row) => Promise<void>;
 
-export type DispatchState = 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
+export type DispatchState = 'SCHEDULED' | 'SEARCHING' | 'OFFERED' | 'NO_DRIVERS' | 'DONE' | 'OFF';
 
 /** The job's `dispatch` field: its dispatch row's state while it waits, DONE once it left dispatch, OFF without one. */
 export function dispatchField(

@@ -5,9 +5,13 @@ export async function countryExists(db: Executor, id: string): Promise<boolean> 
   return Boolean(await db.selectFrom('countries').select('id').where('id', '=', id).executeTakeFirst());
 }
 
-/** A country's currency and cash-on-delivery maximum (section 21), or undefined when there is no such country. */
+/** A country's currency, cash-on-delivery maximum (section 21) and time zone (section 22), or undefined when there is no such country. */
 export function countryMoney(db: Executor, id: string) {
-  return db.selectFrom('countries').select(['currency', 'cod_max']).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('countries')
+    .select(['currency', 'cod_max', 'time_zone'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function customerExists(db: Executor, id: string): Promise<boolean> {

@@ -10,6 +10,8 @@ import { badRequest, forbidden, notFound } from '../../shared/errors.js';
 import { priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
 import { countryMoney, customerExists } from '../jobs/references.repository.js';
+import type { SchedulingService } from '../scheduling/scheduling.service.js';
+import { scheduledStart, validateWindows, type WindowRules } from '../scheduling/windows.js';
 import { moneyFields, type PackagePresenter, type TrackingLinks } from './package-views.js';
 import type { PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, FullPackage } from './packages.schemas.js';
@@ -40,6 +42,9 @@ export interface PackageCreationDeps {
   notifier?: RecipientNotifier;
   codes: DeliveryCodes;
   presenter: PackagePresenter;
+  /** Windows (contract section 22): their rules, and the wake-up of a scheduled package. */
+  windows: WindowRules;
+  scheduling?: Pick<SchedulingService, 'plan' | 'planned'>;
   /** Offers a new package to the drivers nearby (the lifecycle's offerNearby); returns how many. */
   offerNearby(job: {
     id: string;
@@ -53,6 +58,8 @@ export interface PackageCreationDeps {
 export class PackageCreation {
   /** Packages created with notifyRecipient whose creation message waits for announce (after commit). */
   private readonly notifyOnAnnounce = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+  /** Scheduled packages created here, and when they wake: announce leaves them out of dispatch until then. */
+  private readonly dueOnAnnounce = new LRUCache<string, Date>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: PackageCreationDeps) {}
 
@@ -64,6 +71,7 @@ export class PackageCreation {
       if (!isValidPhoneNumber(stop.contactPhone))
         throw badRequest(`body.${field}.contactPhone must be a valid phone number`);
     }
+    const windows = validateWindows(body, this.deps.clock.nowMs(), this.deps.windows);
     let customerId: string | null = body.customerId ?? null;
     if (auth.role === 'CUSTOMER') {
       if (customerId !== null && customerId !== auth.userId) {
@@ -120,6 +128,11 @@ export class PackageCreation {
       proof_required: `{${(body.proofRequired ?? []).join(',')}}`,
       created_at: now,
       updated_at: now,
+      pickup_window_start: windows.pickupWindow?.start ?? null,
+      pickup_window_end: windows.pickupWindow?.end ?? null,
+      dropoff_window_start: windows.dropoffWindow?.start ?? null,
+      dropoff_window_end: windows.dropoffWindow?.end ?? null,
+      time_zone: windows.timeZone ?? country.time_zone,
     });
     if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
     await this.deps.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
@@ -130,6 +143,17 @@ export class PackageCreation {
       ...body.pickup.location,
       at: now,
     });
+    const start = scheduledStart(windows);
+    if (start) {
+      const planned = await this.deps.scheduling?.plan(trx, {
+        jobType: 'PACKAGE',
+        jobId: id,
+        start,
+        ...body.pickup.location,
+        at: now,
+      });
+      if (planned) this.dueOnAnnounce.set(id, planned.dueAt);
+    }
     const row = (await this.deps.repo.load(id, trx))!;
     return {
       ...this.deps.presenter.respond(row),
@@ -167,6 +191,13 @@ export class PackageCreation {
     // Here, not in create: after commit, and not again for an idempotent replay.
     if (this.notifyOnAnnounce.delete(pkg.id))
       this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
+    const dueAt = this.dueOnAnnounce.get(pkg.id);
+    if (dueAt) {
+      // Scheduled: offered from start − lead (this instance's timer, or any instance's poll), not now.
+      this.dueOnAnnounce.delete(pkg.id);
+      this.deps.scheduling?.planned(dueAt);
+      return 0;
+    }
     const { lat, lng } = pkg.pickup.location;
     return this.deps.offerNearby({
       id: pkg.id,

@@ -7,6 +7,7 @@ import { json } from '../../db/json.js';
 import { cancellationFeeNow, money, viewerMoney, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields } from '../jobs/lifecycle.js';
 import { jobEarnings, seesEarnings } from '../jobs/job-money.js';
+import { windowView } from '../scheduling/windows.js';
 import { checkPackageTransition, type PackageActor } from './package-status.js';
 import type { PackageRow } from './packages.repository.js';
 import type { FullPackage, PackageResponse } from './packages.schemas.js';
@@ -123,6 +124,9 @@ export function shown(body: FullPackage, view: PackageView): PackageResponse {
     createdAt: body.createdAt,
     updatedAt: body.updatedAt,
     dispatch: body.dispatch,
+    pickupWindow: body.pickupWindow,
+    dropoffWindow: body.dropoffWindow,
+    timeZone: body.timeZone,
     price: body.price,
     cancellationFee: body.cancellationFee,
     // What delivering will need; the proof itself is for those who see the whole package.
@@ -141,6 +145,9 @@ export function toResponse(row: PackageRow, trackingUrl: string): FullPackage {
     pickup: json<StopJson>(row.pickup),
     dropoff: json<StopJson>(row.dropoff),
     parcel: json<ParcelJson>(row.parcel),
+    pickupWindow: windowView(row.pickup_window_start, row.pickup_window_end),
+    dropoffWindow: windowView(row.dropoff_window_start, row.dropoff_window_end),
+    timeZone: row.time_zone,
     price: money(row.price_amount, row.price_currency),
     cancellationFee: money(row.cancellation_fee, row.price_currency),
     paymentMethod: row.payment_method,

@@ -1,7 +1,7 @@
 // Kysely for packages and their history. The hot reads are batched and, on a PostgreSQL server,
 // run as named prepared statements.
 import DataLoader from 'dataloader';
-import { CompiledQuery, sql, type Insertable, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import type pg from 'pg';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
@@ -52,6 +52,11 @@ const PACKAGE_JSON_SELECT = `
         'recipientName', p.proof_recipient_name,
         'at', ${isoSql('p.proof_at')})) end,
       'createdAt', ${isoSql('p.created_at')}, 'updatedAt', ${isoSql('p.updated_at')},
+      'pickupWindow', case when p.pickup_window_start is not null then json_build_object(
+        'start', ${isoSql('p.pickup_window_start')}, 'end', ${isoSql('p.pickup_window_end')}) end,
+      'dropoffWindow', case when p.dropoff_window_start is not null then json_build_object(
+        'start', ${isoSql('p.dropoff_window_start')}, 'end', ${isoSql('p.dropoff_window_end')}) end,
+      'timeZone', p.time_zone,
       'dispatch', json_build_object(
         'state', case when p.status <> 'PENDING' then (case when dj.job_id is null then 'OFF' else 'DONE' end)
                       when dj.state is null or dj.state = 'DONE' then 'OFF' else dj.state end,
@@ -108,6 +113,11 @@ const PACKAGE_OWN_COLUMNS = [
   'p.proof_signature_key',
   'p.proof_recipient_name',
   'p.proof_at',
+  'p.pickup_window_start',
+  'p.pickup_window_end',
+  'p.dropoff_window_start',
+  'p.dropoff_window_end',
+  'p.time_zone',
 ] as const;
 
 /** A status history item as the trigger of migration 0006 appends it to packages.status_history. */
@@ -270,6 +280,19 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .orderBy('p.id', 'desc')
       .limit(filter.limit + 1)
       .execute();
+  }
+
+  /** What pricing a waking scheduled package needs (contract section 22), read in its wake-up's transaction. */
+  pricingFacts(trx: Executor, id: string) {
+    return trx
+      .selectFrom('packages')
+      .select(['status', 'quote_id', 'pickup', 'dropoff', 'vehicle_type', 'country_id'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async setPrice(trx: Executor, id: string, columns: Updateable<PackagesTable>): Promise<void> {
+    await trx.updateTable('packages').set(columns).where('id', '=', id).execute();
   }
 
   async insert(

@@ -14,6 +14,7 @@ import {
   StatusHistoryItem,
   ViewerMoneyFields,
 } from '../jobs/jobs.schemas.js';
+import { WindowFields, WindowViews } from '../scheduling/scheduling.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
@@ -69,6 +70,7 @@ export const CreatePackageBody = Body({
   reference: Type.Optional(Text(100)),
   requireDeliveryCode: Type.Optional(Type.Boolean()),
   quoteId: QuoteIdField,
+  ...WindowFields,
   notifyRecipient: Type.Optional(
     Type.Boolean({
       description: 'Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT',
@@ -139,8 +141,9 @@ const packageProperties = {
   createdAt: DateTime,
   updatedAt: DateTime,
   dispatch: DispatchInfo,
+  ...WindowViews,
   price: NullableMoney(
-    'Locked from the quote, or computed at creation; null only for packages created before prices existed',
+    'Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed',
   ),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
   paymentMethod: Type.Optional(PaymentMethod),

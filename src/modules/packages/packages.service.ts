@@ -4,19 +4,22 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { PackageStatus } from '../../db/tables/jobs.js';
+import type { PackageStatus, StopJson } from '../../db/tables/jobs.js';
+import { json } from '../../db/json.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import type { RecordAnswer } from '../../shared/record-answer.js';
 import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
 import type { DriverIndex } from '../matching/driver-index.js';
-import { cancellationFeeFor, type JobPricing } from '../jobs/job-price.js';
+import { cancellationFeeFor, priceColumns, type JobPricing } from '../jobs/job-price.js';
 import { JobLifecycle, type DispatchHooks, type JobChangeWatcher } from '../jobs/lifecycle.js';
 import { findDriver } from '../jobs/references.repository.js';
 import { moneyFacts, type JobMoneyHook } from '../jobs/job-money.js';
 import { recordDeliveryEvent } from '../webhooks/outbox.js';
 import type { OutboxRepository } from '../webhooks/outbox.repository.js';
+import type { SchedulingService } from '../scheduling/scheduling.service.js';
+import type { WindowRules } from '../scheduling/windows.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import { DeliveryCodes, PackageCreation, type RecipientNotifier } from './package-creation.js';
 import { PackageReads } from './package-reads.js';
@@ -58,6 +61,9 @@ export interface PackageServiceDeps {
   money?: JobMoneyHook;
   /** The webhook outbox (built once in services.ts). */
   outbox: OutboxRepository;
+  /** Windows (contract section 22): their rules, and the wake-up of a scheduled package. */
+  windows: WindowRules;
+  scheduling?: Pick<SchedulingService, 'plan' | 'planned'>;
 }
 
 type MoveOptions = {
@@ -124,6 +130,27 @@ export class PackageService {
 
   close(): void {
     this.reads.close();
+  }
+
+  /**
+   * A scheduled package entering dispatch (in its wake-up's transaction) is priced now, with the
+   * tariff and surge of the moment, unless a quote locked its price (contract section 22).
+   */
+  async repriceScheduled(trx: Transaction<Database>, id: string): Promise<boolean> {
+    const row = await this.repo.pricingFacts(trx, id);
+    if (!row || row.status !== 'PENDING' || row.quote_id !== null) return false;
+    const price = await this.deps.pricing.priceWithoutQuote(
+      {
+        kind: 'PACKAGE',
+        pickup: json<StopJson>(row.pickup).location,
+        dropoff: json<StopJson>(row.dropoff).location,
+        vehicleType: row.vehicle_type,
+        countryId: row.country_id,
+      },
+      trx,
+    );
+    await this.repo.setPrice(trx, id, priceColumns(price));
+    return true;
   }
 
   respond(row: PackageRow): FullPackage {

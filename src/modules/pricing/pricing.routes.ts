@@ -33,14 +33,13 @@ export const pricingModule: FeatureModule = async (app, { services, guard }) => 
       },
     },
     async (request, reply) => {
-      const { kind, pickup, dropoff, vehicleType, countryId } = request.body;
-      const quote = await pricing.quote(request.auth.userId, {
-        kind,
-        pickup: pickup.location,
-        dropoff: dropoff.location,
-        vehicleType,
-        countryId,
-      });
+      const { kind, pickup, dropoff, vehicleType, countryId, pickupWindow, dropoffWindow, timeZone, scheduledAt } =
+        request.body;
+      const quote = await pricing.quote(
+        request.auth.userId,
+        { kind, pickup: pickup.location, dropoff: dropoff.location, vehicleType, countryId },
+        { pickupWindow, dropoffWindow, timeZone, scheduledAt },
+      );
       return reply.code(201).send(quote);
     },
   );

@@ -1,4 +1,5 @@
 // Request and response schemas of the pricing module (contract section 18).
+import { ScheduledAtField, WindowFields } from '../scheduling/scheduling.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { MAX_MONEY } from './tariff.js';
@@ -25,6 +26,9 @@ export const QuoteBody = Body({
     format: 'uuid',
     description: 'the country whose tariff and currency apply; both points must be in it',
   }),
+  // Section 22: the same fields as the job (pickupWindow/dropoffWindow/timeZone for a package, scheduledAt for a ride).
+  ...WindowFields,
+  scheduledAt: ScheduledAtField,
 });
 export type QuoteBody = Static<typeof QuoteBody>;
 
@@ -63,6 +67,22 @@ export const QuoteResponse = Type.Object({
     format: 'date-time',
     description: 'QUOTE_TTL after now: pass the id as quoteId to POST /packages or POST /rides before then',
   }),
+  pickupEta: Type.Optional(
+    Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the pickup would be: the window start or scheduledAt (never before now), else now + pickupEtaSeconds; null when no driver is near an ASAP job',
+      }),
+    ),
+  ),
+  dropoffEta: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'pickupEta + durationSeconds' }))),
+  availability: Type.Optional(
+    Type.Union([Type.Literal('OK'), Type.Literal('WARN'), Type.Literal('BLOCK')], {
+      description:
+        'BLOCK: no driver of the vehicle type active in the area (the surge cell and its 8 neighbours) in the last 7 days, or the drop-off window cannot be reached by travel time; WARN: that hour a week before had fewer drivers than jobs; OK otherwise. A job can be created whatever the answer',
+    }),
+  ),
 });
 
 export const TariffBody = Body({

@@ -24,6 +24,8 @@ import type { QuotesRepository } from './quotes.repository.js';
 import { StraightRouter, type Router } from '../routing/router.js';
 import { pathDistanceMeters, type Point } from './routing.js';
 import { Surge } from './surge.js';
+import type { Availability, QuoteTiming } from './quote-timing.js';
+import { validateScheduledAt, validateWindows, type WindowsInput } from '../scheduling/windows.js';
 import {
   cancellationFeeAmount,
   finalFare,
@@ -58,6 +60,9 @@ export interface QuoteResult {
   durationSeconds: number;
   pickupEtaSeconds: number | null;
   expiresAt: string;
+  pickupEta?: string | null;
+  dropoffEta?: string | null;
+  availability?: Availability;
 }
 
 export interface LockQuoteInput extends PriceRequest {
@@ -114,7 +119,14 @@ export interface PricingDeps {
   registry: Registry;
   /** Shares the surge between instances when set. */
   redis: Redis | undefined;
-  config: Pick<Config, 'pricing' | 'drivers' | 'redis'>;
+  config: Pick<Config, 'pricing' | 'drivers' | 'redis'> & Partial<Pick<Config, 'scheduling'>>;
+  /** A quote's pickupEta, dropoffEta and availability (section 22); absent: not answered. */
+  timing?: QuoteTiming;
+}
+
+/** What a quote says about time (section 22): the same fields as the job it prices. */
+export interface QuoteTime extends WindowsInput {
+  scheduledAt?: string;
 }
 
 export class PricingService {
@@ -179,7 +191,11 @@ export class PricingService {
   }
 
   /** POST /quotes: prices the trip and keeps the quote (quote-store.ts) under a new UUID, valid for QUOTE_TTL. */
-  async quote(accountId: string, request: PriceRequest): Promise<QuoteResult> {
+  async quote(accountId: string, request: PriceRequest, time: QuoteTime = {}): Promise<QuoteResult> {
+    const rules = this.deps.config.scheduling;
+    const nowMs = this.deps.clock.nowMs();
+    const windows = rules ? validateWindows(time, nowMs, rules) : null;
+    const scheduledAt = rules ? validateScheduledAt(time.scheduledAt, nowMs, rules) : null;
     const price = await this.price(request, null);
     const now = this.deps.clock.nowMs();
     // The surge is the breakdown's, and the time is createdAt: the rest of the inputs go in as they are.
@@ -195,6 +211,7 @@ export class PricingService {
     };
     await this.quoteStore.put(quote);
     this.quotesGiven.inc({ kind: request.kind, vehicle_type: request.vehicleType });
+    const pickupEtaSeconds = await this.pickupEtaSeconds(request);
     return {
       id: quote.id,
       amount: price.amount,
@@ -202,8 +219,18 @@ export class PricingService {
       breakdown: price.breakdown,
       distanceMeters: quote.distanceMeters,
       durationSeconds: quote.durationSeconds,
-      pickupEtaSeconds: await this.pickupEtaSeconds(request),
+      pickupEtaSeconds,
       expiresAt: new Date(quote.expiresAt).toISOString(),
+      ...(this.deps.timing && windows
+        ? await this.deps.timing.answer({
+            vehicleType: request.vehicleType,
+            pickup: request.pickup,
+            windows,
+            scheduledAt,
+            pickupEtaSeconds,
+            durationSeconds: quote.durationSeconds,
+          })
+        : {}),
     };
   }
 

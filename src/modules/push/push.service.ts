@@ -157,6 +157,22 @@ export class PushService implements JobChangeWatcher {
     );
   }
 
+  /** A ride booked ahead that nobody has accepted 10 minutes before its time (contract section 22): its customer hears of it. */
+  rideUnaccepted(customerId: string, ride: { jobId: string; scheduledAt: string }): void {
+    this.deps.sender?.toUser(
+      customerId,
+      {
+        type: 'job',
+        jobType: 'RIDE',
+        jobId: ride.jobId,
+        status: 'REQUESTED',
+        notice: 'NOT_ACCEPTED_YET',
+        scheduledAt: ride.scheduledAt,
+      },
+      { ttlSeconds: 600, urgency: 'high', kind: 'job' },
+    );
+  }
+
   /** Resolves when the pushes queued so far are sent (tests). */
   async idle(): Promise<void> {
     await this.deps.sender?.idle();

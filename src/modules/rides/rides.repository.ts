@@ -1,5 +1,5 @@
 // Kysely for rides and their history.
-import { sql, type Insertable, type Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction, type Updateable } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { RidesTable, RideStatus } from '../../db/tables/jobs.js';
@@ -41,7 +41,22 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
       .select(['r.pickup_lat', 'r.pickup_lng', 'r.destination_lat', 'r.destination_lng'])
       .select([...DRIVER_SUMMARY_COLUMNS, 'r.status_history'])
       .select(['r.price_amount', 'r.price_currency', 'r.price_inputs', 'r.cancellation_fee', 'r.fare_amount'])
-      .select(['r.payment_method', 'r.commission_rate', 'r.price_breakdown', 'r.cash_collected']);
+      .select(['r.payment_method', 'r.commission_rate', 'r.price_breakdown', 'r.cash_collected'])
+      .select(['r.scheduled_at', 'r.time_zone']);
+  }
+
+  /** What pricing a waking scheduled ride needs (contract section 22), read in its wake-up's transaction. */
+  pricingFacts(trx: Transaction<Database>, id: string) {
+    return trx
+      .selectFrom('rides')
+      .select(['status', 'quote_id', 'pickup_lat', 'pickup_lng', 'destination_lat', 'destination_lng'])
+      .select(['vehicle_type', 'country_id'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async setPrice(trx: Transaction<Database>, id: string, columns: Updateable<RidesTable>): Promise<void> {
+    await trx.updateTable('rides').set(columns).where('id', '=', id).execute();
   }
 
   async load(id: string, trx?: Transaction<Database>): Promise<RideRow | undefined> {
@@ -138,14 +153,17 @@ export class RidesRepository implements JobStore<RideStatus, RideRow> {
   }
 
   /**
-   * Expires REQUESTED rides that entered REQUESTED (created, or released: updated_at) before `cutoff`. One statement (update + history insert), so
+   * Expires REQUESTED rides that entered REQUESTED (created, or released: updated_at) before `cutoff`
+   * (and, booked ahead, whose scheduledAt is before `scheduledBefore`). One statement (update + history insert), so
    * several instances may run it at once: each ride is expired, and recorded, exactly once.
    */
-  async expireRequested(cutoff: Date, now: Date, reason: string): Promise<string[]> {
+  async expireRequested(cutoff: Date, now: Date, reason: string, scheduledBefore: Date): Promise<string[]> {
     const result = await sql<{ ride_id: string }>`
       with expired as (
         update rides set status = 'EXPIRED', updated_at = ${now}
         where status = 'REQUESTED' and updated_at < ${cutoff}
+          -- A ride booked ahead keeps searching until scheduledAt + 10m (contract section 22).
+          and (scheduled_at is null or scheduled_at < ${scheduledBefore})
         returning id
       )
       insert into ride_status_history (ride_id, status, reason, actor_id, at)

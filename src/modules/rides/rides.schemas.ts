@@ -12,6 +12,7 @@ import {
   StatusHistoryItem,
   ViewerMoneyFields,
 } from '../jobs/jobs.schemas.js';
+import { ScheduledAtField, TimeZoneField } from '../scheduling/scheduling.schemas.js';
 import { RIDE_STATUSES } from './ride-status.js';
 
 export const CreateRideBody = Body({
@@ -21,6 +22,8 @@ export const CreateRideBody = Body({
   countryId: Uuid,
   quoteId: QuoteIdField,
   paymentMethod: Type.Optional(PaymentMethod),
+  scheduledAt: ScheduledAtField,
+  timeZone: Type.Optional(TimeZoneField),
 });
 export type CreateRideBody = Static<typeof CreateRideBody>;
 
@@ -40,6 +43,16 @@ export const RideResponse = Type.Object({
   createdAt: DateTime,
   updatedAt: DateTime,
   dispatch: DispatchInfo,
+  scheduledAt: Nullable({
+    ...DateTime,
+    description: 'A ride booked ahead: when the driver is to be at the pickup (null: as soon as possible)',
+  }),
+  timeZone: Nullable(
+    Type.String({
+      description:
+        "The ride's IANA time zone: its own, else its country's (null: a ride made before time zones were kept)",
+    }),
+  ),
   price: NullableMoney(
     'Locked from the quote, or computed at creation; null only for rides requested before prices existed',
   ),

@@ -1,6 +1,7 @@
 // Rides (contract section 10): request, the driver's steps, cancellation and expiry.
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { RideStatus } from '../../db/tables/jobs.js';
@@ -31,7 +32,10 @@ import {
   type StatusSet,
 } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
-import { countryExists } from '../jobs/references.repository.js';
+import { countryMoney } from '../jobs/references.repository.js';
+import type { SchedulingService } from '../scheduling/scheduling.service.js';
+import { SCHEDULED_RIDE_SEARCH_MS } from '../scheduling/scheduling.service.js';
+import { checkTimeZone, validateScheduledAt, type RideRules } from '../scheduling/windows.js';
 import { jobEarnings, moneyFacts, seesEarnings, type JobMoneyHook } from '../jobs/job-money.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { FINAL_RIDE_STATUSES, RIDE_TRANSITIONS, type RideActor, type RideEvent } from './ride-status.js';
@@ -58,11 +62,16 @@ export interface RideServiceDeps {
   flushPositions?: () => Promise<void>;
   /** Books the money of a ride's end in its transaction and reads its tips (jobs/job-money-hook.ts). */
   money?: JobMoneyHook;
+  /** Booking ahead (contract section 22): its rules, and the wake-up of a scheduled ride. */
+  booking: RideRules;
+  scheduling?: Pick<SchedulingService, 'plan' | 'planned'>;
 }
 
 export class RideService {
   private readonly lifecycle: JobLifecycle<RideStatus, RideActor, RideEvent, RideRow>;
   private readonly repo: RidesRepository;
+  /** Scheduled rides created here, and when they wake: announce leaves them out of dispatch until then. */
+  private readonly dueOnAnnounce = new LRUCache<string, Date>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: RideServiceDeps) {
     this.repo = deps.repo;
@@ -105,6 +114,8 @@ export class RideService {
       fare: money(row.fare_amount, row.price_currency),
       cancellationFee: money(row.cancellation_fee, row.price_currency),
       paymentMethod: row.payment_method,
+      scheduledAt: row.scheduled_at ? row.scheduled_at.toISOString() : null,
+      timeZone: row.time_zone,
     };
   }
 
@@ -161,7 +172,10 @@ export class RideService {
   }
 
   async create(trx: Transaction<Database>, auth: AuthContext, body: CreateRideBody): Promise<RideResponse> {
-    if (!(await countryExists(trx, body.countryId))) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
+    const scheduledAt = validateScheduledAt(body.scheduledAt, this.deps.clock.nowMs(), this.deps.booking);
+    const timeZone = checkTimeZone(body.timeZone, 'body.timeZone');
+    const country = await countryMoney(trx, body.countryId);
+    if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
     // A ride is a customer's: cash, the only method until a payment provider exists (section 21).
     if (body.paymentMethod !== undefined && body.paymentMethod !== 'CASH') {
       throw badRequest("A customer's job is paid in cash: paymentMethod must be CASH", 'PAYMENT_METHOD_NOT_ALLOWED');
@@ -194,6 +208,8 @@ export class RideService {
       destination_lng: body.destinationLocation.lng,
       created_at: now,
       updated_at: now,
+      scheduled_at: scheduledAt,
+      time_zone: timeZone ?? country.time_zone,
     });
     await this.repo.addHistory(trx, id, { status: 'REQUESTED', reason: null, actorId: auth.userId, at: now });
     await this.deps.dispatch?.enroll(trx, {
@@ -203,10 +219,48 @@ export class RideService {
       ...body.pickupLocation,
       at: now,
     });
+    if (scheduledAt) {
+      const planned = await this.deps.scheduling?.plan(trx, {
+        jobType: 'RIDE',
+        jobId: id,
+        start: scheduledAt,
+        ...body.pickupLocation,
+        at: now,
+      });
+      if (planned) this.dueOnAnnounce.set(id, planned.dueAt);
+    }
     return this.present((await this.repo.load(id, trx))!, auth);
   }
 
+  /**
+   * A scheduled ride entering dispatch (in its wake-up's transaction) is priced now, with the tariff
+   * and surge of the moment, unless a quote locked its price (contract section 22).
+   */
+  async repriceScheduled(trx: Transaction<Database>, id: string): Promise<boolean> {
+    const row = await this.repo.pricingFacts(trx, id);
+    if (!row || row.status !== 'REQUESTED' || row.quote_id !== null) return false;
+    const price = await this.deps.pricing.priceWithoutQuote(
+      {
+        kind: 'RIDE',
+        pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
+        dropoff: { lat: row.destination_lat, lng: row.destination_lng },
+        vehicleType: row.vehicle_type,
+        countryId: row.country_id,
+      },
+      trx,
+    );
+    await this.repo.setPrice(trx, id, priceColumns(price));
+    return true;
+  }
+
   announce(ride: RideResponse): number {
+    const dueAt = this.dueOnAnnounce.get(ride.id);
+    if (dueAt) {
+      // Booked ahead: offered from scheduledAt − lead (this instance's timer, or any instance's poll), not now.
+      this.dueOnAnnounce.delete(ride.id);
+      this.deps.scheduling?.planned(dueAt);
+      return 0;
+    }
     return this.lifecycle.offerNearby({
       id: ride.id,
       vehicleType: ride.vehicleType,
@@ -219,8 +273,11 @@ export class RideService {
     const row = await this.repo.load(id);
     if (!row) throw rideNotFound();
     const event = this.lifecycle.check(row.status, 'ACCEPTED', 'DRIVER');
-    // Five minutes after its last entry into REQUESTED a ride is expired, whether or not the sweep has marked it yet.
-    const cutoff = new Date(this.deps.clock.now().getTime() - RIDE_EXPIRY_MS);
+    // Five minutes after its last entry into REQUESTED a ride is expired, whether or not the sweep has marked it yet;
+    // a ride booked ahead searches until scheduledAt + 10m (section 22) and at least five minutes after a release.
+    const nowMs = this.deps.clock.nowMs();
+    const searchUntil = row.scheduled_at ? row.scheduled_at.getTime() + SCHEDULED_RIDE_SEARCH_MS : null;
+    const cutoff = searchUntil !== null && nowMs < searchUntil ? new Date(0) : new Date(nowMs - RIDE_EXPIRY_MS);
     if (row.status === 'REQUESTED' && row.updated_at <= cutoff) throw this.lifecycle.invalidTransition('EXPIRED');
     const updated = await this.lifecycle.assign(row, 'ACCEPTED', event, auth.userId, auth.userId, {
       createdAfter: cutoff,
@@ -346,6 +403,7 @@ export class RideService {
       new Date(now.getTime() - RIDE_EXPIRY_MS),
       now,
       'No driver accepted within 5 minutes',
+      new Date(now.getTime() - SCHEDULED_RIDE_SEARCH_MS),
     );
     for (const jobId of expired) {
       this.deps.bus.publish('job.changed', {

@@ -36,6 +36,13 @@ export interface JobSnapshot {
   position: Position | null;
   pickup: { lat: number; lng: number };
   dropoff: { lat: number; lng: number };
+  /** What the job is promised for (contract section 22): windows (packages), scheduledAt (rides), its time zone. */
+  promised: {
+    pickupWindow: { start: string; end: string } | null;
+    dropoffWindow: { start: string; end: string } | null;
+    scheduledAt: string | null;
+    timeZone: string | null;
+  };
   updatedAt: string;
   canSee(auth: AuthContext): boolean;
   /** The ETA by road (a router other than straight) of the position at `at`, once computed. */
@@ -91,6 +98,7 @@ export function publicState(snap: JobSnapshot, nowMs: number, positionTtlMs: num
     pickup: { location: snap.pickup },
     dropoff: { location: snap.dropoff },
     etaSeconds: position && snap.driver ? eta(snap, position).etaSeconds : null,
+    ...snap.promised,
     updatedAt: snap.updatedAt,
   };
 }

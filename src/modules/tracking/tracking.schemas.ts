@@ -22,6 +22,11 @@ export const TrackingView = Type.Object({
   pickup: Type.Object({ location: Location }),
   dropoff: Type.Object({ location: Location }),
   etaSeconds: Nullable(Type.Integer()),
+  // What the job is promised for (contract section 22).
+  pickupWindow: Nullable(Type.Object({ start: DateTime, end: DateTime })),
+  dropoffWindow: Nullable(Type.Object({ start: DateTime, end: DateTime })),
+  scheduledAt: Nullable(DateTime),
+  timeZone: Nullable(Type.String({ description: "The job's IANA time zone: windows are shown in it" })),
   updatedAt: DateTime,
 });
 

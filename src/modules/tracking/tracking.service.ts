@@ -1,5 +1,6 @@
 // Live tracking of packages and rides (contract section 14): tracking links, the public view behind
 // them, and the snapshots the streams follow.
+import { windowView } from '../scheduling/windows.js';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { json } from '../../db/json.js';
@@ -157,6 +158,12 @@ export class TrackingService implements RecipientNotifier {
       final: FINAL_PACKAGE_STATUSES.includes(row.status),
       pickup: json<StopJson>(row.pickup).location,
       dropoff: json<StopJson>(row.dropoff).location,
+      promised: {
+        pickupWindow: windowView(row.pickup_window_start, row.pickup_window_end),
+        dropoffWindow: windowView(row.dropoff_window_start, row.dropoff_window_end),
+        scheduledAt: null,
+        timeZone: row.time_zone,
+      },
       canSee: (auth) => canSee(row, auth),
     };
   }
@@ -168,6 +175,12 @@ export class TrackingService implements RecipientNotifier {
       final: FINAL_RIDE_STATUSES.includes(row.status),
       pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
       dropoff: { lat: row.destination_lat, lng: row.destination_lng },
+      promised: {
+        pickupWindow: null,
+        dropoffWindow: null,
+        scheduledAt: row.scheduled_at ? row.scheduled_at.toISOString() : null,
+        timeZone: row.time_zone,
+      },
       canSee: (auth) => RideService.canSee(row, auth),
     };
   }

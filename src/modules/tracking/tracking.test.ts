@@ -137,6 +137,7 @@ class Sink implements SseSink {
 
 function snapshot(overrides: Partial<JobSnapshot> = {}): JobSnapshot {
   return {
+    promised: { pickupWindow: null, dropoffWindow: null, scheduledAt: null, timeZone: 'Africa/Nairobi' },
     jobType: 'PACKAGE',
     jobId: JOB,
     status: 'ASSIGNED',

@@ -11,6 +11,17 @@ import { ErrorBox, PageTitle, StatusBadge, formatTime } from '../../shared/ui';
 
 const FINAL = ['DELIVERED', 'FAILED', 'CANCELLED'];
 
+/** A promised window in the job's own time zone (section 22): "Mon 8 Dec, 14:00–15:00 (Africa/Nairobi)". */
+export function windowText(w: { start: string; end: string }, timeZone: string | null): string {
+  const zone = timeZone ?? 'UTC';
+  const day = new Intl.DateTimeFormat(undefined, { weekday: 'short', day: 'numeric', month: 'short', timeZone: zone });
+  const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', timeZone: zone });
+  const start = new Date(w.start);
+  const end = new Date(w.end);
+  const sameDay = day.format(start) === day.format(end);
+  return `${day.format(start)}, ${time.format(start)}–${sameDay ? '' : `${day.format(end)}, `}${time.format(end)} (${zone})`;
+}
+
 export function TrackingPage({ token }: { token: string }) {
   const client = useQueryClient();
   const path = `/api/tracking/${encodeURIComponent(token)}`;
@@ -76,6 +87,18 @@ export function TrackingPage({ token }: { token: string }) {
                   {t.status === 'ASSIGNED' ? 'Driver at the pickup in about' : 'Arriving in about'}{' '}
                   {Math.max(1, Math.round(etaSeconds / 60))} min
                 </p>
+              )}
+              {(t.pickupWindow || t.dropoffWindow || t.scheduledAt) && (
+                <section aria-labelledby="promised-heading" data-testid="promised">
+                  <h2 id="promised-heading">Promised</h2>
+                  {t.pickupWindow && <p>Pickup: {windowText(t.pickupWindow, t.timeZone)}</p>}
+                  {t.dropoffWindow && <p>Delivery: {windowText(t.dropoffWindow, t.timeZone)}</p>}
+                  {t.scheduledAt && (
+                    <p>
+                      Pickup at: {windowText({ start: t.scheduledAt, end: t.scheduledAt }, t.timeZone).split('–')[0]}
+                    </p>
+                  )}
+                </section>
               )}
               <section aria-labelledby="driver-heading">
                 <h2 id="driver-heading">Driver</h2>

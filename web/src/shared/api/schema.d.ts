@@ -2089,6 +2089,8 @@ export interface operations {
                             minorUnits: number;
                             /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                             codMax: number;
+                            /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
+                            timeZone: string;
                         }[];
                     };
                 };
@@ -4063,6 +4065,8 @@ export interface operations {
                      * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
                      */
                     codMax?: number;
+                    /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
+                    timeZone?: string;
                 };
             };
         };
@@ -4087,6 +4091,8 @@ export interface operations {
                         minorUnits: number;
                         /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                         codMax: number;
+                        /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
+                        timeZone: string;
                     };
                 };
             };
@@ -4188,6 +4194,8 @@ export interface operations {
                      * @description the most a package's cash on delivery may be, in the minor unit of the country's currency (0: none allowed)
                      */
                     codMax?: number;
+                    /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
+                    timeZone?: string;
                 };
             };
         };
@@ -4212,6 +4220,8 @@ export interface operations {
                         minorUnits: number;
                         /** @description the most a package's cash on delivery may be, in the currency's minor unit (section 21) */
                         codMax: number;
+                        /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
+                        timeZone: string;
                     };
                 };
             };
@@ -5555,12 +5565,25 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                             dispatch: {
-                                /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                                state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                                /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                                state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                                 /** @description Offers made for this job */
                                 attempts: number;
                             };
-                            /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                            pickupWindow: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            } | null;
+                            dropoffWindow: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            } | null;
+                            timeZone: string | null;
+                            /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                             price: {
                                 /** @description In the minor unit of the currency */
                                 amount: number;
@@ -5747,6 +5770,22 @@ export interface operations {
                      * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
                      */
                     quoteId?: string;
+                    /** @description When the driver is to pick up (absent: as soon as possible). RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    pickupWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description When the package is to be delivered; its end is not before the pickup window's. RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    dropoffWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
                     /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
@@ -5840,12 +5879,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6236,12 +6288,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6481,12 +6546,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -6750,12 +6828,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7019,12 +7110,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7301,12 +7405,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7576,12 +7693,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -7851,12 +7981,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -8127,12 +8270,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -8390,12 +8546,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -8635,11 +8804,13 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                             dispatch: {
-                                /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                                state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                                /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                                state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                                 /** @description Offers made for this job */
                                 attempts: number;
                             };
+                            scheduledAt: string | null;
+                            timeZone: string | null;
                             /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                             price: {
                                 /** @description In the minor unit of the currency */
@@ -8785,6 +8956,13 @@ export interface operations {
                     quoteId?: string;
                     /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
                     paymentMethod?: "CASH" | "ACCOUNT";
+                    /**
+                     * Format: date-time
+                     * @description A ride booked ahead: the driver is to be at the pickup then (at least RIDE_SCHEDULE_MIN_AHEAD, at most SCHEDULE_MAX_AHEAD ahead); absent: now
+                     */
+                    scheduledAt?: string;
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
                 };
             };
         };
@@ -8843,11 +9021,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9064,11 +9244,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9261,11 +9443,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9488,11 +9672,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9709,11 +9895,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -9930,11 +10118,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -10151,11 +10341,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -10378,11 +10570,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -12009,12 +12203,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -12129,11 +12336,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -12430,12 +12639,23 @@ export interface operations {
                         jobType: "PACKAGE" | "RIDE";
                         status: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                             nextAttemptAt: string | null;
                         };
+                        /** @description A scheduled job (section 22): it entered dispatch at start − lead; null for an ASAP job */
+                        scheduled: {
+                            /** Format: date-time */
+                            start: string;
+                            /** @description The lead used: p90 of the area's accept-to-arrival times over 7 days (at least 20 samples) or DISPATCH_LEAD_DEFAULT, plus DISPATCH_LEAD_BUFFER */
+                            leadSeconds: number;
+                            /** @description The samples the p90 was taken over (fewer than 20: the default was used) */
+                            leadSamples: number;
+                            enteredAt: string | null;
+                            customerToldAt: string | null;
+                        } | null;
                         offers: {
                             id: string;
                             driverId: string;
@@ -12649,12 +12869,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
@@ -12769,11 +13002,13 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -12955,6 +13190,27 @@ export interface operations {
                      * @description the country whose tariff and currency apply; both points must be in it
                      */
                     countryId: string;
+                    /** @description When the driver is to pick up (absent: as soon as possible). RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    pickupWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description When the package is to be delivered; its end is not before the pickup window's. RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    dropoffWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
+                    /**
+                     * Format: date-time
+                     * @description A ride booked ahead: the driver is to be at the pickup then (at least RIDE_SCHEDULE_MIN_AHEAD, at most SCHEDULE_MAX_AHEAD ahead); absent: now
+                     */
+                    scheduledAt?: string;
                 };
             };
         };
@@ -13005,6 +13261,10 @@ export interface operations {
                          * @description QUOTE_TTL after now: pass the id as quoteId to POST /packages or POST /rides before then
                          */
                         expiresAt: string;
+                        pickupEta?: string | null;
+                        dropoffEta?: string | null;
+                        /** @description BLOCK: no driver of the vehicle type active in the area (the surge cell and its 8 neighbours) in the last 7 days, or the drop-off window cannot be reached by travel time; WARN: that hour a week before had fewer drivers than jobs; OK otherwise. A job can be created whatever the answer */
+                        availability?: "OK" | "WARN" | "BLOCK";
                     };
                 };
             };
@@ -13516,6 +13776,20 @@ export interface operations {
                             };
                         };
                         etaSeconds: number | null;
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        scheduledAt: string | null;
+                        timeZone: string | null;
                         /** Format: date-time */
                         updatedAt: string;
                     };
@@ -19290,12 +19564,25 @@ export interface operations {
                         /** Format: date-time */
                         updatedAt: string;
                         dispatch: {
-                            /** @description SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
-                            state: "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
                             /** @description Offers made for this job */
                             attempts: number;
                         };
-                        /** @description Locked from the quote, or computed at creation; null only for packages created before prices existed */
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
                             amount: number;
