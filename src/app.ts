@@ -45,6 +45,7 @@ import { deviceKeysModule } from './modules/device-keys/device-keys.routes.js';
 import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
+import { recurringModule } from './modules/scheduling/recurring.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -78,6 +79,7 @@ const API_MODULES: FeatureModule[] = [
   ratingsModule,
   geocodingModule,
   proofModule,
+  recurringModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

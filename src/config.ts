@@ -19,6 +19,7 @@ import {
 } from './config/jobs.js';
 import { readPush, readWebhooks, type PushConfig, type WebhooksConfig } from './config/outbound.js';
 import { readProof, type ProofConfig } from './config/proof.js';
+import { readRecurring, type RecurringConfig } from './config/recurring.js';
 import {
   readRateLimits,
   readServer,
@@ -51,6 +52,7 @@ export interface Config {
   ratings: RatingsConfig;
   geocoder: GeocoderConfig;
   proof: ProofConfig;
+  recurring: RecurringConfig;
 }
 
 export class ConfigError extends Error {
@@ -107,5 +109,6 @@ function readConfig(r: EnvReader): Config {
     ratings: readRatings(r),
     geocoder: readGeocoder(r),
     proof: readProof(r),
+    recurring: readRecurring(r),
   };
 }

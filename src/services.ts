@@ -72,6 +72,8 @@ import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
 import { S3ProofStorage } from './modules/proof/s3-storage.js';
 import { systemClock } from './shared/clock.js';
+import { RecurringRepository } from './modules/scheduling/recurring.repository.js';
+import { RecurringService } from './modules/scheduling/recurring.service.js';
 
 export interface Services {
   tokens: TokenService;
@@ -120,6 +122,8 @@ export interface Services {
   geocoding: GeocodingService;
   /** Proof of delivery: its images in PostgreSQL, or in the S3 bucket when S3_BUCKET is set. */
   proof: ProofService;
+  /** Recurring jobs: templates and their occurrences, materialised by background.ts. */
+  recurring: RecurringService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -367,6 +371,14 @@ export async function createServices(deps: Deps): Promise<Services> {
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
     idempotency,
+    recurring: new RecurringService({
+      db,
+      repo: new RecurringRepository(db),
+      clock,
+      logger: deps.logger,
+      config: config.recurring,
+      packages,
+    }),
     webhooks: new WebhooksService({
       db,
       repo: new WebhooksRepository(db),

@@ -10,6 +10,7 @@ import type { LedgerTables } from './tables/ledger.js';
 import type { PricingTables } from './tables/pricing.js';
 import type { PushTables } from './tables/push.js';
 import type { RatingTables } from './tables/ratings.js';
+import type { RecurringTables } from './tables/recurring.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
@@ -27,4 +28,5 @@ export interface Database
     PushTables,
     InvoiceTables,
     DeviceKeyTables,
-    RatingTables {}
+    RatingTables,
+    RecurringTables {}

@@ -24,6 +24,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'push', description: "Web Push: the VAPID key and the browsers' push subscriptions" },
   { name: 'ratings', description: 'Ratings and tips after a job ends' },
   { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
+  { name: 'recurring-jobs', description: "A business's recurring jobs: RRULE templates materialised as packages" },
 ];
 
 const RATE_LIMIT_HEADERS = {

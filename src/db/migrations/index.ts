@@ -19,6 +19,7 @@ import * as m0021 from './0021_device_keys.js';
 import * as m0022 from './0022_proof.js';
 import * as m0023 from './0023_invoices.js';
 import * as m0024 from './0024_receipt_lists.js';
+import * as m0026 from './0026_recurring_jobs.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0022_proof': m0022,
   '0023_invoices': m0023,
   '0024_receipt_lists': m0024,
+  '0026_recurring_jobs': m0026,
 };
