@@ -139,7 +139,10 @@ describe('recurring jobs', () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ rule: 'FREQ=SOMETIMES', template: template(business.countryId) }, /body\.rule/],
       [{ rule: 'FREQ=DAILY;BYHOUR=99', template: template(business.countryId) }, /body\.rule/],
-      [{ rule: 'FREQ=MINUTELY', template: template(business.countryId) }, /RECURRING_MAX_PER_DAY \(50\)/],
+      [
+        { rule: 'FREQ=HOURLY;BYMINUTE=0,20,40', template: template(business.countryId) },
+        /RECURRING_MAX_PER_DAY \(50\)/,
+      ],
       [{ rule: EVENING_RULE, timeZone: 'Mars/Olympus', template: template(business.countryId) }, /body\.timeZone/],
       [
         {

@@ -149,6 +149,11 @@ describe('bad rules, zones and offsets are 400s naming the field', () => {
     'FREQ=DAILY;FREQ=WEEKLY',
     'BYHOUR=9',
     'FREQ=DAILY;COUNT=2;UNTIL=20270101',
+    'FREQ=SECONDLY',
+    'FREQ=MINUTELY;INTERVAL=30',
+    // Never: refused at once (rrule alone looks for one until the year 9999).
+    'FREQ=HOURLY;BYMONTH=6;BYMONTHDAY=31',
+    'FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30',
     'DTSTART:20270101T180000Z\nRRULE:FREQ=DAILY',
     'DTSTART;TZID=Europe/London:20270101T180000\nRRULE:FREQ=DAILY',
   ]) {
@@ -159,8 +164,8 @@ describe('bad rules, zones and offsets are 400s naming the field', () => {
     const hourly = parseRule('FREQ=HOURLY', 'Africa/Nairobi', start);
     checkPerDay(hourly, 50, start); // 24 a day
     fails(() => checkPerDay(hourly, 20, start), /RECURRING_MAX_PER_DAY \(20\)/);
-    const minutely = parseRule('FREQ=MINUTELY;INTERVAL=15', 'Africa/Nairobi', start);
-    fails(() => checkPerDay(minutely, 50, start), /body\.rule/);
+    const quarterly = parseRule('FREQ=HOURLY;BYMINUTE=0,15,30,45', 'Africa/Nairobi', start);
+    fails(() => checkPerDay(quarterly, 50, start), /body\.rule/);
     // A burst on one day of the year counts too.
     const burst = parseRule('FREQ=YEARLY;BYMONTH=6;BYMONTHDAY=1;BYHOUR=1,2,3,4,5,6', 'Africa/Nairobi', start);
     fails(() => checkPerDay(burst, 5, start), /2027-06-01/);

@@ -341,7 +341,7 @@ export class RecurringService {
   }
 
   private ruleOf(row: RecurringJobRow): RecurringRule {
-    return parseRule(row.rule, row.time_zone, row.created_at.toISOString().slice(0, 19));
+    return parseRule(row.rule, row.time_zone, row.created_at.toISOString().slice(0, 19), false);
   }
 
   private offsets(row: RecurringJobRow) {
