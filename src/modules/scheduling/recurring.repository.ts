@@ -26,8 +26,8 @@ export class RecurringRepository {
   }
 
   /** The business's template, or undefined (another business's is not found either). */
-  get(businessId: string, id: string, trx: Executor = this.db): Promise<RecurringJobRow | undefined> {
-    return trx
+  get(businessId: string, id: string): Promise<RecurringJobRow | undefined> {
+    return this.db
       .selectFrom('recurring_jobs')
       .selectAll()
       .where('id', '=', id)
@@ -55,9 +55,8 @@ export class RecurringRepository {
       paused_until: Date | null;
       updated_at: Date;
     }>,
-    trx: Executor = this.db,
   ): Promise<RecurringJobRow | undefined> {
-    return trx.updateTable('recurring_jobs').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+    return this.db.updateTable('recurring_jobs').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
   }
 
   async delete(id: string): Promise<void> {
@@ -168,14 +167,8 @@ export class RecurringRepository {
   }
 
   /** Moves an occurrence from one state to another (conditional); true when it moved. */
-  async setState(
-    jobId: string,
-    local: string,
-    from: OccurrenceState,
-    to: OccurrenceState,
-    trx: Executor = this.db,
-  ): Promise<boolean> {
-    const result = await trx
+  async setState(jobId: string, local: string, from: OccurrenceState, to: OccurrenceState): Promise<boolean> {
+    const result = await this.db
       .updateTable('recurring_occurrences')
       .set({ state: to })
       .where('recurring_job_id', '=', jobId)
