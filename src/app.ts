@@ -46,6 +46,7 @@ import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
+import { recurringModule } from './modules/scheduling/recurring.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -81,6 +82,7 @@ const API_MODULES: FeatureModule[] = [
   proofModule,
   optimizerModule,
   mpesaModule,
+  recurringModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -28,6 +28,8 @@ export const INVOICE_RUN_INTERVAL_MS = 60 * 60_000;
 export const MPESA_SWEEP_INTERVAL_MS = 2000;
 /** Unused quotes kept in PostgreSQL are deleted QUOTE_TTL after they expired, by this loop. */
 const QUOTE_PURGE_INTERVAL_MS = 60_000;
+/** How often recurring jobs' occurrences are created RECURRING_HORIZON ahead (safe on several instances: a unique key per occurrence). */
+export const RECURRING_RUN_INTERVAL_MS = 60_000;
 
 /** Runs `run` every `everyMs`, never overlapping itself; stop waits for a run in progress. */
 export function periodic(
@@ -77,6 +79,7 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     periodic(deps, 'tracking token backfill', CODE_PURGE_INTERVAL_MS, () => services.tracking.backfillTokens(), true),
     periodic(deps, 'ledger roll-up', LEDGER_ROLL_UP_INTERVAL_MS, () => services.ledger.rollUp()),
     periodic(deps, 'monthly invoices', INVOICE_RUN_INTERVAL_MS, () => services.invoices.runDue(), true),
+    periodic(deps, 'recurring jobs', RECURRING_RUN_INTERVAL_MS, () => services.recurring.materialise(), true),
   ];
   const mpesaB2c = services.mpesaB2c;
   if (mpesaB2c) loops.push(periodic(deps, 'M-Pesa B2C', MPESA_SWEEP_INTERVAL_MS, () => mpesaB2c.sweep(), true));

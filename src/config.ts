@@ -20,6 +20,7 @@ import {
 import { readPush, readWebhooks, type PushConfig, type WebhooksConfig } from './config/outbound.js';
 import { readOptimizer, type OptimizerConfig } from './config/optimizer.js';
 import { readProof, type ProofConfig } from './config/proof.js';
+import { readRecurring, type RecurringConfig } from './config/recurring.js';
 import {
   readRateLimits,
   readServer,
@@ -60,6 +61,7 @@ export interface Config {
   /** Undefined when M-Pesa is off (MPESA_CONSUMER_KEY unset). */
   mpesa: MpesaConfig | undefined;
   scheduling: SchedulingConfig;
+  recurring: RecurringConfig;
 }
 
 export class ConfigError extends Error {
@@ -120,5 +122,6 @@ function readConfig(r: EnvReader): Config {
     optimizer: readOptimizer(r),
     mpesa: readMpesa(r, server),
     scheduling: readScheduling(r, server),
+    recurring: readRecurring(r),
   };
 }

@@ -89,6 +89,8 @@ import { AuthGuard } from './http/authenticate.js';
 import { SessionStateRepository } from './http/session-state.repository.js';
 import { createKeyedLimiter } from './http/rate-limit.js';
 import { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
+import { RecurringRepository } from './modules/scheduling/recurring.repository.js';
+import { RecurringService } from './modules/scheduling/recurring.service.js';
 
 export interface Services {
   tokens: TokenService;
@@ -149,6 +151,8 @@ export interface Services {
   optimizer: OptimizerService;
   /** Scheduled jobs (section 22): their lead and their durable wake-up (polled by background.ts). */
   scheduling: SchedulingService;
+  /** Recurring jobs: templates and their occurrences, materialised by background.ts. */
+  recurring: RecurringService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }
@@ -474,6 +478,14 @@ export async function createServices(deps: Deps): Promise<Services> {
     proof,
     optimizer,
     idempotency,
+    recurring: new RecurringService({
+      db,
+      repo: new RecurringRepository(db),
+      clock,
+      logger: deps.logger,
+      config: config.recurring,
+      packages,
+    }),
     webhooks: new WebhooksService({
       db,
       repo: new WebhooksRepository(db),

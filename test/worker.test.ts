@@ -19,18 +19,19 @@ describe('worker', () => {
 
   test('background work is listed in two groups: shared (webhook worker, sweeps, the tracking token backfill) and per process (write-behind, the live device keys, surge)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
-    assert.deepEqual(shared.slice(0, 7), [
+    assert.deepEqual(shared.slice(0, 8), [
       'ride expiry sweep',
       'purging expired codes',
       'purging expired quotes',
       'tracking token backfill',
       'ledger roll-up',
       'monthly invoices',
+      'recurring jobs',
       'dispatch sweep',
     ]);
-    assert.match(shared[7]!, /^webhook worker /);
-    assert.equal(shared.length, 8);
-    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 7);
+    assert.match(shared[8]!, /^webhook worker /);
+    assert.equal(shared.length, 9);
+    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 8);
     assert.deepEqual(
       perProcessWork(t.services).map((l) => l.name),
       ['driver index and position write-behind', 'device keys', 'surge'],

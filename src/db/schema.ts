@@ -11,6 +11,7 @@ import type { MpesaTables } from './tables/mpesa.js';
 import type { PricingTables } from './tables/pricing.js';
 import type { PushTables } from './tables/push.js';
 import type { RatingTables } from './tables/ratings.js';
+import type { RecurringTables } from './tables/recurring.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
@@ -29,4 +30,5 @@ export interface Database
     InvoiceTables,
     DeviceKeyTables,
     RatingTables,
-    MpesaTables {}
+    MpesaTables,
+    RecurringTables {}

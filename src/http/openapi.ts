@@ -25,6 +25,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'ratings', description: 'Ratings and tips after a job ends' },
   { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
   { name: 'optimization', description: "Route optimization in VROOM's problem and solution shapes" },
+  { name: 'recurring-jobs', description: "A business's recurring jobs: RRULE templates materialised as packages" },
 ];
 
 const RATE_LIMIT_HEADERS = {

@@ -20,6 +20,7 @@ import * as m0022 from './0022_proof.js';
 import * as m0023 from './0023_invoices.js';
 import * as m0024 from './0024_receipt_lists.js';
 import * as m0025 from './0025_scheduling.js';
+import * as m0026 from './0026_recurring_jobs.js';
 import * as m0027 from './0027_mpesa.js';
 
 export const migrations: Record<string, Migration> = {
@@ -44,5 +45,6 @@ export const migrations: Record<string, Migration> = {
   '0023_invoices': m0023,
   '0024_receipt_lists': m0024,
   '0025_scheduling': m0025,
+  '0026_recurring_jobs': m0026,
   '0027_mpesa': m0027,
 };

@@ -23,6 +23,7 @@ import { AdminRatingsPage, BusinessRatingsPage, CompanyRatingsPage } from './rat
 import { StatementPage } from './statement/statement';
 import { TrackingPage } from './tracking/tracking';
 import { WebhookPage, WebhooksPage } from './webhooks/webhooks';
+import { RecurringJobPage, RecurringJobsPage } from './recurring/recurring';
 import { Link, Redirect, match, navigate, useLocation } from './router';
 
 const NAV: Record<Role, { to: string; label: string }[]> = {
@@ -43,6 +44,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
     { to: '/invoices', label: 'Invoices' },
     { to: '/ratings', label: 'Ratings' },
     { to: '/webhooks', label: 'Webhooks' },
+    { to: '/recurring', label: 'Recurring' },
   ],
   COMPANY: [
     { to: '/drivers', label: 'Drivers' },
@@ -141,6 +143,8 @@ function signedInPage(path: string, role: Role): ReactNode {
   if ((p = match('/payouts/:id', path)) && role === 'ADMIN') return <PayoutPage key={p.id} id={p.id} />;
   if (path === '/webhooks' && role === 'BUSINESS') return <WebhooksPage />;
   if ((p = match('/webhooks/:id', path)) && role === 'BUSINESS') return <WebhookPage key={p.id} id={p.id} />;
+  if (path === '/recurring' && role === 'BUSINESS') return <RecurringJobsPage />;
+  if ((p = match('/recurring/:id', path)) && role === 'BUSINESS') return <RecurringJobPage key={p.id} id={p.id} />;
   if (path === '/approvals' && role === 'ADMIN') return <ApprovalsPage />;
   if (path === '/users' && role === 'ADMIN') return <UsersPage />;
   if (path === '/map' && role === 'ADMIN') return <LiveMapPage />;

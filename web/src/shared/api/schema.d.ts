@@ -1951,6 +1951,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/recurring-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the business's recurring jobs, newest first */
+        get: operations["getRecurringJobs"];
+        put?: never;
+        /** Create a recurring job: an RRULE in a time zone and a package template whose windows are offsets from each occurrence */
+        post: operations["postRecurringJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/recurring-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a recurring job with its next 10 occurrences */
+        get: operations["getRecurringJobsId"];
+        put?: never;
+        post?: never;
+        /** Delete a recurring job (its PENDING occurrences from now on are cancelled) */
+        delete: operations["deleteRecurringJobsId"];
+        options?: never;
+        head?: never;
+        /** Change the rule, time zone or template: occurrences to come follow it (their PENDING packages are cancelled and made again; assigned ones go ahead) */
+        patch: operations["patchRecurringJobsId"];
+        trace?: never;
+    };
+    "/api/recurring-jobs/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause (until a time, or until resumed): the PENDING occurrences inside the pause are cancelled, none is created */
+        post: operations["postRecurringJobsIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/recurring-jobs/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume: occurrences from now on are created again (those a pause cancelled included) */
+        post: operations["postRecurringJobsIdResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/recurring-jobs/{id}/occurrences/{date}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Skip one occurrence (local YYYY-MM-DDTHH:MM[:SS]) or every occurrence of a local date (YYYY-MM-DD); a PENDING package of one is cancelled */
+        delete: operations["deleteRecurringJobsIdOccurrencesDate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -20212,6 +20300,1785 @@ export interface operations {
                         payments: number;
                         /** @description Lines under MPESA_B2C_MIN_AMOUNT (or without a Kenyan number): FAILED, the amount back on the balance */
                         belowMinimum: number;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getRecurringJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The rule as stored: its DTSTART line (local) and its RRULE line */
+                            rule: string;
+                            timeZone: string;
+                            /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                            template: {
+                                pickup: {
+                                    location: {
+                                        lat: number;
+                                        lng: number;
+                                    };
+                                    address: string;
+                                    contactName: string;
+                                    /** @description E.164: + and 7 to 15 digits */
+                                    contactPhone: string;
+                                    notes?: string;
+                                };
+                                dropoff: {
+                                    location: {
+                                        lat: number;
+                                        lng: number;
+                                    };
+                                    address: string;
+                                    contactName: string;
+                                    /** @description E.164: + and 7 to 15 digits */
+                                    contactPhone: string;
+                                    notes?: string;
+                                };
+                                vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                                /** Format: uuid */
+                                countryId: string;
+                                /** Format: uuid */
+                                customerId?: string;
+                                parcel: {
+                                    description: string;
+                                    weightKg?: number;
+                                    size?: "SMALL" | "MEDIUM" | "LARGE";
+                                };
+                                reference?: string;
+                                requireDeliveryCode?: boolean;
+                                /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                                pickupWindow?: {
+                                    /**
+                                     * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                     * @example PT0S
+                                     * @example PT1H
+                                     * @example PT13H30M
+                                     * @example -PT30M
+                                     */
+                                    startOffset: string;
+                                    /**
+                                     * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                     * @example PT0S
+                                     * @example PT1H
+                                     * @example PT13H30M
+                                     * @example -PT30M
+                                     */
+                                    endOffset: string;
+                                };
+                                /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                                dropoffWindow?: {
+                                    /**
+                                     * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                     * @example PT0S
+                                     * @example PT1H
+                                     * @example PT13H30M
+                                     * @example -PT30M
+                                     */
+                                    startOffset: string;
+                                    /**
+                                     * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                     * @example PT0S
+                                     * @example PT1H
+                                     * @example PT13H30M
+                                     * @example -PT30M
+                                     */
+                                    endOffset: string;
+                                };
+                                /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                                timeZone?: string;
+                                /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                                notifyRecipient?: boolean;
+                                /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                                paymentMethod?: "CASH" | "ACCOUNT";
+                                /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                                cashOnDelivery?: {
+                                    /** @description in the minor unit of the country's currency, at most the country's codMax */
+                                    amount: number;
+                                };
+                                /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                                proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                            };
+                            state: "ACTIVE" | "PAUSED";
+                            pausedUntil: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** @description GET /recurring-jobs/:id only: the next 10 occurrences from now (skipped and paused ones included) */
+                            nextOccurrences?: {
+                                /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                                date: string;
+                                /** Format: date-time */
+                                at: string;
+                                /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                                state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                                packageId: string | null;
+                                pickupWindow?: {
+                                    /** Format: date-time */
+                                    start: string;
+                                    /** Format: date-time */
+                                    end: string;
+                                };
+                                dropoffWindow?: {
+                                    /** Format: date-time */
+                                    start: string;
+                                    /** Format: date-time */
+                                    end: string;
+                                };
+                                error?: string;
+                            }[];
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postRecurringJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An RFC 5545 RRULE ("FREQ=DAILY;BYHOUR=18;BYMINUTE=0" or "RRULE:…"), optionally after a "DTSTART:20270101T180000" line in LOCAL time of timeZone (no Z, no TZID). Without DTSTART the rule starts on the day it is created (00:00 local), so BYHOUR/BYMINUTE give the time. UNTIL is read as local time.
+                     * @example FREQ=DAILY;BYHOUR=18;BYMINUTE=0
+                     * @example DTSTART:20270104T090000
+                     *     RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR
+                     */
+                    rule: string;
+                    /**
+                     * @description IANA time zone of the rule; default: the business's country's zone
+                     * @example Africa/Nairobi
+                     * @example Europe/London
+                     */
+                    timeZone?: string;
+                    /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                    template: {
+                        pickup: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        dropoff: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                        /** Format: uuid */
+                        countryId: string;
+                        /** Format: uuid */
+                        customerId?: string;
+                        parcel: {
+                            description: string;
+                            weightKg?: number;
+                            size?: "SMALL" | "MEDIUM" | "LARGE";
+                        };
+                        reference?: string;
+                        requireDeliveryCode?: boolean;
+                        /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                        pickupWindow?: {
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            startOffset: string;
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            endOffset: string;
+                        };
+                        /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                        dropoffWindow?: {
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            startOffset: string;
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            endOffset: string;
+                        };
+                        /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                        timeZone?: string;
+                        /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                        notifyRecipient?: boolean;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                        cashOnDelivery?: {
+                            /**
+                             * Format: int64
+                             * @description in the minor unit of the country's currency, at most the country's codMax
+                             */
+                            amount: number;
+                        };
+                        /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                        proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The rule as stored: its DTSTART line (local) and its RRULE line */
+                        rule: string;
+                        timeZone: string;
+                        /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                        template: {
+                            pickup: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            dropoff: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            /** Format: uuid */
+                            countryId: string;
+                            /** Format: uuid */
+                            customerId?: string;
+                            parcel: {
+                                description: string;
+                                weightKg?: number;
+                                size?: "SMALL" | "MEDIUM" | "LARGE";
+                            };
+                            reference?: string;
+                            requireDeliveryCode?: boolean;
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            pickupWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            dropoffWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                            timeZone?: string;
+                            /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                            notifyRecipient?: boolean;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                            cashOnDelivery?: {
+                                /** @description in the minor unit of the country's currency, at most the country's codMax */
+                                amount: number;
+                            };
+                            /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                            proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                        };
+                        state: "ACTIVE" | "PAUSED";
+                        pausedUntil: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        /** @description GET /recurring-jobs/:id only: the next 10 occurrences from now (skipped and paused ones included) */
+                        nextOccurrences?: {
+                            /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                            date: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                            state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                            packageId: string | null;
+                            pickupWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            dropoffWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            error?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getRecurringJobsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The rule as stored: its DTSTART line (local) and its RRULE line */
+                        rule: string;
+                        timeZone: string;
+                        /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                        template: {
+                            pickup: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            dropoff: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            /** Format: uuid */
+                            countryId: string;
+                            /** Format: uuid */
+                            customerId?: string;
+                            parcel: {
+                                description: string;
+                                weightKg?: number;
+                                size?: "SMALL" | "MEDIUM" | "LARGE";
+                            };
+                            reference?: string;
+                            requireDeliveryCode?: boolean;
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            pickupWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            dropoffWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                            timeZone?: string;
+                            /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                            notifyRecipient?: boolean;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                            cashOnDelivery?: {
+                                /** @description in the minor unit of the country's currency, at most the country's codMax */
+                                amount: number;
+                            };
+                            /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                            proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                        };
+                        state: "ACTIVE" | "PAUSED";
+                        pausedUntil: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        /** @description GET /recurring-jobs/:id only: the next 10 occurrences from now (skipped and paused ones included) */
+                        nextOccurrences?: {
+                            /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                            date: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                            state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                            packageId: string | null;
+                            pickupWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            dropoffWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            error?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteRecurringJobsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchRecurringJobsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The occurrences to come follow the change: their PENDING packages are cancelled and made again under it; those already assigned go ahead; skipped ones stay skipped. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An RFC 5545 RRULE ("FREQ=DAILY;BYHOUR=18;BYMINUTE=0" or "RRULE:…"), optionally after a "DTSTART:20270101T180000" line in LOCAL time of timeZone (no Z, no TZID). Without DTSTART the rule starts on the day it is created (00:00 local), so BYHOUR/BYMINUTE give the time. UNTIL is read as local time.
+                     * @example FREQ=DAILY;BYHOUR=18;BYMINUTE=0
+                     * @example DTSTART:20270104T090000
+                     *     RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR
+                     */
+                    rule?: string;
+                    /**
+                     * @description IANA time zone of the rule; default: the business's country's zone
+                     * @example Africa/Nairobi
+                     * @example Europe/London
+                     */
+                    timeZone?: string;
+                    /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                    template?: {
+                        pickup: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        dropoff: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                        /** Format: uuid */
+                        countryId: string;
+                        /** Format: uuid */
+                        customerId?: string;
+                        parcel: {
+                            description: string;
+                            weightKg?: number;
+                            size?: "SMALL" | "MEDIUM" | "LARGE";
+                        };
+                        reference?: string;
+                        requireDeliveryCode?: boolean;
+                        /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                        pickupWindow?: {
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            startOffset: string;
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            endOffset: string;
+                        };
+                        /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                        dropoffWindow?: {
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            startOffset: string;
+                            /**
+                             * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                             * @example PT0S
+                             * @example PT1H
+                             * @example PT13H30M
+                             * @example -PT30M
+                             */
+                            endOffset: string;
+                        };
+                        /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                        timeZone?: string;
+                        /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                        notifyRecipient?: boolean;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                        cashOnDelivery?: {
+                            /**
+                             * Format: int64
+                             * @description in the minor unit of the country's currency, at most the country's codMax
+                             */
+                            amount: number;
+                        };
+                        /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                        proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The rule as stored: its DTSTART line (local) and its RRULE line */
+                        rule: string;
+                        timeZone: string;
+                        /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                        template: {
+                            pickup: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            dropoff: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            /** Format: uuid */
+                            countryId: string;
+                            /** Format: uuid */
+                            customerId?: string;
+                            parcel: {
+                                description: string;
+                                weightKg?: number;
+                                size?: "SMALL" | "MEDIUM" | "LARGE";
+                            };
+                            reference?: string;
+                            requireDeliveryCode?: boolean;
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            pickupWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            dropoffWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                            timeZone?: string;
+                            /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                            notifyRecipient?: boolean;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                            cashOnDelivery?: {
+                                /** @description in the minor unit of the country's currency, at most the country's codMax */
+                                amount: number;
+                            };
+                            /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                            proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                        };
+                        state: "ACTIVE" | "PAUSED";
+                        pausedUntil: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        /** @description GET /recurring-jobs/:id only: the next 10 occurrences from now (skipped and paused ones included) */
+                        nextOccurrences?: {
+                            /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                            date: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                            state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                            packageId: string | null;
+                            pickupWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            dropoffWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            error?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postRecurringJobsIdPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description The pause ends by itself then (occurrences from this instant on are created again); without it, the pause lasts until POST …/resume
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The rule as stored: its DTSTART line (local) and its RRULE line */
+                        rule: string;
+                        timeZone: string;
+                        /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                        template: {
+                            pickup: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            dropoff: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            /** Format: uuid */
+                            countryId: string;
+                            /** Format: uuid */
+                            customerId?: string;
+                            parcel: {
+                                description: string;
+                                weightKg?: number;
+                                size?: "SMALL" | "MEDIUM" | "LARGE";
+                            };
+                            reference?: string;
+                            requireDeliveryCode?: boolean;
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            pickupWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            dropoffWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                            timeZone?: string;
+                            /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                            notifyRecipient?: boolean;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                            cashOnDelivery?: {
+                                /** @description in the minor unit of the country's currency, at most the country's codMax */
+                                amount: number;
+                            };
+                            /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                            proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                        };
+                        state: "ACTIVE" | "PAUSED";
+                        pausedUntil: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        /** @description GET /recurring-jobs/:id only: the next 10 occurrences from now (skipped and paused ones included) */
+                        nextOccurrences?: {
+                            /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                            date: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                            state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                            packageId: string | null;
+                            pickupWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            dropoffWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            error?: string;
+                        }[];
+                        /** @description PENDING occurrences cancelled */
+                        cancelled: number;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postRecurringJobsIdResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @description The rule as stored: its DTSTART line (local) and its RRULE line */
+                        rule: string;
+                        timeZone: string;
+                        /** @description A POST /packages body (no quoteId) whose windows are offsets from each occurrence */
+                        template: {
+                            pickup: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            dropoff: {
+                                location: {
+                                    lat: number;
+                                    lng: number;
+                                };
+                                address: string;
+                                contactName: string;
+                                /** @description E.164: + and 7 to 15 digits */
+                                contactPhone: string;
+                                notes?: string;
+                            };
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            /** Format: uuid */
+                            countryId: string;
+                            /** Format: uuid */
+                            customerId?: string;
+                            parcel: {
+                                description: string;
+                                weightKg?: number;
+                                size?: "SMALL" | "MEDIUM" | "LARGE";
+                            };
+                            reference?: string;
+                            requireDeliveryCode?: boolean;
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            pickupWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description A window as offsets from each occurrence, in wall-clock time of the job’s zone: 18:00 with PT13H–PT14H is 07:00–08:00 the next day, across daylight-saving changes too. At most 7 days. */
+                            dropoffWindow?: {
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s start
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                startOffset: string;
+                                /**
+                                 * @description ISO 8601 duration added to the occurrence’s LOCAL time for the window’s end (after the start)
+                                 * @example PT0S
+                                 * @example PT1H
+                                 * @example PT13H30M
+                                 * @example -PT30M
+                                 */
+                                endOffset: string;
+                            };
+                            /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                            timeZone?: string;
+                            /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
+                            notifyRecipient?: boolean;
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
+                            cashOnDelivery?: {
+                                /** @description in the minor unit of the country's currency, at most the country's codMax */
+                                amount: number;
+                            };
+                            /** @description Proof of delivery the driver must upload (POST /packages/:id/proof) before the package can be DELIVERED (409 PROOF_REQUIRED otherwise) */
+                            proofRequired?: ("PHOTO" | "SIGNATURE")[];
+                        };
+                        state: "ACTIVE" | "PAUSED";
+                        pausedUntil: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        /** @description GET /recurring-jobs/:id only: the next 10 occurrences from now (skipped and paused ones included) */
+                        nextOccurrences?: {
+                            /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                            date: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                            state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                            packageId: string | null;
+                            pickupWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            dropoffWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            error?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteRecurringJobsIdOccurrencesDate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description A local date (YYYY-MM-DD: every occurrence on that day) or date-time (YYYY-MM-DDTHH:MM[:SS]: that occurrence) in the job’s zone */
+                date: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The occurrences skipped (their PENDING packages cancelled) */
+                        skipped: {
+                            /** @description Local date-time in the job’s zone, YYYY-MM-DDTHH:MM:SS: the occurrence’s key */
+                            date: string;
+                            /** Format: date-time */
+                            at: string;
+                            /** @description UPCOMING: not created yet (beyond RECURRING_HORIZON); CREATED: its package exists; SKIPPED; PAUSED: cancelled or not created because of a pause; FAILED: its package could not be created (error says why) */
+                            state: "UPCOMING" | "CREATED" | "SKIPPED" | "PAUSED" | "FAILED";
+                            packageId: string | null;
+                            pickupWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            dropoffWindow?: {
+                                /** Format: date-time */
+                                start: string;
+                                /** Format: date-time */
+                                end: string;
+                            };
+                            error?: string;
+                        }[];
                     };
                 };
             };
