@@ -41,7 +41,7 @@ export const modules = {
   rides: { imports: ['jobs', 'matching', 'scheduling'], about: 'rides' },
   dispatch: { imports: ['jobs', 'matching', 'packages', 'rides'], about: 'offers: policy, sweep, routes' },
   proof: { imports: ['packages'], about: 'proof of delivery: upload, images, storage' },
-  scheduling: { imports: ['packages'], about: 'time: windows, lead time, scheduled wake-ups, recurring jobs' },
+  recurring: { imports: ['packages'], about: 'recurring jobs: RRULE templates materialised as packages' },
   ratings: { imports: ['ledger'], about: 'ratings, averages, tips, alerts' },
   tracking: {
     imports: ['matching', 'packages', 'rides', 'scheduling'],

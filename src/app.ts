@@ -46,7 +46,7 @@ import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
-import { recurringModule } from './modules/scheduling/recurring.routes.js';
+import { recurringModule } from './modules/recurring/recurring.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {

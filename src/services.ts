@@ -89,8 +89,8 @@ import { AuthGuard } from './http/authenticate.js';
 import { SessionStateRepository } from './http/session-state.repository.js';
 import { createKeyedLimiter } from './http/rate-limit.js';
 import { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
-import { RecurringRepository } from './modules/scheduling/recurring.repository.js';
-import { RecurringService } from './modules/scheduling/recurring.service.js';
+import { RecurringRepository } from './modules/recurring/recurring.repository.js';
+import { RecurringService } from './modules/recurring/recurring.service.js';
 
 export interface Services {
   tokens: TokenService;

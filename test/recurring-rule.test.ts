@@ -11,7 +11,7 @@ import {
   occurrences,
   parseRule,
   zoneInstant,
-} from '../src/modules/scheduling/recurring-rule.js';
+} from '../src/modules/recurring/recurring-rule.js';
 
 const DAY = 86_400_000;
 
