@@ -301,4 +301,28 @@ describe('scheduling: windows, booking ahead, scheduled dispatch', () => {
     assert.equal(accepted.statusCode, 200, accepted.body);
     assert.equal(accepted.json().status, 'ACCEPTED');
   });
+  test('a job booked for later is not open to drivers before it enters dispatch: 409 JOB_SCHEDULED on accept, nothing changed', async () => {
+    const driver = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'BIKE', availability: 'ONLINE' } });
+    const pickupWindow = windowOf(3 * 60 * MIN, 4 * 60 * MIN);
+    const pkg = (await createPackage({ pickupWindow })).json();
+    assert.equal(pkg.dispatch.state, 'SCHEDULED');
+    const refused = await post(t, `/api/packages/${pkg.id}/accept`, await h(driver));
+    assert.equal(refused.statusCode, 409, refused.body);
+    assert.equal(refused.json().code, 'JOB_SCHEDULED');
+    const read = (await get(t, `/api/packages/${pkg.id}`, await h(business))).json();
+    assert.deepEqual([read.status, read.dispatch.state, read.driver ?? null], ['PENDING', 'SCHEDULED', null]);
+    const profile = await t.db
+      .selectFrom('driver_profiles')
+      .select('active_job_id')
+      .where('user_id', '=', driver.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(profile.active_job_id, null, 'the driver holds nothing');
+
+    t.clock.set(Date.parse(pickupWindow.start) - 25 * MIN);
+    assert.equal(await t.services.scheduling.wake(), 1);
+    await t.services.dispatch.idle();
+    const taken = await post(t, `/api/packages/${pkg.id}/accept`, await h(driver));
+    assert.equal(taken.statusCode, 200, taken.body);
+    assert.equal(taken.json().status, 'ASSIGNED');
+  });
 });

@@ -155,13 +155,19 @@ export class DispatchRepository {
     return Number(r.numUpdatedRows) === 1;
   }
 
-  async markDone(trx: Executor | null, jobId: string, now: Date): Promise<{ created_at: Date } | undefined> {
+  /** Takes the job out of dispatch; `was` is the state it left (SCHEDULED: booked for later, section 22). */
+  async markDone(
+    trx: Executor | null,
+    jobId: string,
+    now: Date,
+  ): Promise<{ created_at: Date; was: string | null } | undefined> {
     return (trx ?? this.db)
+      .with('prev', (db) => db.selectFrom('dispatch_jobs').select('state').where('job_id', '=', jobId))
       .updateTable('dispatch_jobs')
       .set({ state: 'DONE', updated_at: now })
       .where('job_id', '=', jobId)
       .where('state', '<>', 'DONE')
-      .returning('created_at')
+      .returning(['created_at', sql<string | null>`(select state from prev)`.as('was')])
       .executeTakeFirst();
   }
 

@@ -187,6 +187,10 @@ export class DispatchService implements DispatchHooks {
       change.at,
     );
     const done = await this.deps.repo.markDone(trx, change.jobId, change.at);
+    // Booked for later (section 22): nobody takes it before it enters dispatch at start − lead (the
+    // nearby lists leave it out; this refuses an accept by id). The transaction rolls back.
+    if (change.assigned && done?.was === 'SCHEDULED')
+      throw conflict('This job is booked for later: drivers can take it once it is offered', 'JOB_SCHEDULED');
     return () => {
       this.waiting.delete(change.jobId);
       this.announceClosed(closed.map((o) => ({ ...o, job_id: change.jobId, job_type: change.jobType })));

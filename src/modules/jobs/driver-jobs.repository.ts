@@ -23,6 +23,10 @@ const byDistance = ({ lat, lng }: NearSearch) =>
 const notReleased = (table: 'packages' | 'rides', driverId: string) =>
   sql<boolean>`not exists (select 1 from dispatch_releases r where r.job_id = ${sql.ref(`${table}.id`)} and r.driver_id = ${driverId})`;
 
+/** Booked for later (section 22): not open to drivers until it enters dispatch at start − lead. */
+const notScheduled = (table: 'packages' | 'rides') =>
+  sql<boolean>`not exists (select 1 from dispatch_jobs d where d.job_id = ${sql.ref(`${table}.id`)} and d.state = 'SCHEDULED')`;
+
 export class DriverJobsRepository {
   constructor(private readonly db: DB) {}
 
@@ -89,6 +93,7 @@ export class DriverJobsRepository {
       .where('vehicle_type', '=', q.vehicleType)
       .where(inBox(q))
       .where(notReleased('packages', q.driverId))
+      .where(notScheduled('packages'))
       .orderBy(byDistance(q))
       .limit(q.limit)
       .execute();
@@ -102,6 +107,7 @@ export class DriverJobsRepository {
       .where('vehicle_type', '=', q.vehicleType)
       .where(inBox(q))
       .where(notReleased('rides', q.driverId))
+      .where(notScheduled('rides'))
       .orderBy(byDistance(q))
       .limit(q.limit)
       .execute();
