@@ -13,13 +13,11 @@ import type { MpesaCallbackKind } from '../../db/tables/mpesa.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../shared/errors.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
-import { payoutLineFailedEntries, payoutPaidByMpesaEntries } from '../ledger/postings.js';
 import { darajaPhone, parseB2cResult, parseStatusResult } from './daraja-callbacks.js';
 import { DarajaError, type DarajaClient } from './daraja-client.js';
 import type { MpesaRepository, PaymentRow } from './mpesa.repository.js';
+import { B2cSettling, MINOR_PER_SHILLING } from './b2c-settling.js';
 
-/** KES has two decimals: a shilling is 100 minor units. */
-const MINOR_PER_SHILLING = 100;
 const MAX_STATUS_ASKS = 5;
 const BATCH = 200;
 
@@ -43,6 +41,7 @@ export class MpesaB2cPayouts {
   readonly counters: B2cCounters = { callbacksStored: 0, callbacksRepeated: 0, callbacksUnknownToken: 0, outcomes: {} };
   private readonly tokenKey: Buffer;
   private sending: Promise<void> | undefined;
+  private readonly settling: B2cSettling;
 
   constructor(
     private readonly deps: {
@@ -58,6 +57,7 @@ export class MpesaB2cPayouts {
     },
   ) {
     this.tokenKey = createHmac('sha256', deps.secret).update('mpesa-callback-token').digest();
+    this.settling = new B2cSettling(deps);
   }
 
   private token(kind: 'b2c' | 'status', id: string): string {
@@ -94,7 +94,7 @@ export class MpesaB2cPayouts {
         if (shillings < config.b2cMin || !phone) {
           out.belowMinimum++;
           await repo.setLineStatus(trx, line.id, 'SENT');
-          await this.settleLine(
+          await this.settling.settleLine(
             trx,
             line.id,
             phone ? `Under the M-Pesa B2C minimum of KES ${config.b2cMin}` : 'Not a Kenyan M-Pesa number',
@@ -184,7 +184,7 @@ export class MpesaB2cPayouts {
           await repo.setPayment(db, p.id, { state: 'UNKNOWN', conversation_id: '', result_desc: err.message }, [
             'SENT',
           ]);
-          await this.refreshLineAlone(p.line_id);
+          await this.settling.refreshLineAlone(p.line_id);
           return 'UNKNOWN';
         case 'rejected':
         case 'auth':
@@ -197,7 +197,7 @@ export class MpesaB2cPayouts {
               result_desc: err.message,
               result_at: clock.now(),
             });
-            await this.settleLine(trx, p.line_id);
+            await this.settling.settleLine(trx, p.line_id);
           });
           return 'FAILED';
         default:
@@ -292,17 +292,17 @@ export class MpesaB2cPayouts {
     if (p.state === 'PAID' || p.state === 'FAILED') return 'DUPLICATE';
     if (kind === 'B2C_TIMEOUT') {
       await repo.setPayment(trx, p.id, { state: 'UNKNOWN', result_desc: 'Queue timeout' });
-      await this.settleLine(trx, p.line_id);
+      await this.settling.settleLine(trx, p.line_id);
       return 'UNKNOWN';
     }
     if (result.resultCode === '0') {
       if (result.amount !== p.amount || !result.receipt) {
         // Trusted for nothing alone: Transaction Status decides.
         await repo.setPayment(trx, p.id, { state: 'UNKNOWN', result_desc: 'Result did not match the request' });
-        await this.settleLine(trx, p.line_id);
+        await this.settling.settleLine(trx, p.line_id);
         return 'MISMATCH';
       }
-      return (await this.book(trx, p, result.receipt)) ? 'PAID' : 'MISMATCH';
+      return (await this.settling.book(trx, p, result.receipt)) ? 'PAID' : 'MISMATCH';
     }
     await repo.setPayment(trx, p.id, {
       state: 'FAILED',
@@ -312,11 +312,11 @@ export class MpesaB2cPayouts {
     });
     // Result 1 on B2C: the float is short. This part failed; the batch stops (the rest stay OPEN).
     if (result.resultCode === '1') {
-      await this.stopBatch(trx, p.batch_id, `Insufficient M-Pesa float: ${result.resultDesc}`);
-      await this.settleLine(trx, p.line_id);
+      await this.settling.stopBatch(trx, p.batch_id, `Insufficient M-Pesa float: ${result.resultDesc}`);
+      await this.settling.settleLine(trx, p.line_id);
       return 'STOPPED';
     }
-    await this.settleLine(trx, p.line_id);
+    await this.settling.settleLine(trx, p.line_id);
     return 'FAILED';
   }
 
@@ -351,109 +351,7 @@ export class MpesaB2cPayouts {
       });
       return 'HELD';
     }
-    return (await this.book(trx, p, result.receipt)) ? 'PAID' : 'MISMATCH';
-  }
-
-  /** A part paid: clearing to the MPESA account, keyed by the receipt (a second result books nothing). */
-  private async book(trx: Transaction<Database>, p: PaymentRow, receipt: string): Promise<boolean> {
-    const posted = await this.deps.ledger.post(trx, {
-      sourceKey: `mpesa:${receipt}`,
-      currency: 'KES',
-      entries: payoutPaidByMpesaEntries({ amount: p.amount * MINOR_PER_SHILLING }),
-    });
-    // The receipt was booked before, for another payment: this one is not paid by it.
-    if (posted.replayed) {
-      await this.deps.repo.setPayment(trx, p.id, {
-        state: 'UNKNOWN',
-        result_desc: `Receipt ${receipt} already booked`,
-      });
-      await this.settleLine(trx, p.line_id);
-      return false;
-    }
-    await this.deps.repo.setPayment(trx, p.id, {
-      state: 'PAID',
-      receipt,
-      result_code: '0',
-      transaction_id: posted.id,
-      result_at: this.deps.clock.now(),
-    });
-    await this.settleLine(trx, p.line_id);
-    return true;
-  }
-
-  /**
-   * The line's state from its parts: SENT while one is QUEUED or SENT, UNKNOWN while one is
-   * UNKNOWN, else settled: PAID when every part was paid, FAILED otherwise; what was not paid (the
-   * cents, failed parts, or all of it) goes back to the balance in one transaction.
-   */
-  private async settleLine(trx: Transaction<Database>, lineId: string, reason?: string): Promise<void> {
-    const { repo, ledger, clock } = this.deps;
-    // The batch row first: two lines settling at once then see each other, and the last closes the batch.
-    const batchId = await repo.batchOfLine(trx, lineId);
-    if (batchId) await repo.lockBatch(trx, batchId);
-    const line = await repo.line(trx, lineId);
-    if (!line || line.status === 'PAID' || line.status === 'FAILED' || line.status === 'OPEN') return;
-    const parts = await repo.paymentsOfLine(trx, lineId);
-    if (parts.some((p) => p.state === 'QUEUED' || p.state === 'SENT')) return repo.setLineStatus(trx, lineId, 'SENT');
-    if (parts.some((p) => p.state === 'UNKNOWN')) return repo.setLineStatus(trx, lineId, 'UNKNOWN');
-    const paid = parts.filter((p) => p.state === 'PAID').reduce((sum, p) => sum + p.amount, 0) * MINOR_PER_SHILLING;
-    const allPaid = parts.length > 0 && parts.every((p) => p.state === 'PAID');
-    const back = line.amount - paid;
-    let closing: string | null = null;
-    if (back > 0) {
-      const posted = await ledger.post(trx, {
-        sourceKey: `mpesa:payout-line:${lineId}:returned`,
-        currency: 'KES',
-        entries: payoutLineFailedEntries({ party: { kind: line.party_kind, partyId: line.party_id }, amount: back }),
-      });
-      closing = posted.id;
-    }
-    const failed = parts.find((p) => p.state === 'FAILED');
-    await repo.setLineStatus(trx, lineId, allPaid ? 'PAID' : 'FAILED', {
-      reason: allPaid ? null : (reason ?? failed?.result_desc ?? 'Not paid by M-Pesa'),
-      closedAt: clock.now(),
-      closingTransactionId: closing ?? parts.find((p) => p.state === 'PAID')?.id ?? null,
-    });
-    await this.closeBatchIfSettled(trx, line.batch_id);
-  }
-
-  private async closeBatchIfSettled(trx: Transaction<Database>, batchId: string): Promise<void> {
-    await trx
-      .updateTable('payout_batches')
-      .set({ status: 'CLOSED', closed_at: this.deps.clock.now() })
-      .where('id', '=', batchId)
-      .where('status', '=', 'OPEN')
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('payout_lines')
-              .select('id')
-              .where('batch_id', '=', batchId)
-              .where('status', 'in', ['OPEN', 'SENT', 'UNKNOWN']),
-          ),
-        ),
-      )
-      .execute();
-  }
-
-  private async refreshLineAlone(lineId: string): Promise<void> {
-    await this.deps.db.transaction().execute((trx) => this.settleLine(trx, lineId));
-  }
-
-  /**
-   * After an insufficient-float result, in its transaction: the batch is stopped, its QUEUED
-   * payments go and their lines are OPEN again (sending the batch again restarts it).
-   */
-  private async stopBatch(trx: Transaction<Database>, batchId: string, reason: string): Promise<void> {
-    const { repo } = this.deps;
-    await repo.lockBatch(trx, batchId);
-    await repo.setStopped(trx, batchId, reason);
-    for (const lineId of await repo.dropQueued(trx, batchId)) {
-      const parts = await repo.paymentsOfLine(trx, lineId);
-      if (parts.length === 0) await repo.setLineStatus(trx, lineId, 'OPEN');
-      else await this.settleLine(trx, lineId);
-    }
+    return (await this.settling.book(trx, p, result.receipt)) ? 'PAID' : 'MISMATCH';
   }
 
   /**
@@ -477,7 +375,7 @@ export class MpesaB2cPayouts {
         .where('mpesa_b2c_payments.state', '=', 'UNKNOWN')
         .where('payout_lines.status', '=', 'SENT')
         .execute();
-      for (const { line_id } of unknown) await this.refreshLineAlone(line_id);
+      for (const { line_id } of unknown) await this.settling.refreshLineAlone(line_id);
     }
     for (const p of await repo.claimToAsk(
       db,
