@@ -2,7 +2,7 @@
 // final ride fare and the cancellation fee, and tariff administration. One service per app
 // (`pricingService(deps)`), so the packages and rides modules price with the same surge state.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { Redis } from 'ioredis';
@@ -16,7 +16,6 @@ import { distanceMeters } from '../matching/driver-index.js';
 import type { LiveDrivers } from '../matching/live-drivers.js';
 import { mayBeIn, surelyDifferentCountries } from './country-bounds.js';
 import type { OpenJobsRepository } from './open-jobs.repository.js';
-import type { TariffsTable } from '../../db/tables/pricing.js';
 import { quoteInputs, type JobPrice, type PriceRequest, type StoredQuote } from './price.js';
 import type { QuoteStore } from './quote-store.js';
 import type { TariffsRepository } from './tariffs.repository.js';
@@ -24,21 +23,28 @@ import type { QuotesRepository } from './quotes.repository.js';
 import { StraightRouter, type Router } from '../routing/router.js';
 import { pathDistanceMeters, type Point } from './routing.js';
 import { Surge } from './surge.js';
-import type { Availability, QuoteTiming } from './quote-timing.js';
+import {
+  quoteMismatch,
+  tariffValues,
+  toTariffResult,
+  type CountryInfo,
+  type LockQuoteInput,
+  type QuoteResult,
+  type TariffResult,
+} from './pricing-shapes.js';
+import type { QuoteTiming } from './quote-timing.js';
 import { validateScheduledAt, validateWindows, type WindowsInput } from '../scheduling/windows.js';
 import {
   cancellationFeeAmount,
   finalFare,
   priceTrip,
   tenthsFromSurge,
-  type Breakdown,
   type CancelledBy,
   type TariffValues,
 } from './tariff.js';
 
 export const VEHICLE_TYPES: readonly VehicleType[] = ['BIKE', 'CAR', 'VAN', 'TRUCK'];
-/** A point of a job within this distance of the quote's counts as the same point. */
-export const QUOTE_POINT_TOLERANCE_METERS = 25;
+
 /** Pickup ETA: the nearest eligible driver within this distance, else null. */
 export const PICKUP_ETA_RADIUS_METERS = 10_000;
 /** Unused quote rows deleted per statement by the purge. */
@@ -50,59 +56,10 @@ const DEFAULT_COMMISSION_RATE = 2000;
 const TARIFF_CACHE_MS = 10_000;
 
 export type { JobPrice, PriceInputs, PriceRequest } from './price.js';
-
-export interface QuoteResult {
-  id: string;
-  amount: number;
-  currency: string;
-  breakdown: Breakdown;
-  distanceMeters: number;
-  durationSeconds: number;
-  pickupEtaSeconds: number | null;
-  expiresAt: string;
-  pickupEta?: string | null;
-  dropoffEta?: string | null;
-  availability?: Availability;
-}
-
-export interface LockQuoteInput extends PriceRequest {
-  quoteId: string;
-  /** The account creating the job (the quote must be its own). */
-  accountId: string;
-}
-
-export interface TariffResult extends TariffValues {
-  /** Basis points of (amount − booking fee) that are the operator's (section 21). */
-  commissionRate: number;
-  countryId: string;
-  countryCode: string;
-  currency: string;
-  vehicleType: VehicleType;
-  version: number;
-  updatedAt: string;
-}
-
-interface CountryInfo {
-  id: string;
-  code: string;
-  currency: string;
-}
+export type { LockQuoteInput, QuoteResult, TariffResult } from './pricing-shapes.js';
+export { QUOTE_POINT_TOLERANCE_METERS } from './pricing-shapes.js';
 
 type Db = Kysely<Database>;
-
-const tariffValues = (
-  row: Pick<
-    Selectable<TariffsTable>,
-    'base' | 'per_km' | 'per_minute' | 'minimum' | 'booking_fee' | 'cancellation_fee'
-  >,
-): TariffValues => ({
-  base: row.base,
-  perKm: row.per_km,
-  perMinute: row.per_minute,
-  minimum: row.minimum,
-  bookingFee: row.booking_fee,
-  cancellationFee: row.cancellation_fee,
-});
 
 /** What pricing needs (built in src/services.ts). */
 export interface PricingDeps {
@@ -488,28 +445,4 @@ export class PricingService {
       if (n < QUOTE_PURGE_BATCH) return deleted;
     }
   }
-}
-
-function quoteMismatch(quote: StoredQuote, input: LockQuoteInput): string | undefined {
-  if (quote.accountId !== input.accountId) return 'another account';
-  if (quote.kind !== input.kind) return `a ${quote.kind === 'RIDE' ? 'ride' : 'package'}`;
-  if (quote.vehicleType !== input.vehicleType) return `another vehicle type (${quote.vehicleType})`;
-  if (quote.countryId !== input.countryId) return 'another country';
-  const far = (a: Point, b: Point) => distanceMeters(a.lat, a.lng, b.lat, b.lng) > QUOTE_POINT_TOLERANCE_METERS;
-  if (far(quote.pickup, input.pickup)) return 'another pickup point';
-  if (far(quote.dropoff, input.dropoff)) return 'another dropoff point';
-  return undefined;
-}
-
-function toTariffResult(row: Selectable<TariffsTable>, country: CountryInfo): TariffResult {
-  return {
-    countryId: country.id,
-    countryCode: country.code,
-    currency: country.currency,
-    vehicleType: row.vehicle_type,
-    ...tariffValues(row),
-    commissionRate: row.commission_rate,
-    version: row.version,
-    updatedAt: new Date(row.updated_at).toISOString(),
-  };
 }
