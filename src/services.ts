@@ -1,6 +1,7 @@
 // createServices(deps): every service built once, for the routes and the background work alike.
 import { createHmac } from 'node:crypto';
 import type { Deps } from './deps.js';
+import type { Services } from './services-types.js';
 import { IdempotencyStore } from './http/idempotency.js';
 import { IdempotencyRepository } from './http/idempotency.repository.js';
 import { AdminService } from './modules/admin/admin.service.js';
@@ -50,7 +51,6 @@ import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
 import { PricingService } from './modules/pricing/pricing.service.js';
 import { createRouter } from './modules/routing/create-router.js';
-import type { Router } from './modules/routing/router.js';
 import { createQuoteStore } from './modules/pricing/quote-store.js';
 import { QuotesRepository } from './modules/pricing/quotes.repository.js';
 import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
@@ -68,7 +68,7 @@ import { OutboxRepository } from './modules/webhooks/outbox.repository.js';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
-import { createSmsSender, type SmsSender } from './sms/sms.js';
+import { createSmsSender } from './sms/sms.js';
 import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
 import { DispatchService } from './modules/dispatch/dispatch.service.js';
 import { LiveMap } from './modules/tracking/live-map.js';
@@ -92,70 +92,7 @@ import { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
 import { RecurringRepository } from './modules/recurring/recurring.repository.js';
 import { RecurringService } from './modules/recurring/recurring.service.js';
 
-export interface Services {
-  tokens: TokenService;
-  sms: SmsSender;
-  accounts: AccountService;
-  codes: CodesService;
-  sessions: SessionsService;
-  passwords: PasswordService;
-  auth: AuthService;
-  admin: AdminService;
-  /** Countries: the public list and their administration. */
-  countries: CountriesService;
-  /** This process's live driver index (loaded and written behind by background.ts). */
-  live: LiveDrivers;
-  /** Every driver position's way in: validation, plausibility (MAX_PLAUSIBLE_SPEED), then the live index. */
-  positions: PositionIntake;
-  matching: MatchingService;
-  drivers: DriversService;
-  /** A driver's profile fields, the business's and the company's profiles. */
-  profiles: ProfilesService;
-  /** Drivers' keys for Traccar Client (OsmAnd positions). */
-  deviceKeys: DeviceKeysService;
-  driverJobs: DriverJobsService;
-  packages: PackageService;
-  rides: RideService;
-  idempotency: IdempotencyStore;
-  webhooks: WebhooksService;
-  dispatch: DispatchService;
-  pricing: PricingService;
-  /** How far and how long trips are (ROUTER); a graph loads in the background (`loaded`). */
-  router: Router & { loaded: Promise<void> };
-  tracking: TrackingService;
-  /** This process's followers of jobs (tracking streams). */
-  trackingHub: TrackingHub;
-  liveMap: LiveMap;
-  /** Sends the webhook outbox (started by background.ts where this process runs the webhook worker). */
-  webhookWorker: WebhookWorker;
-  ledger: LedgerService;
-  earnings: EarningsService;
-  /** One driver's earnings report for an admin or the driver's company. */
-  driverEarnings: DriverEarningsReports;
-  settlements: SettlementService;
-  payouts: PayoutService;
-  /** M-Pesa B2C payouts (section 26); undefined while M-Pesa is off. */
-  mpesaB2c: MpesaB2cPayouts | undefined;
-  /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
-  push: PushService;
-  invoices: InvoiceService;
-  ratings: RatingsService;
-  geocoding: GeocodingService;
-  /** Proof of delivery: its images in PostgreSQL, or in the S3 bucket when S3_BUCKET is set. */
-  proof: ProofService;
-  /** Checks bearer tokens and their sessions (the routes' onRequest hook). */
-  guard: AuthGuard;
-  /** Traccar Client's positions (OsmAnd protocol), authenticated by device key. */
-  osmand: OsmAndIntake;
-  /** POST /optimizations: the solver's thread, or OPTIMIZER_URL. */
-  optimizer: OptimizerService;
-  /** Scheduled jobs (section 22): their lead and their durable wake-up (polled by background.ts). */
-  scheduling: SchedulingService;
-  /** Recurring jobs: templates and their occurrences, materialised by background.ts. */
-  recurring: RecurringService;
-  /** Drops the services' bus subscriptions and caches (the connections are deps'). */
-  close(): void;
-}
+export type { Services } from './services-types.js';
 
 export async function createServices(deps: Deps): Promise<Services> {
   const { config, clock, bus } = deps;

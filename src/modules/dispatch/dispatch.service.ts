@@ -4,73 +4,28 @@
 // DISPATCH_RETRY_INTERVAL and as soon as a driver comes online or moves near them.
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { Logger } from 'pino';
-import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Config } from '../../config.js';
-import type { Database, VehicleType } from '../../db/schema.js';
+import { Counter, Histogram } from 'prom-client';
+import type { Database } from '../../db/schema.js';
 import type { JobTypeName, OfferState } from '../../db/tables/dispatch.js';
 import type { AuthContext } from '../../shared/auth-context.js';
-import type { Bus } from '../../shared/bus.js';
-import type { Clock } from '../../shared/clock.js';
 import { AppError, conflict, notFound } from '../../shared/errors.js';
-import { SERVICE_BITS, distanceMeters, type DriverIndex } from '../matching/driver-index.js';
+import { SERVICE_BITS, distanceMeters } from '../matching/driver-index.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
 import { json } from '../../db/json.js';
 import type { RecordAnswer } from '../../shared/record-answer.js';
-import type { DispatchRepository, DispatchJob, OfferRow } from './dispatch.repository.js';
+import type { DispatchJob, OfferRow } from './dispatch.repository.js';
+import { dispatchLog } from './dispatch-log.js';
+import { ORDER_TYPE, WAITING, type DispatchDeps, type Offer } from './dispatch.types.js';
 import { candidateIds, pickDriver, type Choice, type SkipReason } from './policy.js';
 
-const WAITING: Record<JobTypeName, string> = { PACKAGE: 'PENDING', RIDE: 'REQUESTED' };
-const ORDER_TYPE = { PACKAGE: 'PACKAGE_DELIVERY', RIDE: 'RIDE' } as const;
+export type { DispatchDeps, Offer } from './dispatch.types.js';
+
 /** Offers tried per dispatch when drivers keep getting another job's offer first. */
 const MAX_TRIES = 3;
 /** How long a claimed due job is left to the instance that claimed it. */
 const CLAIM_LEASE_MS = 15_000;
 /** A driver's moves are checked against the waiting jobs at most this often. */
 const DRIVER_CHECK_INTERVAL_MS = 3_000;
-
-export interface Offer {
-  id: string;
-  jobType: JobTypeName;
-  jobId: string;
-  pickup: { location: { lat: number; lng: number }; address?: string };
-  dropoff?: { location: { lat: number; lng: number } };
-  vehicleType: DispatchJob['vehicleType'];
-  distanceMeters: number;
-  etaSeconds: number;
-  /** What the job pays (section 18). */
-  price: DispatchJob['price'];
-  /** What the driver would earn from the price (section 21). */
-  earnings: DispatchJob['earnings'];
-  customerRating: DispatchJob['customerRating'];
-  expiresAt: string;
-}
-
-/** Takes the job as a direct accept does; `record` stores a keyed request's answer in its transaction. */
-type Acceptor = (jobId: string, auth: AuthContext, record?: RecordAnswer) => Promise<unknown>;
-
-export interface DispatchDeps {
-  repo: DispatchRepository;
-  bus: Bus;
-  clock: Clock;
-  logger: Logger;
-  config: Pick<Config, 'dispatch' | 'drivers'>;
-  index: DriverIndex;
-  registry: Registry;
-  /** How each kind of job is accepted (the packages' and rides' services, built after this one: called only once requests run). */
-  acceptors: Record<JobTypeName, Acceptor>;
-  /** Told of each offer this instance makes (Web Push to the driver's phones, modules/push); must not block. */
-  offerMade?: (driverId: string, offer: Offer) => void;
-  /**
-   * The driver's way to the pickup by road (the router, contract section 25), for the offer's ETA and
-   * distance; unset (ROUTER=straight): the straight estimate the candidates were ranked by.
-   */
-  roadEta?: (
-    from: { lat: number; lng: number },
-    to: { lat: number; lng: number },
-    vehicleType: VehicleType,
-  ) => Promise<{ distanceMeters: number; durationSeconds: number }>;
-}
 
 export const offerNotFound = () => notFound('Offer not found', 'OFFER_NOT_FOUND');
 
@@ -469,58 +424,6 @@ export class DispatchService implements DispatchHooks {
   // --- the admin's log ------------------------------------------------------------------------
 
   async log(jobId: string) {
-    const found = await this.deps.repo.jobExists(jobId);
-    if (!found) throw notFound('Job not found', 'JOB_NOT_FOUND');
-    const { job, offers, releases } = await this.deps.repo.log(jobId);
-    const releaseCount = await this.deps.repo.releaseCount(found.jobType, jobId);
-    const waiting = found.status === WAITING[found.jobType];
-    const state = waiting ? (job && job.state !== 'DONE' ? job.state : 'OFF') : job ? 'DONE' : 'OFF';
-    return {
-      jobId,
-      jobType: found.jobType,
-      status: found.status,
-      dispatch: {
-        state,
-        attempts: job?.attempts ?? 0,
-        nextAttemptAt: job && waiting ? new Date(job.next_attempt_at).toISOString() : null,
-      },
-      // A scheduled job (section 22): its start, the lead it entered dispatch by, and when it did.
-      scheduled:
-        job?.scheduled_start && job.lead_seconds !== null && job.lead_seconds !== undefined
-          ? {
-              start: new Date(job.scheduled_start).toISOString(),
-              leadSeconds: job.lead_seconds,
-              leadSamples: job.lead_samples ?? 0,
-              enteredAt: job.entered_at ? new Date(job.entered_at).toISOString() : null,
-              customerToldAt: job.notified_at ? new Date(job.notified_at).toISOString() : null,
-            }
-          : null,
-      offers: offers.map((o) => {
-        const choice = json<Choice>(o.choice as never);
-        return {
-          id: o.id,
-          driverId: o.driver_id,
-          outcome: o.state,
-          sentAt: new Date(o.created_at).toISOString(),
-          expiresAt: new Date(o.expires_at).toISOString(),
-          answeredAt: o.answered_at ? new Date(o.answered_at).toISOString() : null,
-          why: {
-            etaSeconds: choice.etaSeconds,
-            distanceMeters: choice.distanceMeters,
-            radiusMeters: choice.radiusMeters,
-            candidates: choice.candidates,
-            skipped: choice.skipped,
-          },
-        };
-      }),
-      releases: releases.map((r) => ({
-        driverId: r.driver_id,
-        reason: r.reason,
-        actorId: r.actor_id,
-        at: new Date(r.at).toISOString(),
-      })),
-      releaseCount,
-      flagged: releaseCount > this.deps.config.dispatch.maxReleases,
-    };
+    return dispatchLog(this.deps.repo, this.deps.config.dispatch.maxReleases, jobId);
   }
 }
