@@ -61,14 +61,14 @@ export class IdempotencyRepository {
   }
 
   /** Locks the claim while it is still held (not taken over, not released); whether it is. */
-  async lockClaim(claim: Claim, trx: Transaction<Database>): Promise<boolean> {
+  async lockClaim(trx: Transaction<Database>, claim: Claim): Promise<boolean> {
     return (
       (await trx.selectFrom('idempotency_keys').select('state').where(held(claim)).forUpdate().executeTakeFirst()) !==
       undefined
     );
   }
 
-  async complete(claim: Claim, response: { status: number; body: string }, db: Executor = this.db): Promise<void> {
+  async complete(db: Executor, claim: Claim, response: { status: number; body: string }): Promise<void> {
     await db
       .updateTable('idempotency_keys')
       .where(held(claim))
@@ -81,9 +81,9 @@ export class IdempotencyRepository {
    * completion in one statement; false when the claim was taken over or released meanwhile.
    */
   async completeHeld(
+    trx: Transaction<Database>,
     claim: Claim,
     response: { status: number; body: string },
-    trx: Transaction<Database>,
   ): Promise<boolean> {
     const done = await trx
       .updateTable('idempotency_keys')
@@ -94,12 +94,12 @@ export class IdempotencyRepository {
     return done !== undefined;
   }
 
-  async release(claim: Claim, db: Executor = this.db): Promise<void> {
-    await db.deleteFrom('idempotency_keys').where(held(claim)).execute();
+  async release(claim: Claim): Promise<void> {
+    await this.db.deleteFrom('idempotency_keys').where(held(claim)).execute();
   }
 
-  get(accountId: string, key: string, db: Executor = this.db) {
-    return db
+  get(accountId: string, key: string) {
+    return this.db
       .selectFrom('idempotency_keys')
       .select(['request_hash', 'state', 'response_status', 'response_body'])
       .where('account_id', '=', accountId)
@@ -107,8 +107,8 @@ export class IdempotencyRepository {
       .executeTakeFirst();
   }
 
-  async deleteCreatedBefore(cutoff: Date, db: Executor = this.db): Promise<number> {
-    const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+  async deleteCreatedBefore(cutoff: Date): Promise<number> {
+    const result = await this.db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
     return Number(result.numDeletedRows ?? 0);
   }
 }

@@ -70,14 +70,13 @@ export class IdempotencyStore {
     return this.claimed(options, async (claim) => {
       try {
         const result = await db.transaction().execute(async (trx) => {
-          if (!(await this.deps.repo.lockClaim(claim, trx)))
+          if (!(await this.deps.repo.lockClaim(trx, claim)))
             throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
           const response = await work(trx);
-          await this.deps.repo.complete(
-            claim,
-            { status: response.statusCode, body: this.seal(JSON.stringify(response.body)) },
-            trx,
-          );
+          await this.deps.repo.complete(trx, claim, {
+            status: response.statusCode,
+            body: this.seal(JSON.stringify(response.body)),
+          });
           return response;
         });
         return { ...result, replayed: false };
@@ -105,11 +104,10 @@ export class IdempotencyStore {
       const record: RecordAnswer = async (trx, body) => {
         // Taken over (a claim older than ABANDONED_CLAIM_MS) or released meanwhile: this change rolls back.
         if (
-          !(await this.deps.repo.completeHeld(
-            claim,
-            { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) },
-            trx,
-          ))
+          !(await this.deps.repo.completeHeld(trx, claim, {
+            status: statusCode,
+            body: this.seal(JSON.stringify(body ?? null)),
+          }))
         ) {
           throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
         }
@@ -118,7 +116,10 @@ export class IdempotencyStore {
       try {
         const body = await work(record);
         if (!recorded)
-          await this.deps.repo.complete(claim, { status: statusCode, body: this.seal(JSON.stringify(body ?? null)) });
+          await this.deps.repo.complete(this.deps.db, claim, {
+            status: statusCode,
+            body: this.seal(JSON.stringify(body ?? null)),
+          });
         return { statusCode, body, replayed: false };
       } catch (err) {
         await this.deps.repo.release(claim);

@@ -199,9 +199,9 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     );
   }
 
-  selectPackages(db: Executor = this.db) {
+  selectPackages() {
     return (
-      db
+      this.db
         .selectFrom('packages as p')
         .leftJoin('users as du', 'du.id', 'p.driver_id')
         .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
