@@ -236,7 +236,17 @@ describe('administration', () => {
     assert.match(country.id, /^[0-9a-f-]{36}$/);
     assert.deepEqual(
       { ...country, id: 'x' },
-      { id: 'x', code: 'ZM', name: 'Zambia', currency: 'ZMW', dialCode: '+260', codMax: 100_000, minorUnits: 2 },
+      {
+        id: 'x',
+        code: 'ZM',
+        name: 'Zambia',
+        currency: 'ZMW',
+        dialCode: '+260',
+        codMax: 100_000,
+        minorUnits: 2,
+        // None given: UTC until an admin sets the country's zone (section 22).
+        timeZone: 'UTC',
+      },
     );
     const dup = await call('POST', '/admin/countries', {
       code: 'ZM',
