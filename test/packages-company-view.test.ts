@@ -82,6 +82,10 @@ describe("a company's view of packages", () => {
       createdAt: full.createdAt,
       updatedAt: full.updatedAt,
       dispatch: { state: 'OFF', attempts: 0 },
+      // The promise (section 22) is part of deciding to take it.
+      pickupWindow: null,
+      dropoffWindow: null,
+      timeZone: 'Africa/Nairobi',
       price: full.price,
       cancellationFee: null,
       // What delivering will need (part of deciding to take it); no proof before pickup.
