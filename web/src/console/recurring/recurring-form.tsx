@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ok } from '../../shared/api/client';
 import { CountryField, useCountries } from '../../shared/countries';
+import { StopFields, emptyStop, type Stop } from '../../shared/deliveries/stop-fields';
 import { BusyButton, ErrorBox, Field, SelectField, VEHICLE_TYPES } from '../../shared/ui';
 import { navigate } from '../router';
 import { keys, ruleOf, type CreateBody } from './recurring-shared';
@@ -22,67 +23,7 @@ const ZONES = ['Africa/Nairobi', 'Europe/London', 'America/New_York', 'UTC'];
 /** Minutes as an ISO 8601 duration (PT90M). */
 const minutes = (n: number) => `PT${Math.round(n)}M`;
 
-interface StopInput {
-  lat: string;
-  lng: string;
-  address: string;
-  contactName: string;
-  contactPhone: string;
-}
-const emptyStop: StopInput = { lat: '', lng: '', address: '', contactName: '', contactPhone: '' };
-
-function StopInputs({ legend, stop, onChange }: { legend: string; stop: StopInput; onChange: (s: StopInput) => void }) {
-  const set = (key: keyof StopInput) => (e: { target: { value: string } }) =>
-    onChange({ ...stop, [key]: e.target.value });
-  return (
-    <fieldset>
-      <legend>{legend}</legend>
-      <div className="row">
-        <Field
-          label={`${legend} latitude`}
-          type="number"
-          step="any"
-          min={-90}
-          max={90}
-          required
-          value={stop.lat}
-          onChange={set('lat')}
-        />
-        <Field
-          label={`${legend} longitude`}
-          type="number"
-          step="any"
-          min={-180}
-          max={180}
-          required
-          value={stop.lng}
-          onChange={set('lng')}
-        />
-      </div>
-      <Field label={`${legend} address`} required maxLength={500} value={stop.address} onChange={set('address')} />
-      <div className="row">
-        <Field
-          label={`${legend} contact name`}
-          required
-          maxLength={200}
-          value={stop.contactName}
-          onChange={set('contactName')}
-        />
-        <Field
-          label={`${legend} contact phone`}
-          type="tel"
-          required
-          pattern="\+[1-9][0-9]{6,14}"
-          placeholder="+254712345678"
-          value={stop.contactPhone}
-          onChange={set('contactPhone')}
-        />
-      </div>
-    </fieldset>
-  );
-}
-
-const stopBody = (s: StopInput) => ({
+const stopBody = (s: Stop) => ({
   location: { lat: Number(s.lat), lng: Number(s.lng) },
   address: s.address,
   contactName: s.contactName,
@@ -102,8 +43,8 @@ export function NewRecurringForm() {
   const [dropoffMinutes, setDropoffMinutes] = useState('60');
   const [countryId, setCountryId] = useState('');
   const [vehicleType, setVehicleType] = useState<(typeof VEHICLE_TYPES)[number]>('BIKE');
-  const [pickup, setPickup] = useState<StopInput>(emptyStop);
-  const [dropoff, setDropoff] = useState<StopInput>(emptyStop);
+  const [pickup, setPickup] = useState<Stop>(emptyStop);
+  const [dropoff, setDropoff] = useState<Stop>(emptyStop);
   const [description, setDescription] = useState('');
 
   const create = useMutation({
@@ -240,8 +181,8 @@ export function NewRecurringForm() {
           </option>
         ))}
       </SelectField>
-      <StopInputs legend="Pickup" stop={pickup} onChange={setPickup} />
-      <StopInputs legend="Drop-off" stop={dropoff} onChange={setDropoff} />
+      <StopFields legend="Pickup" stop={pickup} onChange={setPickup} notes={false} />
+      <StopFields legend="Drop-off" stop={dropoff} onChange={setDropoff} notes={false} />
       <Field
         label="Parcel description"
         required

@@ -9,71 +9,11 @@ import { CountryField, useCountries } from '../countries';
 import { Map, type MapPoint } from '../map';
 import { queryKeys } from '../query-keys';
 import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../ui';
+import { StopFields, emptyStop, type Stop } from './stop-fields';
 import type { Package } from './types';
 
 type Quote = Schemas['/api/quotes']['post']['responses'][201]['content']['application/json'];
 type QuoteRequest = Schemas['/api/quotes']['post']['requestBody']['content']['application/json'];
-
-interface Stop {
-  lat: string;
-  lng: string;
-  address: string;
-  contactName: string;
-  contactPhone: string;
-  notes: string;
-}
-const emptyStop: Stop = { lat: '', lng: '', address: '', contactName: '', contactPhone: '', notes: '' };
-
-function StopFields({ legend, stop, onChange }: { legend: string; stop: Stop; onChange: (s: Stop) => void }) {
-  const set = (key: keyof Stop) => (e: { target: { value: string } }) => onChange({ ...stop, [key]: e.target.value });
-  return (
-    <fieldset>
-      <legend>{legend}</legend>
-      <div className="row">
-        <Field
-          label={`${legend} latitude`}
-          type="number"
-          step="any"
-          min={-90}
-          max={90}
-          required
-          value={stop.lat}
-          onChange={set('lat')}
-        />
-        <Field
-          label={`${legend} longitude`}
-          type="number"
-          step="any"
-          min={-180}
-          max={180}
-          required
-          value={stop.lng}
-          onChange={set('lng')}
-        />
-      </div>
-      <Field label={`${legend} address`} required maxLength={500} value={stop.address} onChange={set('address')} />
-      <div className="row">
-        <Field
-          label={`${legend} contact name`}
-          required
-          maxLength={200}
-          value={stop.contactName}
-          onChange={set('contactName')}
-        />
-        <Field
-          label={`${legend} contact phone`}
-          type="tel"
-          required
-          pattern="\+[1-9][0-9]{6,14}"
-          placeholder="+254712345678"
-          value={stop.contactPhone}
-          onChange={set('contactPhone')}
-        />
-      </div>
-      <Field label={`${legend} notes`} maxLength={1000} value={stop.notes} onChange={set('notes')} />
-    </fieldset>
-  );
-}
 
 const QUOTE_DELAY_MS = 600;
 
