@@ -265,6 +265,18 @@ export class MpesaRepository {
     return result.length;
   }
 
+  /** The lines still SENT that have an UNKNOWN payment (one row per such payment). */
+  async unknownLinesStillSent(trx: Executor): Promise<string[]> {
+    const rows = await trx
+      .selectFrom('mpesa_b2c_payments')
+      .innerJoin('payout_lines', 'payout_lines.id', 'mpesa_b2c_payments.line_id')
+      .select('mpesa_b2c_payments.line_id')
+      .where('mpesa_b2c_payments.state', '=', 'UNKNOWN')
+      .where('payout_lines.status', '=', 'SENT')
+      .execute();
+    return rows.map((r) => r.line_id);
+  }
+
   /**
    * Claims the UNKNOWN payments whose last Transaction Status is older than `before` (or never
    * asked), up to `maxAsks` each: marked asked now, so that two sweepers never ask about one twice.
