@@ -404,6 +404,7 @@ export async function createServices(deps: Deps): Promise<Services> {
           client: new DarajaClient({ ...config.mpesa, timeoutMs: config.mpesa.requestTimeoutMs, clock }),
           ledger,
           repo: new MpesaRepository(),
+          payoutsRepo: new PayoutsRepository(),
           logger: deps.logger,
           secret: config.auth.jwtSecret,
         })

@@ -13,6 +13,7 @@ import type { MpesaCallbackKind } from '../../db/tables/mpesa.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../shared/errors.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
+import type { PayoutsRepository } from '../payouts/payouts.repository.js';
 import { darajaPhone, parseB2cResult, parseStatusResult } from './daraja-callbacks.js';
 import { DarajaError, type DarajaClient } from './daraja-client.js';
 import type { MpesaRepository, PaymentRow } from './mpesa.repository.js';
@@ -51,6 +52,7 @@ export class MpesaB2cPayouts {
       client: DarajaClient;
       ledger: LedgerService;
       repo: MpesaRepository;
+      payoutsRepo: PayoutsRepository;
       logger: Logger;
       /** Derives the callback tokens (an HMAC of the payment's id: stable across restarts, stored only hashed). */
       secret: string;
@@ -368,14 +370,7 @@ export class MpesaB2cPayouts {
       await this.sendOne(p, 'SENT');
     if ((await repo.markOverdueUnknown(db, new Date(now - config.resultTimeoutMs))) > 0) {
       // Their lines become UNKNOWN (settleLine is per line: read them back).
-      const unknown = await db
-        .selectFrom('mpesa_b2c_payments')
-        .innerJoin('payout_lines', 'payout_lines.id', 'mpesa_b2c_payments.line_id')
-        .select('mpesa_b2c_payments.line_id')
-        .where('mpesa_b2c_payments.state', '=', 'UNKNOWN')
-        .where('payout_lines.status', '=', 'SENT')
-        .execute();
-      for (const { line_id } of unknown) await this.settling.refreshLineAlone(line_id);
+      for (const lineId of await repo.unknownLinesStillSent(db)) await this.settling.refreshLineAlone(lineId);
     }
     for (const p of await repo.claimToAsk(
       db,

@@ -5,6 +5,7 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import { payoutLineFailedEntries, payoutPaidByMpesaEntries } from '../ledger/postings.js';
+import type { PayoutsRepository } from '../payouts/payouts.repository.js';
 import type { MpesaRepository, PaymentRow } from './mpesa.repository.js';
 
 /** KES has two decimals: a shilling is 100 minor units. */
@@ -13,7 +14,14 @@ export const MINOR_PER_SHILLING = 100;
 /** The ledger and status side of B2C payouts, in the caller's transaction (MpesaB2cPayouts sends and receives). */
 export class B2cSettling {
   constructor(
-    private readonly deps: { db: Kysely<Database>; clock: Clock; ledger: LedgerService; repo: MpesaRepository },
+    private readonly deps: {
+      db: Kysely<Database>;
+      clock: Clock;
+      ledger: LedgerService;
+      repo: MpesaRepository;
+      /** The batch closing statement is the payouts module's. */
+      payoutsRepo: PayoutsRepository;
+    },
   ) {}
 
   /** A part paid: clearing to the MPESA account, keyed by the receipt (a second result books nothing). */
@@ -76,27 +84,7 @@ export class B2cSettling {
       closedAt: clock.now(),
       closingTransactionId: closing ?? parts.find((p) => p.state === 'PAID')?.id ?? null,
     });
-    await this.closeBatchIfSettled(trx, line.batch_id);
-  }
-
-  private async closeBatchIfSettled(trx: Transaction<Database>, batchId: string): Promise<void> {
-    await trx
-      .updateTable('payout_batches')
-      .set({ status: 'CLOSED', closed_at: this.deps.clock.now() })
-      .where('id', '=', batchId)
-      .where('status', '=', 'OPEN')
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('payout_lines')
-              .select('id')
-              .where('batch_id', '=', batchId)
-              .where('status', 'in', ['OPEN', 'SENT', 'UNKNOWN']),
-          ),
-        ),
-      )
-      .execute();
+    await this.deps.payoutsRepo.closeBatchIfSettled(trx, line.batch_id, clock.now());
   }
 
   async refreshLineAlone(lineId: string): Promise<void> {

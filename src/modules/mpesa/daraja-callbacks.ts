@@ -71,16 +71,31 @@ export function parseStkCallback(body: unknown): StkResult | undefined {
   return result;
 }
 
-export function parseB2cResult(body: unknown): B2cResult | undefined {
+/**
+ * What B2C and Transaction Status results share: the Result object, its ids, code and description
+ * (undefined unless all but the description are there), and its ResultParameters by Key on success.
+ */
+function readResult(body: unknown) {
   const r = isObject(body) && isObject(body.Result) ? body.Result : undefined;
   if (!r) return undefined;
   const originatorConversationId = str(r.OriginatorConversationID);
   const conversationId = str(r.ConversationID);
   const resultCode = str(r.ResultCode);
   if (!originatorConversationId || !conversationId || resultCode === undefined) return undefined;
-  const out: B2cResult = { originatorConversationId, conversationId, resultCode, resultDesc: str(r.ResultDesc) ?? '' };
-  if (resultCode === '0') {
-    const params = items(isObject(r.ResultParameters) ? r.ResultParameters.ResultParameter : undefined, 'Key');
+  const head = { originatorConversationId, conversationId, resultCode, resultDesc: str(r.ResultDesc) ?? '' };
+  const params =
+    resultCode === '0'
+      ? items(isObject(r.ResultParameters) ? r.ResultParameters.ResultParameter : undefined, 'Key')
+      : undefined;
+  return { r, head, params };
+}
+
+export function parseB2cResult(body: unknown): B2cResult | undefined {
+  const read = readResult(body);
+  if (!read) return undefined;
+  const { r, head, params } = read;
+  const out: B2cResult = { ...head };
+  if (params) {
     out.receipt = str(params.get('TransactionReceipt')) ?? str(r.TransactionID);
     out.amount = shillings(params.get('TransactionAmount'));
   }
@@ -88,20 +103,11 @@ export function parseB2cResult(body: unknown): B2cResult | undefined {
 }
 
 export function parseStatusResult(body: unknown): StatusResult | undefined {
-  const r = isObject(body) && isObject(body.Result) ? body.Result : undefined;
-  if (!r) return undefined;
-  const originatorConversationId = str(r.OriginatorConversationID);
-  const conversationId = str(r.ConversationID);
-  const resultCode = str(r.ResultCode);
-  if (!originatorConversationId || !conversationId || resultCode === undefined) return undefined;
-  const out: StatusResult = {
-    originatorConversationId,
-    conversationId,
-    resultCode,
-    resultDesc: str(r.ResultDesc) ?? '',
-  };
-  if (resultCode === '0') {
-    const params = items(isObject(r.ResultParameters) ? r.ResultParameters.ResultParameter : undefined, 'Key');
+  const read = readResult(body);
+  if (!read) return undefined;
+  const { head, params } = read;
+  const out: StatusResult = { ...head };
+  if (params) {
     out.transactionStatus = str(params.get('TransactionStatus'));
     out.receipt = str(params.get('ReceiptNo'));
     out.amount = shillings(params.get('Amount'));

@@ -1,28 +1,17 @@
 // SQL of M-Pesa B2C payouts (contract section 26): the payments of payout lines, their Transaction
 // Status queries, the stored callbacks, and the line and batch states they move.
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../db/executor.js';
 import type { PayoutLineStatus } from '../../db/tables/ledger.js';
-import type { B2cPaymentState, MpesaCallbackKind } from '../../db/tables/mpesa.js';
+import type {
+  B2cPaymentState,
+  MpesaB2cPaymentsTable,
+  MpesaCallbackKind,
+  MpesaCallbacksTable,
+} from '../../db/tables/mpesa.js';
 
-export interface PaymentRow {
-  id: string;
-  batch_id: string;
-  line_id: string;
-  part: number;
-  amount: number;
-  phone: string;
-  originator_conversation_id: string;
-  conversation_id: string | null;
-  token_hash: string;
-  state: B2cPaymentState;
-  attempts: number;
-  receipt: string | null;
-  result_code: string | null;
-  result_desc: string | null;
-  sent_at: Date | null;
-  status_asks: number;
-}
+/** A payment as the service reads it: the table's columns listed in paymentColumns. */
+export type PaymentRow = Pick<Selectable<MpesaB2cPaymentsTable>, (typeof paymentColumns)[number]>;
 
 export interface OpenLine {
   id: string;
@@ -32,12 +21,7 @@ export interface OpenLine {
   party_id: string;
 }
 
-export interface CallbackRow {
-  id: string;
-  kind: MpesaCallbackKind;
-  token_hash: string;
-  body: unknown;
-}
+export type CallbackRow = Pick<Selectable<MpesaCallbacksTable>, 'id' | 'kind' | 'token_hash' | 'body'>;
 
 const paymentColumns = [
   'id',
@@ -263,6 +247,18 @@ export class MpesaRepository {
       .returning('line_id')
       .execute();
     return result.length;
+  }
+
+  /** The lines still SENT that have an UNKNOWN payment (one row per such payment). */
+  async unknownLinesStillSent(trx: Executor): Promise<string[]> {
+    const rows = await trx
+      .selectFrom('mpesa_b2c_payments')
+      .innerJoin('payout_lines', 'payout_lines.id', 'mpesa_b2c_payments.line_id')
+      .select('mpesa_b2c_payments.line_id')
+      .where('mpesa_b2c_payments.state', '=', 'UNKNOWN')
+      .where('payout_lines.status', '=', 'SENT')
+      .execute();
+    return rows.map((r) => r.line_id);
   }
 
   /**
