@@ -324,6 +324,7 @@ export async function createServices(deps: Deps): Promise<Services> {
   });
   const deviceKeys = new DeviceKeysService({ db, repo: new DeviceKeysRepository(db), clock, bus, logger: deps.logger });
   const receiptsRepo = new ReceiptsRepository();
+  const payoutsRepo = new PayoutsRepository();
   // One storage for every instance: the database they share, or the bucket (the SDK loads on first use).
   const proofStorage: ProofStorage = config.proof.s3
     ? new S3ProofStorage(config.proof.s3)
@@ -395,7 +396,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     earnings,
     driverEarnings: new DriverEarningsReports({ drivers: driversRepo, earnings }),
     settlements: new SettlementService({ db, clock, ledger, repo: receiptsRepo }),
-    payouts: new PayoutService({ db, clock, ledger, repo: new PayoutsRepository(), receipts: receiptsRepo }),
+    payouts: new PayoutService({ db, clock, ledger, repo: payoutsRepo, receipts: receiptsRepo }),
     mpesaB2c: config.mpesa
       ? new MpesaB2cPayouts({
           db,
@@ -404,7 +405,7 @@ export async function createServices(deps: Deps): Promise<Services> {
           client: new DarajaClient({ ...config.mpesa, timeoutMs: config.mpesa.requestTimeoutMs, clock }),
           ledger,
           repo: new MpesaRepository(),
-          payoutsRepo: new PayoutsRepository(),
+          payoutsRepo,
           logger: deps.logger,
           secret: config.auth.jwtSecret,
         })
