@@ -2,7 +2,9 @@
 // RECURRING_HORIZON ahead exactly once (two instances on one database), pause, resume, skip, edit,
 // delete, and the same local time across a daylight-saving change. Real database, manual clock.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { packageBody } from './packages-helpers.js';
@@ -343,6 +345,49 @@ describe('recurring jobs', () => {
     assert.equal(byDate.get('2027-01-21')!.status, 'PENDING');
     a.clock.set(START);
     await call(a, 'DELETE', `/api/recurring-jobs/${job.id}`, owner);
+  });
+
+  test('pause, skip, edit and delete send delivery.cancelled only for occurrences that entered dispatch', async () => {
+    const owner = await createUser(a, { role: 'BUSINESS' });
+    // An endpoint of the business subscribed to every event: each event it is sent is an outbox row.
+    await sql`insert into webhook_endpoints (id, business_id, url, events, enabled, secret, created_at, updated_at)
+      values (${randomUUID()}, ${owner.id}, 'https://example.com/hook',
+        array['delivery.assigned','delivery.picked_up','delivery.in_transit','delivery.delivered','delivery.failed','delivery.cancelled'],
+        true, 'whsec_test', now(), now())`.execute(a.db);
+    const sent = async () =>
+      (
+        await sql<{ delivery_id: string; event: string }>`select d.delivery_id, d.event from webhook_deliveries d
+          join packages p on p.id::text = d.delivery_id where p.business_id = ${owner.id} order by d.seq`.execute(a.db)
+      ).rows.map((r) => [r.delivery_id, r.event]);
+    const job = await create(owner, { rule: EVENING_RULE, template: template(owner.countryId) });
+    const base = `/api/recurring-jobs/${job.id}`;
+    assert.equal((await occurrenceRows(job.id)).length, 7);
+
+    // Skip: the 6th's package, booked for later and never dispatched, is cancelled without an event.
+    assert.equal((await call(a, 'DELETE', `${base}/occurrences/2027-01-06`, owner)).statusCode, 200);
+    // Today's 18:00 (15:00Z) enters dispatch at 15:00Z − 25m; the others still wait.
+    a.clock.set(new Date('2027-01-04T14:40:00Z'));
+    await a.services.scheduling.wake();
+    await a.services.dispatch.idle();
+    const today = (await occurrenceRows(job.id)).find((r) => r.occurrence_local === '2027-01-04T18:00:00')!;
+    // Pause: the 5 others cancelled quietly; today's, offered to drivers already, with its event.
+    const paused = await call(a, 'POST', `${base}/pause`, owner, {});
+    assert.equal(paused.json().cancelled, 6, paused.body);
+    assert.deepEqual(await sent(), [[today.package_id, 'delivery.cancelled']]);
+
+    // Resume makes them again; an edit cancels those (never dispatched) and makes new ones; delete cancels those.
+    assert.equal((await call(a, 'POST', `${base}/resume`, owner)).statusCode, 200);
+    const patched = await call(a, 'PATCH', base, owner, { rule: 'FREQ=DAILY;BYHOUR=19;BYMINUTE=0' });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.equal((await call(a, 'DELETE', base, owner)).statusCode, 204);
+    const made = await a.db
+      .selectFrom('packages')
+      .select(['id', 'status'])
+      .where('business_id', '=', owner.id)
+      .execute();
+    assert.ok(made.length >= 19, `packages made and cancelled: ${made.length}`);
+    assert.ok(made.every((r) => r.status === 'CANCELLED'));
+    assert.deepEqual(await sent(), [[today.package_id, 'delivery.cancelled']], 'no other event');
   });
 
   test('an edit applies to occurrences not created yet; the list pages', async () => {

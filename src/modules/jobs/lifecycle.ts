@@ -163,6 +163,12 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       recipientName?: string;
       set?: Omit<StatusSet<S>, 'status' | 'updated_at'>;
       answer?: AnswerHook<Row>;
+      /**
+       * Asked in the change's transaction before anything is written: when it answers true the kind's
+       * in-transaction work (the webhook outbox row) is left out (a recurring occurrence never
+       * dispatched, section 22).
+       */
+      quiet?: (trx: Trx) => Promise<boolean>;
     } = {},
   ): Promise<Row> {
     const { store } = this.kind;
@@ -171,6 +177,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     let businessId: string | null = null;
     let after: (() => void) | undefined;
     const updated = await this.deps.db.transaction().execute(async (trx) => {
+      const quiet = (await options.quiet?.(trx)) ?? false;
       const set = {
         ...options.set,
         status: to,
@@ -182,10 +189,13 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       const moved = await store.updateStatus(trx, row.id, row.status, set, { history, releaseDriver: final });
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
       businessId = moved.business_id ?? null;
-      after = await this.record(trx, { jobId: row.id, status: to, event, businessId, at: now }, row.status, {
-        driverId: moved.driver_id,
-        assigned: false,
-      });
+      after = await this.record(
+        trx,
+        { jobId: row.id, status: to, event, businessId, at: now },
+        row.status,
+        { driverId: moved.driver_id, assigned: false },
+        quiet,
+      );
       const loaded = (await store.load(row.id, trx))!;
       // The money the change moves (earnings, a cancellation fee, cash on delivery) is booked in the same
       // transaction, once per source key: it commits exactly when the status does.
@@ -334,8 +344,9 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     change: StatusChange<S, E>,
     from: S,
     who: { driverId: string | null; assigned: boolean },
+    quiet = false,
   ): Promise<(() => void) | undefined> {
-    await this.kind.inTransaction?.(trx, change);
+    if (!quiet) await this.kind.inTransaction?.(trx, change);
     return this.deps.dispatch?.changed(trx, {
       jobType: this.kind.jobType,
       jobId: change.jobId,

@@ -63,7 +63,7 @@ export interface PackageServiceDeps {
   outbox: OutboxRepository;
   /** Windows (contract section 22): their rules, and the wake-up of a scheduled package. */
   windows: WindowRules;
-  scheduling?: Pick<SchedulingService, 'plan' | 'planned'>;
+  scheduling?: Pick<SchedulingService, 'plan' | 'planned' | 'neverDispatched'>;
 }
 
 type MoveOptions = {
@@ -75,6 +75,8 @@ type MoveOptions = {
   set?: (row: PackageRow) => { cancellation_fee?: number | null; cash_collected?: number | null };
   /** A keyed request's answer, stored in the change's transaction (Idempotency-Key). */
   record?: RecordAnswer;
+  /** In the change's transaction: true leaves the webhook event out. */
+  quiet?: (trx: Transaction<Database>) => Promise<boolean>;
 };
 
 export class PackageService {
@@ -234,15 +236,31 @@ export class PackageService {
   }
 
   cancel(id: string, auth: AuthContext, reason: string | undefined, record?: RecordAnswer) {
+    return this.cancelWith(id, auth, { reason, record });
+  }
+
+  private cancelWith(id: string, auth: AuthContext, options: Pick<MoveOptions, 'reason' | 'record' | 'quiet'>) {
     return this.move(id, auth, 'CANCELLED', {
-      reason,
-      record,
+      ...options,
       set: (row) => ({
         cancellation_fee: cancellationFeeFor(this.deps.pricing, row, {
           cancelledBy: actorFor(row, auth) === 'CREATOR' ? 'CREATOR' : 'ADMIN',
           afterAssignment: row.status !== 'PENDING',
         }),
       }),
+    });
+  }
+
+  /**
+   * A recurring occurrence cancelled by its template's pause, skip, edit or delete (contract section 22):
+   * as a cancellation by its business, except that `delivery.cancelled` is not sent while the package
+   * has never entered dispatch (decided in the cancellation's transaction).
+   */
+  cancelOccurrence(id: string, auth: AuthContext, reason: string) {
+    const scheduling = this.deps.scheduling;
+    return this.cancelWith(id, auth, {
+      reason,
+      quiet: scheduling ? (trx) => scheduling.neverDispatched(trx, id) : undefined,
     });
   }
 
@@ -356,6 +374,7 @@ export class PackageService {
       recipientName,
       set: options.set?.(row),
       answer: this.answer(auth, options.record),
+      quiet: options.quiet,
     });
   }
 }

@@ -44,7 +44,7 @@ export interface RecurringDeps {
   clock: Clock;
   logger: Logger;
   config: RecurringConfig;
-  packages: Pick<PackageService, 'create' | 'announce' | 'cancel'>;
+  packages: Pick<PackageService, 'create' | 'announce' | 'cancelOccurrence'>;
 }
 
 const iso = (w: Window) => ({ start: w.start.toISOString(), end: w.end.toISOString() });
@@ -366,7 +366,7 @@ export class RecurringService {
     if (occurrence.package_status === 'CANCELLED') return true;
     if (occurrence.package_status !== 'PENDING') return false;
     try {
-      await this.deps.packages.cancel(occurrence.package_id, auth, reason);
+      await this.deps.packages.cancelOccurrence(occurrence.package_id, auth, reason);
       return true;
     } catch (err) {
       // Assigned in the meantime: it goes ahead.

@@ -114,6 +114,21 @@ export class SchedulingRepository {
       .execute();
   }
 
+  /**
+   * Whether the job is booked ahead and has not entered dispatch yet (its row still SCHEDULED, never
+   * woken): no driver was ever offered it or could take it.
+   */
+  async neverDispatched(db: Executor, jobId: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('dispatch_jobs')
+      .select('job_id')
+      .where('job_id', '=', jobId)
+      .where('state', '=', 'SCHEDULED')
+      .where('entered_at', 'is', null)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** The earliest wake-up still to come (for the in-process timer). */
   async nextDue(): Promise<Date | null> {
     const row = await this.db

@@ -105,6 +105,11 @@ export class SchedulingService {
     return { dueAt, lead };
   }
 
+  /** Whether the job waits SCHEDULED and has never entered dispatch (read in the caller's transaction). */
+  neverDispatched(db: Executor, jobId: string): Promise<boolean> {
+    return this.deps.repo.neverDispatched(db, jobId);
+  }
+
   /** After the creation committed: this instance's timer wakes it on time (any instance's poll would too). */
   planned(dueAt: Date): void {
     this.arm(dueAt.getTime());
