@@ -1,6 +1,6 @@
 // Scheduled dispatch across instances (contract section 22) on one PostgreSQL server: three instances
 // wake the same due jobs at once, and one dies (its connection killed) while it holds due wake-ups
-// locked: every job still enters dispatch, once.
+// locked: every job still enters dispatch, once; the customers of unaccepted scheduled rides are told once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -9,7 +9,7 @@ import { SchedulingRepository } from '../src/modules/scheduling/scheduling.repos
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { serverDatabaseUrl } from './helpers/database.js';
 import { createUser, type TestUser } from './helpers/factories.js';
-import { packageBody, post } from './packages-helpers.js';
+import { packageBody, post, rideBody } from './packages-helpers.js';
 
 const MIN = 60_000;
 
@@ -133,6 +133,28 @@ describe(
       assert.deepEqual([...new Set(now)].sort(), [...ids].sort());
       for (const id of held) assert.ok(now.includes(id), `held job ${id} woken by another instance`);
       assert.equal(await a.services.scheduling.wake(), 0);
+    });
+
+    test('30 unaccepted scheduled rides, three instances telling their customers together: each told once', async () => {
+      const customers: TestUser[] = [];
+      const base = a.clock.nowMs();
+      const scheduledAt = new Date(base + 2 * 60 * MIN).toISOString();
+      for (let i = 0; i < 30; i++) {
+        const customer = await createUser(a, { role: 'CUSTOMER' });
+        customers.push(customer);
+        const res = await post([a, b, c][i % 3]!, '/api/rides', customer.headers, rideBody(customer.countryId, { scheduledAt }));
+        assert.equal(res.statusCode, 201, res.body);
+      }
+      a.clock.set(Date.parse(scheduledAt) - 10 * MIN);
+      const told = await Promise.all([a, b, c].map((t) => t.services.scheduling.notifyUnaccepted()));
+      assert.equal(told.reduce((x, y) => x + y, 0), 30);
+      const lines = [a, b, c].flatMap((t) => t.logLines.filter((l) => l.includes('No driver has accepted')));
+      for (const customer of customers)
+        assert.equal(lines.filter((l) => l.includes(customer.phone)).length, 1, `${customer.phone} told once`);
+      assert.equal(
+        (await Promise.all([a, b, c].map((t) => t.services.scheduling.notifyUnaccepted()))).reduce((x, y) => x + y, 0),
+        0,
+      );
     });
   },
 );

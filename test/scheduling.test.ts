@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { SchedulingRepository } from '../src/modules/scheduling/scheduling.repository.js';
+import { SchedulingService, type SchedulingDeps } from '../src/modules/scheduling/scheduling.service.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { get, packageBody, post, rideBody } from './packages-helpers.js';
@@ -288,6 +290,41 @@ describe('scheduling: windows, booking ahead, scheduled dispatch', () => {
     assert.equal((await get(t, `/api/rides/${ride.id}`, await h(customer))).json().status, 'REQUESTED');
     t.clock.set(atMs + 10 * MIN + 1000);
     assert.deepEqual(await t.services.rides.expireStale(), [ride.id]);
+  });
+
+  test('the notice is sent at most once: an instance that dies after sending it is not followed by a second', async () => {
+    const scheduledAt = at(2 * 60 * MIN);
+    const ride = (await post(t, '/api/rides', await h(customer), rideBody(customer.countryId, { scheduledAt }))).json();
+    const atMs = Date.parse(scheduledAt);
+    const toldOf = () =>
+      t.logLines.filter((l) => l.includes('"sms"') && l.includes('No driver has accepted') && l.includes(customer.phone))
+        .length;
+    // Instance X (the same database and clock) sends the notice, then dies before doing anything else:
+    // its sending never returns.
+    const sentByX: string[] = [];
+    const x = new SchedulingService({
+      db: t.db,
+      repo: new SchedulingRepository(t.db),
+      clock: t.clock,
+      logger: t.deps.logger,
+      tellUnaccepted: (r) => {
+        sentByX.push(r.jobId);
+        return new Promise<void>(() => undefined);
+      },
+    } as Partial<SchedulingDeps> as SchedulingDeps);
+    t.clock.set(atMs - 10 * MIN);
+    void x.notifyUnaccepted();
+    for (let i = 0; i < 50 && sentByX.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(sentByX, [ride.id]);
+    // Long after any lease, the live instance's turns do not send it again.
+    const before = toldOf();
+    for (const later of [1, 2, 5]) {
+      t.clock.set(atMs - 10 * MIN + later * MIN);
+      await t.services.scheduling.tick();
+    }
+    assert.equal(toldOf(), before, 'not told a second time');
+    const log = (await get(t, `/api/admin/dispatch/${ride.id}`, await h(admin))).json();
+    assert.equal(log.scheduled.customerToldAt, new Date(atMs - 10 * MIN).toISOString());
   });
 
   test('a scheduled ride accepted long after its creation (before scheduledAt + 10m) is ACCEPTED, not EXPIRED', async () => {

@@ -140,32 +140,24 @@ export class SchedulingRepository {
   }
 
   /**
-   * Scheduled rides nobody has accepted at scheduledAt − 10m: claimed by moving notify_at on by a lease
-   * (one instance at a time; another takes over when the lease lapses), told, then marked notified.
+   * Scheduled rides still REQUESTED at scheduledAt − 10m, claimed for telling their customers: the claim
+   * is `notified_at` itself, committed by this one statement before anyone is told, so that no
+   * instance (this one after a crash, or another) ever claims a ride again (at most once).
    */
-  async claimNotifications(now: Date, leaseUntil: Date, limit = 50) {
+  async claimNotifications(now: Date, limit = 50) {
     const result = await sql<{ job_id: string; customer_id: string; phone: string; scheduled_at: Date }>`
       with due as (
-        update dispatch_jobs set notify_at = ${leaseUntil}
-        where job_id in (select job_id from dispatch_jobs
-                         where notified_at is null and notify_at <= ${now} and state <> 'DONE' and job_type = 'RIDE'
-                         order by notify_at limit ${limit} for update skip locked)
+        update dispatch_jobs set notified_at = ${now}
+        where job_id in (select d.job_id from dispatch_jobs d join rides r on r.id = d.job_id
+                         where d.notified_at is null and d.notify_at <= ${now} and d.state <> 'DONE'
+                           and d.job_type = 'RIDE' and r.status = 'REQUESTED'
+                         order by d.notify_at limit ${limit} for update of d skip locked)
+          and notified_at is null
         returning job_id
       )
       select r.id as job_id, r.customer_id, u.phone, r.scheduled_at
-      from due join rides r on r.id = due.job_id join users u on u.id = r.customer_id
-      where r.status = 'REQUESTED'`.execute(this.db);
+      from due join rides r on r.id = due.job_id join users u on u.id = r.customer_id`.execute(this.db);
     return result.rows;
-  }
-
-  async markNotified(jobIds: string[], now: Date): Promise<void> {
-    if (jobIds.length === 0) return;
-    await this.db
-      .updateTable('dispatch_jobs')
-      .set({ notified_at: now })
-      .where('job_id', 'in', jobIds)
-      .where('notified_at', 'is', null)
-      .execute();
   }
 
   /** What the admin's dispatch log shows of a scheduled job. */

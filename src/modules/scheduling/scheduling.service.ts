@@ -22,8 +22,6 @@ const ENTER_LEASE_MS = 15_000;
 export const RIDE_UNACCEPTED_NOTICE_MS = 10 * 60_000;
 /** A scheduled ride keeps searching until scheduledAt + this (rides' sweep). */
 export const SCHEDULED_RIDE_SEARCH_MS = 10 * 60_000;
-/** While one instance tells a customer, the others leave the notice alone this long. */
-const NOTIFY_LEASE_MS = 60_000;
 /** How many due jobs one wake-up takes in one transaction. */
 const WAKE_BATCH = 50;
 /** An area's lead is read from the database at most this often (simulated time). */
@@ -172,12 +170,16 @@ export class SchedulingService {
     this.deps.kick(job.job_type, job.job_id);
   }
 
-  /** Tells the customers of scheduled rides nobody has accepted by scheduledAt − 10m (once each, across instances). */
+  /**
+   * Tells the customers of scheduled rides nobody has accepted by scheduledAt − 10m: at most once each,
+   * across instances and crashes. Each ride is claimed (notified_at, committed) before its customer is
+   * told; an instance that dies between the claim and the sending, or a send that fails, leaves that
+   * notice unsent (logged), never sent twice.
+   */
   async notifyUnaccepted(): Promise<number> {
     const { repo, clock } = this.deps;
-    const now = clock.now();
-    const rides = await repo.claimNotifications(now, new Date(now.getTime() + NOTIFY_LEASE_MS));
-    const told: string[] = [];
+    const rides = await repo.claimNotifications(clock.now());
+    let told = 0;
     for (const r of rides) {
       try {
         await this.deps.tellUnaccepted({
@@ -186,14 +188,13 @@ export class SchedulingService {
           phone: r.phone,
           scheduledAt: new Date(r.scheduled_at),
         });
-        told.push(r.job_id);
+        told++;
       } catch (err) {
-        // Left claimed: another turn tells it when the lease lapses.
+        // Claimed already: not tried again (at most once).
         this.deps.logger.warn({ err, jobId: r.job_id }, 'telling the customer of an unaccepted scheduled ride failed');
       }
     }
-    await repo.markNotified(told, clock.now());
-    return told.length;
+    return told;
   }
 
   /** One turn of the poll: due wake-ups, due notices, and the timer set for the nearest wake-up. */
