@@ -7,7 +7,9 @@ import { api, ok } from '../shared/api/client';
 import { ApiError, errorText } from '../shared/api/errors';
 import { Map, type MapPoint } from '../shared/map';
 import { customerKeys } from '../shared/query-keys';
+import { useCountries } from '../shared/countries';
 import { BusyButton, ErrorBox, Field, VEHICLE_TYPES, formatMoney } from '../shared/ui';
+import { ApiErrorBox, QuoteTiming, RIDE_NOW, RideWhenPicker, rideScheduledAt, type RideWhen } from '../shared/when';
 import type { Point, Quote, Ride, VehicleType } from './types';
 import { vehicleName } from './types';
 import { minutes, Title } from './ui';
@@ -99,8 +101,13 @@ function DestinationSearch({
 }
 
 /** One quote per vehicle type for the trip, each asked again once it has expired. */
-function useQuotes(pickup: Point | undefined, destination: Point | undefined, countryId: string) {
-  const trip = pickup && destination ? JSON.stringify([pickup, destination, countryId]) : '';
+function useQuotes(
+  pickup: Point | undefined,
+  destination: Point | undefined,
+  countryId: string,
+  scheduledAt: string | undefined,
+) {
+  const trip = pickup && destination ? JSON.stringify([pickup, destination, countryId, scheduledAt ?? null]) : '';
   const quotes = useQueries({
     queries: VEHICLE_TYPES.map((vehicleType) => ({
       queryKey: customerKeys.rideQuote(trip, vehicleType),
@@ -119,6 +126,7 @@ function useQuotes(pickup: Point | undefined, destination: Point | undefined, co
               dropoff: { location: destination! },
               vehicleType,
               countryId,
+              ...(scheduledAt ? { scheduledAt } : {}),
             },
           }),
         ),
@@ -146,7 +154,12 @@ export function BookRide({
   const [vehicle, setVehicle] = useState<VehicleType>();
   const [requoted, setRequoted] = useState(false);
   const to = useMemo(() => destination && { lat: destination.lat, lng: destination.lng }, [destination]);
-  const { trip, quotes } = useQuotes(pickup, to, countryId);
+  const [when, setWhen] = useState<RideWhen>(RIDE_NOW);
+  const countries = useCountries();
+  // The booked time's days and slots are the country's (section 22).
+  const timeZone = countries.data?.items.find((c) => c.id === countryId)?.timeZone ?? 'UTC';
+  const scheduledAt = rideScheduledAt(when, timeZone);
+  const { trip, quotes } = useQuotes(pickup, to, countryId, scheduledAt);
 
   const locate = () => {
     if (!('geolocation' in navigator)) {
@@ -186,6 +199,7 @@ export function BookRide({
             vehicleType: vehicle!,
             countryId,
             quoteId: chosen!.data!.id,
+            ...(scheduledAt ? { scheduledAt } : {}),
           },
           headers: { 'idempotency-key': idempotencyKey },
         }),
@@ -278,6 +292,9 @@ export function BookRide({
           }}
         />
       )}
+      {pickup && destination && (
+        <RideWhenPicker value={when} onChange={setWhen} timeZone={timeZone} nowMs={Date.now()} />
+      )}
       {trip !== '' && (
         <form
           onSubmit={(e) => {
@@ -333,14 +350,15 @@ export function BookRide({
               <time dateTime={chosen.data.expiresAt}>{new Date(chosen.data.expiresAt).toLocaleTimeString()}</time>.
             </p>
           )}
+          {chosen?.data && scheduledAt && <QuoteTiming quote={chosen.data} timeZone={timeZone} nowMs={Date.now()} />}
           {requoted && (
             <p className="notice" role="status">
               Here is a new price: check it and request the ride again.
             </p>
           )}
-          <ErrorBox error={request.error} />
+          <ApiErrorBox error={request.error} />
           <BusyButton type="submit" className="big" busy={request.isPending} disabled={!chosen?.data}>
-            Request ride
+            {scheduledAt ? 'Book ride' : 'Request ride'}
           </BusyButton>
         </form>
       )}

@@ -10,6 +10,7 @@ import { customerKeys } from '../shared/query-keys';
 import { RateAndTip } from '../shared/rate';
 import { LiveBadge, useStream } from '../shared/streams';
 import { BusyButton, ErrorBox, FocusNotice, Money, StatusBadge, Timeline, formatMoney } from '../shared/ui';
+import { whenText } from '../shared/zoned-time';
 import { ACTIVE_RIDE, vehicleName, type Point, type Ride } from './types';
 import { minutes, Title } from './ui';
 
@@ -93,12 +94,20 @@ export function RideView({
   return (
     <>
       <div className="page-head">
-        <Title>{HEADLINE[r.status]}</Title>
+        <Title>{r.status === 'REQUESTED' && r.scheduledAt ? 'Ride booked' : HEADLINE[r.status]}</Title>
         {active && <LiveBadge state={live} />}
       </div>
       <p>
         <StatusBadge status={r.status} /> {vehicleName(r.vehicleType)}, <Money money={r.price} />
       </p>
+      {r.scheduledAt && (
+        <p data-testid="scheduled-at">
+          Pickup booked for {whenText(Date.parse(r.scheduledAt), r.timeZone ?? 'UTC', Date.now())} ({r.timeZone ?? 'UTC'}{' '}
+          time).
+          {r.status === 'REQUESTED' &&
+            ' A driver is looked for shortly before; you are told if nobody has accepted 10 minutes before it.'}
+        </p>
+      )}
       {d && (
         <section className="card" aria-label="Your driver">
           <p className="driver-name">{d.firstName}</p>

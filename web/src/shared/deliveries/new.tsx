@@ -8,7 +8,8 @@ import type { Schemas } from '../api/types';
 import { CountryField, useCountries } from '../countries';
 import { Map, type MapPoint } from '../map';
 import { queryKeys } from '../query-keys';
-import { BusyButton, ErrorBox, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../ui';
+import { BusyButton, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../ui';
+import { ASAP_DELIVERY, ApiErrorBox, DeliveryWhenPicker, QuoteTiming, deliveryWindows, type DeliveryWhen } from '../when';
 import { StopFields, emptyStop, type Stop } from './stop-fields';
 import type { Package } from './types';
 
@@ -18,11 +19,19 @@ type QuoteRequest = Schemas['/api/quotes']['post']['requestBody']['content']['ap
 const QUOTE_DELAY_MS = 600;
 
 /** The quote for the form's trip, asked once the inputs have been still for a moment. */
-function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicleType'], countryId: string) {
+function useQuote(
+  pickup: Stop,
+  dropoff: Stop,
+  vehicleType: QuoteRequest['vehicleType'],
+  countryId: string,
+  windows: Pick<QuoteRequest, 'pickupWindow' | 'dropoffWindow'>,
+) {
   const ready =
     [pickup.lat, pickup.lng, dropoff.lat, dropoff.lng].every((v) => v.trim() !== '' && Number.isFinite(Number(v))) &&
     countryId !== '';
-  const key = ready ? JSON.stringify([pickup.lat, pickup.lng, dropoff.lat, dropoff.lng, vehicleType, countryId]) : '';
+  const key = ready
+    ? JSON.stringify([pickup.lat, pickup.lng, dropoff.lat, dropoff.lng, vehicleType, countryId, windows])
+    : '';
   const [settled, setSettled] = useState('');
   useEffect(() => {
     const timer = setTimeout(() => setSettled(key), QUOTE_DELAY_MS);
@@ -36,7 +45,8 @@ function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicl
     staleTime: Infinity,
     gcTime: 0,
     queryFn: () => {
-      const [pLat, pLng, dLat, dLng] = (JSON.parse(settled) as string[]).map(Number);
+      const parsed = JSON.parse(settled) as unknown[];
+      const [pLat, pLng, dLat, dLng] = parsed.slice(0, 4).map(Number);
       return ok(
         api.POST('/api/quotes', {
           body: {
@@ -45,6 +55,7 @@ function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicl
             dropoff: { location: { lat: dLat!, lng: dLng! } },
             vehicleType,
             countryId,
+            ...(parsed[6] as typeof windows),
           },
         }),
       );
@@ -54,7 +65,13 @@ function useQuote(pickup: Stop, dropoff: Stop, vehicleType: QuoteRequest['vehicl
   return { query, current: settled === key && key !== '' ? query.data : undefined };
 }
 
-function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetching: boolean } }) {
+function QuotePanel({
+  quote,
+  timeZone,
+}: {
+  quote: { data?: Quote; error: unknown; isFetching: boolean };
+  timeZone: string;
+}) {
   const q = quote.data;
   return (
     <section aria-labelledby="price-heading" className="quote">
@@ -63,7 +80,15 @@ function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetchi
         {quote.isFetching ? (
           <p>Getting a price…</p>
         ) : quote.error ? (
-          <p className="error">{errorText(quote.error)}</p>
+          <p className="error">
+            {errorText(quote.error)}
+            {quote.error instanceof ApiError && quote.error.code ? (
+              <>
+                {' '}
+                <code className="error-code">{quote.error.code}</code>
+              </>
+            ) : null}
+          </p>
         ) : q ? (
           <>
             <p className="price">{formatMoney(q.amount, q.currency)}</p>
@@ -76,6 +101,7 @@ function QuotePanel({ quote }: { quote: { data?: Quote; error: unknown; isFetchi
               <br />
               This price holds until <time dateTime={q.expiresAt}>{new Date(q.expiresAt).toLocaleTimeString()}</time>.
             </p>
+            <QuoteTiming quote={q} timeZone={timeZone} nowMs={Date.now()} />
           </>
         ) : (
           <p className="hint">Set the pickup, the drop-off, the vehicle type and the country to see the price.</p>
@@ -101,7 +127,12 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
   const [reference, setReference] = useState('');
   const [requireDeliveryCode, setRequireDeliveryCode] = useState(false);
   const [created, setCreated] = useState<Package & { deliveryCode?: string }>();
-  const { query: quote, current: currentQuote } = useQuote(pickup, dropoff, vehicleType, countryId);
+  const [when, setWhen] = useState<DeliveryWhen>(ASAP_DELIVERY);
+  const jobCountry = countries.data?.items.find((c) => c.id === (countryId || countries.data?.items[0]?.id));
+  // Days and slots are the job's country's (section 22); the API defaults the package's zone to it too.
+  const timeZone = jobCountry?.timeZone ?? 'UTC';
+  const windows = useMemo(() => deliveryWindows(when, timeZone), [when, timeZone]);
+  const { query: quote, current: currentQuote } = useQuote(pickup, dropoff, vehicleType, countryId, windows);
   const [requoted, setRequoted] = useState(false);
 
   const stopBody = (s: Stop) => ({
@@ -127,6 +158,7 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
             },
             ...(reference ? { reference } : {}),
             ...(requireDeliveryCode ? { requireDeliveryCode } : {}),
+            ...windows,
             ...(currentQuote ? { quoteId: currentQuote.id } : {}),
           },
           // A double submit (or a retry after a lost answer) creates one package.
@@ -285,13 +317,14 @@ export function NewDeliveryPage({ href, onOpen }: { href: (id: string) => string
             />{' '}
             Require a delivery code at drop-off
           </label>
-          <QuotePanel quote={quote} />
+          <DeliveryWhenPicker value={when} onChange={setWhen} timeZone={timeZone} nowMs={Date.now()} />
+          <QuotePanel quote={quote} timeZone={timeZone} />
           {requoted ? (
             <p className="error" role="alert">
               The price had expired. Here is a new one: check it and create the delivery again.
             </p>
           ) : (
-            <ErrorBox error={create.error ?? countries.error} />
+            <ApiErrorBox error={create.error ?? countries.error} />
           )}
           <BusyButton type="submit" busy={create.isPending}>
             Create delivery
