@@ -142,12 +142,20 @@ describe(
       for (let i = 0; i < 30; i++) {
         const customer = await createUser(a, { role: 'CUSTOMER' });
         customers.push(customer);
-        const res = await post([a, b, c][i % 3]!, '/api/rides', customer.headers, rideBody(customer.countryId, { scheduledAt }));
+        const res = await post(
+          [a, b, c][i % 3]!,
+          '/api/rides',
+          customer.headers,
+          rideBody(customer.countryId, { scheduledAt }),
+        );
         assert.equal(res.statusCode, 201, res.body);
       }
       a.clock.set(Date.parse(scheduledAt) - 10 * MIN);
       const told = await Promise.all([a, b, c].map((t) => t.services.scheduling.notifyUnaccepted()));
-      assert.equal(told.reduce((x, y) => x + y, 0), 30);
+      assert.equal(
+        told.reduce((x, y) => x + y, 0),
+        30,
+      );
       const lines = [a, b, c].flatMap((t) => t.logLines.filter((l) => l.includes('No driver has accepted')));
       for (const customer of customers)
         assert.equal(lines.filter((l) => l.includes(customer.phone)).length, 1, `${customer.phone} told once`);

@@ -297,8 +297,9 @@ describe('scheduling: windows, booking ahead, scheduled dispatch', () => {
     const ride = (await post(t, '/api/rides', await h(customer), rideBody(customer.countryId, { scheduledAt }))).json();
     const atMs = Date.parse(scheduledAt);
     const toldOf = () =>
-      t.logLines.filter((l) => l.includes('"sms"') && l.includes('No driver has accepted') && l.includes(customer.phone))
-        .length;
+      t.logLines.filter(
+        (l) => l.includes('"sms"') && l.includes('No driver has accepted') && l.includes(customer.phone),
+      ).length;
     // Instance X (the same database and clock) sends the notice, then dies before doing anything else:
     // its sending never returns.
     const sentByX: string[] = [];

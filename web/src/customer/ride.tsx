@@ -102,8 +102,8 @@ export function RideView({
       </p>
       {r.scheduledAt && (
         <p data-testid="scheduled-at">
-          Pickup booked for {whenText(Date.parse(r.scheduledAt), r.timeZone ?? 'UTC', Date.now())} ({r.timeZone ?? 'UTC'}{' '}
-          time).
+          Pickup booked for {whenText(Date.parse(r.scheduledAt), r.timeZone ?? 'UTC', Date.now())} (
+          {r.timeZone ?? 'UTC'} time).
           {r.status === 'REQUESTED' &&
             ' A driver is looked for shortly before; you are told if nobody has accepted 10 minutes before it.'}
         </p>

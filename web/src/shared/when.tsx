@@ -222,7 +222,11 @@ export function RideWhenPicker({
             label="Day"
             value={value.day}
             onChange={(e) =>
-              onChange({ ...value, day: e.target.value, time: rideSlots(e.target.value, timeZone, nowMs)[0]?.value ?? '' })
+              onChange({
+                ...value,
+                day: e.target.value,
+                time: rideSlots(e.target.value, timeZone, nowMs)[0]?.value ?? '',
+              })
             }
           >
             {days.map((d) => (
@@ -231,7 +235,11 @@ export function RideWhenPicker({
               </option>
             ))}
           </SelectField>
-          <SelectField label="Pickup time" value={value.time} onChange={(e) => onChange({ ...value, time: e.target.value })}>
+          <SelectField
+            label="Pickup time"
+            value={value.time}
+            onChange={(e) => onChange({ ...value, time: e.target.value })}
+          >
             {times.map((s) => (
               <option key={s.value} value={s.value}>
                 {s.label}

@@ -57,9 +57,11 @@ export function zonedInstant(date: string, time: string, timeZone: string): numb
   const first = wall - offsetAt(wall, timeZone);
   const second = wall - offsetAt(first, timeZone);
   // Two candidates around a change: the earlier one that reads back as the wall time, else the later.
-  return [Math.min(first, second), Math.max(first, second)].find(
-    (c) => localDate(c, timeZone) === date && localTime(c, timeZone) === time,
-  ) ?? Math.max(first, second);
+  return (
+    [Math.min(first, second), Math.max(first, second)].find(
+      (c) => localDate(c, timeZone) === date && localTime(c, timeZone) === time,
+    ) ?? Math.max(first, second)
+  );
 }
 
 export interface Day {
@@ -104,7 +106,10 @@ export function slotsOf(
     const start = zonedInstant(date, value, timeZone);
     if (start < options.earliestMs || localDate(start, timeZone) !== date) continue;
     const end = start + options.lengthMinutes * MINUTE;
-    const label = options.lengthMinutes > 0 ? `${localTime(start, timeZone)}–${localTime(end, timeZone)}` : localTime(start, timeZone);
+    const label =
+      options.lengthMinutes > 0
+        ? `${localTime(start, timeZone)}–${localTime(end, timeZone)}`
+        : localTime(start, timeZone);
     if (out.some((s) => s.start === start)) continue;
     out.push({ value, label, start, end });
   }
@@ -115,7 +120,9 @@ export function slotsOf(
 export function whenText(ms: number, timeZone: string, nowMs: number): string {
   const time = localTime(ms, timeZone);
   if (localDate(ms, timeZone) === localDate(nowMs, timeZone)) return time;
-  const day = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', timeZone }).format(ms);
+  const day = new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', timeZone }).format(
+    ms,
+  );
   return `${day.replace(',', '')} ${time}`;
 }
 

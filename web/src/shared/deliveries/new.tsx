@@ -9,7 +9,14 @@ import { CountryField, useCountries } from '../countries';
 import { Map, type MapPoint } from '../map';
 import { queryKeys } from '../query-keys';
 import { BusyButton, Field, Notice, PageTitle, SelectField, VEHICLE_TYPES, formatMoney } from '../ui';
-import { ASAP_DELIVERY, ApiErrorBox, DeliveryWhenPicker, QuoteTiming, deliveryWindows, type DeliveryWhen } from '../when';
+import {
+  ASAP_DELIVERY,
+  ApiErrorBox,
+  DeliveryWhenPicker,
+  QuoteTiming,
+  deliveryWindows,
+  type DeliveryWhen,
+} from '../when';
 import { StopFields, emptyStop, type Stop } from './stop-fields';
 import type { Package } from './types';
 
