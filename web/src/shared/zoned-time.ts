@@ -54,14 +54,13 @@ export function zonedInstant(date: string, time: string, timeZone: string): numb
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
   const [h, min] = time.split(':').map(Number) as [number, number];
   const wall = Date.UTC(y, m - 1, d, h, min);
-  const first = wall - offsetAt(wall, timeZone);
-  const second = wall - offsetAt(first, timeZone);
-  // Two candidates around a change: the earlier one that reads back as the wall time, else the later.
-  return (
-    [Math.min(first, second), Math.max(first, second)].find(
-      (c) => localDate(c, timeZone) === date && localTime(c, timeZone) === time,
-    ) ?? Math.max(first, second)
-  );
+  // The zone's offsets half a day before and after: around a change they differ.
+  const before = wall - offsetAt(wall - DAY / 2, timeZone);
+  const after = wall - offsetAt(wall + DAY / 2, timeZone);
+  const reads = (c: number) => localDate(c, timeZone) === date && localTime(c, timeZone) === time;
+  const found = [before, after].filter(reads);
+  // Repeated (clocks back): the first instant; skipped (clocks forward): the offset before, so later by the gap.
+  return found.length ? Math.min(...found) : before;
 }
 
 export interface Day {
