@@ -33,7 +33,18 @@ describe('simulator: jobs booked ahead, recurring jobs, CLOCK_RATE', () => {
   before(async () => {
     server = await startSimServer({
       serverDatabase: true,
-      env: { CLOCK_RATE: String(RATE), CLOCK_ANCHOR: anchor },
+      // At 120× a real second is two simulated minutes: the offer, quote, position and code lifetimes
+      // (simulated time) are lengthened so that the run's real latencies fit in them (docs/simulator.md).
+      env: {
+        CLOCK_RATE: String(RATE),
+        CLOCK_ANCHOR: anchor,
+        DISPATCH_OFFER_TTL: '10m',
+        QUOTE_TTL: '1h',
+        DRIVER_LOCATION_TTL: '10m',
+        OTP_TTL: '1h',
+        LOGIN_SESSION_TTL: '1d',
+        ACCESS_TOKEN_TTL: '1d',
+      },
     });
   });
   after(async () => {

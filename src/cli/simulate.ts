@@ -38,8 +38,10 @@ async function main(): Promise<number> {
   try {
     summary = await sim.run();
   } catch (err) {
-    if (!(err instanceof SetupError)) throw err;
-    console.error(`simulate: ${err.message}`);
+    // A set-up the instance refuses, or a request of the set-up (accounts, recurring jobs) that failed.
+    console.error(
+      `simulate: ${err instanceof SetupError ? '' : 'the run could not be set up: '}${(err as Error).message}`,
+    );
     return 1;
   }
   printSummary(summary, opts.json);

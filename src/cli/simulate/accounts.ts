@@ -128,15 +128,17 @@ export class Accounts {
     }
   }
 
-  /** A call as the session's account; an expired access token (soon, under CLOCK_RATE) is refreshed once. */
+  /** A call as the session's account; an expired access token (soon, under CLOCK_RATE) is refreshed (twice at most). */
   async callAs<T>(session: Session, method: string, path: string, body?: unknown): Promise<T> {
-    const token = session.accessToken;
-    try {
-      return await this.api.call<T>(method, path, body, token);
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 401 && err.body?.code === 'TOKEN_EXPIRED')) throw err;
-      if (session.accessToken === token) await this.refresh(session);
-      return this.api.call<T>(method, path, body, session.accessToken);
+    for (let attempt = 1; ; attempt++) {
+      const token = session.accessToken;
+      try {
+        return await this.api.call<T>(method, path, body, token);
+      } catch (err) {
+        const expired = err instanceof ApiError && err.status === 401 && err.body?.code === 'TOKEN_EXPIRED';
+        if (!expired || attempt >= 3) throw err;
+        if (session.accessToken === token) await this.refresh(session);
+      }
     }
   }
 

@@ -172,7 +172,11 @@ export function printSummary(summary: Summary, json: boolean): void {
           .join(''),
       `cash on delivery: ${s.cashOnDelivery.packages} packages, ${s.cashOnDelivery.delivered} delivered, ${s.cashOnDelivery.collected} collected (minor units)`,
       ...timeLines(s),
-      `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors`,
+      `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors; by status ${Object.entries(
+        s.requests.byStatus,
+      )
+        .map(([status, n]) => `${status} ${n}`)
+        .join(', ')}`,
       ...(s.errors.length ? ['errors:', ...s.errors.slice(0, 10).map((e) => `  ${e}`)] : []),
     ].join('\n'),
   );
