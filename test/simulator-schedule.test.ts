@@ -54,7 +54,7 @@ describe('simulator: jobs booked ahead, recurring jobs, CLOCK_RATE', () => {
   test(
     'the share of pickups in their window, the late jobs and the alerts come from what the instance recorded',
     { timeout: 300_000 },
-    async () => {
+    async (t) => {
       const { url, dataDir } = server!;
       const smsFile = path.join(dataDir, 'sms.log');
       // Two simulated hours (60 s at 120×); windows start within 20 minutes of booking and last an hour,
@@ -97,6 +97,7 @@ describe('simulator: jobs booked ahead, recurring jobs, CLOCK_RATE', () => {
       assert.ok(!summary.errors.some((e) => /TOKEN_EXPIRED|VALIDATION/.test(e)), summary.errors.join('\n'));
       const sc = summary.scheduled!;
       const late = summary.late!;
+      t.diagnostic(JSON.stringify({ scheduled: sc, late, alerts: summary.alerts, clock: summary.clock }));
       assert.ok(sc, 'no scheduled section in the report');
       assert.equal(summary.clock.rate, RATE);
       assert.ok(sc.recurring >= 1, `no occurrence of the recurring job was walked: ${JSON.stringify(sc)}`);
