@@ -178,4 +178,54 @@ describe('simulator: jobs booked ahead, recurring jobs, CLOCK_RATE', () => {
       }
     },
   );
+
+  test('--max-active-jobs sets each driver through PATCH /admin/drivers/:id, or exits 1 saying the instance refused it', async () => {
+    const { url, dataDir } = server!;
+    const smsFile = path.join(dataDir, 'sms.log');
+    // What the instance answers for one of the simulator's drivers (made by the test above, seed 21).
+    const api = new Api(url, 1);
+    const accounts = new Accounts(api, new SmsInbox(smsFile), {} as SimOptions, '');
+    const admin = await accounts.login(SIM_ADMIN.ADMIN_EMAIL, SIM_ADMIN.ADMIN_PASSWORD);
+    const users = await accounts.callAs<{ items: { id: string; email: string }[] }>(
+      admin,
+      'GET',
+      '/admin/users?status=ACTIVE&limit=100',
+    );
+    const driver = users.items.find((u) => u.email === 'sim21-driver-0@sim.example');
+    assert.ok(driver, 'the first test left no simulated driver');
+    const supported = await accounts.callAs(admin, 'PATCH', `/admin/drivers/${driver.id}`, { maxActiveJobs: 2 }).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof ApiError && (err.status === 400 || err.status === 404)) return false;
+        throw err;
+      },
+    );
+    const sim = spawnTs(
+      'src/cli/simulate.ts',
+      [
+        '--url',
+        url,
+        '--drivers',
+        '2',
+        '--orders-per-minute',
+        '0',
+        '--duration',
+        '2s',
+        '--seed',
+        '21',
+        '--max-active-jobs',
+        '2',
+      ],
+      { ...SIM_ADMIN, SMS_FILE: smsFile },
+    );
+    const code = await sim.exited;
+    if (supported) assert.equal(code, 0, sim.stderr());
+    else {
+      assert.equal(code, 1, sim.stderr());
+      assert.match(
+        sim.stderr(),
+        /--max-active-jobs: the instance refused maxActiveJobs \(PATCH \/admin\/drivers\/[0-9a-f-]+: 40[04]/,
+      );
+    }
+  });
 });
