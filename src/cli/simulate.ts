@@ -5,7 +5,7 @@ import { Accounts } from './simulate/accounts.js';
 import { Api, SmsInbox } from './simulate/client.js';
 import { HELP, parseOptions, type SimOptions } from './simulate/options.js';
 import { printSummary } from './simulate/report.js';
-import { Simulation } from './simulate/simulation.js';
+import { SetupError, Simulation } from './simulate/simulation.js';
 
 async function main(): Promise<number> {
   let opts: SimOptions;
@@ -34,7 +34,16 @@ async function main(): Promise<number> {
     return 1;
   }
   const sim = new Simulation(api, accounts, opts, countryId);
-  const summary = await sim.run();
+  let summary;
+  try {
+    summary = await sim.run();
+  } catch (err) {
+    // A set-up the instance refuses, or a request of the set-up (accounts, recurring jobs) that failed.
+    console.error(
+      `simulate: ${err instanceof SetupError ? '' : 'the run could not be set up: '}${(err as Error).message}`,
+    );
+    return 1;
+  }
   printSummary(summary, opts.json);
   return summary.requests.serverErrors > 0 ? 1 : 0;
 }

@@ -26,7 +26,9 @@ export interface SimServer {
   stop(): Promise<void>;
 }
 
-export async function startSimServer(options: { serverDatabase?: boolean } = {}): Promise<SimServer> {
+export async function startSimServer(
+  options: { serverDatabase?: boolean; env?: Record<string, string> } = {},
+): Promise<SimServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'rd-sim-'));
   const useServer = options.serverDatabase ?? false;
   const database = useServer && serverDatabaseUrl ? await createServerDatabase(serverDatabaseUrl, 'sim') : undefined;
@@ -45,6 +47,7 @@ export async function startSimServer(options: { serverDatabase?: boolean } = {})
     RATE_LIMIT_REGISTER_SEND_OTP: 'off',
     // The simulator runs at --speed 30: vehicles move faster than the default plausible speed in real time.
     MAX_PLAUSIBLE_SPEED: 'off',
+    ...options.env,
   };
   if (database) env.DATABASE_URL = database.url;
   if (useServer && testRedisUrl)

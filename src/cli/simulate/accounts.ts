@@ -128,10 +128,34 @@ export class Accounts {
     }
   }
 
+  /** A call as the session's account; an expired access token (soon, under CLOCK_RATE) is refreshed (twice at most). */
+  async callAs<T>(session: Session, method: string, path: string, body?: unknown): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const token = session.accessToken;
+      try {
+        return await this.api.call<T>(method, path, body, token);
+      } catch (err) {
+        const expired = err instanceof ApiError && err.status === 401 && err.body?.code === 'TOKEN_EXPIRED';
+        if (!expired || attempt >= 3) throw err;
+        if (session.accessToken === token) await this.refresh(session);
+      }
+    }
+  }
+
+  private readonly refreshing = new Map<Session, Promise<void>>();
+
+  /** A new access token for the session; calls that find it expired at once share one refresh. */
   async refresh(session: Session): Promise<void> {
-    const { accessToken } = await this.api.call<{ accessToken: string }>('POST', '/auth/refresh', {
-      refreshToken: session.refreshToken,
-    });
-    session.accessToken = accessToken;
+    let pending = this.refreshing.get(session);
+    if (!pending) {
+      pending = this.api
+        .call<{ accessToken: string }>('POST', '/auth/refresh', { refreshToken: session.refreshToken })
+        .then(({ accessToken }) => {
+          session.accessToken = accessToken;
+        })
+        .finally(() => this.refreshing.delete(session));
+      this.refreshing.set(session, pending);
+    }
+    await pending;
   }
 }

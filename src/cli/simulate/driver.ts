@@ -6,7 +6,7 @@ import { pointIn, SPEED_MPS, step } from './geo.js';
 import type { JobRecord, JobType, LatLng, Money, VehicleType } from './model.js';
 import type { Simulation } from './simulation.js';
 
-type Phase = 'IDLE' | 'TO_PICKUP' | 'TO_DROPOFF';
+type Phase = 'IDLE' | 'TO_PICKUP' | 'AT_PICKUP' | 'TO_DROPOFF';
 
 export class SimDriver {
   private session!: Session;
@@ -19,6 +19,8 @@ export class SimDriver {
   private busy = false;
   private readonly lapsedOffers = new Set<string>();
   private idleTicks = 0;
+  /** A ride's arrival is sent (AT_PICKUP). */
+  private arrived = false;
   online = false;
 
   constructor(
@@ -41,6 +43,10 @@ export class SimDriver {
     this.online = true;
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.timer.unref();
+  }
+
+  get userId(): string {
+    return this.session.userId;
   }
 
   async stop(): Promise<void> {
@@ -99,7 +105,9 @@ export class SimDriver {
       this.sim.offersSeen = true;
       if (this.busy || this.job) return; // let it lapse
       await this.sim.api.pause(1000 + this.random() * 4000);
-      if (this.sim.chance(this.sim.opts.decline)) {
+      // A job this run does not know (another run's): declined, never taken and left.
+      const known = (await this.sim.resolve(offer.jobId)) !== undefined;
+      if (!known || this.sim.chance(this.sim.opts.decline)) {
         try {
           await this.call('POST', `/offers/${offer.id}/decline`);
           this.sim.offers.declined++;
@@ -184,6 +192,7 @@ export class SimDriver {
     };
     this.job = job;
     this.phase = ['ASSIGNED', 'ACCEPTED'].includes(active.status) ? 'TO_PICKUP' : 'TO_DROPOFF';
+    this.arrived = false;
     if (active.status === 'PICKED_UP') await this.call('POST', `/packages/${active.id}/start`);
     if (active.status === 'ARRIVED') await this.call('POST', `/rides/${active.id}/start`);
   }
@@ -210,12 +219,14 @@ export class SimDriver {
     this.sim.assigned(job);
     this.job = job;
     this.phase = 'TO_PICKUP';
+    this.arrived = false;
   }
 
   private finish(outcome: 'COMPLETED' | 'FAILED' | 'CANCELLED'): void {
     if (this.job) this.job.outcome = outcome;
     this.job = undefined;
     this.phase = 'IDLE';
+    this.arrived = false;
   }
 
   /** A position every 3 s of simulated time, but no more than one a second of real time. */
@@ -236,7 +247,8 @@ export class SimDriver {
         // A driver app looks at the nearby jobs now and then: jobs created while every driver was busy.
         // Once offers arrive the instance dispatches: drivers wait for theirs instead of racing for jobs.
         if (++this.idleTicks % 5 === 0 && this.sim.opts.lookNearby && !this.sim.offersSeen) await this.lookNearby();
-      } else if (this.job) {
+      } else if (this.job && this.phase === 'AT_PICKUP') await this.atPickup(this.job);
+      else if (this.job) {
         const target = this.phase === 'TO_PICKUP' ? this.job.pickup : this.job.dropoff;
         const moved = step(this.position, target, meters);
         this.position = moved.at;
@@ -254,19 +266,31 @@ export class SimDriver {
     }
   }
 
+  /**
+   * At the pickup: a job booked ahead waits there for its window (a ride is marked arrived at once and
+   * waits for scheduledAt to start); one made late on purpose (--late-share) waits until the window has
+   * ended, a ride before even saying it arrived. Positions keep being sent while it waits.
+   */
+  private async atPickup(job: JobRecord): Promise<void> {
+    const base = job.type === 'PACKAGE' ? `/packages/${job.id}` : `/rides/${job.id}`;
+    const wait = this.sim.realMsUntilPickup(job);
+    if (job.type === 'RIDE' && !this.arrived) {
+      if (job.lateOnPurpose && wait > 0) return;
+      await this.call('POST', `${base}/arrive`);
+      this.arrived = true;
+    }
+    if (wait > 0) return;
+    if (job.type === 'PACKAGE') await this.call('POST', `${base}/pickup`);
+    await this.sim.api.pause(30_000);
+    await this.call('POST', `${base}/start`);
+    this.phase = 'TO_DROPOFF';
+  }
+
   private async arrive(job: JobRecord): Promise<void> {
     const base = job.type === 'PACKAGE' ? `/packages/${job.id}` : `/rides/${job.id}`;
     if (this.phase === 'TO_PICKUP') {
-      if (job.type === 'PACKAGE') {
-        await this.call('POST', `${base}/pickup`);
-        await this.sim.api.pause(30_000);
-        await this.call('POST', `${base}/start`);
-      } else {
-        await this.call('POST', `${base}/arrive`);
-        await this.sim.api.pause(30_000);
-        await this.call('POST', `${base}/start`);
-      }
-      this.phase = 'TO_DROPOFF';
+      this.phase = 'AT_PICKUP';
+      await this.atPickup(job);
       return;
     }
     if (job.type === 'PACKAGE' && (this.sim.chance(0.03) || job.adopted)) {

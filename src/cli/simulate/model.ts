@@ -29,4 +29,17 @@ export interface JobRecord {
   /** The price locked from its quote, and a completed ride's final fare. */
   price?: Money;
   fare?: Money;
+  /** Booked ahead (section 22), in the instance's time (epoch ms): a package's windows, a ride's scheduledAt. */
+  pickupWindow?: Window;
+  dropoffWindow?: Window;
+  scheduledAt?: number;
+  /** Made by one of the run's recurring jobs (not by the demand loop). */
+  recurring?: boolean;
+  /** Its driver waits at the pickup until the window has ended (--late-share). */
+  lateOnPurpose?: boolean;
+}
+
+export interface Window {
+  start: number;
+  end: number;
 }

@@ -15,6 +15,16 @@ export const HELP = `npm run simulate -- [options]
   --cod-share F             share of business packages with cash on delivery, 0..1 (default 0): 1 to 5 times the
                             price, confirmed by the driver as cashCollected at delivery
   --no-nearby               drivers take only offers and pushes, never look at the nearby jobs list
+  --scheduled-share F       share of jobs booked ahead, 0..1 (default 0): packages with a pickup and a drop-off
+                            window, rides with scheduledAt, starting up to --book-ahead from now
+  --book-ahead D            how far ahead scheduled jobs start, at most (simulated time; default 2h)
+  --recurring N             recurring jobs (hourly pickups) the business creates at the start, deleted at the end
+                            (default 0)
+  --clock-rate R            the instance runs with CLOCK_RATE=R (and CLOCK_ANCHOR, env, if set): windows are
+                            booked in its time, and --speed defaults to R
+  --late-share F            share of scheduled jobs whose driver waits at the pickup until its window has
+                            ended, on purpose (default 0; to see lateness reported and alerts raised)
+  --max-active-jobs N       PATCH each simulated driver's maxActiveJobs (needs routes, contract section 24)
   --webhook URL             make sure the simulated business has a webhook endpoint at URL (all events)
   --sms-file PATH           where the instance writes SMS (file transport; env SMS_FILE, default ./data/sms.log)
   --json                    print the summary as one JSON line
@@ -42,6 +52,15 @@ export interface SimOptions {
   json: boolean;
   lookNearby: boolean;
   webhook: string | undefined;
+  /** Section 22: share of jobs booked ahead, how far ahead at most (simulated ms), recurring templates. */
+  scheduledShare: number;
+  bookAheadMs: number;
+  recurring: number;
+  /** The instance's CLOCK_RATE and CLOCK_ANCHOR (epoch ms; undefined: learnt from its answers). */
+  clockRate: number;
+  clockAnchorMs: number | undefined;
+  lateShare: number;
+  maxActiveJobs: number | undefined;
   adminEmail: string;
   adminPassword: string;
 }
@@ -64,6 +83,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
       json: { type: 'boolean' },
       'no-nearby': { type: 'boolean' },
       webhook: { type: 'string' },
+      'scheduled-share': { type: 'string' },
+      'book-ahead': { type: 'string' },
+      recurring: { type: 'string' },
+      'clock-rate': { type: 'string' },
+      'late-share': { type: 'string' },
+      'max-active-jobs': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -93,6 +118,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
   if (!adminEmail || !adminPassword)
     throw new Error('set ADMIN_EMAIL and ADMIN_PASSWORD: the simulator signs in as the admin to approve its accounts');
   const duration = values.duration ?? env.SIM_DURATION;
+  const clockRate = num('clock-rate', values['clock-rate'] ?? env.CLOCK_RATE, 1, 1, 10_000);
+  const anchor = env.CLOCK_ANCHOR ? Date.parse(env.CLOCK_ANCHOR) : undefined;
+  if (anchor !== undefined && !Number.isFinite(anchor))
+    throw new Error(`CLOCK_ANCHOR must be an RFC 3339 instant (got "${env.CLOCK_ANCHOR}")`);
+  const bookAheadMs = parseDurationMs(values['book-ahead'] ?? '2h');
+  if (bookAheadMs < 60_000 || bookAheadMs > 30 * 86_400_000) throw new Error('--book-ahead must be from 1m to 720h');
   return {
     url: (values.url ?? env.SIM_URL ?? 'http://localhost:3000').replace(/\/$/, ''),
     drivers: Math.round(num('drivers', values.drivers, 20, 1, 100_000)),
@@ -101,7 +132,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
     durationMs: duration ? parseDurationMs(duration) : undefined,
     centre: { lat: area[0], lng: area[1] },
     radiusKm: area[2],
-    speed: num('speed', values.speed, 1, 0.1, 1000),
+    speed: num('speed', values.speed, Math.min(clockRate, 1000), 0.1, 1000),
     seed: Math.round(num('seed', values.seed, 1, 0, 2 ** 31)),
     decline: num('decline', values.decline, 0.1, 0, 1),
     codShare: num('cod-share', values['cod-share'], 0, 0, 1),
@@ -109,6 +140,16 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): SimOptions
     json: Boolean(values.json),
     lookNearby: !values['no-nearby'],
     webhook: values.webhook,
+    scheduledShare: num('scheduled-share', values['scheduled-share'], 0, 0, 1),
+    bookAheadMs,
+    recurring: Math.round(num('recurring', values.recurring, 0, 0, 100)),
+    clockRate,
+    clockAnchorMs: anchor,
+    lateShare: num('late-share', values['late-share'], 0, 0, 1),
+    maxActiveJobs:
+      values['max-active-jobs'] === undefined
+        ? undefined
+        : Math.round(num('max-active-jobs', values['max-active-jobs'], 1, 1, 100)),
     adminEmail,
     adminPassword,
   };

@@ -1,6 +1,7 @@
 // The simulator's report: the counts, waits and prices of a run, printed as text or one JSON line.
 import type { Stats } from './client.js';
 import type { JobRecord } from './model.js';
+import type { Lateness, Punctuality } from './punctuality.js';
 
 /** Per currency, in its minor unit (cents for KES). */
 export interface CurrencyTotals {
@@ -38,7 +39,23 @@ export interface Summary {
     networkErrors: number;
     byStatus: Record<string, number>;
   };
+  /** Section 22: the jobs booked ahead and their pickups against their windows (null: none booked). */
+  scheduled: Punctuality | null;
+  /** Jobs late at their pickup or drop-off window (null: none booked ahead). */
+  late: Lateness | null;
+  /** Alerts raised for the run's jobs, by kind (section 23); null when the instance has no GET /alerts. */
+  alerts: Record<string, number> | null;
+  /** The instance's CLOCK_RATE as given, and as its answers' timestamps show it (null: too short to tell). */
+  clock: { rate: number; observedRate: number | null };
   errors: string[];
+}
+
+/** What the end-of-run reading adds (section 22 and 23). */
+export interface TimeReport {
+  scheduled: Punctuality | null;
+  late: Lateness | null;
+  alerts: Record<string, number> | null;
+  clock: Summary['clock'];
 }
 
 function percentile(sorted: number[], p: number): number | null {
@@ -103,6 +120,7 @@ export interface RunTally {
   nearby: Summary['nearbyAccepts'];
   stats: Stats;
   errors: string[];
+  time: TimeReport;
 }
 
 export function summarize(run: RunTally): Summary {
@@ -127,6 +145,7 @@ export function summarize(run: RunTally): Summary {
       networkErrors: s.networkErrors,
       byStatus: Object.fromEntries(s.byStatus),
     },
+    ...run.time,
     errors: run.errors,
   };
 }
@@ -152,8 +171,41 @@ export function printSummary(summary: Summary, json: boolean): void {
           )
           .join(''),
       `cash on delivery: ${s.cashOnDelivery.packages} packages, ${s.cashOnDelivery.delivered} delivered, ${s.cashOnDelivery.collected} collected (minor units)`,
-      `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors`,
+      ...timeLines(s),
+      `requests: ${s.requests.total}, ${s.requests.rateLimited} rate limited (waited), ${s.requests.serverErrors} server errors, ${s.requests.networkErrors} network errors; by status ${Object.entries(
+        s.requests.byStatus,
+      )
+        .map(([status, n]) => `${status} ${n}`)
+        .join(', ')}`,
       ...(s.errors.length ? ['errors:', ...s.errors.slice(0, 10).map((e) => `  ${e}`)] : []),
     ].join('\n'),
   );
+}
+
+function timeLines(s: Summary): string[] {
+  const lines: string[] = [];
+  const sc = s.scheduled;
+  if (sc) {
+    const share = sc.inWindowShare === null ? '-' : `${(sc.inWindowShare * 100).toFixed(1)} %`;
+    lines.push(
+      `scheduled: ${sc.booked} booked ahead (${sc.recurring} from recurring jobs), ${sc.due} due: ${sc.inWindow} picked up inside their window (${share}), ${sc.early} early, ${sc.latePickups} late (never assigned ${sc.lateBecause.neverAssigned}, assigned after the window's start ${sc.lateBecause.assignedAfterStart}, before it ${sc.lateBecause.assignedBeforeStart}); ${sc.notDue} not due yet`,
+      `dispatch lead (s): min ${sc.leadSeconds.min ?? '-'}, p50 ${sc.leadSeconds.p50 ?? '-'}, max ${sc.leadSeconds.max ?? '-'}; ${sc.offeredEarly} offered before start − lead − 60 s`,
+    );
+  }
+  if (s.late)
+    lines.push(
+      `late jobs: ${s.late.jobs} (pickup ${s.late.pickup}, drop-off ${s.late.dropoff}; ${s.late.onPurpose} made late on purpose)`,
+    );
+  lines.push(
+    s.alerts === null
+      ? 'alerts: n/a'
+      : `alerts: ${
+          Object.entries(s.alerts)
+            .map(([kind, n]) => `${kind} ${n}`)
+            .join(', ') || 'none'
+        }`,
+  );
+  if (s.clock.rate !== 1 || s.clock.observedRate !== null)
+    lines.push(`clock rate: ${s.clock.rate} (observed ${s.clock.observedRate ?? '-'})`);
+  return lines;
 }

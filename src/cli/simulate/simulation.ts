@@ -6,7 +6,9 @@ import { DEFAULT_MAX_PLAUSIBLE_SPEED_KMH } from '../../config/jobs.js';
 import { pointIn, rng, SPEED_MPS, VEHICLES } from './geo.js';
 import type { JobRecord, Money } from './model.js';
 import type { SimOptions } from './options.js';
-import { countJobs, summarize, type Summary } from './report.js';
+import { assess, readAlerts, readFacts } from './punctuality.js';
+import { countJobs, summarize, type Summary, type TimeReport } from './report.js';
+import { bookAhead, pickupFrom, RecurringJobs, ServerClock, windowBody } from './schedule.js';
 
 export class Simulation {
   private readonly random: () => number;
@@ -19,6 +21,10 @@ export class Simulation {
   readonly errors: string[] = [];
   private stopping = false;
   private readonly started = Date.now();
+  /** The instance's time (CLOCK_RATE): jobs booked ahead are booked in it. */
+  readonly clock: ServerClock;
+  private recurring: RecurringJobs | undefined;
+  private time: TimeReport;
 
   constructor(
     readonly api: Api,
@@ -27,6 +33,8 @@ export class Simulation {
     readonly countryId: string,
   ) {
     this.random = rng(opts.seed);
+    this.clock = new ServerClock(opts.clockRate, opts.clockAnchorMs);
+    this.time = { scheduled: null, late: null, alerts: null, clock: { rate: opts.clockRate, observedRate: null } };
   }
 
   get stopped(): boolean {
@@ -65,6 +73,14 @@ export class Simulation {
     );
     if (opts.webhook) await this.ensureWebhook(business, opts.webhook);
     const customer = await this.accounts.ensure(seededAccount(opts.seed, 'CUSTOMER', {}));
+    if (opts.recurring > 0) {
+      this.recurring = new RecurringJobs(
+        (method, path, body) => this.accounts.callAs(business, method, path, body),
+        opts,
+        this.countryId,
+      );
+      await this.recurring.create(rng(opts.seed * 31 + 5), this.clock);
+    }
 
     const driverRandom = rng(opts.seed * 7919 + 1);
     const concurrency = 8;
@@ -97,8 +113,12 @@ export class Simulation {
       }
     };
     await Promise.all(Array.from({ length: concurrency }, startDriver));
+    if (opts.maxActiveJobs !== undefined) await this.setMaxActiveJobs(opts.maxActiveJobs);
 
     const progress = setInterval(() => this.progress(), 2000);
+    // The recurring jobs' occurrences become packages on the instance's schedule: learn them as they come.
+    void this.pollRecurring();
+    const recurringTimer = setInterval(() => void this.pollRecurring(), 5000);
     const until = opts.durationMs ? Date.now() + opts.durationMs : Infinity;
     const stopOnSignal = () => (this.stopping = true);
     process.once('SIGINT', stopOnSignal);
@@ -117,29 +137,97 @@ export class Simulation {
     }
     this.stopping = true;
     clearInterval(progress);
+    clearInterval(recurringTimer);
     process.off('SIGINT', stopOnSignal);
     await Promise.all(inFlight);
     await Promise.all(this.drivers.map((d) => d.stop()));
+    await this.readTime();
     return this.summary();
   }
 
+  private polling: Promise<void> | undefined;
+
+  /** Learns the recurring jobs' new occurrences (one reading at a time; callers share it). */
+  pollRecurring(): Promise<void> {
+    if (!this.recurring) return Promise.resolve();
+    const recurring = this.recurring;
+    this.polling ??= (async () => {
+      try {
+        for (const job of await recurring.newJobs((id) => this.jobs.has(id))) this.jobs.set(job.id, job);
+      } catch (err) {
+        this.note(err);
+      } finally {
+        this.polling = undefined;
+      }
+    })();
+    return this.polling;
+  }
+
+  /** A job offered to a driver: one of the run's, or an occurrence of its recurring jobs made since the last look. */
+  async resolve(jobId: string): Promise<JobRecord | undefined> {
+    if (!this.jobs.has(jobId)) await this.pollRecurring();
+    return this.jobs.get(jobId);
+  }
+
+  /** --max-active-jobs: each simulated driver's maxActiveJobs (section 24's routes), set by the admin. */
+  private async setMaxActiveJobs(maxActiveJobs: number): Promise<void> {
+    for (const driver of this.drivers) {
+      try {
+        await this.accounts.adminCall('PATCH', `/admin/drivers/${driver.userId}`, { maxActiveJobs });
+      } catch (err) {
+        if (err instanceof ApiError && (err.status === 400 || err.status === 404)) {
+          this.stopping = true;
+          await Promise.all(this.drivers.map((d) => d.stop()));
+          throw new SetupError(
+            `--max-active-jobs: the instance refused maxActiveJobs (${err.message}); it needs routes (contract section 24, PATCH /admin/drivers/:id { maxActiveJobs })`,
+          );
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** After the run: the booked-ahead jobs read back from the instance, the alerts, the recurring jobs deleted. */
+  private async readTime(): Promise<void> {
+    const read = <T>(path: string) => this.accounts.adminCall<T>('GET', path);
+    const jobs = [...this.jobs.values()];
+    const booked = jobs.filter((j) => pickupFrom(j) !== undefined);
+    const nowMs = this.clock.nowMs();
+    try {
+      if (booked.length) {
+        const { punctuality, late } = assess(booked, await readFacts(read, booked), nowMs);
+        this.time.scheduled = punctuality;
+        this.time.late = late;
+      }
+      this.time.alerts = await readAlerts(read, (id) => this.jobs.has(id));
+    } catch (err) {
+      this.note(err);
+    }
+    this.time.clock.observedRate = this.clock.observedRate();
+    await this.recurring?.deleteAll().catch((err) => this.note(err));
+  }
+
+  /** Real milliseconds before the driver may do the pickup step of a job booked ahead (0: now). */
+  realMsUntilPickup(job: JobRecord): number {
+    const from = pickupFrom(job);
+    return from === undefined ? 0 : Math.max(0, this.clock.realMsUntil(from));
+  }
+
   private async ensureWebhook(business: Session, url: string): Promise<void> {
-    const { items } = await this.api.call<{ items: { id: string; url: string; enabled: boolean }[] }>(
+    const { items } = await this.accounts.callAs<{ items: { id: string; url: string; enabled: boolean }[] }>(
+      business,
       'GET',
       '/webhooks?limit=100',
       undefined,
-      business.accessToken,
     );
     const existing = items.find((e) => e.url === url);
     if (existing && existing.enabled) return;
-    if (existing) await this.api.call('PATCH', `/webhooks/${existing.id}`, { enabled: true }, business.accessToken);
+    if (existing) await this.accounts.callAs(business, 'PATCH', `/webhooks/${existing.id}`, { enabled: true });
     else {
-      const created = await this.api.call<{ secret: string }>(
-        'POST',
-        '/webhooks',
-        { url, description: 'simulator' },
-        business.accessToken,
-      );
+      const created = await this.accounts.callAs<{ secret: string }>(business, 'POST', '/webhooks', {
+        url,
+        description: 'simulator',
+      });
       // Shown once by the API: the receiver needs it to check signatures.
       process.stderr.write(`webhook endpoint ${url} created; its secret: ${created.secret}\n`);
     }
@@ -155,8 +243,20 @@ export class Simulation {
         ? 'CAR'
         : 'BIKE'
       : VEHICLES[Math.floor(this.random() * VEHICLES.length)];
+    // Booked ahead (--scheduled-share), once the instance's time is known (from its first answer).
+    const ahead = opts.scheduledShare > 0 && this.chance(opts.scheduledShare);
+    const booked =
+      ahead && this.clock.known ? bookAhead(this.random, this.clock.nowMs(), opts.bookAheadMs, isRide) : {};
+    const when = {
+      ...(booked.pickupWindow ? { pickupWindow: windowBody(booked.pickupWindow) } : {}),
+      ...(booked.dropoffWindow ? { dropoffWindow: windowBody(booked.dropoffWindow) } : {}),
+      ...(booked.scheduledAt !== undefined ? { scheduledAt: new Date(booked.scheduledAt).toISOString() } : {}),
+    };
+    const lateOnPurpose =
+      Object.keys(booked).length > 0 && opts.lateShare > 0 && this.chance(opts.lateShare) ? true : undefined;
     // As the apps do: the price first, then the order with the quote that locks it.
-    const quote = await this.api.call<{ id: string; amount: number }>(
+    const quote = await this.accounts.callAs<{ id: string; amount: number }>(
+      isRide ? customer : business,
       'POST',
       '/quotes',
       {
@@ -165,13 +265,14 @@ export class Simulation {
         dropoff: { location: dropoff },
         vehicleType,
         countryId: this.countryId,
+        ...when,
       },
-      (isRide ? customer : business).accessToken,
     );
     this.quoted++;
     const createdAt = Date.now();
     if (isRide) {
-      const ride = await this.api.call<{ id: string; price: Money | null }>(
+      const ride = await this.accounts.callAs<{ id: string; price: Money | null; createdAt: string }>(
+        customer,
         'POST',
         '/rides',
         {
@@ -180,9 +281,10 @@ export class Simulation {
           vehicleType,
           countryId: this.countryId,
           quoteId: quote.id,
+          ...when,
         },
-        customer.accessToken,
       );
+      this.clock.observe(ride.createdAt, createdAt, Date.now());
       this.jobs.set(ride.id, {
         type: 'RIDE',
         id: ride.id,
@@ -191,6 +293,8 @@ export class Simulation {
         dropoff,
         vehicleType,
         price: ride.price ?? undefined,
+        ...booked,
+        lateOnPurpose,
       });
       return;
     }
@@ -201,22 +305,24 @@ export class Simulation {
         ? Math.max(1, Math.round(quote.amount * (1 + 4 * this.random())))
         : undefined;
     const contact = (name: string) => ({ address: `${name} street`, contactName: name, contactPhone: '+254722000111' });
-    const pkg = await this.api.call<{ id: string; deliveryCode?: string; price: Money | null }>(
-      'POST',
-      '/packages',
-      {
-        pickup: { location: pickup, ...contact('Sender') },
-        dropoff: { location: dropoff, ...contact('Recipient') },
-        vehicleType,
-        countryId: this.countryId,
-        parcel: { description: 'Simulated parcel', size: this.chance(0.5) ? 'SMALL' : 'MEDIUM' },
-        reference: `sim-${Date.now().toString(36)}`,
-        requireDeliveryCode: withCode,
-        quoteId: quote.id,
-        ...(cod !== undefined ? { cashOnDelivery: { amount: cod } } : {}),
-      },
-      business.accessToken,
-    );
+    const pkg = await this.accounts.callAs<{
+      id: string;
+      deliveryCode?: string;
+      price: Money | null;
+      createdAt: string;
+    }>(business, 'POST', '/packages', {
+      pickup: { location: pickup, ...contact('Sender') },
+      dropoff: { location: dropoff, ...contact('Recipient') },
+      vehicleType,
+      countryId: this.countryId,
+      parcel: { description: 'Simulated parcel', size: this.chance(0.5) ? 'SMALL' : 'MEDIUM' },
+      reference: `sim-${Date.now().toString(36)}`,
+      requireDeliveryCode: withCode,
+      quoteId: quote.id,
+      ...(cod !== undefined ? { cashOnDelivery: { amount: cod } } : {}),
+      ...when,
+    });
+    this.clock.observe(pkg.createdAt, createdAt, Date.now());
     const job: JobRecord = {
       type: 'PACKAGE',
       id: pkg.id,
@@ -227,6 +333,8 @@ export class Simulation {
       deliveryCode: pkg.deliveryCode,
       cashOnDelivery: cod,
       price: pkg.price ?? undefined,
+      ...booked,
+      lateOnPurpose,
     };
     this.jobs.set(pkg.id, job);
     // A few senders change their mind while the package waits for a driver.
@@ -234,12 +342,9 @@ export class Simulation {
       await this.api.pause(5_000 + this.random() * 30_000);
       if (job.assignedAt || this.stopping) return;
       try {
-        await this.api.call(
-          'POST',
-          `/packages/${pkg.id}/cancel`,
-          { reason: 'Changed my mind (simulated)' },
-          business.accessToken,
-        );
+        await this.accounts.callAs(business, 'POST', `/packages/${pkg.id}/cancel`, {
+          reason: 'Changed my mind (simulated)',
+        });
         job.outcome = 'CANCELLED';
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 409)) throw err; // a driver took it meanwhile
@@ -270,6 +375,10 @@ export class Simulation {
       nearby: this.nearby,
       stats: this.api.stats,
       errors: this.errors,
+      time: this.time,
     });
   }
 }
+
+/** A set-up the instance refuses (the run cannot be what was asked for): exit 1 with its message. */
+export class SetupError extends Error {}
