@@ -194,7 +194,9 @@ export class AlertsRepository {
                            ${col('anchorLat')}::float8[], ${col('anchorLng')}::float8[], ${col('anchorAt')}::timestamptz[],
                            ${col('arrivedAt')}::timestamptz[])
       on conflict (job_type, job_id) do update set driver_id = excluded.driver_id, anchor_lat = excluded.anchor_lat,
-        anchor_lng = excluded.anchor_lng, anchor_at = excluded.anchor_at, arrived_at = excluded.arrived_at`.execute(trx);
+        anchor_lng = excluded.anchor_lng, anchor_at = excluded.anchor_at, arrived_at = excluded.arrived_at`.execute(
+      trx,
+    );
   }
 
   /** Forgets the jobs that are no longer active (or lost their driver). */
@@ -251,7 +253,16 @@ export class AlertsRepository {
 
   async audit(
     trx: Executor,
-    row: { id: string; alertId: string; action: 'ACKNOWLEDGE' | 'RESOLVE'; from: AlertState; to: AlertState; actorId: string; actorRole: string; at: Date },
+    row: {
+      id: string;
+      alertId: string;
+      action: 'ACKNOWLEDGE' | 'RESOLVE';
+      from: AlertState;
+      to: AlertState;
+      actorId: string;
+      actorRole: string;
+      at: Date;
+    },
   ): Promise<void> {
     await trx
       .insertInto('alert_audit')

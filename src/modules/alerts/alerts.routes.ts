@@ -18,7 +18,8 @@ export const alertsModule: FeatureModule = async (app, { services, guard }) => {
       schema: {
         tags,
         security,
-        summary: "Lateness alerts the caller may see, newest first (admins: all; a company: its drivers' jobs; a business: its own)",
+        summary:
+          "Lateness alerts the caller may see, newest first (admins: all; a company: its drivers' jobs; a business: its own)",
         querystring: AlertsQuery,
         response: { 200: AlertPage, ...errors(400, 401, 403) },
       },

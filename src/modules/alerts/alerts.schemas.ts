@@ -3,7 +3,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, Nullable, Uuid } from '../../shared/schemas.js';
 import { pageSchema } from '../../shared/pagination.js';
 
-export const ALERT_KINDS = ['job.at_risk', 'job.late', 'offer.unanswered', 'driver.not_at_pickup', 'driver.stalled'] as const;
+export const ALERT_KINDS = [
+  'job.at_risk',
+  'job.late',
+  'offer.unanswered',
+  'driver.not_at_pickup',
+  'driver.stalled',
+] as const;
 export const AlertKind = Type.Union(ALERT_KINDS.map((k) => Type.Literal(k)));
 export const AlertState = Type.Union([Type.Literal('OPEN'), Type.Literal('ACKNOWLEDGED'), Type.Literal('RESOLVED')]);
 
@@ -30,7 +36,10 @@ export const AlertsQuery = Type.Object(
     state: Type.Optional(AlertState),
     kind: Type.Optional(AlertKind),
     from: Type.Optional(
-      Type.String({ maxLength: 40, description: 'Raised at or after: a date (midnight UTC) or an instant with its zone' }),
+      Type.String({
+        maxLength: 40,
+        description: 'Raised at or after: a date (midnight UTC) or an instant with its zone',
+      }),
     ),
     to: Type.Optional(Type.String({ maxLength: 40, description: 'Raised before: a date or an instant with its zone' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
@@ -51,7 +60,7 @@ export const SlaField = Type.Optional(
       },
       {
         description:
-          'The promise (the windows, scheduledAt, or for an ASAP job the quote\'s ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended',
+          "The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended",
       },
     ),
   ),

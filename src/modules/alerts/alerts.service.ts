@@ -235,7 +235,10 @@ export function mayFollowAlert(
 }
 
 /** Section 23's body: section 11's four fields and the alert (the one stated exception to the four). */
-export function alertWebhookPayload(alert: Pick<AlertRow, 'id' | 'kind' | 'job_id' | 'raised_at'>, status: string): string {
+export function alertWebhookPayload(
+  alert: Pick<AlertRow, 'id' | 'kind' | 'job_id' | 'raised_at'>,
+  status: string,
+): string {
   return JSON.stringify({
     event: 'alert.raised',
     delivery_id: alert.job_id,

@@ -52,7 +52,16 @@ export const NOT_AT_PICKUP_AFTER_MS = 5 * 60_000;
 /** offer.unanswered: this many offers made without an accept. */
 export const UNANSWERED_OFFERS = 5;
 
-const ACTIVE = new Set(['PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS']);
+const ACTIVE = new Set([
+  'PENDING',
+  'ASSIGNED',
+  'PICKED_UP',
+  'IN_TRANSIT',
+  'REQUESTED',
+  'ACCEPTED',
+  'ARRIVED',
+  'IN_PROGRESS',
+]);
 /** Before the pickup step is done: a ride's step is arriving (ARRIVED), a package's the pickup. */
 const BEFORE_PICKUP = new Set(['PENDING', 'ASSIGNED', 'REQUESTED', 'ACCEPTED']);
 const UNASSIGNED = new Set(['PENDING', 'REQUESTED']);
@@ -68,11 +77,15 @@ const tripSeconds = (job: SlaFacts) =>
  * ends come from the other one and the trip; an ASAP job's from its quote's ETA plus ASAP_SLACK
  * (the quote's pickup ETA is not kept with the job, so it counts from the job's creation).
  */
-export function promiseOf(job: SlaFacts, rules: Pick<SlaRules, 'asapSlackMs'>): { pickupBy: number; dropoffBy: number } {
+export function promiseOf(
+  job: SlaFacts,
+  rules: Pick<SlaRules, 'asapSlackMs'>,
+): { pickupBy: number; dropoffBy: number } {
   const trip = tripSeconds(job) * 1000;
   const pickupEnd = job.jobType === 'RIDE' ? job.scheduledAtMs : job.pickupWindowEndMs;
   const pickupBy =
-    pickupEnd ?? (job.dropoffWindowEndMs !== null ? job.dropoffWindowEndMs - trip : job.createdAtMs + rules.asapSlackMs);
+    pickupEnd ??
+    (job.dropoffWindowEndMs !== null ? job.dropoffWindowEndMs - trip : job.createdAtMs + rules.asapSlackMs);
   const dropoffBy = job.dropoffWindowEndMs ?? pickupBy + trip;
   return { pickupBy, dropoffBy };
 }
@@ -107,7 +120,8 @@ export function assess(job: SlaFacts, nowMs: number, rules: SlaRules): Assessmen
   const pending = pickupPending(job.status);
   if (pending && nowMs > pickupBy) return { ...base, risk: 'LATE', step: 'PICKUP' };
   if (nowMs > dropoffBy) return { ...base, risk: 'LATE', step: 'DROPOFF' };
-  if (pickupEta !== null && pickupEta > pickupBy - rules.atRiskMarginMs) return { ...base, risk: 'AT_RISK', step: 'PICKUP' };
+  if (pickupEta !== null && pickupEta > pickupBy - rules.atRiskMarginMs)
+    return { ...base, risk: 'AT_RISK', step: 'PICKUP' };
   if (dropoffEta > dropoffBy - rules.atRiskMarginMs) return { ...base, risk: 'AT_RISK', step: 'DROPOFF' };
   return { ...base, risk: 'OK', step: null };
 }
@@ -157,7 +171,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * One turn for one job: the alerts whose condition holds now (already raised ones left out) and the
  * watch it keeps (null: nothing to keep; unchanged: the same object).
  */
-export function evaluate(job: MonitoredJob, nowMs: number, rules: MonitorRules): { raise: Raised[]; watch: Watch | null } {
+export function evaluate(
+  job: MonitoredJob,
+  nowMs: number,
+  rules: MonitorRules,
+): { raise: Raised[]; watch: Watch | null } {
   const raise: Raised[] = [];
   const add = (kind: AlertKind, details: Record<string, unknown>) => {
     if (!job.raised.includes(kind)) raise.push({ kind, details });
@@ -165,8 +183,7 @@ export function evaluate(job: MonitoredJob, nowMs: number, rules: MonitorRules):
   if (!isActive(job.status)) return { raise, watch: null };
   const a = assess(job, nowMs, rules);
   const pending = pickupPending(job.status);
-  if (a.risk === 'LATE')
-    add('job.late', { step: a.step, by: iso(a.step === 'PICKUP' ? a.pickupBy : a.dropoffBy) });
+  if (a.risk === 'LATE') add('job.late', { step: a.step, by: iso(a.step === 'PICKUP' ? a.pickupBy : a.dropoffBy) });
   else if (a.risk === 'AT_RISK') {
     const eta = a.step === 'PICKUP' ? a.pickupEta! : a.dropoffEta;
     const by = a.step === 'PICKUP' ? a.pickupBy : a.dropoffBy;
