@@ -128,6 +128,7 @@ export function shown(body: FullPackage, view: PackageView): PackageResponse {
     pickupWindow: body.pickupWindow,
     dropoffWindow: body.dropoffWindow,
     timeZone: body.timeZone,
+    ...(body.sla !== undefined ? { sla: body.sla } : {}),
     price: body.price,
     cancellationFee: body.cancellationFee,
     // What delivering will need; the proof itself is for those who see the whole package.
