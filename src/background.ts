@@ -84,11 +84,8 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
   // Lateness alerts (section 23): every SLA_INTERVAL on every instance, one turn at a time across them.
   if (deps.config.alerts.monitor)
     loops.push(
-      periodic(
-        deps,
-        'lateness monitor',
-        Math.max(50, deps.config.alerts.intervalMs / clockRate(deps.clock)),
-        () => services.alerts.monitor(),
+      periodic(deps, 'lateness monitor', Math.max(50, deps.config.alerts.intervalMs / clockRate(deps.clock)), () =>
+        services.alerts.monitor(),
       ),
     );
   const mpesaB2c = services.mpesaB2c;

@@ -100,13 +100,21 @@ export class PackageReads {
     const tips = tipsFor([row], auth);
     // `sla` at the moment of the read, from the row's own columns (no other query: B4 stays as it was).
     const sla = this.deps.sla
-      ? { sla: this.deps.sla(slaFacts({
-            ...row,
-            pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
-            dropoff: { lat: row.dropoff_lat, lng: row.dropoff_lng },
-          })) }
+      ? {
+          sla: this.deps.sla(
+            slaFacts({
+              ...row,
+              pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
+              dropoff: { lat: row.dropoff_lat, lng: row.dropoff_lng },
+            }),
+          ),
+        }
       : {};
-    const extra = Object.entries({ ...sla, ...this.deps.presenter.moneyFor(row, auth), ...moneyFields(row, auth, tips) })
+    const extra = Object.entries({
+      ...sla,
+      ...this.deps.presenter.moneyFor(row, auth),
+      ...moneyFields(row, auth, tips),
+    })
       .map(([key, value]) => `,"${key}":${JSON.stringify(value)}`)
       .join('');
     const head = row.body.slice(0, row.linkAt);

@@ -216,7 +216,10 @@ export function slaFacts(row: {
     pickup: row.pickup,
     dropoff: row.dropoff,
     driverId: row.driver_id,
-    driver: row.driver_id && row.driver_lat !== null && row.driver_lng !== null ? { lat: row.driver_lat, lng: row.driver_lng } : null,
+    driver:
+      row.driver_id && row.driver_lat !== null && row.driver_lng !== null
+        ? { lat: row.driver_lat, lng: row.driver_lng }
+        : null,
   };
 }
 
