@@ -199,12 +199,14 @@ export class AlertsRepository {
     );
   }
 
-  /** Forgets the jobs that are no longer active (or lost their driver). */
-  async dropWatches(trx: Executor, keep: { jobType: JobTypeName; jobId: string }[]): Promise<void> {
+  /** Forgets the jobs that have ended (by their primary keys: no list of the active ones is sent). */
+  async dropWatches(trx: Executor): Promise<void> {
     await sql`
       delete from alert_watch w
-      where not exists (select 1 from unnest(${keep.map((k) => k.jobType)}::text[], ${keep.map((k) => k.jobId)}::uuid[]) as k(job_type, job_id)
-                        where k.job_type = w.job_type and k.job_id = w.job_id)`.execute(trx);
+      where not exists (select 1 from packages p where w.job_type = 'PACKAGE' and p.id = w.job_id
+                          and p.status in ('PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'))
+        and not exists (select 1 from rides r where w.job_type = 'RIDE' and r.id = w.job_id
+                          and r.status in ('REQUESTED', 'ACCEPTED', 'ARRIVED', 'IN_PROGRESS'))`.execute(trx);
   }
 
   private visible(auth: AuthContext) {

@@ -102,7 +102,6 @@ export class AlertsService {
       const rows = await repo.activeJobs(trx);
       const alerts: NewAlert[] = [];
       const watches: WatchChange[] = [];
-      const keep: { jobType: MonitoredJob['jobType']; jobId: string }[] = [];
       for (const row of rows) {
         const job = monitored(row);
         const { raise, watch } = evaluate(job, nowMs, config);
@@ -117,7 +116,6 @@ export class AlertsService {
             details: JSON.stringify(r.details),
           });
         if (watch) {
-          keep.push({ jobType: job.jobType, jobId: job.jobId });
           if (watch !== job.watch)
             watches.push({
               jobType: job.jobType,
@@ -131,7 +129,7 @@ export class AlertsService {
         }
       }
       await repo.saveWatches(trx, watches);
-      await repo.dropWatches(trx, keep);
+      await repo.dropWatches(trx);
       const inserted = await repo.insertAlerts(trx, alerts, now);
       const forPackages = inserted.filter((a) => a.job_type === 'PACKAGE' && a.business_id !== null);
       const statuses = await repo.packageStatuses(
