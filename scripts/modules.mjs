@@ -37,8 +37,10 @@ export const modules = {
     about: 'the job core: transitions, lifecycle, claims, the money port',
   },
   webhooks: { imports: [], about: 'endpoints, the outbox, the delivery worker' },
-  packages: { imports: ['jobs', 'matching', 'scheduling', 'webhooks'], about: 'packages, the business statement' },
-  rides: { imports: ['jobs', 'matching', 'scheduling'], about: 'rides' },
+  // Lateness (section 23): the pure SLA and alert rules, the monitor, the alert routes; the job kinds show its `sla`.
+  alerts: { imports: ['matching', 'routing'], about: 'lateness alerts: SLA, the monitor, the exceptions queue' },
+  packages: { imports: ['alerts', 'jobs', 'matching', 'scheduling', 'webhooks'], about: 'packages, the business statement' },
+  rides: { imports: ['alerts', 'jobs', 'matching', 'scheduling'], about: 'rides' },
   dispatch: { imports: ['jobs', 'matching', 'packages', 'rides'], about: 'offers: policy, sweep, routes' },
   proof: { imports: ['packages'], about: 'proof of delivery: upload, images, storage' },
   recurring: { imports: ['packages'], about: 'recurring jobs: RRULE templates materialised as packages' },

@@ -47,6 +47,7 @@ import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
 import { recurringModule } from './modules/recurring/recurring.routes.js';
+import { alertsModule } from './modules/alerts/alerts.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -83,6 +84,7 @@ const API_MODULES: FeatureModule[] = [
   optimizerModule,
   mpesaModule,
   recurringModule,
+  alertsModule,
 ];
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -81,6 +81,13 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     periodic(deps, 'monthly invoices', INVOICE_RUN_INTERVAL_MS, () => services.invoices.runDue(), true),
     periodic(deps, 'recurring jobs', RECURRING_RUN_INTERVAL_MS, () => services.recurring.materialise(), true),
   ];
+  // Lateness alerts (section 23): every SLA_INTERVAL on every instance, one turn at a time across them.
+  if (deps.config.alerts.monitor)
+    loops.push(
+      periodic(deps, 'lateness monitor', Math.max(50, deps.config.alerts.intervalMs / clockRate(deps.clock)), () =>
+        services.alerts.monitor(),
+      ),
+    );
   const mpesaB2c = services.mpesaB2c;
   if (mpesaB2c) loops.push(periodic(deps, 'M-Pesa B2C', MPESA_SWEEP_INTERVAL_MS, () => mpesaB2c.sweep(), true));
   if (deps.config.dispatch.mode === 'offer') {

@@ -33,6 +33,7 @@ import { readRouting, type RoutingConfig } from './config/routing.js';
 import { readSms, type SmsConfig } from './config/sms.js';
 import { readMpesa, type MpesaConfig } from './config/mpesa.js';
 import { readScheduling, type SchedulingConfig } from './config/scheduling.js';
+import { readAlerts, type AlertsConfig } from './config/alerts.js';
 import { readDatabase, readRedis, type DatabaseConfig, type RedisConfig } from './config/stores.js';
 
 export type { RateLimitSpec };
@@ -62,6 +63,7 @@ export interface Config {
   mpesa: MpesaConfig | undefined;
   scheduling: SchedulingConfig;
   recurring: RecurringConfig;
+  alerts: AlertsConfig;
 }
 
 export class ConfigError extends Error {
@@ -123,5 +125,6 @@ function readConfig(r: EnvReader): Config {
     mpesa: readMpesa(r, server),
     scheduling: readScheduling(r, server),
     recurring: readRecurring(r),
+    alerts: readAlerts(r),
   };
 }

@@ -42,6 +42,7 @@ import type { ProofService } from './modules/proof/proof.service.js';
 import type { AuthGuard } from './http/authenticate.js';
 import type { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
 import type { RecurringService } from './modules/recurring/recurring.service.js';
+import type { AlertsService } from './modules/alerts/alerts.service.js';
 
 export interface Services {
   tokens: TokenService;
@@ -104,6 +105,8 @@ export interface Services {
   scheduling: SchedulingService;
   /** Recurring jobs: templates and their occurrences, materialised by background.ts. */
   recurring: RecurringService;
+  /** Lateness alerts (section 23): the monitor (polled by background.ts), the list, acknowledge and resolve. */
+  alerts: AlertsService;
   /** Drops the services' bus subscriptions and caches (the connections are deps'). */
   close(): void;
 }

@@ -91,6 +91,8 @@ import { createKeyedLimiter } from './http/rate-limit.js';
 import { OsmAndIntake } from './modules/device-keys/osmand-intake.js';
 import { RecurringRepository } from './modules/recurring/recurring.repository.js';
 import { RecurringService } from './modules/recurring/recurring.service.js';
+import { AlertsRepository } from './modules/alerts/alerts.repository.js';
+import { AlertsService, mayFollowAlert } from './modules/alerts/alerts.service.js';
 
 export type { Services } from './services-types.js';
 
@@ -265,6 +267,15 @@ export async function createServices(deps: Deps): Promise<Services> {
     booking: config.scheduling,
     scheduling,
   };
+  // Lateness alerts (section 23): the monitor (background.ts) and each job's `sla` (packages, rides).
+  const alerts = new AlertsService({
+    db,
+    repo: new AlertsRepository(db),
+    clock,
+    bus,
+    logger: deps.logger,
+    config: config.alerts,
+  });
   const links = new TrackingTokens(config.auth.jwtSecret, config.tracking.publicBaseUrl);
   const packagesRepo = new PackagesRepository(db, deps.database.pgPool);
   // One outbox repository: the package steps write through it, the webhook worker claims and completes.
@@ -291,6 +302,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     links,
     notifier: tracking,
     outbox,
+    sla: (facts) => alerts.sla(facts),
   });
   const rides: RideService = new RideService({
     ...jobs,
@@ -298,6 +310,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     db,
     repo: ridesRepo,
     flushPositions: () => live.flush(),
+    sla: (facts) => alerts.sla(facts),
   });
   const trackingHub = new TrackingHub({
     bus,
@@ -318,6 +331,10 @@ export async function createServices(deps: Deps): Promise<Services> {
     nowMs: () => clock.nowMs(),
   });
   const stopFollowingJobs = followJobChanges(bus);
+  // Alerts on the account stream (section 14's `event: alert`), on every instance.
+  const stopFollowingAlerts = bus.subscribe('alert.changed', (e) =>
+    trackingHub.tellAccountsEvent('alert', e.alert, (auth) => mayFollowAlert(e, auth)),
+  );
   // A ride expired by the sweep (one statement, outside the lifecycle) gives up its open offer here.
   const stopFollowingExpiry = bus.subscribe('job.changed', ({ jobType, jobId, final, driverId }) => {
     if (final && !driverId) dispatch.jobEnded(jobType, jobId);
@@ -417,6 +434,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     proof,
     optimizer,
     idempotency,
+    alerts,
     recurring: new RecurringService({
       db,
       repo: new RecurringRepository(db),
@@ -446,6 +464,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     close: () => {
       stopFollowingJobs();
       stopFollowingExpiry();
+      stopFollowingAlerts();
       packages.close();
       trackingHub.close();
       liveMap.close();

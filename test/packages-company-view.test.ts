@@ -86,6 +86,8 @@ describe("a company's view of packages", () => {
       pickupWindow: null,
       dropoffWindow: null,
       timeZone: 'Africa/Nairobi',
+      // Its promise and risk (section 23): part of deciding to take it too.
+      sla: full.sla,
       price: full.price,
       cancellationFee: null,
       // What delivering will need (part of deciding to take it); no proof before pickup.

@@ -101,6 +101,7 @@ describe('packages', () => {
       'proof',
       'proofRequired',
       'reference',
+      'sla',
       'status',
       'statusHistory',
       'timeZone',

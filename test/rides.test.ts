@@ -74,6 +74,7 @@ describe('rides', () => {
       'pickupLocation',
       'price',
       'scheduledAt',
+      'sla',
       'status',
       'statusHistory',
       'timeZone',

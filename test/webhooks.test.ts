@@ -259,7 +259,7 @@ describe('webhooks', () => {
     await bad({ url: 'nonsense' }, 'url must be an absolute URL', 'INVALID_WEBHOOK_URL');
     await bad(
       { url: receiver.url, events: ['delivery.exploded'] },
-      'body.events.0 must be one of delivery.assigned, delivery.picked_up, delivery.in_transit, delivery.delivered, delivery.failed, delivery.cancelled',
+      'body.events.0 must be one of delivery.assigned, delivery.picked_up, delivery.in_transit, delivery.delivered, delivery.failed, delivery.cancelled, alert.raised',
     );
     await bad({ url: receiver.url, events: [] }, 'body.events must NOT have fewer than 1 items');
     await bad({ url: receiver.url, secret: 'mine' }, 'body has an unknown property "secret"');

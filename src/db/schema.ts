@@ -1,4 +1,5 @@
 // The whole database as Kysely sees it: the table groups of src/db/tables joined.
+import type { AlertTables } from './tables/alerts.js';
 import type { AuthTables } from './tables/auth.js';
 import type { DeviceKeyTables } from './tables/device-keys.js';
 import type { DispatchTables } from './tables/dispatch.js';
@@ -31,4 +32,5 @@ export interface Database
     DeviceKeyTables,
     RatingTables,
     MpesaTables,
-    RecurringTables {}
+    RecurringTables,
+    AlertTables {}

@@ -26,6 +26,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'geocoding', description: 'Address search (a proxy of the configured geocoder)' },
   { name: 'optimization', description: "Route optimization in VROOM's problem and solution shapes" },
   { name: 'recurring-jobs', description: "A business's recurring jobs: RRULE templates materialised as packages" },
+  { name: 'alerts', description: 'Lateness alerts: the exceptions queue, acknowledge and resolve' },
 ];
 
 const RATE_LIMIT_HEADERS = {

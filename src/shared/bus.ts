@@ -62,6 +62,15 @@ export interface BusEvents {
   /** A package's proof of delivery was uploaded (or replaced): caches drop the package. */
   'package.proof': { packageId: string };
   /**
+   * An alert was raised or changed state (contract section 23): every instance tells its account
+   * streams (`event: alert`) that may see it (admins; the business; the driver's company).
+   */
+  'alert.changed': {
+    alert: Record<string, unknown>;
+    businessId: string | null;
+    driverCompanyId: string | null;
+  };
+  /**
    * This instance only: Redis (or this instance's subscription) is back after an outage, so events
    * published meanwhile may have been missed. Whoever keeps state from events reloads it from the
    * database (the truth they follow).

@@ -9,7 +9,9 @@ import {
   packageNotFound,
   tipsFor,
   viewFor,
+  slaFacts,
   type PackagePresenter,
+  type SlaOf,
   type TrackingLinks,
 } from './package-views.js';
 import type { PackageJsonRow, PackagesRepository } from './packages.repository.js';
@@ -40,7 +42,13 @@ export class PackageReads {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly deps: { repo: PackagesRepository; bus: Bus; links: TrackingLinks; presenter: PackagePresenter },
+    private readonly deps: {
+      repo: PackagesRepository;
+      bus: Bus;
+      links: TrackingLinks;
+      presenter: PackagePresenter;
+      sla?: SlaOf;
+    },
   ) {
     const offChanged = deps.bus.subscribe('job.changed', ({ jobType, jobId }) => {
       if (jobType !== 'PACKAGE') return;
@@ -90,7 +98,23 @@ export class PackageReads {
   private async jsonFor(row: ShownJsonRow, auth: AuthContext): Promise<string> {
     if (!canSee(row, auth)) throw packageNotFound();
     const tips = tipsFor([row], auth);
-    const extra = Object.entries({ ...this.deps.presenter.moneyFor(row, auth), ...moneyFields(row, auth, tips) })
+    // `sla` at the moment of the read, from the row's own columns (no other query: B4 stays as it was).
+    const sla = this.deps.sla
+      ? {
+          sla: this.deps.sla(
+            slaFacts({
+              ...row,
+              pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
+              dropoff: { lat: row.dropoff_lat, lng: row.dropoff_lng },
+            }),
+          ),
+        }
+      : {};
+    const extra = Object.entries({
+      ...sla,
+      ...this.deps.presenter.moneyFor(row, auth),
+      ...moneyFields(row, auth, tips),
+    })
       .map(([key, value]) => `,"${key}":${JSON.stringify(value)}`)
       .join('');
     const head = row.body.slice(0, row.linkAt);

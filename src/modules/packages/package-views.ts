@@ -4,10 +4,11 @@ import type { ParcelJson, ProofKind, StopJson } from '../../db/tables/jobs.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { notFound } from '../../shared/errors.js';
 import { json } from '../../db/json.js';
-import { cancellationFeeNow, money, viewerMoney, type JobPricing } from '../jobs/job-price.js';
+import { cancellationFeeNow, money, storedPrice, viewerMoney, type JobPricing } from '../jobs/job-price.js';
 import { isDriverSide, jobFields } from '../jobs/lifecycle.js';
 import { jobEarnings, seesEarnings } from '../jobs/job-money.js';
 import { windowView } from '../scheduling/windows.js';
+import type { Sla, SlaFacts } from '../alerts/sla.js';
 import { checkPackageTransition, type PackageActor } from './package-status.js';
 import type { PackageRow } from './packages.repository.js';
 import type { FullPackage, PackageResponse } from './packages.schemas.js';
@@ -127,6 +128,7 @@ export function shown(body: FullPackage, view: PackageView): PackageResponse {
     pickupWindow: body.pickupWindow,
     dropoffWindow: body.dropoffWindow,
     timeZone: body.timeZone,
+    ...(body.sla !== undefined ? { sla: body.sla } : {}),
     price: body.price,
     cancellationFee: body.cancellationFee,
     // What delivering will need; the proof itself is for those who see the whole package.
@@ -181,9 +183,52 @@ export function tipsFor(rows: MoneyRow[], auth: AuthContext): Map<string, number
   );
 }
 
+const msOf = (value: Date | string | null | undefined) => (value ? new Date(value).getTime() : null);
+
+/** What a package's `sla` is computed from (contract section 23): columns both reads of a package have. */
+export function slaFacts(row: {
+  status: string;
+  vehicle_type: SlaFacts['vehicleType'];
+  created_at: Date;
+  pickup_window_start: Date | null;
+  pickup_window_end: Date | null;
+  dropoff_window_end: Date | null;
+  pickup: { lat: number; lng: number };
+  dropoff: { lat: number; lng: number };
+  price_amount: number | null;
+  price_currency: string | null;
+  price_inputs: unknown;
+  driver_id: string | null;
+  driver_lat: number | null;
+  driver_lng: number | null;
+}): SlaFacts {
+  const inputs = storedPrice(row)?.inputs;
+  return {
+    jobType: 'PACKAGE',
+    status: row.status,
+    vehicleType: row.vehicle_type,
+    createdAtMs: msOf(row.created_at)!,
+    pickupWindowStartMs: msOf(row.pickup_window_start),
+    pickupWindowEndMs: msOf(row.pickup_window_end),
+    dropoffWindowEndMs: msOf(row.dropoff_window_end),
+    scheduledAtMs: null,
+    durationSeconds: inputs?.durationSeconds ?? null,
+    pickup: row.pickup,
+    dropoff: row.dropoff,
+    driverId: row.driver_id,
+    driver:
+      row.driver_id && row.driver_lat !== null && row.driver_lng !== null
+        ? { lat: row.driver_lat, lng: row.driver_lng }
+        : null,
+  };
+}
+
+/** The `sla` of a job (alerts/): null when it is not active. */
+export type SlaOf = (facts: SlaFacts) => Sla | null;
+
 /** What needs the service's dependencies to show a package: its tracking link and the money of the moment. */
 export class PackagePresenter {
-  constructor(private readonly deps: { pricing: JobPricing; links: TrackingLinks }) {}
+  constructor(private readonly deps: { pricing: JobPricing; links: TrackingLinks; sla?: SlaOf }) {}
 
   /** The package as this caller sees it after an action of its own, with the viewer-dependent fields. */
   present(row: PackageRow, auth: AuthContext, view: PackageView = 'FULL'): PackageResponse {
@@ -208,6 +253,9 @@ export class PackagePresenter {
   }
 
   respond(row: PackageRow): FullPackage {
-    return toResponse(row, this.deps.links.url(row.id, row.tracking_nonce));
+    const body = toResponse(row, this.deps.links.url(row.id, row.tracking_nonce));
+    if (!this.deps.sla) return body;
+    const sla = this.deps.sla(slaFacts({ ...row, pickup: body.pickup.location, dropoff: body.dropoff.location }));
+    return { ...body, sla };
   }
 }

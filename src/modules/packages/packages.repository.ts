@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { PackagesTable, PackageStatus, PaymentMethod } from '../../db/tables/jobs.js';
+import type { VehicleType } from '../../db/schema.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { beforeCursor, type Cursor } from '../../shared/pagination.js';
 import { DRIVER_SUMMARY_COLUMNS } from '../jobs/driver-claims.js';
@@ -30,6 +31,9 @@ const PACKAGE_JSON_SELECT = `
     p.status, p.payment_method, p.commission_rate, p.price_amount, p.price_currency, p.price_breakdown, p.cancellation_fee,
     p.cod_amount, p.cash_collected,
     p.price_inputs, tp.amount as tip_amount, tp.currency as tip_currency,
+    p.vehicle_type, p.created_at, p.pickup_window_start, p.pickup_window_end, p.dropoff_window_end, p.pickup_lat, p.pickup_lng,
+    (p.dropoff->'location'->>'lat')::float8 as dropoff_lat, (p.dropoff->'location'->>'lng')::float8 as dropoff_lng,
+    dp.last_lat as driver_lat, dp.last_lng as driver_lng,
     json_build_object(
       'id', p.id, 'status', p.status, 'orderType', 'PACKAGE_DELIVERY', 'vehicleType', p.vehicle_type,
       'countryId', p.country_id, 'businessId', p.business_id, 'customerId', p.customer_id, 'reference', p.reference,
@@ -160,6 +164,18 @@ export interface PackageJsonRow {
   price_inputs: unknown;
   tip_amount: number | null;
   tip_currency: string | null;
+  /** What its `sla` is computed from at each read (contract section 23). */
+  vehicle_type: VehicleType;
+  created_at: Date;
+  pickup_window_start: Date | null;
+  pickup_window_end: Date | null;
+  dropoff_window_end: Date | null;
+  pickup_lat: number;
+  pickup_lng: number;
+  dropoff_lat: number;
+  dropoff_lng: number;
+  driver_lat: number | null;
+  driver_lng: number | null;
   body: string;
 }
 

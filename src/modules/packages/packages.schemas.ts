@@ -1,4 +1,5 @@
 // Request and response schemas of the packages module.
+import { SlaField } from '../alerts/alerts.schemas.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
@@ -142,6 +143,7 @@ const packageProperties = {
   updatedAt: DateTime,
   dispatch: DispatchInfo,
   ...WindowViews,
+  sla: SlaField,
   price: NullableMoney(
     'Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed',
   ),

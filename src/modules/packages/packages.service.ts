@@ -23,6 +23,7 @@ import type { WindowRules } from '../scheduling/windows.js';
 import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from './package-status.js';
 import { DeliveryCodes, PackageCreation, type RecipientNotifier } from './package-creation.js';
 import { PackageReads } from './package-reads.js';
+import type { SlaOf } from './package-views.js';
 import {
   actorFor,
   canSee,
@@ -64,6 +65,8 @@ export interface PackageServiceDeps {
   /** Windows (contract section 22): their rules, and the wake-up of a scheduled package. */
   windows: WindowRules;
   scheduling?: Pick<SchedulingService, 'plan' | 'planned' | 'neverDispatched'>;
+  /** Each active package's `sla` (contract section 23, alerts/). */
+  sla?: SlaOf;
 }
 
 type MoveOptions = {

@@ -1,4 +1,5 @@
 // Request and response schemas of the rides module.
+import { SlaField } from '../alerts/alerts.schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Location, Nullable, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
@@ -47,6 +48,7 @@ export const RideResponse = Type.Object({
     ...DateTime,
     description: 'A ride booked ahead: when the driver is to be at the pickup (null: as soon as possible)',
   }),
+  sla: SlaField,
   timeZone: Nullable(
     Type.String({
       description:

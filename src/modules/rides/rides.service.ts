@@ -33,6 +33,7 @@ import {
 } from '../jobs/lifecycle.js';
 import type { StatusHistoryItemJson } from '../../db/tables/jobs.js';
 import { countryMoney } from '../jobs/references.repository.js';
+import type { Sla, SlaFacts } from '../alerts/sla.js';
 import type { SchedulingService } from '../scheduling/scheduling.service.js';
 import { SCHEDULED_RIDE_SEARCH_MS } from '../scheduling/scheduling.service.js';
 import { checkTimeZone, validateScheduledAt, type RideRules } from '../scheduling/windows.js';
@@ -65,6 +66,31 @@ export interface RideServiceDeps {
   /** Booking ahead (contract section 22): its rules, and the wake-up of a scheduled ride. */
   booking: RideRules;
   scheduling?: Pick<SchedulingService, 'plan' | 'planned'>;
+  /** Each active ride's `sla` (contract section 23, alerts/). */
+  sla?: (facts: SlaFacts) => Sla | null;
+}
+
+/** What a ride's `sla` is computed from: columns every read of a ride has. */
+export function rideSlaFacts(row: RideRow): SlaFacts {
+  const inputs = storedPrice(row)?.inputs;
+  return {
+    jobType: 'RIDE',
+    status: row.status,
+    vehicleType: row.vehicle_type,
+    createdAtMs: new Date(row.created_at).getTime(),
+    pickupWindowStartMs: null,
+    pickupWindowEndMs: null,
+    dropoffWindowEndMs: null,
+    scheduledAtMs: row.scheduled_at ? new Date(row.scheduled_at).getTime() : null,
+    durationSeconds: inputs?.durationSeconds ?? null,
+    pickup: { lat: row.pickup_lat, lng: row.pickup_lng },
+    dropoff: { lat: row.destination_lat, lng: row.destination_lng },
+    driverId: row.driver_id,
+    driver:
+      row.driver_id && row.driver_lat !== null && row.driver_lng !== null
+        ? { lat: row.driver_lat, lng: row.driver_lng }
+        : null,
+  };
 }
 
 export class RideService {
@@ -136,7 +162,15 @@ export class RideService {
   }
 
   private async present(row: RideRow, auth: AuthContext): Promise<RideResponse> {
-    return { ...RideService.toResponseFor(row, auth, this.tipsFor([row], auth)), ...this.viewerMoneyOf(row, auth) };
+    return {
+      ...RideService.toResponseFor(row, auth, this.tipsFor([row], auth)),
+      ...this.slaOf(row),
+      ...this.viewerMoneyOf(row, auth),
+    };
+  }
+
+  private slaOf(row: RideRow): Pick<RideResponse, 'sla'> {
+    return this.deps.sla ? { sla: this.deps.sla(rideSlaFacts(row)) } : {};
   }
 
   /** The tip and cancellationFeeNow where contract section 20 shows them (the tip: the parties and admins; the fee: the customer). */
@@ -167,6 +201,7 @@ export class RideService {
     const tips = this.tipsFor(rows.slice(0, limit), auth);
     return toRowPage(rows, limit, (r) => ({
       ...RideService.toResponseFor(r, auth, tips),
+      ...this.slaOf(r),
       ...this.viewerMoneyOf(r, auth),
     }));
   }

@@ -350,6 +350,17 @@ export class TrackingHub {
     }
   }
 
+  /** Another module's event (section 23's `event: alert`) to the account streams that may see it. */
+  tellAccountsEvent(event: string, data: unknown, canSee: (auth: AuthContext) => boolean): void {
+    let frame: string | undefined;
+    for (const m of this.accounts) {
+      if (m.sink.closed || !canSee(m.auth)) continue;
+      frame ??= sseFrame(event, data);
+      if (m.held) m.held.push(frame);
+      else m.sink.send(frame);
+    }
+  }
+
   /** Followers that may have missed a status are told so (never a silent gap). */
   private resyncAccounts(members: Iterable<AccountMember>): void {
     const frame = sseFrame('resync', { reason: 'CANNOT_REPLAY' });

@@ -13,6 +13,12 @@ export const DELIVERY_EVENTS = [
 ] as const;
 export type DeliveryEventName = (typeof DELIVERY_EVENTS)[number];
 
+/**
+ * What an endpoint may subscribe to: the delivery events (the default list) and the events sent only
+ * to endpoints that name them (`alert.raised`, contract section 23).
+ */
+export const WEBHOOK_EVENTS = [...DELIVERY_EVENTS, 'alert.raised'] as const;
+
 export interface DeliveryEvent {
   packageId: string;
   /** The package's business (its creator when a BUSINESS created it); null: nobody to notify. */

@@ -2,12 +2,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Body, DateTime, Nullable, Uuid } from '../../shared/schemas.js';
 import { PaginationQuery, pageSchema } from '../../shared/pagination.js';
-import { DELIVERY_EVENTS } from './outbox.js';
+import { WEBHOOK_EVENTS } from './outbox.js';
 
 export const MAX_ENDPOINTS_PER_BUSINESS = 10;
 
-export const EventName = Type.Union(DELIVERY_EVENTS.map((name) => Type.Literal(name)));
-const Events = Type.Array(EventName, { minItems: 1, maxItems: DELIVERY_EVENTS.length, uniqueItems: true });
+export const EventName = Type.Union(WEBHOOK_EVENTS.map((name) => Type.Literal(name)));
+const Events = Type.Array(EventName, {
+  minItems: 1,
+  maxItems: WEBHOOK_EVENTS.length,
+  uniqueItems: true,
+  description: 'Default: the six delivery.* events; alert.raised is sent only to endpoints that name it',
+});
 const Url = Type.String({
   minLength: 1,
   maxLength: 2048,

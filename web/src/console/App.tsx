@@ -24,6 +24,7 @@ import { StatementPage } from './statement/statement';
 import { TrackingPage } from './tracking/tracking';
 import { WebhookPage, WebhooksPage } from './webhooks/webhooks';
 import { RecurringJobPage, RecurringJobsPage } from './recurring/recurring';
+import { ExceptionsPage } from './exceptions/exceptions';
 import { Link, Redirect, match, navigate, useLocation } from './router';
 
 const NAV: Record<Role, { to: string; label: string }[]> = {
@@ -31,6 +32,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
     { to: '/approvals', label: 'Approvals' },
     { to: '/users', label: 'Users' },
     { to: '/deliveries', label: 'Deliveries' },
+    { to: '/exceptions', label: 'Exceptions' },
     { to: '/map', label: 'Live map' },
     { to: '/balances', label: 'Balances' },
     { to: '/payouts', label: 'Payouts' },
@@ -40,6 +42,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
   BUSINESS: [
     { to: '/deliveries', label: 'Deliveries' },
     { to: '/deliveries/new', label: 'New delivery' },
+    { to: '/exceptions', label: 'Exceptions' },
     { to: '/statement', label: 'Statement' },
     { to: '/invoices', label: 'Invoices' },
     { to: '/ratings', label: 'Ratings' },
@@ -50,6 +53,7 @@ const NAV: Record<Role, { to: string; label: string }[]> = {
     { to: '/drivers', label: 'Drivers' },
     { to: '/earnings', label: 'Earnings' },
     { to: '/deliveries', label: 'Deliveries' },
+    { to: '/exceptions', label: 'Exceptions' },
     { to: '/ratings', label: 'Ratings' },
   ],
   CUSTOMER: [{ to: '/deliveries', label: 'Deliveries' }],
@@ -134,6 +138,8 @@ function signedInPage(path: string, role: Role): ReactNode {
   if (path === '/deliveries/new' && (role === 'BUSINESS' || role === 'CUSTOMER'))
     return <NewDeliveryPage href={(id) => `/deliveries/${id}`} onOpen={(id) => navigate(`/deliveries/${id}`)} />;
   if ((p = match('/deliveries/:id', path)) && role !== 'DRIVER') return <DeliveryPage key={p.id} id={p.id} />;
+  if (path === '/exceptions' && (role === 'ADMIN' || role === 'BUSINESS' || role === 'COMPANY'))
+    return <ExceptionsPage />;
   if (path === '/statement' && role === 'BUSINESS') return <StatementPage />;
   if (path === '/invoices' && role === 'BUSINESS') return <InvoicesPage />;
   if (path === '/invoices' && role === 'ADMIN') return <AdminInvoicesPage />;

@@ -16,7 +16,12 @@ const settlements = ['settlements'] as const;
 const businessPayments = ['business-payments'] as const;
 const adminInvoices = ['admin-invoices'] as const;
 
+const alerts = ['alerts'] as const;
+
 export const queryKeys = {
+  /** Every page of the Exceptions list (section 23's alerts). */
+  alerts,
+  alertsPage: (filter: object, cursor: string | undefined) => [...alerts, filter, cursor] as const,
   countries: ['countries'] as const,
   companyDrivers: ['company-drivers'] as const,
   /** The company's drivers' earnings from a day (UTC) until now. */

@@ -2039,6 +2039,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lateness alerts the caller may see, newest first (admins: all; a company: its drivers' jobs; a business: its own) */
+        get: operations["getAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alerts/{id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge an alert (an audit row is written; a resolved alert: 409 ALERT_RESOLVED) */
+        post: operations["postAlertsIdAcknowledge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alerts/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve an alert (an audit row is written; already resolved: 409 ALERT_RESOLVED) */
+        post: operations["postAlertsIdResolve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5671,6 +5722,14 @@ export interface operations {
                                 end: string;
                             } | null;
                             timeZone: string | null;
+                            /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                            sla?: {
+                                /** Format: date-time */
+                                pickupBy: string;
+                                /** Format: date-time */
+                                dropoffBy: string;
+                                risk: "OK" | "AT_RISK" | "LATE";
+                            } | null;
                             /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                             price: {
                                 /** @description In the minor unit of the currency */
@@ -5985,6 +6044,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -6394,6 +6461,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -6652,6 +6727,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -6934,6 +7017,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -7216,6 +7307,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -7511,6 +7610,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -7799,6 +7906,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -8087,6 +8202,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -8376,6 +8499,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -8652,6 +8783,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -8898,6 +9037,14 @@ export interface operations {
                                 attempts: number;
                             };
                             scheduledAt: string | null;
+                            /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                            sla?: {
+                                /** Format: date-time */
+                                pickupBy: string;
+                                /** Format: date-time */
+                                dropoffBy: string;
+                                risk: "OK" | "AT_RISK" | "LATE";
+                            } | null;
                             timeZone: string | null;
                             /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                             price: {
@@ -9115,6 +9262,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -9338,6 +9493,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -9537,6 +9700,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -9766,6 +9937,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -9989,6 +10168,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -10212,6 +10399,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -10435,6 +10630,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -10664,6 +10867,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -11180,7 +11391,8 @@ export interface operations {
                 "application/json": {
                     /** @description https:// (http:// only where WEBHOOK_ALLOW_HTTP allows it) */
                     url: string;
-                    events?: ("delivery.assigned" | "delivery.picked_up" | "delivery.in_transit" | "delivery.delivered" | "delivery.failed" | "delivery.cancelled")[];
+                    /** @description Default: the six delivery.* events; alert.raised is sent only to endpoints that name it */
+                    events?: ("delivery.assigned" | "delivery.picked_up" | "delivery.in_transit" | "delivery.delivered" | "delivery.failed" | "delivery.cancelled" | "alert.raised")[];
                     description?: string | null;
                 };
             };
@@ -11507,7 +11719,8 @@ export interface operations {
                 "application/json": {
                     /** @description https:// (http:// only where WEBHOOK_ALLOW_HTTP allows it) */
                     url?: string;
-                    events?: ("delivery.assigned" | "delivery.picked_up" | "delivery.in_transit" | "delivery.delivered" | "delivery.failed" | "delivery.cancelled")[];
+                    /** @description Default: the six delivery.* events; alert.raised is sent only to endpoints that name it */
+                    events?: ("delivery.assigned" | "delivery.picked_up" | "delivery.in_transit" | "delivery.delivered" | "delivery.failed" | "delivery.cancelled" | "alert.raised")[];
                     enabled?: boolean;
                     description?: string | null;
                 };
@@ -12309,6 +12522,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -12430,6 +12651,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -12975,6 +13204,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -13096,6 +13333,14 @@ export interface operations {
                             attempts: number;
                         };
                         scheduledAt: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         timeZone: string | null;
                         /** @description Locked from the quote, or computed at creation; null only for rides requested before prices existed */
                         price: {
@@ -19670,6 +19915,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -22079,6 +22332,382 @@ export interface operations {
                             };
                             error?: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAlerts: {
+        parameters: {
+            query?: {
+                state?: "OPEN" | "ACKNOWLEDGED" | "RESOLVED";
+                kind?: "job.at_risk" | "job.late" | "offer.unanswered" | "driver.not_at_pickup" | "driver.stalled";
+                /** @description Raised at or after: a date (midnight UTC) or an instant with its zone */
+                from?: string;
+                /** @description Raised before: a date or an instant with its zone */
+                to?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "job.at_risk" | "job.late" | "offer.unanswered" | "driver.not_at_pickup" | "driver.stalled";
+                            jobType: "PACKAGE" | "RIDE";
+                            /** Format: uuid */
+                            jobId: string;
+                            /** Format: uuid */
+                            driverId?: string;
+                            /** Format: date-time */
+                            raisedAt: string;
+                            /** @description What held when it was raised: the step and its promise (`by`), the ETA, offers made, distances */
+                            details: {
+                                [key: string]: unknown;
+                            };
+                            state: "OPEN" | "ACKNOWLEDGED" | "RESOLVED";
+                            /** @description Who acknowledged or resolved it last */
+                            by?: string;
+                            /** Format: date-time */
+                            at?: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAlertsIdAcknowledge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        kind: "job.at_risk" | "job.late" | "offer.unanswered" | "driver.not_at_pickup" | "driver.stalled";
+                        jobType: "PACKAGE" | "RIDE";
+                        /** Format: uuid */
+                        jobId: string;
+                        /** Format: uuid */
+                        driverId?: string;
+                        /** Format: date-time */
+                        raisedAt: string;
+                        /** @description What held when it was raised: the step and its promise (`by`), the ETA, offers made, distances */
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        state: "OPEN" | "ACKNOWLEDGED" | "RESOLVED";
+                        /** @description Who acknowledged or resolved it last */
+                        by?: string;
+                        /** Format: date-time */
+                        at?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAlertsIdResolve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        kind: "job.at_risk" | "job.late" | "offer.unanswered" | "driver.not_at_pickup" | "driver.stalled";
+                        jobType: "PACKAGE" | "RIDE";
+                        /** Format: uuid */
+                        jobId: string;
+                        /** Format: uuid */
+                        driverId?: string;
+                        /** Format: date-time */
+                        raisedAt: string;
+                        /** @description What held when it was raised: the step and its promise (`by`), the ETA, offers made, distances */
+                        details: {
+                            [key: string]: unknown;
+                        };
+                        state: "OPEN" | "ACKNOWLEDGED" | "RESOLVED";
+                        /** @description Who acknowledged or resolved it last */
+                        by?: string;
+                        /** Format: date-time */
+                        at?: string;
                     };
                 };
             };
