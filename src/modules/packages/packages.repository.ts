@@ -16,6 +16,7 @@ import { FINAL_PACKAGE_STATUSES } from './package-status.js';
 import type { Executor } from '../../db/executor.js';
 import { insertForMovedJob } from '../webhooks/outbox.repository.js';
 import { webhookPayload } from '../webhooks/outbox.js';
+import { ClaimFirst, KEYED_ROW_PREFIX, type InlineClaim } from '../../shared/record-answer.js';
 
 /** An instant as JavaScript's toISOString writes it (UTC, milliseconds, Z). */
 const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -138,7 +139,24 @@ export interface PackageStep {
   /** Delivering: no delivery code, no cash on delivery, the required proof present (else the full path checks them). */
   deliverable: boolean;
   event: string;
+  /** A request's Idempotency-Key, claimed in the same statement with the row as its stored answer. */
+  claim?: InlineClaim;
 }
+
+/** The row's columns that are instants: a stored row (JSON) has them as text. */
+const ROW_INSTANTS = [
+  'created_at',
+  'updated_at',
+  'proof_at',
+  'pickup_window_start',
+  'pickup_window_end',
+  'dropoff_window_start',
+  'dropoff_window_end',
+  'driver_location_at',
+] as const;
+
+/** What the step's statement says when its Idempotency-Key is already held: the statement fails as a whole. */
+const KEY_TAKEN = 'IDEMPOTENCY_KEY_TAKEN';
 
 export interface PackageJsonRow {
   id: string;
@@ -412,18 +430,84 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
           (qc) => releaseMovedDriver(qc as never, set.updated_at) as never,
         ) as unknown as typeof changes)
       : changes;
-    const query = all
-      .selectFrom('moved as p')
-      .leftJoin('users as du', 'du.id', 'p.driver_id')
-      .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
-      .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
-      .leftJoin('tips as tp', (join) => join.onRef('tp.job_id', '=', 'p.id').on(sql<boolean>`tp.job_type = 'PACKAGE'`))
-      .select(PACKAGE_JOINED_COLUMNS)
-      .select(PACKAGE_OWN_COLUMNS)
-      .select(DRIVER_SUMMARY_COLUMNS)
-      .select(sql<PackageRow['status_history']>`p.status_history || ${historyItem(history)}`.as('status_history'));
-    // Prepared: one text per step's set of columns (a handful).
-    return (await runPrepared(db, query.compile()))[0] as PackageRow | undefined;
+    const answered = all.with('answer', (qc) =>
+      qc
+        .selectFrom('moved as p')
+        .leftJoin('users as du', 'du.id', 'p.driver_id')
+        .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
+        .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
+        .leftJoin('tips as tp', (join) =>
+          join.onRef('tp.job_id', '=', 'p.id').on(sql<boolean>`tp.job_type = 'PACKAGE'`),
+        )
+        .select(PACKAGE_JOINED_COLUMNS)
+        .select(PACKAGE_OWN_COLUMNS)
+        .select(DRIVER_SUMMARY_COLUMNS)
+        .select(sql<PackageRow['status_history']>`p.status_history || ${historyItem(history)}`.as('status_history')),
+    );
+    const { claim } = change;
+    // With a key: the key inserted DONE with the row as its answer, or taken over when expired or
+    // abandoned (as IdempotencyRepository.claim does); held by another record, the cast fails and with
+    // it the whole statement (nothing written), and the caller claims the key as usual (ClaimFirst).
+    const query = claim
+      ? answered
+          .with('claim', (qc) =>
+            qc
+              .insertInto('idempotency_keys')
+              .columns(['account_id', 'key', 'request_hash', 'state', 'response_status', 'response_body', 'created_at'])
+              .expression(
+                sql`select ${claim.accountId}::uuid, ${claim.key}::text, ${claim.requestHash}::text, 'DONE',
+                  ${claim.status}::int, ${KEYED_ROW_PREFIX} || to_jsonb(a)::text, ${claim.claimedAt}::timestamptz
+                  from answer a`,
+              )
+              .onConflict((oc) =>
+                oc
+                  .columns(['account_id', 'key'])
+                  .doUpdateSet((eb) => ({
+                    request_hash: eb.ref('excluded.request_hash'),
+                    state: eb.ref('excluded.state'),
+                    response_status: eb.ref('excluded.response_status'),
+                    response_body: eb.ref('excluded.response_body'),
+                    created_at: eb.ref('excluded.created_at'),
+                  }))
+                  .where((eb) =>
+                    eb.or([
+                      eb('idempotency_keys.created_at', '<', claim.expiredBefore),
+                      eb.and([
+                        eb('idempotency_keys.state', '=', 'IN_FLIGHT'),
+                        eb('idempotency_keys.created_at', '<', claim.abandonedBefore),
+                      ]),
+                    ]),
+                  ),
+              )
+              .returning('account_id'),
+          )
+          .selectFrom('answer')
+          .selectAll()
+          .select(
+            sql<number>`(case when exists (select 1 from claim) then '1' else ${sql.lit(KEY_TAKEN)} end)::int`.as(
+              'key_claimed',
+            ),
+          )
+      : answered.selectFrom('answer').selectAll();
+    try {
+      // Prepared: one text per step's set of columns (a handful), keyed or not.
+      const [row] = await runPrepared(db, query.compile());
+      if (row && 'key_claimed' in row) delete (row as { key_claimed?: number }).key_claimed;
+      return row as PackageRow | undefined;
+    } catch (err) {
+      if (claim && err instanceof Error && err.message.includes(KEY_TAKEN)) throw new ClaimFirst();
+      throw err;
+    }
+  }
+
+  /** The row a keyed step stored with its key (step), as a read returns it. */
+  storedRow(text: string): PackageRow {
+    const row = JSON.parse(text) as Record<string, unknown>;
+    for (const column of ROW_INSTANTS) {
+      const value = row[column];
+      if (typeof value === 'string') row[column] = new Date(value);
+    }
+    return row as PackageRow;
   }
 
   /** A business's packages that reached a final status in [from, to), oldest first (the statement). */
