@@ -95,15 +95,17 @@ const DELIVER = `
     tx as (insert into ledger_transactions (id, source_key, currency, memo, created_at)
       select gen_random_uuid(), 'job:PACKAGE:' || s.id || ':completed', s.currency, null, $3::timestamptz from split s
       returning id, currency),
-    lines as (select a.id as account_id, a.party_id is not null as party, x.amount, x.code
+    lines as (select x.party_id is not null as party, x.amount, x.code,
+        case when x.party_id is not null
+          then (select a.id from ledger_accounts a where a.party_id = x.party_id and a.currency = s.currency)
+          else (select a.id from ledger_accounts a where a.party_id is null and a.kind = x.kind and a.currency = s.currency)
+        end as account_id
       from split s cross join lateral (values
           (case when s.payment_method = 'CASH' then s.driver_id else s.payer end, null::text, -s.amount,
            case when s.payment_method = 'CASH' then 'CASH_COLLECTED' else 'JOB_CHARGE' end),
           (s.driver_id, null, s.amount - s.fee - s.commission, 'EARNINGS'),
           (null, 'OPERATOR_COMMISSION', s.commission, 'COMMISSION'),
           (null, 'OPERATOR_BOOKING_FEES', s.fee, 'BOOKING_FEE')) x(party_id, kind, amount, code)
-        join ledger_accounts a on a.currency = s.currency
-          and (case when x.party_id is not null then a.party_id = x.party_id else a.party_id is null and a.kind = x.kind end)
       where x.amount <> 0),
     entries as (insert into ledger_entries (transaction_id, account_id, amount, code, created_at)
       select tx.id, l.account_id, l.amount, l.code, $3::timestamptz from tx cross join lines l),
