@@ -26,16 +26,16 @@ type Counted = Step | 'deliverCold' | 'deliverRead';
  */
 export const STATEMENT_BUDGET: Record<Counted, { plain: number; keyed: number }> = {
   accept: { plain: 10, keyed: 12 },
-  pickup: { plain: 1, keyed: 5 },
-  start: { plain: 1, keyed: 5 },
+  pickup: { plain: 1, keyed: 1 },
+  start: { plain: 1, keyed: 1 },
   /** Delivery, the ledger accounts remembered (a driver who has been paid before: B14's). */
-  deliver: { plain: 4, keyed: 6 },
+  deliver: { plain: 4, keyed: 4 },
   /** Delivery whose accounts are read once (the driver's second: its first opened them in that transaction). */
-  deliverRead: { plain: 5, keyed: 7 },
-  fail: { plain: 1, keyed: 5 },
+  deliverRead: { plain: 5, keyed: 5 },
+  fail: { plain: 1, keyed: 1 },
   cancel: { plain: 8, keyed: 10 },
   /** A delivery that opens the driver's ledger account (its first): listed apart. */
-  deliverCold: { plain: 8, keyed: 10 },
+  deliverCold: { plain: 8, keyed: 8 },
 };
 
 /** A flat tariff, so that delivery books the ledger (price 12,000, 15 % commission). */

@@ -2,14 +2,16 @@
 // response is stored in the work's own transaction, so "created" and "response stored" commit together.
 // Job steps, offers' answers and tips open their transactions themselves: they get a RecordAnswer and
 // store their answer in that transaction (IdempotencyStore.once) in one statement that checks the claim
-// is still held and completes it.
+// is still held and completes it. A driver's package step claims the key in its own one statement
+// instead (RecordAnswer.inline, shared/record-answer.ts: the key and the step commit together, and the
+// stored answer is the row the step returned, presented again on a replay).
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
 import type { DB } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../shared/clock.js';
-import type { RecordAnswer } from '../shared/record-answer.js';
+import { ClaimFirst, KEYED_ROW_PREFIX, type RecordAnswer } from '../shared/record-answer.js';
 import { badRequest, conflict, unprocessable } from '../shared/errors.js';
 import { IdempotencyRepository, type Claim } from './idempotency.repository.js';
 
@@ -94,14 +96,49 @@ export class IdempotencyStore {
    * transaction of its own) has its answer stored after it.
    */
   async once<B>(
-    options: { accountId: string; key: string | undefined; scope: string; body: unknown; statusCode: number },
+    options: {
+      accountId: string;
+      key: string | undefined;
+      scope: string;
+      body: unknown;
+      statusCode: number;
+      /**
+       * The work may claim the key in its own statement (RecordAnswer.inline); `render` presents the row
+       * such a statement stored when the request is replayed.
+       */
+      inline?: { render(row: string): B };
+    },
     work: (record: RecordAnswer | undefined) => Promise<B>,
   ): Promise<StoredResponse<B> & { replayed: boolean }> {
     const { statusCode } = options;
     if (options.key === undefined) return { statusCode, body: await work(undefined), replayed: false };
+    if (options.inline) {
+      const now = this.deps.clock.now();
+      const inline = {
+        accountId: options.accountId,
+        key: options.key,
+        requestHash: requestHash(options.scope, options.body),
+        claimedAt: now,
+        ...this.cutoffs(now),
+        status: statusCode,
+      };
+      // Called only by work that took the usual path without saying so: its transaction rolls back.
+      const record: RecordAnswer = Object.assign(
+        async () => {
+          throw new ClaimFirst();
+        },
+        { inline },
+      );
+      try {
+        return { statusCode, body: await work(record), replayed: false };
+      } catch (err) {
+        if (!(err instanceof ClaimFirst)) throw err;
+      }
+    }
+    const afterInline = options.inline !== undefined;
     return this.claimed(options, async (claim) => {
       let recorded = false;
-      const record: RecordAnswer = async (trx, body) => {
+      const complete = async (trx: Transaction<Database>, body: unknown) => {
         // Taken over (a claim older than ABANDONED_CLAIM_MS) or released meanwhile: this change rolls back.
         if (
           !(await this.deps.repo.completeHeld(trx, claim, {
@@ -113,6 +150,7 @@ export class IdempotencyStore {
         }
         recorded = true;
       };
+      const record: RecordAnswer = afterInline ? Object.assign(complete, { afterInline }) : complete;
       try {
         const body = await work(record);
         if (!recorded)
@@ -129,8 +167,21 @@ export class IdempotencyStore {
   }
 
   /** Claims the key and runs `fresh`, or answers from the key's record: its response, 422 or 409. */
+  private cutoffs(now: Date) {
+    return {
+      expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
+      abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS),
+    };
+  }
+
   private async claimed<B>(
-    options: { accountId: string; key: string | undefined; scope: string; body: unknown },
+    options: {
+      accountId: string;
+      key: string | undefined;
+      scope: string;
+      body: unknown;
+      inline?: { render(row: string): B };
+    },
     fresh: (claim: Claim) => Promise<StoredResponse<B> & { replayed: boolean }>,
   ): Promise<StoredResponse<B> & { replayed: boolean }> {
     const { accountId } = options;
@@ -139,11 +190,7 @@ export class IdempotencyStore {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const now = this.deps.clock.now();
       const claim = { accountId, key, claimedAt: now };
-      const cutoffs = {
-        expiredBefore: new Date(now.getTime() - IDEMPOTENCY_TTL_MS),
-        abandonedBefore: new Date(now.getTime() - ABANDONED_CLAIM_MS),
-      };
-      if (await this.deps.repo.claim({ ...claim, requestHash: hash }, cutoffs)) return fresh(claim);
+      if (await this.deps.repo.claim({ ...claim, requestHash: hash }, this.cutoffs(now))) return fresh(claim);
 
       const existing = await this.deps.repo.get(accountId, key);
       if (!existing) continue; // released between our insert and select: claim again
@@ -153,9 +200,15 @@ export class IdempotencyStore {
       if (existing.state === 'IN_FLIGHT' || existing.response_status === null || existing.response_body === null) {
         throw conflict('A request with this Idempotency-Key is still in progress', 'IDEMPOTENCY_KEY_IN_FLIGHT');
       }
+      const stored = existing.response_body;
+      // The row a step's own statement stored with its key, presented again as it was then.
+      if (stored.startsWith(KEYED_ROW_PREFIX) && options.inline) {
+        const body = options.inline.render(stored.slice(KEYED_ROW_PREFIX.length));
+        return { statusCode: existing.response_status, body, replayed: true };
+      }
       let body: B;
       try {
-        body = JSON.parse(this.open(existing.response_body)) as B;
+        body = JSON.parse(this.open(stored)) as B;
       } catch {
         // Sealed under another JWT_SECRET (rotated): replaying is impossible, re-running would duplicate.
         throw conflict(
@@ -231,6 +284,7 @@ export async function createOnce<Created>(
 /**
  * A job step, an offer's answer or a tip (`work` opens its own transaction and stores its answer in
  * it through the RecordAnswer), once per `Idempotency-Key`: `scope` names the route with its ids.
+ * With `inline`, the work is first offered to claim the key in its own statement (RecordAnswer.inline).
  */
 export async function stepOnce<B>(
   idempotency: IdempotencyStore,
@@ -239,6 +293,7 @@ export async function stepOnce<B>(
   scope: string,
   statusCode: number,
   work: (record: RecordAnswer | undefined) => Promise<B>,
+  inline?: { render(row: string): B },
 ): Promise<FastifyReply> {
   const options = {
     accountId: request.auth.userId,
@@ -246,6 +301,7 @@ export async function stepOnce<B>(
     scope,
     body: request.body ?? {},
     statusCode,
+    inline,
   };
   const result = await idempotency.once(options, work);
   if (result.replayed) reply.header('idempotent-replayed', 'true');

@@ -28,6 +28,8 @@ export function jobSteps(
     run: (id: string, request: any, record: RecordAnswer | undefined) => Promise<unknown>,
     roles: Role[],
     body?: TSchema,
+    /** The step may claim its key in its own statement; `replayRow` presents the row it stored. */
+    replayRow?: (row: string, request: any) => unknown,
   ) =>
     app.route({
       method: 'POST',
@@ -50,6 +52,7 @@ export function jobSteps(
           `POST /${options.collection}/${request.params.id}/${path}`,
           200,
           (record) => run(request.params.id, request, record),
+          replayRow && { render: (row: string) => replayRow(row, request) },
         ),
     });
 }

@@ -6,6 +6,7 @@ import type { Database, OrderType, VehicleType } from '../../db/schema.js';
 import type { JobType } from './driver-claims.js';
 import type { JobMoneyFacts } from './job-money.js';
 import type { TransitionRule } from './transitions.js';
+import type { InlineClaim } from '../../shared/record-answer.js';
 
 type Trx = Transaction<Database>;
 
@@ -69,6 +70,8 @@ export interface JobStore<S extends string, Row> {
       releaseDriver: boolean;
       deliverable: boolean;
       event: string;
+      /** An Idempotency-Key claimed in the same statement, the row stored as its answer (ClaimFirst when held). */
+      claim?: InlineClaim;
     },
   ): Promise<Row | undefined>;
 }

@@ -11,6 +11,7 @@ import { claimDriver, explainClaimFailure, pushNearbyJob, releaseDriver } from '
 import { mayBook, type JobMoneyHook } from './job-money.js';
 import { recordRelease, releaseCount, releasedBy } from './job-releases.repository.js';
 import { checkTransition } from './transitions.js';
+import type { InlineClaim } from '../../shared/record-answer.js';
 import type {
   AnswerHook,
   DispatchHooks,
@@ -217,7 +218,8 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
    * The assigned driver's step without reading the job first (issue 41): one statement guards (the
    * driver, a status the step applies from, `deliverable`), changes, writes history and the outbox
    * and returns the job; autocommitted alone, or in a transaction with the ledger's posting and a
-   * keyed request's answer. Only for steps that never leave the waiting status (dispatch has nothing
+   * keyed request's answer (or with the key claimed in the statement itself: `claim`, no transaction
+   * of its own). Only for steps that never leave the waiting status (dispatch has nothing
    * to close). Undefined when the guard did not hold (nothing written): the caller's full path
    * (`transition`, after its read) then answers, with its 404, 403 or 409.
    */
@@ -232,6 +234,8 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       recipientName?: string;
       deliverable?: boolean;
       answer?: AnswerHook<Row>;
+      /** A request's Idempotency-Key, claimed in the step's statement (instead of `answer`). */
+      claim?: InlineClaim;
     },
   ): Promise<Row | undefined> {
     const { store, finals, moneyFacts } = this.kind;
@@ -254,6 +258,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
       releaseDriver: final,
       deliverable: options.deliverable ?? false,
       event,
+      ...(options.claim ? { claim: options.claim } : {}),
     };
     const { answer } = options;
     const updated =

@@ -15,8 +15,12 @@ import { releaseMovedDriver } from '../jobs/driver-claims.repository.js';
 import { prepared, preparedName, runPrepared } from '../../db/prepared.js';
 import { FINAL_PACKAGE_STATUSES } from './package-status.js';
 import type { Executor } from '../../db/executor.js';
-import { insertForMovedJob } from '../webhooks/outbox.repository.js';
-import { webhookPayload } from '../webhooks/outbox.js';
+import {
+  PACKAGE_JOINED_COLUMNS,
+  PACKAGE_OWN_COLUMNS,
+  PackageSteps,
+  type PackageStep,
+} from './package-step.repository.js';
 
 /** An instant as JavaScript's toISOString writes it (UTC, milliseconds, Z). */
 const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -76,74 +80,6 @@ const PACKAGE_JSON_BY_IDS = `${PACKAGE_JSON_SELECT}
 const PACKAGE_JSON_BY_ID = `${PACKAGE_JSON_SELECT}
   where p.id = $1::uuid`;
 
-/** The joined tables' columns of a package read (dispatch state, tip). */
-const PACKAGE_JOINED_COLUMNS = [
-  'dj.state as dispatch_state',
-  'dj.attempts as dispatch_attempts',
-  'tp.amount as tip_amount',
-  'tp.currency as tip_currency',
-] as const;
-
-/** The package's own columns a read returns (status_history apart: a step returns it with its new item). */
-const PACKAGE_OWN_COLUMNS = [
-  'p.id',
-  'p.status',
-  'p.vehicle_type',
-  'p.country_id',
-  'p.created_by',
-  'p.business_id',
-  'p.customer_id',
-  'p.driver_id',
-  'p.reference',
-  'p.pickup',
-  'p.dropoff',
-  'p.parcel',
-  'p.delivery_code_hash',
-  'p.created_at',
-  'p.updated_at',
-  'p.tracking_nonce',
-  'p.notify_recipient',
-  'p.price_amount',
-  'p.price_currency',
-  'p.price_inputs',
-  'p.cancellation_fee',
-  'p.payment_method',
-  'p.commission_rate',
-  'p.price_breakdown',
-  'p.cod_amount',
-  'p.cash_collected',
-  'p.proof_required',
-  'p.proof_photo_key',
-  'p.proof_signature_key',
-  'p.proof_recipient_name',
-  'p.proof_at',
-  'p.pickup_window_start',
-  'p.pickup_window_end',
-  'p.dropoff_window_start',
-  'p.dropoff_window_end',
-  'p.time_zone',
-] as const;
-
-/** A status history item as the trigger of migration 0006 appends it to packages.status_history. */
-const historyItem = (h: StatusHistoryEntry<PackageStatus>) =>
-  sql`jsonb_build_array(jsonb_strip_nulls(jsonb_build_object('status', ${h.status}::text,
-    'at', to_char(${h.at}::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'reason', ${h.reason}::text)))`;
-
-/** What one statement of a driver's step writes (PackagesRepository.step). */
-export interface PackageStep {
-  id: string;
-  /** The statuses the step applies from. */
-  from: readonly PackageStatus[];
-  /** The guard: the package's assigned driver. */
-  driverId: string;
-  set: Omit<StatusSet<PackageStatus>, 'fare_amount' | 'fare_detail'>;
-  history: StatusHistoryEntry<PackageStatus>;
-  releaseDriver: boolean;
-  /** Delivering: no delivery code, no cash on delivery, the required proof present (else the full path checks them). */
-  deliverable: boolean;
-  event: string;
-}
-
 export interface PackageJsonRow {
   id: string;
   created_by: string;
@@ -189,11 +125,13 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
   /** Reads outside a transaction: the ids asked for in one event-loop round, fetched by one query. */
   private readonly loader: DataLoader<string, PackageRow | undefined>;
   private readonly jsonLoader: DataLoader<string, PackageJsonRow | undefined>;
+  private readonly steps: PackageSteps;
 
   constructor(
     private readonly db: DB,
     private readonly pgPool?: pg.Pool,
   ) {
+    this.steps = new PackageSteps(db);
     this.byId = prepared(this.selectPackages().where('p.id', '=', '00000000-0000-0000-0000-000000000000').compile());
     this.byIds = this.selectPackages()
       // The ids as one JSON parameter: the plan does not depend on how many there are, so PostgreSQL
@@ -376,70 +314,14 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return (await runPrepared(trx, query.compile()))[0];
   }
 
-  /**
-   * A driver's step in ONE statement (issue 41): the guarded status change (its driver, a status it
-   * applies from, and for delivery the absence of what the full path must check), its history row,
-   * its webhook outbox rows, the driver freed when it ends the job, and the package as a read returns
-   * it after the change (the history with its new item, as the trigger appends it). Undefined when the
-   * guard did not hold: nothing was written, and the caller's full path says why.
-   */
-  async step(db: Executor, change: PackageStep): Promise<PackageRow | undefined> {
-    const { set, history } = change;
-    const finished = FINAL_PACKAGE_STATUSES.includes(set.status) ? { finished_at: set.updated_at } : {};
-    const changes = db
-      .with('moved', (qc) => {
-        let update = qc
-          .updateTable('packages')
-          .set({ ...set, ...finished })
-          .where('id', '=', change.id)
-          .where('status', 'in', [...change.from])
-          .where('driver_id', '=', change.driverId);
-        if (change.deliverable)
-          update = update
-            .where('delivery_code_hash', 'is', null)
-            .where('cod_amount', 'is', null)
-            .where(
-              sql<boolean>`(not 'PHOTO' = any(proof_required) or proof_photo_key is not null)
-                and (not 'SIGNATURE' = any(proof_required) or proof_signature_key is not null)`,
-            );
-        return update.returningAll();
-      })
-      .with('history', (qc) =>
-        qc
-          .insertInto('package_status_history')
-          .columns(['package_id', 'status', 'reason', 'actor_id', 'at'])
-          .expression(
-            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
-          ),
-      )
-      .with(
-        'outbox',
-        (qc) =>
-          insertForMovedJob(qc as never, {
-            event: change.event,
-            deliveryId: change.id,
-            payload: webhookPayload(change.event, change.id, set.status, set.updated_at),
-            occurredAt: set.updated_at,
-          }) as never,
-      );
-    const all = change.releaseDriver
-      ? (changes.with(
-          'released',
-          (qc) => releaseMovedDriver(qc as never, set.updated_at) as never,
-        ) as unknown as typeof changes)
-      : changes;
-    const query = all
-      .selectFrom('moved as p')
-      .leftJoin('users as du', 'du.id', 'p.driver_id')
-      .leftJoin('driver_profiles as dp', 'dp.user_id', 'p.driver_id')
-      .leftJoin('dispatch_jobs as dj', 'dj.job_id', 'p.id')
-      .leftJoin('tips as tp', (join) => join.onRef('tp.job_id', '=', 'p.id').on(sql<boolean>`tp.job_type = 'PACKAGE'`))
-      .select(PACKAGE_JOINED_COLUMNS)
-      .select(PACKAGE_OWN_COLUMNS)
-      .select(DRIVER_SUMMARY_COLUMNS)
-      .select(sql<PackageRow['status_history']>`p.status_history || ${historyItem(history)}`.as('status_history'));
-    // Prepared: one text per step's set of columns (a handful).
-    return (await runPrepared(db, query.compile()))[0] as PackageRow | undefined;
+  /** A driver's step in one statement (package-step.repository.ts). */
+  step(db: Executor, change: PackageStep): Promise<PackageRow | undefined> {
+    return this.steps.step(db, change);
+  }
+
+  /** The row a keyed step stored with its key, as a read returns it. */
+  storedRow(text: string): PackageRow {
+    return this.steps.storedRow(text);
   }
 
   /** A business's packages that reached a final status in [from, to), oldest first (the statement). */
@@ -493,3 +375,4 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
     return Boolean(reserved);
   }
 }
+export type { PackageStep } from './package-step.repository.js';

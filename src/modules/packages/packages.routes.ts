@@ -118,6 +118,9 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
   );
 
   const step = jobSteps(app, guard, { collection: 'packages', tags, response: PackageResponse, idempotency });
+  // A driver's pickup, start, fail and deliver claim their Idempotency-Key in their one statement.
+  const replayRow = (row: string, r: { auth: Parameters<typeof service.presentStored>[1] }) =>
+    service.presentStored(row, r.auth);
   step(
     'accept',
     'Take a PENDING package (eligible driver; first wins, the others get 409)',
@@ -129,12 +132,16 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     'Mark the package picked up (assigned driver)',
     (id, r, record) => service.pickup(id, r.auth, record),
     ['DRIVER'],
+    undefined,
+    replayRow,
   );
   step(
     'start',
     'Start the delivery: IN_TRANSIT (assigned driver)',
     (id, r, record) => service.start(id, r.auth, record),
     ['DRIVER'],
+    undefined,
+    replayRow,
   );
   step(
     'deliver',
@@ -142,6 +149,7 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     (id, r, record) => service.deliver(id, r.auth, r.body ?? {}, record),
     ['DRIVER'],
     DeliverBody,
+    replayRow,
   );
   step(
     'release',
@@ -156,6 +164,7 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
     (id, r, record) => service.fail(id, r.auth, r.body.reason, record),
     ['DRIVER', 'ADMIN'],
     FailBody,
+    replayRow,
   );
 
   app.post(

@@ -9,7 +9,7 @@ import { json } from '../../db/json.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
-import type { RecordAnswer } from '../../shared/record-answer.js';
+import { ClaimFirst, type RecordAnswer } from '../../shared/record-answer.js';
 import { badRequest, conflict, forbidden, notFound } from '../../shared/errors.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import { cancellationFeeFor, priceColumns, type JobPricing } from '../jobs/job-price.js';
@@ -160,6 +160,11 @@ export class PackageService {
 
   respond(row: PackageRow): FullPackage {
     return this.presenter.respond(row);
+  }
+
+  /** A keyed driver's step replayed: the row its statement stored with the key, as the step answered it. */
+  presentStored(row: string, auth: AuthContext): PackageResponse {
+    return this.present(this.repo.storedRow(row), auth);
   }
 
   getJson(id: string, auth: AuthContext): Promise<string> {
@@ -354,19 +359,23 @@ export class PackageService {
     to: PackageStatus,
     options: MoveOptions = {},
   ): Promise<PackageRow> {
-    if (options.direct && auth.role === 'DRIVER') {
+    const { record } = options;
+    if (options.direct && auth.role === 'DRIVER' && !record?.afterInline) {
       // The assigned driver's step, guarded in its one statement; when the guard does not hold, the
       // full path below reads the package and answers as it always did (404, 403, 409, the checks).
+      // A keyed request offered to claim its key in that statement (record.inline) stores nothing else.
       const rule = PACKAGE_TRANSITIONS.find((r) => r.to === to && r.actors.includes('ASSIGNED_DRIVER'))!;
       const moved = await this.lifecycle.step(id, to, rule.event, auth.userId, {
         from: rule.from,
         reason: options.reason,
         recipientName: options.recipientName,
         deliverable: options.direct.deliverable,
-        answer: this.answer(auth, options.record),
+        ...(record?.inline ? { claim: record.inline } : { answer: this.answer(auth, record) }),
       });
       if (moved) return moved;
     }
+    // Nothing written: the key is claimed as usual, and the work runs again with the full path.
+    if (record?.inline) throw new ClaimFirst();
     const row = await this.repo.load(id);
     if (!row || !canSee(row, auth)) throw packageNotFound();
     const event = this.lifecycle.check(row.status, to, actorFor(row, auth));
