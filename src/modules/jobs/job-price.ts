@@ -10,7 +10,7 @@ import { json } from '../../db/json.js';
 
 export type JobPricing = Pick<
   PricingService,
-  'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate'
+  'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate' | 'returnRate'
 >;
 
 export interface Money {
