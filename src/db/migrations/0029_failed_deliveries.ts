@@ -14,6 +14,17 @@ const item = (row: string) =>
   'reason', ${row}.reason,
   'reasonCode', ${row}.reason_code))`);
 
+/**
+ * Rebuilds packages.status_history from package_status_history with the reason codes (0006's rebuild
+ * predates them; the B4 bench seeds this way). `failedOnly`: only the packages that have a FAILED row.
+ */
+export async function rebuildPackageStatusHistory(db: Kysely<any>, failedOnly = false): Promise<void> {
+  await sql`
+    update packages p set status_history = coalesce(
+      (select jsonb_agg(${item('h')} order by h.id) from package_status_history h where h.package_id = p.id), '[]'::jsonb)
+    ${failedOnly ? sql`where p.status = 'FAILED'` : sql``}`.execute(db);
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     alter table packages
@@ -34,6 +45,12 @@ export async function up(db: Kysely<any>): Promise<void> {
       update packages set status_history = status_history || jsonb_build_array(${item('new')}) where id = new.package_id;
       return null;
     end $$`.execute(db);
+  // Packages failed before reason codes: their text alone means OTHER (contract section 23).
+  await sql`
+    update packages set fail_reason_code = 'OTHER' where status = 'FAILED';
+    update package_status_history set reason_code = 'OTHER' where status = 'FAILED';
+  `.execute(db);
+  await rebuildPackageStatusHistory(db, true);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
