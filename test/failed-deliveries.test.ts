@@ -414,7 +414,11 @@ describe('failed deliveries: offered first to the driver holding the parcel', ()
       (await offersOf(near)).map((o) => o.jobId),
       [res.json().id],
     );
-    await post(t, `/api/offers/${(await get(t, '/api/drivers/me/offers', near.headers)).json().offers[0].id}/decline`, near.headers);
+    await post(
+      t,
+      `/api/offers/${(await get(t, '/api/drivers/me/offers', near.headers)).json().offers[0].id}/decline`,
+      near.headers,
+    );
     await t.services.dispatch.idle();
   });
 

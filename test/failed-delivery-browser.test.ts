@@ -124,7 +124,10 @@ describe('a failed delivery in Chromium: the driver app (phone) asks for the rea
     );
     // A code is required: reporting without one leaves the step open and sends nothing.
     await page.getByRole('button', { name: 'Report failure' }).click();
-    assert.equal(await page.getByRole('radio', { name: 'No answer' }).evaluate((el) => (el as HTMLInputElement).validity.valid), false);
+    assert.equal(
+      await page.getByRole('radio', { name: 'No answer' }).evaluate((el) => (el as HTMLInputElement).validity.valid),
+      false,
+    );
     const still = await call<{ status: string }>('GET', `/packages/${pkg.id}`, shop.accessToken);
     assert.equal(still.status, 'IN_TRANSIT');
 

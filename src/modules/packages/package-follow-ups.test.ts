@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { JobPrice } from '../pricing/price.js';
-import { parcelHolder, returnPrice } from './package-follow-ups.js';
+import { returnPrice, type JobPrice } from '../jobs/job-price.js';
+import { parcelHolder } from './package-follow-ups.js';
 
 const price = (trip: number, bookingFee: number): JobPrice =>
   ({
@@ -39,7 +39,10 @@ test('property: integer minor units, the breakdown adds up, the booking fee neve
         const p = returnPrice(price(trip, fee), rate);
         const b = p.breakdown as JobPrice['breakdown'] & { returnAdjustment: number };
         assert.ok(Number.isSafeInteger(p.amount) && p.amount >= fee);
-        assert.equal(b.base + b.distance + b.time + b.surgeAmount + b.minimumTopUp + b.bookingFee + b.returnAdjustment, p.amount);
+        assert.equal(
+          b.base + b.distance + b.time + b.surgeAmount + b.minimumTopUp + b.bookingFee + b.returnAdjustment,
+          p.amount,
+        );
         assert.ok(Math.abs(p.amount - fee - (trip * rate) / 10_000) <= 0.5);
       },
     ),
@@ -49,7 +52,10 @@ test('property: integer minor units, the breakdown adds up, the booking fee neve
 test('the failing driver holds the parcel when the failure came after pickup', () => {
   const h = (...statuses: string[]) => statuses.map((status) => ({ status, at: '2026-12-07T10:00:00.000Z' }));
   const driver = 'd1';
-  assert.equal(parcelHolder({ driver_id: driver, status_history: h('PENDING', 'ASSIGNED', 'PICKED_UP', 'FAILED') }), driver);
+  assert.equal(
+    parcelHolder({ driver_id: driver, status_history: h('PENDING', 'ASSIGNED', 'PICKED_UP', 'FAILED') }),
+    driver,
+  );
   assert.equal(
     parcelHolder({ driver_id: driver, status_history: h('PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT', 'FAILED') }),
     driver,
@@ -57,7 +63,10 @@ test('the failing driver holds the parcel when the failure came after pickup', (
   assert.equal(parcelHolder({ driver_id: driver, status_history: h('PENDING', 'ASSIGNED', 'FAILED') }), null);
   // JSON text as a driver may return the column.
   assert.equal(
-    parcelHolder({ driver_id: driver, status_history: JSON.stringify(h('PENDING', 'ASSIGNED', 'IN_TRANSIT', 'FAILED')) }),
+    parcelHolder({
+      driver_id: driver,
+      status_history: JSON.stringify(h('PENDING', 'ASSIGNED', 'IN_TRANSIT', 'FAILED')),
+    }),
     driver,
   );
   assert.equal(parcelHolder({ driver_id: null, status_history: h('PICKED_UP', 'FAILED') }), null);

@@ -9,9 +9,7 @@ import type { ParcelJson, ProofKind, StatusHistoryItemJson, StopJson } from '../
 import { json } from '../../db/json.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import { conflict, forbidden } from '../../shared/errors.js';
-import type { JobPricing } from '../jobs/job-price.js';
-import type { JobPrice } from '../pricing/price.js';
-import { divRoundHalfUp } from '../pricing/tariff.js';
+import { returnPrice, type JobPrice, type JobPricing } from '../jobs/job-price.js';
 import type { FollowUpOf, PackageCreation } from './package-creation.js';
 import { canSee, packageNotFound, proofKinds } from './package-views.js';
 import type { FollowUpsRepository } from './follow-ups.repository.js';
@@ -19,19 +17,6 @@ import type { CreatePackageBody, ReattemptBody } from './packages.schemas.js';
 
 /** The statuses after which the failing driver still holds the parcel (the failure came after pickup). */
 const HOLDING_STATUSES = ['PICKED_UP', 'IN_TRANSIT'];
-
-/**
- * A return's price (section 23): the way back's price with its trip part (the amount less the
- * booking fee) scaled by `rateBp` basis points, rounded half up; the booking fee is charged whole.
- * The breakdown keeps adding up: `returnAdjustment` (negative for a discount) is the change.
- */
-export function returnPrice(price: JobPrice, rateBp: number): JobPrice {
-  const fee = price.breakdown.bookingFee;
-  const trip = price.amount - fee;
-  const scaled = divRoundHalfUp(trip * rateBp, 10_000);
-  const breakdown = { ...price.breakdown, returnRate: rateBp, returnAdjustment: scaled - trip };
-  return { ...price, amount: scaled + fee, breakdown };
-}
 
 /** The driver who failed the package while holding the parcel (its FAILED item came after pickup), else null. */
 export function parcelHolder(row: { driver_id: string | null; status_history: StatusHistoryItemJson[] | string }) {
@@ -112,7 +97,12 @@ export class PackageFollowUps {
     auth: AuthContext,
     id: string,
     kind: 'REATTEMPT' | 'RETURN',
-    plan: (original: Original) => { body: CreatePackageBody; columns: Omit<FollowUpOf['columns'], 'preferred_driver_id'> } & Pick<FollowUpOf, 'reprice'>,
+    plan: (
+      original: Original,
+    ) => { body: CreatePackageBody; columns: Omit<FollowUpOf['columns'], 'preferred_driver_id'> } & Pick<
+      FollowUpOf,
+      'reprice'
+    >,
   ) {
     const original = await this.deps.followUps.lockOriginal(trx, id);
     if (!original || !canSee({ ...original, driver_company_id: null }, auth)) throw packageNotFound();

@@ -112,7 +112,8 @@ export const FailReasonCode = Type.Union(
   { description: `Why the delivery failed: ${FAIL_REASON_CODES.join(', ')}` },
 );
 
-const linkedId = (description: string) => Type.Optional(described(Nullable(Type.String({ format: 'uuid' })), description));
+const linkedId = (description: string) =>
+  Type.Optional(described(Nullable(Type.String({ format: 'uuid' })), description));
 
 /** What a company may not see of a PENDING package none of its drivers holds (contract section 9). */
 const HIDDEN_FROM_COMPANIES =
@@ -258,7 +259,10 @@ export const FailBody = Body(
 
 /** A re-attempt of a failed package (contract section 23): new windows, and the pickup when it is elsewhere now. */
 export const ReattemptBody = Body({
-  pickup: Type.Optional({ ...Stop, description: "Where the parcel is picked up this time (absent: the original's pickup)" }),
+  pickup: Type.Optional({
+    ...Stop,
+    description: "Where the parcel is picked up this time (absent: the original's pickup)",
+  }),
   ...WindowFields,
 });
 export type ReattemptBody = Static<typeof ReattemptBody>;
