@@ -1,7 +1,7 @@
 // A failed delivery in a real browser (contract section 23): the driver app on a phone (Pixel 7 at
 // 360 × 740, touch) reports "Failed" with a reason code chosen from the list and optional details;
 // the server keeps both; axe-core finds nothing serious on the step; no page error, no horizontal
-// scrolling. CONSOLE_SCREENSHOTS=docs/screenshots saves the step (driver-failed.png).
+// scrolling. DRIVER_SCREENSHOTS=docs/screenshots saves the step (driver-failed.png).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -16,8 +16,8 @@ const PASSWORD = 'failed-test-Passw0rd';
 const ADMIN = { email: 'admin@example.com', phone: '+254700000029' };
 const PICKUP = { lat: -1.2864, lng: 36.8172 };
 const DROPOFF = { lat: -1.3, lng: 36.78 };
-const screenshots = process.env.CONSOLE_SCREENSHOTS
-  ? path.resolve(projectRoot, process.env.CONSOLE_SCREENSHOTS)
+const screenshots = process.env.DRIVER_SCREENSHOTS
+  ? path.resolve(projectRoot, process.env.DRIVER_SCREENSHOTS)
   : undefined;
 
 describe('a failed delivery in Chromium: the driver app (phone) asks for the reason code', { skip }, () => {
