@@ -195,7 +195,7 @@ async function seed(dbUrl: string, count: number) {
       from packages p cross join (values (0, 'PENDING'), (1, 'ASSIGNED'), (2, 'PICKED_UP'), (3, 'IN_TRANSIT')) as s(n, status)
       where s.n = 0 or p.status = 'IN_TRANSIT'`.execute(db);
     // The history as the service keeps it in the row too (the migration's backfill).
-    const { rebuildPackageStatusHistory } = await import('../src/db/migrations/0006_package_history_column.js');
+    const { rebuildPackageStatusHistory } = await import('../src/db/migrations/0029_failed_deliveries.js');
     await rebuildPackageStatusHistory(db);
     await sql`analyze`.execute(db);
 

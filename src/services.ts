@@ -55,6 +55,7 @@ import { createQuoteStore } from './modules/pricing/quote-store.js';
 import { QuotesRepository } from './modules/pricing/quotes.repository.js';
 import { TariffsRepository } from './modules/pricing/tariffs.repository.js';
 import { OpenJobsRepository } from './modules/pricing/open-jobs.repository.js';
+import { FollowUpsRepository } from './modules/packages/follow-ups.repository.js';
 import { PackagesRepository } from './modules/packages/packages.repository.js';
 import { PackageService } from './modules/packages/packages.service.js';
 import { RidesRepository } from './modules/rides/rides.repository.js';
@@ -294,6 +295,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     driverLocationTtlMs: config.drivers.locationTtlMs,
   });
   const packages: PackageService = new PackageService({
+    followUps: new FollowUpsRepository(),
     ...jobs,
     ...timing,
     db,

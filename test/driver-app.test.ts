@@ -470,7 +470,8 @@ describe('driver app in Chromium (phone)', { skip }, () => {
     }
     // Ends the job (the next tests need a free driver).
     await page.getByRole('button', { name: 'Failed' }).click();
-    await page.getByLabel('Reason').fill('Recipient away');
+    await page.getByRole('radio', { name: 'No answer' }).check();
+    await page.getByLabel('Details').fill('Recipient away');
     await page.getByRole('button', { name: 'Report failure' }).click();
     await page.getByText('The job is failed.').waitFor();
   });

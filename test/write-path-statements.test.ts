@@ -187,8 +187,9 @@ describe('write path: statements per job step', () => {
     test(`fail and cancel ${how}: within their budgets; another's package is 404`, async () => {
       const a = await fresh();
       await step('accept', keyed, a.id, a.driver, undefined, 200);
-      const failed = await step('fail', keyed, a.id, a.driver, { reason: 'Gate locked' }, 200);
+      const failed = await step('fail', keyed, a.id, a.driver, { reason: 'Gate locked', reasonCode: 'CLOSED' }, 200);
       assert.equal(failed.json().status, 'FAILED');
+      assert.equal(failed.json().reasonCode, 'CLOSED');
       const b = await fresh();
       const notYours = await post(t, `/api/packages/${b.id}/cancel`, other.headers, {});
       assert.equal(notYours.statusCode, 404);

@@ -62,7 +62,28 @@ export interface PackagesTable extends JobPriceColumns {
   dropoff_window_start: Nullish<Date>;
   dropoff_window_end: Nullish<Date>;
   time_zone: Nullish<string>;
+  /** Failed deliveries (migration 0029, contract section 23): the reason code of a FAILED package. */
+  fail_reason_code: Nullish<FailReasonCode>;
+  /** The failed package this one re-attempts. */
+  previous_attempt_id: Nullish<string>;
+  /** The failed package this one returns to its pickup. */
+  return_of: Nullish<string>;
+  /** The re-attempt or return created from this (failed) package; at most one. */
+  follow_up_id: Nullish<string>;
+  /** Offered to this driver first (who failed the original while holding the parcel). */
+  preferred_driver_id: Nullish<string>;
 }
+
+export const FAIL_REASON_CODES = [
+  'NO_ANSWER',
+  'ADDRESS_NOT_FOUND',
+  'REFUSED',
+  'CLOSED',
+  'DAMAGED',
+  'UNSAFE',
+  'OTHER',
+] as const;
+export type FailReasonCode = (typeof FAIL_REASON_CODES)[number];
 
 export type ProofKind = 'PHOTO' | 'SIGNATURE';
 
@@ -99,6 +120,8 @@ export interface StatusHistoryItemJson {
   status: string;
   at: string;
   reason?: string;
+  /** A FAILED item's reason code (packages, migration 0029). */
+  reasonCode?: string;
 }
 
 export interface StatusHistoryTable<S> {
@@ -142,7 +165,7 @@ export interface RidePositionsTable {
 export interface JobTables {
   packages: PackagesTable;
   proof_objects: ProofObjectsTable;
-  package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string };
+  package_status_history: StatusHistoryTable<PackageStatus> & { package_id: string; reason_code?: string | null };
   rides: RidesTable;
   ride_status_history: StatusHistoryTable<RideStatus> & { ride_id: string };
   ride_positions: RidePositionsTable;

@@ -15,6 +15,8 @@ export interface TariffsTable {
   cancellation_fee: number;
   /** Basis points of (amount − booking fee) that are the operator's commission (migration 0018). */
   commission_rate: Generated<number>;
+  /** Basis points of a return's trip part (migration 0029; 10000 = 100 %). */
+  return_rate: Generated<number>;
   version: Generated<number>;
   updated_by: Nullish<string>;
   updated_at: Generated<Date>;

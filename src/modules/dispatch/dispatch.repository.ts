@@ -23,6 +23,8 @@ export interface DispatchJob {
   earnings: Money | null;
   /** The rating of who ordered it (a ride's customer, a package's creator): one decimal, null before the first (section 20). */
   customerRating: number | null;
+  /** Offered first to this driver (a failed package's re-attempt or return: the driver holding the parcel, section 23). */
+  preferredDriverId?: string | null;
 }
 
 /** The driver's share of a price: (price − booking fee) less the commission (jobs/job-money.ts). */
@@ -74,6 +76,7 @@ export class DispatchRepository {
           'commission_rate',
           'price_breakdown',
           'payment_method',
+          'preferred_driver_id',
           'rs.average_tenths',
         ])
         .where('id', '=', jobId)
@@ -91,6 +94,7 @@ export class DispatchRepository {
         price: money(row.price_amount, row.price_currency),
         earnings: expectedEarnings(row),
         customerRating: ratingOf(row.average_tenths),
+        preferredDriverId: row.preferred_driver_id,
       };
     }
     const row = await this.db

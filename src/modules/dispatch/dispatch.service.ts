@@ -224,6 +224,7 @@ export class DispatchService implements DispatchHooks {
       staleBefore: now - config.drivers.locationTtlMs,
       maxRadiusMeters: config.dispatch.maxRadiusMeters,
       excluded,
+      preferred: job.preferredDriverId ?? null,
     };
     const holding = new Set(await repo.holdingOffers(candidateIds(this.deps.index, base, 20)));
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {

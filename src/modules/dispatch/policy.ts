@@ -2,7 +2,7 @@
 // nearest-first search, the caller says who is excluded (offered before, released) and who holds an
 // open offer; no I/O, no clock.
 import type { OrderType, VehicleType } from '../../db/schema.js';
-import type { DriverIndex } from '../matching/driver-index.js';
+import { distanceMeters, type DriverIndex } from '../matching/driver-index.js';
 import { etaSeconds } from '../matching/found-drivers-json.js';
 
 /** The one ETA model (distance at the vehicle's average speed): a routing engine replaces this function. */
@@ -33,6 +33,11 @@ export interface PickRequest {
   excluded: ReadonlyMap<string, SkipReason>;
   /** Drivers holding another open offer. */
   holding: ReadonlySet<string>;
+  /**
+   * Offered first, wherever it is, when eligible (online, free, fresh position, that vehicle and
+   * service) and neither excluded nor holding an offer: the driver holding a failed job's parcel.
+   */
+  preferred?: string | null;
 }
 
 export interface PickResult {
@@ -54,8 +59,31 @@ export function radiusSteps(base: number, max: number): number[] {
   return steps;
 }
 
-/** The eligible driver with the smallest ETA to the pickup, widening the radius when nobody is found. */
+/** The preferred driver as a choice when it may take the job now, else null. */
+function preferredChoice(index: DriverIndex, req: PickRequest): Choice | null {
+  if (!req.preferred || req.excluded.has(req.preferred) || req.holding.has(req.preferred)) return null;
+  const d = index.get(req.preferred);
+  const p = d?.position;
+  if (!d || !p || !d.active || !d.online || d.busy || d.vehicleType !== req.vehicleType) return null;
+  if (!d.serviceTypes.includes(req.orderType) || p.at < req.staleBefore) return null;
+  const meters = distanceMeters(p.lat, p.lng, req.lat, req.lng);
+  return {
+    driverId: d.id,
+    distanceMeters: Math.round(meters),
+    etaSeconds: estimateEtaSeconds(meters, d.vehicleType),
+    radiusMeters: req.radiusMeters,
+    candidates: 1,
+    skipped: [],
+  };
+}
+
+/**
+ * The eligible driver with the smallest ETA to the pickup, widening the radius when nobody is found;
+ * the preferred driver first when it may take the job.
+ */
 export function pickDriver(index: DriverIndex, req: PickRequest): PickResult {
+  const first = preferredChoice(index, req);
+  if (first) return { choice: first, radiusMeters: req.radiusMeters, candidates: 1 };
   let candidates = 0;
   let radius = req.radiusMeters;
   for (radius of radiusSteps(req.radiusMeters, req.maxRadiusMeters)) {

@@ -5,12 +5,12 @@ import type { Database, VehicleType } from '../../db/schema.js';
 import type { JobPrice, PriceInputs } from '../pricing/price.js';
 import type { PricingService } from '../pricing/pricing.service.js';
 import type { Point } from '../pricing/routing.js';
-import type { CancelledBy } from '../pricing/tariff.js';
+import { divRoundHalfUp, type CancelledBy } from '../pricing/tariff.js';
 import { json } from '../../db/json.js';
 
 export type JobPricing = Pick<
   PricingService,
-  'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate'
+  'lockQuote' | 'priceWithoutQuote' | 'finalRideFare' | 'cancellationFee' | 'commissionRate' | 'returnRate'
 >;
 
 export interface Money {
@@ -42,6 +42,22 @@ export async function priceNewJob(
   if (job.quoteId !== undefined)
     return pricing.lockQuote({ ...request, quoteId: job.quoteId, accountId: job.accountId }, trx);
   return pricing.priceWithoutQuote(request, trx);
+}
+
+export type { JobPrice };
+
+/**
+ * A return's price (contract section 23): the way back's price with its trip part (the amount less
+ * the booking fee) scaled by `rateBp` basis points (the tariff's returnRate), rounded half up; the
+ * booking fee is charged whole. The breakdown keeps adding up: `returnAdjustment` (negative for a
+ * discount) is the change, `returnRate` the rate used.
+ */
+export function returnPrice(price: JobPrice, rateBp: number): JobPrice {
+  const fee = price.breakdown.bookingFee;
+  const trip = price.amount - fee;
+  const scaled = divRoundHalfUp(trip * rateBp, 10_000);
+  const breakdown = { ...price.breakdown, returnRate: rateBp, returnAdjustment: scaled - trip };
+  return { ...price, amount: scaled + fee, breakdown };
 }
 
 export function priceColumns(price: JobPrice) {

@@ -65,6 +65,9 @@ export const StatusHistoryItem = Type.Object({
   status: Type.String(),
   at: DateTime,
   reason: Type.Optional(Type.String()),
+  reasonCode: Type.Optional(
+    Type.String({ description: "A FAILED package's reason code (contract section 23); absent on other items" }),
+  ),
 });
 
 /** A job as the driver sees it in its own job list. */

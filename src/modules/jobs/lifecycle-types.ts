@@ -3,6 +3,7 @@
 import type { Transaction } from 'kysely';
 import type { Executor } from '../../db/executor.js';
 import type { Database, OrderType, VehicleType } from '../../db/schema.js';
+import type { FailReasonCode } from '../../db/tables/jobs.js';
 import type { JobType } from './driver-claims.js';
 import type { JobMoneyFacts } from './job-money.js';
 import type { TransitionRule } from './transitions.js';
@@ -30,12 +31,16 @@ export interface StatusSet<S extends string> {
   fare_detail?: string | null;
   /** Cash the driver confirmed collecting (cash on delivery; a CASH ride's fare). */
   cash_collected?: number | null;
+  /** A failed package's reason code (contract section 23; packages only). */
+  fail_reason_code?: FailReasonCode | null;
 }
 
 /** A status history row. */
 export interface StatusHistoryEntry<S extends string> {
   status: S;
   reason: string | null;
+  /** A failed package's reason code (contract section 23): stored by the packages' store only. */
+  reasonCode?: FailReasonCode | null;
   actorId: string | null;
   at: Date;
 }

@@ -2,6 +2,7 @@
 // the history row and the kind's in-transaction work in one transaction; `job.changed` after commit.
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
+import type { FailReasonCode } from '../../db/tables/jobs.js';
 import type { Database, VehicleType } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
@@ -161,6 +162,8 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     actorId: string,
     options: {
       reason?: string;
+      /** A failed package's reason code (its column and its history item). */
+      reasonCode?: FailReasonCode;
       recipientName?: string;
       set?: Omit<StatusSet<S>, 'status' | 'updated_at'>;
       answer?: AnswerHook<Row>;
@@ -184,8 +187,15 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
         status: to,
         updated_at: now,
         ...(options.recipientName ? { recipient_name: options.recipientName } : {}),
+        ...(options.reasonCode ? { fail_reason_code: options.reasonCode } : {}),
       };
-      const history = { status: to, reason: options.reason ?? null, actorId, at: now };
+      const history = {
+        status: to,
+        reason: options.reason ?? null,
+        ...(options.reasonCode ? { reasonCode: options.reasonCode } : {}),
+        actorId,
+        at: now,
+      };
       // A final status frees the job's driver in the same statement.
       const moved = await store.updateStatus(trx, row.id, row.status, set, { history, releaseDriver: final });
       if (!moved) throw this.invalidTransition(await store.currentStatus(trx, row.id));
@@ -231,6 +241,7 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
     options: {
       from: readonly S[];
       reason?: string;
+      reasonCode?: FailReasonCode;
       recipientName?: string;
       deliverable?: boolean;
       answer?: AnswerHook<Row>;
@@ -253,8 +264,15 @@ export class JobLifecycle<S extends string, A extends string, E extends string, 
         status: to,
         updated_at: now,
         ...(options.recipientName ? { recipient_name: options.recipientName } : {}),
+        ...(options.reasonCode ? { fail_reason_code: options.reasonCode } : {}),
       },
-      history: { status: to, reason: options.reason ?? null, actorId: driverId, at: now },
+      history: {
+        status: to,
+        reason: options.reason ?? null,
+        ...(options.reasonCode ? { reasonCode: options.reasonCode } : {}),
+        actorId: driverId,
+        at: now,
+      },
       releaseDriver: final,
       deliverable: options.deliverable ?? false,
       event,

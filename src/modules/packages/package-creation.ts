@@ -7,7 +7,7 @@ import type { Database, VehicleType } from '../../db/schema.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, forbidden, notFound } from '../../shared/errors.js';
-import { priceColumns, priceNewJob, type JobPricing } from '../jobs/job-price.js';
+import { priceColumns, priceNewJob, type JobPrice, type JobPricing } from '../jobs/job-price.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
 import { countryMoney, customerExists } from '../jobs/references.repository.js';
 import type { SchedulingService } from '../scheduling/scheduling.service.js';
@@ -31,6 +31,15 @@ export class DeliveryCodes {
   hash(packageId: string, code: string): string {
     return createHmac('sha256', this.codeKey).update(`${packageId}:${code}`).digest('hex');
   }
+}
+
+/** A package created from a failed one (contract section 23): a re-attempt or a return. */
+export interface FollowUpOf {
+  /** Who asked (the creator or an admin): the PENDING history row's actor. */
+  actorId: string;
+  columns: { previous_attempt_id?: string; return_of?: string; preferred_driver_id: string | null };
+  /** The return's price from the tariff's price of the way back (its returnRate), in the creation's transaction. */
+  reprice?: (price: JobPrice, trx: Transaction<Database>) => Promise<JobPrice>;
 }
 
 export interface PackageCreationDeps {
@@ -63,7 +72,7 @@ export class PackageCreation {
 
   constructor(private readonly deps: PackageCreationDeps) {}
 
-  async create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody) {
+  async create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody, followUp?: FollowUpOf) {
     for (const [field, stop] of [
       ['pickup', body.pickup],
       ['dropoff', body.dropoff],
@@ -86,7 +95,7 @@ export class PackageCreation {
       throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
     }
 
-    const price = await priceNewJob(this.deps.pricing, trx, {
+    const newPrice = await priceNewJob(this.deps.pricing, trx, {
       kind: 'PACKAGE',
       accountId: auth.userId,
       quoteId: body.quoteId,
@@ -95,6 +104,7 @@ export class PackageCreation {
       vehicleType: body.vehicleType,
       countryId: body.countryId,
     });
+    const price = followUp?.reprice ? await followUp.reprice(newPrice, trx) : newPrice;
 
     const commissionRate = await this.deps.pricing.commissionRate(body.countryId, body.vehicleType, trx);
     const id = randomUUID();
@@ -133,9 +143,15 @@ export class PackageCreation {
       dropoff_window_start: windows.dropoffWindow?.start ?? null,
       dropoff_window_end: windows.dropoffWindow?.end ?? null,
       time_zone: windows.timeZone ?? country.time_zone,
+      ...followUp?.columns,
     });
     if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
-    await this.deps.repo.addHistory(trx, id, { status: 'PENDING', reason: null, actorId: auth.userId, at: now });
+    await this.deps.repo.addHistory(trx, id, {
+      status: 'PENDING',
+      reason: null,
+      actorId: followUp?.actorId ?? auth.userId,
+      at: now,
+    });
     await this.deps.dispatch?.enroll(trx, {
       jobType: 'PACKAGE',
       jobId: id,

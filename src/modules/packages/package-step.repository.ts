@@ -60,12 +60,17 @@ export const PACKAGE_OWN_COLUMNS = [
   'p.dropoff_window_start',
   'p.dropoff_window_end',
   'p.time_zone',
+  'p.fail_reason_code',
+  'p.previous_attempt_id',
+  'p.return_of',
+  'p.follow_up_id',
 ] as const;
 
 /** A status history item as the trigger of migration 0006 appends it to packages.status_history. */
 const historyItem = (h: StatusHistoryEntry<PackageStatus>) =>
   sql`jsonb_build_array(jsonb_strip_nulls(jsonb_build_object('status', ${h.status}::text,
-    'at', to_char(${h.at}::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'reason', ${h.reason}::text)))`;
+    'at', to_char(${h.at}::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'reason', ${h.reason}::text,
+    'reasonCode', ${h.reasonCode ?? null}::text)))`;
 
 /** What one statement of a driver's step writes (PackagesRepository.step). */
 export interface PackageStep {
@@ -134,6 +139,7 @@ export class PackageSteps {
         history: {
           status: slot('history.status') as never,
           reason: slot('history.reason'),
+          reasonCode: slot('history.reasonCode') as never,
           actorId: slot('history.actorId'),
           at: slot('history.at') as never,
         },
@@ -155,6 +161,7 @@ export class PackageSteps {
       driverId: change.driverId,
       'history.status': history.status,
       'history.reason': history.reason,
+      'history.reasonCode': history.reasonCode ?? null,
       'history.actorId': history.actorId,
       'history.at': history.at,
       event: change.event,
@@ -204,9 +211,9 @@ export class PackageSteps {
       .with('history', (qc) =>
         qc
           .insertInto('package_status_history')
-          .columns(['package_id', 'status', 'reason', 'actor_id', 'at'])
+          .columns(['package_id', 'status', 'reason', 'reason_code', 'actor_id', 'at'])
           .expression(
-            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
+            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.reasonCode ?? null}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
           ),
       )
       .with(

@@ -156,6 +156,10 @@ export function toResponse(row: PackageRow, trackingUrl: string): FullPackage {
     proofRequired: proofKinds(row.proof_required),
     proof: proofOf(row),
     trackingUrl,
+    reasonCode: row.fail_reason_code,
+    previousAttemptId: row.previous_attempt_id,
+    returnOf: row.return_of,
+    followUpId: row.follow_up_id,
   };
 }
 

@@ -65,6 +65,8 @@ const PACKAGE_JSON_SELECT = `
       'dropoffWindow', case when p.dropoff_window_start is not null then json_build_object(
         'start', ${isoSql('p.dropoff_window_start')}, 'end', ${isoSql('p.dropoff_window_end')}) end,
       'timeZone', p.time_zone,
+      'reasonCode', p.fail_reason_code, 'previousAttemptId', p.previous_attempt_id, 'returnOf', p.return_of,
+      'followUpId', p.follow_up_id,
       'dispatch', json_build_object(
         'state', case when p.status <> 'PENDING' then (case when dj.job_id is null then 'OFF' else 'DONE' end)
                       when dj.state is null or dj.state = 'DONE' then 'OFF' else dj.state end,
@@ -296,9 +298,9 @@ export class PackagesRepository implements JobStore<PackageStatus, PackageRow> {
       .with('history', (db) =>
         db
           .insertInto('package_status_history')
-          .columns(['package_id', 'status', 'reason', 'actor_id', 'at'])
+          .columns(['package_id', 'status', 'reason', 'reason_code', 'actor_id', 'at'])
           .expression(
-            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
+            sql`select id, ${history.status}::text, ${history.reason}::text, ${history.reasonCode ?? null}::text, ${history.actorId}::uuid, ${history.at}::timestamptz from moved`,
           ),
       );
     // The job's end frees its driver in the same statement (the casts: Kysely's query creators are

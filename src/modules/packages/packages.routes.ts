@@ -2,7 +2,7 @@
 import { sendJsonText, type FeatureModule } from '../../http/context.js';
 import { IdParams, errorResponses as errors } from '../../shared/schemas.js';
 import { createOnce } from '../../http/idempotency.js';
-import { jobSteps } from '../jobs/job-routes.js';
+import { jobSteps, optionalBody } from '../jobs/job-routes.js';
 import { ReleaseBody } from '../jobs/jobs.schemas.js';
 import {
   AssignBody,
@@ -14,6 +14,7 @@ import {
   PackageListQuery,
   PackagePage,
   PackageResponse,
+  ReattemptBody,
 } from './packages.schemas.js';
 import { statementCsv } from './statement.js';
 import { StatementQuery, StatementResponse } from './statement.schemas.js';
@@ -47,6 +48,45 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
         { announce: (created) => service.announce(created) },
       ),
   );
+
+  // What follows a failed delivery (contract section 23): new packages, created like POST /packages.
+  for (const [path, summary, create] of [
+    [
+      'reattempt',
+      "Re-attempt a FAILED package (its creator or an admin): a new PENDING package with previousAttemptId, the original's pickup unless one is given, offered first to the driver who failed it after pickup (honours Idempotency-Key)",
+      service.reattempt.bind(service),
+    ],
+    [
+      'return',
+      "Return a FAILED package to its pickup (its creator or an admin): a new package from the drop-off back to the pickup with returnOf, priced by the tariff's returnRate, paid like the original (honours Idempotency-Key)",
+      service.returnToSender.bind(service),
+    ],
+  ] as const) {
+    app.post(
+      `/packages/:id/${path}`,
+      {
+        onRequest: guard.required(['BUSINESS', 'CUSTOMER', 'ADMIN']),
+        preValidation: optionalBody,
+        schema: {
+          tags,
+          summary,
+          security,
+          params: IdParams,
+          body: ReattemptBody,
+          response: { 201: CreatedPackageResponse, ...errors(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      async (request, reply) =>
+        createOnce(
+          idempotency,
+          request,
+          reply,
+          `POST /packages/${request.params.id}/${path}`,
+          (trx) => create(trx, request.auth, request.params.id, request.body),
+          { announce: (created) => service.announce(created) },
+        ),
+    );
+  }
 
   app.get(
     '/packages',
@@ -160,8 +200,8 @@ export const packagesModule: FeatureModule = async (app, { services, guard }) =>
   );
   step(
     'fail',
-    'Mark the delivery failed, with a reason (assigned driver or admin)',
-    (id, r, record) => service.fail(id, r.auth, r.body.reason, record),
+    'Mark the delivery failed, with a reasonCode and/or a free-text reason (text alone: reasonCode OTHER) (assigned driver or admin)',
+    (id, r, record) => service.fail(id, r.auth, r.body, record),
     ['DRIVER', 'ADMIN'],
     FailBody,
     replayRow,

@@ -17,6 +17,7 @@ import {
 } from '../jobs/jobs.schemas.js';
 import { WindowFields, WindowViews } from '../scheduling/scheduling.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
+import { FAIL_REASON_CODES } from '../../db/tables/jobs.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });
 
@@ -106,6 +107,15 @@ export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
 export const PackageStatus = Type.Union(PACKAGE_STATUSES.map((status) => Type.Literal(status)));
 
+/** Why a delivery failed (contract section 23); free text alone means OTHER. */
+export const FailReasonCode = Type.Union(
+  FAIL_REASON_CODES.map((code) => Type.Literal(code)),
+  { description: `Why the delivery failed: ${FAIL_REASON_CODES.join(', ')}` },
+);
+
+const linkedId = (description: string) =>
+  Type.Optional(described(Nullable(Type.String({ format: 'uuid' })), description));
+
 /** What a company may not see of a PENDING package none of its drivers holds (contract section 9). */
 const HIDDEN_FROM_COMPANIES =
   "absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs)";
@@ -176,6 +186,21 @@ const packageProperties = {
         "Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track)",
     }),
   ),
+  reasonCode: Type.Optional(
+    described(
+      Nullable(FailReasonCode),
+      `A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. ${HIDDEN_FROM_COMPANIES}`,
+    ),
+  ),
+  previousAttemptId: linkedId(
+    `The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. ${HIDDEN_FROM_COMPANIES}`,
+  ),
+  returnOf: linkedId(
+    `The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. ${HIDDEN_FROM_COMPANIES}`,
+  ),
+  followUpId: linkedId(
+    `The re-attempt or return created from this failed package; null until then. ${HIDDEN_FROM_COMPANIES}`,
+  ),
 };
 
 export const PackageResponse = Type.Object(packageProperties, {
@@ -226,6 +251,22 @@ export const DeliverBody = Body({
     }),
   ),
 });
-export const FailBody = Body({ reason: Text(500) });
+export const FailBody = Body(
+  {
+    reason: Type.Optional(Text(500)),
+    reasonCode: Type.Optional(FailReasonCode),
+  },
+  { description: 'At least one of reason and reasonCode; reason alone means reasonCode OTHER' },
+);
+
+/** A re-attempt of a failed package (contract section 23): new windows, and the pickup when it is elsewhere now. */
+export const ReattemptBody = Body({
+  pickup: Type.Optional({
+    ...Stop,
+    description: "Where the parcel is picked up this time (absent: the original's pickup)",
+  }),
+  ...WindowFields,
+});
+export type ReattemptBody = Static<typeof ReattemptBody>;
 export const CancelBody = Body({ reason: Type.Optional(Text(500)) });
 export const AssignBody = Body({ driverId: Uuid });

@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { PackageStatus, StopJson } from '../../db/tables/jobs.js';
+import type { FailReasonCode, PackageStatus, StopJson } from '../../db/tables/jobs.js';
 import { json } from '../../db/json.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
@@ -34,7 +34,15 @@ import {
   type TrackingLinks,
 } from './package-views.js';
 import type { PackageRow, PackagesRepository } from './packages.repository.js';
-import type { CreatePackageBody, FullPackage, PackageListQuery, PackageResponse } from './packages.schemas.js';
+import type {
+  CreatePackageBody,
+  FullPackage,
+  PackageListQuery,
+  PackageResponse,
+  ReattemptBody,
+} from './packages.schemas.js';
+import type { FollowUpsRepository } from './follow-ups.repository.js';
+import { PackageFollowUps } from './package-follow-ups.js';
 import type { StatementQuery } from './statement.schemas.js';
 
 export type { RecipientNotifier } from './package-creation.js';
@@ -67,12 +75,15 @@ export interface PackageServiceDeps {
   scheduling?: Pick<SchedulingService, 'plan' | 'planned' | 'neverDispatched'>;
   /** Each active package's `sla` (contract section 23, alerts/). */
   sla?: SlaOf;
+  /** The failed package a re-attempt or return comes from, under lock (contract section 23). */
+  followUps: FollowUpsRepository;
 }
 
 type MoveOptions = {
   /** A driver's step that may go in one statement without reading the package first (JobLifecycle.step). */
   direct?: { deliverable?: boolean };
   reason?: string;
+  reasonCode?: FailReasonCode;
   recipientName?: string;
   before?: (row: PackageRow) => Promise<void>;
   set?: (row: PackageRow) => { cancellation_fee?: number | null; cash_collected?: number | null };
@@ -94,6 +105,7 @@ export class PackageService {
   private readonly presenter: PackagePresenter;
   private readonly creation: PackageCreation;
   private readonly reads: PackageReads;
+  private readonly followUps: PackageFollowUps;
 
   constructor(private readonly deps: PackageServiceDeps) {
     this.codes = new DeliveryCodes(deps.secret);
@@ -131,6 +143,7 @@ export class PackageService {
       offerNearby: (job) => this.lifecycle.offerNearby(job),
     });
     this.reads = new PackageReads({ ...deps, presenter: this.presenter });
+    this.followUps = new PackageFollowUps({ ...deps, creation: this.creation });
   }
 
   close(): void {
@@ -181,6 +194,16 @@ export class PackageService {
 
   create(trx: Transaction<Database>, auth: AuthContext, body: CreatePackageBody) {
     return this.creation.create(trx, auth, body);
+  }
+
+  /** A new PENDING package re-attempting a FAILED one (its creator or an admin; contract section 23). */
+  reattempt(trx: Transaction<Database>, auth: AuthContext, id: string, body: ReattemptBody) {
+    return this.followUps.reattempt(trx, auth, id, body);
+  }
+
+  /** A new package taking a FAILED one back from its drop-off to its pickup, priced by the tariff's returnRate. */
+  returnToSender(trx: Transaction<Database>, auth: AuthContext, id: string, body: ReattemptBody) {
+    return this.followUps.return(trx, auth, id, body);
   }
 
   announce(pkg: FullPackage): number {
@@ -239,8 +262,12 @@ export class PackageService {
     return this.present(row, auth);
   }
 
-  fail(id: string, auth: AuthContext, reason: string, record?: RecordAnswer) {
-    return this.move(id, auth, 'FAILED', { reason, record, direct: {} });
+  /** A failed delivery with its reason code (contract section 23): free text alone means OTHER. */
+  fail(id: string, auth: AuthContext, body: { reason?: string; reasonCode?: FailReasonCode }, record?: RecordAnswer) {
+    if (body.reason === undefined && body.reasonCode === undefined)
+      throw badRequest('body must have reason or reasonCode', 'VALIDATION_FAILED');
+    const reasonCode = body.reasonCode ?? 'OTHER';
+    return this.move(id, auth, 'FAILED', { reason: body.reason, reasonCode, record, direct: {} });
   }
 
   cancel(id: string, auth: AuthContext, reason: string | undefined, record?: RecordAnswer) {
@@ -368,6 +395,7 @@ export class PackageService {
       const moved = await this.lifecycle.step(id, to, rule.event, auth.userId, {
         from: rule.from,
         reason: options.reason,
+        reasonCode: options.reasonCode,
         recipientName: options.recipientName,
         deliverable: options.direct.deliverable,
         ...(record?.inline ? { claim: record.inline } : { answer: this.answer(auth, record) }),
@@ -380,9 +408,10 @@ export class PackageService {
     if (!row || !canSee(row, auth)) throw packageNotFound();
     const event = this.lifecycle.check(row.status, to, actorFor(row, auth));
     await options.before?.(row);
-    const { reason, recipientName } = options;
+    const { reason, reasonCode, recipientName } = options;
     return this.lifecycle.transition(row, to, event, auth.userId, {
       reason,
+      reasonCode,
       recipientName,
       set: options.set?.(row),
       answer: this.answer(auth, options.record),

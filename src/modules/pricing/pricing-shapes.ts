@@ -35,6 +35,8 @@ export interface LockQuoteInput extends PriceRequest {
 export interface TariffResult extends TariffValues {
   /** Basis points of (amount − booking fee) that are the operator's (section 21). */
   commissionRate: number;
+  /** Basis points of a return's trip part (contract section 23; 10000 = 100 %). */
+  returnRate: number;
   countryId: string;
   countryCode: string;
   currency: string;
@@ -82,6 +84,7 @@ export function toTariffResult(row: Selectable<TariffsTable>, country: CountryIn
     vehicleType: row.vehicle_type,
     ...tariffValues(row),
     commissionRate: row.commission_rate,
+    returnRate: row.return_rate,
     version: row.version,
     updatedAt: new Date(row.updated_at).toISOString(),
   };

@@ -100,6 +100,14 @@ export const TariffBody = Body({
         "the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with",
     }),
   ),
+  returnRate: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 20_000,
+      description:
+        "what a return of a failed delivery (POST /packages/:id/return) costs, in basis points of the way back's price less the booking fee, 0 to 20000 (10000 = 100 %, the booking fee charged whole); absent: unchanged (10000 for a new tariff)",
+    }),
+  ),
 });
 export type TariffBody = Static<typeof TariffBody>;
 
@@ -116,6 +124,10 @@ export const TariffResponse = Type.Object({
   cancellationFee: Type.Integer(),
   commissionRate: Type.Integer({
     description: "basis points of (amount − booking fee) that are the operator's commission (section 21)",
+  }),
+  returnRate: Type.Integer({
+    description:
+      "basis points of the way back's price less the booking fee that a return costs (section 23; 10000 = 100 %)",
   }),
   version: Type.Integer({
     description: 'goes up by one on every change; each job keeps the version it was priced with',

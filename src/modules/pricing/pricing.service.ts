@@ -52,6 +52,8 @@ const QUOTE_PURGE_BATCH = 10_000;
 const COUNTRY_CACHE_MS = 60_000;
 /** A tariff's commission rate when none was set (section 21: 20 %). */
 const DEFAULT_COMMISSION_RATE = 2000;
+/** A return costs the whole way back unless the tariff says otherwise (contract section 23). */
+const DEFAULT_RETURN_RATE = 10_000;
 /** Other instances learn of a tariff change through the bus; this bounds it should a message be lost. */
 const TARIFF_CACHE_MS = 10_000;
 
@@ -97,7 +99,7 @@ export class PricingService {
   private readonly countries = new Map<string, { info: CountryInfo; until: number }>();
   private readonly tariffs = new Map<
     string,
-    { values: TariffValues & { version: number }; commissionRate: number; until: number }
+    { values: TariffValues & { version: number }; commissionRate: number; returnRate: number; until: number }
   >();
   private unsubscribe: (() => void) | undefined;
 
@@ -370,6 +372,7 @@ export class PricingService {
     const entry = {
       values: { ...tariffValues(row), version: row.version },
       commissionRate: row.commission_rate,
+      returnRate: row.return_rate,
       until: now + TARIFF_CACHE_MS,
     };
     this.tariffs.set(key, entry);
@@ -382,6 +385,14 @@ export class PricingService {
    */
   async commissionRate(countryId: string, vehicleType: VehicleType, db: Db = this.db): Promise<number> {
     return (await this.cachedTariff(countryId, vehicleType, db))?.commissionRate ?? DEFAULT_COMMISSION_RATE;
+  }
+
+  /**
+   * The return rate a return created now is priced with (section 23): its tariff's, in basis points
+   * of the way back's price less the booking fee; 10000 (100 %) where there is no tariff.
+   */
+  async returnRate(countryId: string, vehicleType: VehicleType, db: Db = this.db): Promise<number> {
+    return (await this.cachedTariff(countryId, vehicleType, db))?.returnRate ?? DEFAULT_RETURN_RATE;
   }
 
   // Tariff administration (ADMIN routes).
@@ -397,13 +408,14 @@ export class PricingService {
   async putTariff(
     countryId: string,
     vehicleType: VehicleType,
-    values: TariffValues & { commissionRate?: number },
+    values: TariffValues & { commissionRate?: number; returnRate?: number },
     adminId: string,
   ): Promise<TariffResult> {
     const country = await this.requireCountry(countryId);
     const columns = {
       // Absent: the tariff keeps its rate (a new one gets the default, 2000).
       ...(values.commissionRate !== undefined ? { commission_rate: values.commissionRate } : {}),
+      ...(values.returnRate !== undefined ? { return_rate: values.returnRate } : {}),
       base: values.base,
       per_km: values.perKm,
       per_minute: values.perMinute,

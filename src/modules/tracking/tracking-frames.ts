@@ -15,6 +15,8 @@ export interface HistoryEntry {
   status: string;
   at: string;
   reason?: string;
+  /** A failed package's reason code (contract section 23). */
+  reasonCode?: string;
 }
 
 export interface JobSnapshot {
@@ -68,9 +70,10 @@ export function decodeCursor(cursor: string | undefined): { jobId: string; seq: 
 export function statusFrame(jobType: JobType, jobId: string, seq: number, entry: HistoryEntry): string {
   // A reason is free text written by a driver or an operator: callers leave it out for the public link.
   const reason = entry.reason !== undefined && entry.reason !== null ? { reason: entry.reason } : {};
+  const code = entry.reasonCode !== undefined && entry.reasonCode !== null ? { reasonCode: entry.reasonCode } : {};
   return sseFrame(
     'status',
-    { jobType, jobId, status: entry.status, at: entry.at, ...reason },
+    { jobType, jobId, status: entry.status, at: entry.at, ...reason, ...code },
     encodeCursor(jobId, seq),
   );
 }

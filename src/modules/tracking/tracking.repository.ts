@@ -8,6 +8,7 @@ export interface StatusEventRow {
   job_id: string;
   status: string;
   reason: string | null;
+  reason_code: string | null;
   at: Date;
   /** The event's position in its job's history, from 1. */
   seq: number;
@@ -44,13 +45,13 @@ export class TrackingRepository {
     const { since, userId: me, all, limit } = filter;
     const rows = await sql<StatusEventRow>`
       select * from (
-        select 'PACKAGE' as job_type, h.package_id as job_id, h.status, h.reason, h.at, h.id,
+        select 'PACKAGE' as job_type, h.package_id as job_id, h.status, h.reason, h.reason_code, h.at, h.id,
           (select count(*) from package_status_history h2 where h2.package_id = h.package_id and h2.id <= h.id)::int as seq
         from package_status_history h join packages p on p.id = h.package_id
         where h.at >= ${since} and (${all}::boolean or p.created_by = ${me} or p.customer_id = ${me} or p.driver_id = ${me}
           or p.driver_id in (select user_id from driver_profiles where company_id = ${me}))
         union all
-        select 'RIDE', h.ride_id, h.status, h.reason, h.at, h.id,
+        select 'RIDE', h.ride_id, h.status, h.reason, null, h.at, h.id,
           (select count(*) from ride_status_history h2 where h2.ride_id = h.ride_id and h2.id <= h.id)::int
         from ride_status_history h join rides r on r.id = h.ride_id
         where h.at >= ${since} and (${all}::boolean or r.customer_id = ${me} or r.driver_id = ${me}

@@ -92,6 +92,7 @@ export class TrackingService implements RecipientNotifier {
         status: r.status,
         at: new Date(r.at).toISOString(),
         ...(r.reason === null ? {} : { reason: r.reason }),
+        ...(r.reason_code === null ? {} : { reasonCode: r.reason_code }),
       }),
     );
   }

@@ -1,5 +1,5 @@
 // The current job, step by step (contract section 19): packages Picked up → Start delivery →
-// Delivered (with the delivery code, and the proof of delivery uploaded first: proof.tsx) or Failed (with a reason); rides Arrived → Start trip → Complete
+// Delivered (with the delivery code, and the proof of delivery uploaded first: proof.tsx) or Failed (a reason code, optional text: fail-reason.tsx); rides Arrived → Start trip → Complete
 // trip. "Navigate" opens the phone's maps at the next point; the contact of that point can be called
 // or texted while the job is active. Every answer of the server replaces the job shown.
 import { useMutation } from '@tanstack/react-query';
@@ -10,6 +10,7 @@ import { CashToCollect, cashCollectedBody } from './cash';
 import { newKey, performStep, useQueuedSteps } from './offline-queue';
 import type { Job, Package, Ride } from './types';
 import { formatPoint, mapLinks } from './ui';
+import { FailReasonChoice, type FailReasonCode } from './fail-reason';
 import { ProofCapture, uploadProof, type ProofCaptureHandle, type ProofDraft } from './proof';
 
 const ACTIVE_PACKAGE = ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'];
@@ -174,6 +175,7 @@ function ReleaseJob({ job, onChanged }: { job: Job; onChanged: (job: Job) => voi
 function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) => void }) {
   const [failing, setFailing] = useState(false);
   const [reason, setReason] = useState('');
+  const [reasonCode, setReasonCode] = useState<FailReasonCode | undefined>(undefined);
   const [deliveryCode, setDeliveryCode] = useState('');
   const [recipientName, setRecipientName] = useState('');
   const [cashCollected, setCashCollected] = useState('');
@@ -209,7 +211,12 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
           });
         }
         case 'fail':
-          return performStep(job, { action, expect: 'FAILED', label: 'Failed', body: { reason: reason.trim() } });
+          return performStep(job, {
+            action,
+            expect: 'FAILED',
+            label: 'Failed',
+            body: { reasonCode: reasonCode ?? 'OTHER', ...(reason.trim() ? { reason: reason.trim() } : {}) },
+          });
       }
     },
     onSuccess: (job) => onChanged(job),
@@ -224,13 +231,13 @@ function PackageSteps({ pkg, onChanged }: { pkg: Package; onChanged: (job: Job) 
           step.mutate('fail');
         }}
       >
+        <FailReasonChoice value={reasonCode} onChange={setReasonCode} />
         <Field
-          label="Reason"
-          required
+          label="Details"
           maxLength={500}
           value={reason}
           onChange={(e) => setReason(e.target.value)}
-          hint="Why the delivery cannot be made"
+          hint="Optional: what happened, for the sender"
         />
         <ErrorBox error={step.error} />
         <BusyButton type="submit" className="big danger" busy={step.isPending}>

@@ -527,6 +527,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/packages/{id}/reattempt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-attempt a FAILED package (its creator or an admin): a new PENDING package with previousAttemptId, the original's pickup unless one is given, offered first to the driver who failed it after pickup (honours Idempotency-Key) */
+        post: operations["postPackagesIdReattempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/packages/{id}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Return a FAILED package to its pickup (its creator or an admin): a new package from the drop-off back to the pickup with returnOf, priced by the tariff's returnRate, paid like the original (honours Idempotency-Key) */
+        post: operations["postPackagesIdReturn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/businesses/me/statement": {
         parameters: {
             query?: never;
@@ -655,7 +689,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark the delivery failed, with a reason (assigned driver or admin) (honours Idempotency-Key) */
+        /** Mark the delivery failed, with a reasonCode and/or a free-text reason (text alone: reasonCode OTHER) (assigned driver or admin) (honours Idempotency-Key) */
         post: operations["postPackagesIdFail"];
         delete?: never;
         options?: never;
@@ -5698,6 +5732,8 @@ export interface operations {
                                 /** Format: date-time */
                                 at: string;
                                 reason?: string;
+                                /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                                reasonCode?: string;
                             }[];
                             /** Format: date-time */
                             createdAt: string;
@@ -5800,6 +5836,14 @@ export interface operations {
                             } | null;
                             /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                             trackingUrl?: string;
+                            /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                            /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            previousAttemptId?: string | null;
+                            /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            returnOf?: string | null;
+                            /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            followUpId?: string | null;
                         }[];
                         nextCursor: string | null;
                     };
@@ -6020,6 +6064,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -6122,6 +6168,654 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
                         trackingUrl: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
+                        deliveryCode?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPackagesIdReattempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where the parcel is picked up this time (absent: the original's pickup) */
+                    pickup?: {
+                        location: {
+                            lat: number;
+                            lng: number;
+                        };
+                        address: string;
+                        contactName: string;
+                        /** @description E.164: + and 7 to 15 digits */
+                        contactPhone: string;
+                        notes?: string;
+                    };
+                    /** @description When the driver is to pick up (absent: as soon as possible). RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    pickupWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description When the package is to be delivered; its end is not before the pickup window's. RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    dropoffWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        status: "PENDING" | "ASSIGNED" | "PICKED_UP" | "IN_TRANSIT" | "DELIVERED" | "FAILED" | "CANCELLED";
+                        /** @enum {string} */
+                        orderType: "PACKAGE_DELIVERY";
+                        vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                        countryId: string;
+                        businessId: string | null;
+                        customerId: string | null;
+                        reference: string | null;
+                        pickup: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        dropoff: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        parcel: {
+                            description: string;
+                            weightKg?: number;
+                            size?: "SMALL" | "MEDIUM" | "LARGE";
+                        };
+                        driver: {
+                            id: string;
+                            firstName: string;
+                            phone: string;
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
+                            location: {
+                                lat: number;
+                                lng: number;
+                                heading: number | null;
+                                speed: number | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            } | null;
+                        } | null;
+                        statusHistory: {
+                            status: string;
+                            /** Format: date-time */
+                            at: string;
+                            reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
+                        }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        dispatch: {
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description Offers made for this job */
+                            attempts: number;
+                        };
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
+                        trackingUrl: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
+                        deliveryCode?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPackagesIdReturn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where the parcel is picked up this time (absent: the original's pickup) */
+                    pickup?: {
+                        location: {
+                            lat: number;
+                            lng: number;
+                        };
+                        address: string;
+                        contactName: string;
+                        /** @description E.164: + and 7 to 15 digits */
+                        contactPhone: string;
+                        notes?: string;
+                    };
+                    /** @description When the driver is to pick up (absent: as soon as possible). RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    pickupWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description When the package is to be delivered; its end is not before the pickup window's. RFC 3339 instants (UTC on the wire): at least MIN_WINDOW long, ending after it starts and not in the past, starting at most SCHEDULE_MAX_AHEAD ahead */
+                    dropoffWindow?: {
+                        /** Format: date-time */
+                        start: string;
+                        /** Format: date-time */
+                        end: string;
+                    };
+                    /** @description An IANA time zone (Africa/Nairobi): the job's days and slots; the country's when absent */
+                    timeZone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        status: "PENDING" | "ASSIGNED" | "PICKED_UP" | "IN_TRANSIT" | "DELIVERED" | "FAILED" | "CANCELLED";
+                        /** @enum {string} */
+                        orderType: "PACKAGE_DELIVERY";
+                        vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                        countryId: string;
+                        businessId: string | null;
+                        customerId: string | null;
+                        reference: string | null;
+                        pickup: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        dropoff: {
+                            location: {
+                                lat: number;
+                                lng: number;
+                            };
+                            address: string;
+                            contactName: string;
+                            /** @description E.164: + and 7 to 15 digits */
+                            contactPhone: string;
+                            notes?: string;
+                        };
+                        parcel: {
+                            description: string;
+                            weightKg?: number;
+                            size?: "SMALL" | "MEDIUM" | "LARGE";
+                        };
+                        driver: {
+                            id: string;
+                            firstName: string;
+                            phone: string;
+                            vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
+                            vehiclePlate: string;
+                            rating: number | null;
+                            /** @description How many ratings the driver received */
+                            ratingCount: number;
+                            location: {
+                                lat: number;
+                                lng: number;
+                                heading: number | null;
+                                speed: number | null;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            } | null;
+                        } | null;
+                        statusHistory: {
+                            status: string;
+                            /** Format: date-time */
+                            at: string;
+                            reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
+                        }[];
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        dispatch: {
+                            /** @description SCHEDULED: waits until its start − lead (section 22); SEARCHING: looking for a driver; OFFERED: an offer is open; NO_DRIVERS: nobody eligible, tried again later; DONE: out of dispatch; OFF: not dispatched */
+                            state: "SCHEDULED" | "SEARCHING" | "OFFERED" | "NO_DRIVERS" | "DONE" | "OFF";
+                            /** @description Offers made for this job */
+                            attempts: number;
+                        };
+                        pickupWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        dropoffWindow: {
+                            /** Format: date-time */
+                            start: string;
+                            /** Format: date-time */
+                            end: string;
+                        } | null;
+                        timeZone: string | null;
+                        /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
+                        price: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Charged when the creator cancels after a driver was assigned; else null */
+                        cancellationFee: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
+                        cashOnDelivery?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description The cash on delivery the driver confirmed at delivery; null before. Shown with cashOnDelivery */
+                        cashCollected?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
+                        earnings?: {
+                            /** @description the driver's earnings: (amount − bookingFee) − commission */
+                            driver: number;
+                            /** @description the operator's commission: (amount − bookingFee) × commissionRate, rounded half up */
+                            commission: number;
+                            /** @description the booking fee, all the operator's */
+                            bookingFee: number;
+                            /** @description tips booked to the driver for this job (0 when none) */
+                            tip: number;
+                            currency: string;
+                        };
+                        /** @description The creator's tip, all of it the driver's (POST /…/:id/tip); null without one. Shown to the creator, the driver, the driver's company and admins only */
+                        tip?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description What cancelling by the creator would cost at this moment (amount 0 while free); null when the creator may not cancel now. Shown to the creator only */
+                        cancellationFeeNow?: {
+                            /** @description In the minor unit of the currency */
+                            amount: number;
+                            /** @description ISO 4217 */
+                            currency: string;
+                        } | null;
+                        /** @description Proof of delivery needed before DELIVERED (empty: none) */
+                        proofRequired: ("PHOTO" | "SIGNATURE")[];
+                        /** @description Proof of delivery sent by the driver (POST /packages/:id/proof); null until then */
+                        proof: {
+                            /** @description API path of the photo (GET with the bearer header): /api/packages/{id}/proof/photo */
+                            photoUrl?: string;
+                            /** @description API path of the signature (GET with the bearer header): /api/packages/{id}/proof/signature */
+                            signatureUrl?: string;
+                            recipientName?: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate */
+                        trackingUrl: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                         deliveryCode?: string;
                     };
                 };
@@ -6437,6 +7131,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -6539,6 +7235,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -6703,6 +7407,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -6805,6 +7511,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -6993,6 +7707,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -7095,6 +7811,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -7283,6 +8007,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -7385,6 +8111,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -7586,6 +8320,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -7688,6 +8424,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -7882,6 +8626,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -7984,6 +8730,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -8095,10 +8849,13 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description At least one of reason and reasonCode; reason alone means reasonCode OTHER */
         requestBody: {
             content: {
                 "application/json": {
-                    reason: string;
+                    reason?: string;
+                    /** @description Why the delivery failed: NO_ANSWER, ADDRESS_NOT_FOUND, REFUSED, CLOSED, DAMAGED, UNSAFE, OTHER */
+                    reasonCode?: "NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER";
                 };
             };
         };
@@ -8178,6 +8935,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -8280,6 +9039,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -8475,6 +9242,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -8577,6 +9346,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -8759,6 +9536,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -8861,6 +9640,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
@@ -9025,6 +9812,8 @@ export interface operations {
                                 /** Format: date-time */
                                 at: string;
                                 reason?: string;
+                                /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                                reasonCode?: string;
                             }[];
                             /** Format: date-time */
                             createdAt: string;
@@ -9250,6 +10039,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -9481,6 +10272,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -9688,6 +10481,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -9925,6 +10720,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -10156,6 +10953,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -10387,6 +11186,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -10618,6 +11419,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -10855,6 +11658,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -12498,6 +13303,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -12600,6 +13407,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     } | {
                         id: string;
                         status: "REQUESTED" | "ACCEPTED" | "ARRIVED" | "IN_PROGRESS" | "COMPLETED" | "CANCELLED" | "EXPIRED";
@@ -12639,6 +13454,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -13180,6 +13997,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -13282,6 +14101,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     } | {
                         id: string;
                         status: "REQUESTED" | "ACCEPTED" | "ARRIVED" | "IN_PROGRESS" | "COMPLETED" | "CANCELLED" | "EXPIRED";
@@ -13321,6 +14148,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -13713,6 +14542,8 @@ export interface operations {
                             cancellationFee: number;
                             /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
                             commissionRate: number;
+                            /** @description basis points of the way back's price less the booking fee that a return costs (section 23; 10000 = 100 %) */
+                            returnRate: number;
                             /** @description goes up by one on every change; each job keeps the version it was priced with */
                             version: number;
                             /** Format: date-time */
@@ -13820,6 +14651,8 @@ export interface operations {
                         cancellationFee: number;
                         /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
                         commissionRate: number;
+                        /** @description basis points of the way back's price less the booking fee that a return costs (section 23; 10000 = 100 %) */
+                        returnRate: number;
                         /** @description goes up by one on every change; each job keeps the version it was priced with */
                         version: number;
                         /** Format: date-time */
@@ -13950,6 +14783,11 @@ export interface operations {
                      * @description the operator's commission in basis points of (amount − booking fee), 0 to 10000 (2000 = 20 %); absent: unchanged (2000 for a new tariff). Jobs keep the rate they were created with
                      */
                     commissionRate?: number;
+                    /**
+                     * Format: int32
+                     * @description what a return of a failed delivery (POST /packages/:id/return) costs, in basis points of the way back's price less the booking fee, 0 to 20000 (10000 = 100 %, the booking fee charged whole); absent: unchanged (10000 for a new tariff)
+                     */
+                    returnRate?: number;
                 };
             };
         };
@@ -13978,6 +14816,8 @@ export interface operations {
                         cancellationFee: number;
                         /** @description basis points of (amount − booking fee) that are the operator's commission (section 21) */
                         commissionRate: number;
+                        /** @description basis points of the way back's price less the booking fee that a return costs (section 23; 10000 = 100 %) */
+                        returnRate: number;
                         /** @description goes up by one on every change; each job keeps the version it was priced with */
                         version: number;
                         /** Format: date-time */
@@ -19891,6 +20731,8 @@ export interface operations {
                             /** Format: date-time */
                             at: string;
                             reason?: string;
+                            /** @description A FAILED package's reason code (contract section 23); absent on other items */
+                            reasonCode?: string;
                         }[];
                         /** Format: date-time */
                         createdAt: string;
@@ -19993,6 +20835,14 @@ export interface operations {
                         } | null;
                         /** @description Public live-tracking link (no account needed); replaced by POST /packages/:id/tracking/rotate. Never shown to a company (it follows its drivers' jobs through GET /packages/:id/track) */
                         trackingUrl?: string;
+                        /** @description A FAILED package's reason code (the free text is the FAILED history item's reason); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        reasonCode?: ("NO_ANSWER" | "ADDRESS_NOT_FOUND" | "REFUSED" | "CLOSED" | "DAMAGED" | "UNSAFE" | "OTHER") | null;
+                        /** @description The failed package this one re-attempts (POST /packages/:id/reattempt); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        previousAttemptId?: string | null;
+                        /** @description The failed package this one returns to its pickup (POST /packages/:id/return); null otherwise. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        returnOf?: string | null;
+                        /** @description The re-attempt or return created from this failed package; null until then. absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                        followUpId?: string | null;
                     };
                 };
             };
