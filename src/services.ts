@@ -26,6 +26,8 @@ import { DriversService } from './modules/drivers/drivers.service.js';
 import { PositionIntake } from './modules/drivers/position-intake.js';
 import { ProfilesRepository } from './modules/profiles/profiles.repository.js';
 import { ProfilesService } from './modules/profiles/profiles.service.js';
+import { RoutesRepository } from './modules/routes/routes.repository.js';
+import { RoutesService } from './modules/routes/routes.service.js';
 import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
 import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
@@ -372,6 +374,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     }),
     drivers,
     profiles: new ProfilesService({ repo: profilesRepo, drivers, live, bus, clock }),
+    routes: new RoutesService({ db, repo: new RoutesRepository(db), router, clock, live, bus, drivers }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,

@@ -613,7 +613,13 @@ function wrapDeg(d: number): number {
 }
 
 /** The record's job counts (a record given none: busy means full, with one job at most). */
-function setJobs(rec: DriverRecord, busy: boolean, activeJobs?: number, maxActiveJobs?: number, onRide?: boolean): void {
+function setJobs(
+  rec: DriverRecord,
+  busy: boolean,
+  activeJobs?: number,
+  maxActiveJobs?: number,
+  onRide?: boolean,
+): void {
   const max = maxActiveJobs ?? 1;
   rec.maxActiveJobs = max;
   rec.activeJobs = activeJobs ?? (busy ? max : 0);
