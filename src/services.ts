@@ -28,6 +28,7 @@ import { ProfilesRepository } from './modules/profiles/profiles.repository.js';
 import { ProfilesService } from './modules/profiles/profiles.service.js';
 import { RoutesRepository } from './modules/routes/routes.repository.js';
 import { RoutesService } from './modules/routes/routes.service.js';
+import { RouteBatcher } from './modules/routes/batching.js';
 import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
 import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
@@ -177,6 +178,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       : undefined,
   });
   const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
+  const routesRepo = new RoutesRepository(db);
   const dispatch: DispatchService = new DispatchService({
     repo: new DispatchRepository(db),
     bus,
@@ -190,6 +192,8 @@ export async function createServices(deps: Deps): Promise<Services> {
       RIDE: (id, auth, record) => rides.accept(id, auth, record),
     },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
+    // Section 24: a package fits a running route (its cheapest insertion within BATCH_MAX_DETOUR).
+    batcher: new RouteBatcher({ db, repo: routesRepo, maxDetourMs: config.dispatch.batchMaxDetourMs }),
     // An offer's ETA by road (ROUTER other than straight); the candidates are still ranked by the straight estimate.
     roadEta:
       config.routing.kind === 'straight' ? undefined : (from, to, vehicleType) => router.route(from, to, vehicleType),
@@ -374,7 +378,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     }),
     drivers,
     profiles: new ProfilesService({ repo: profilesRepo, drivers, live, bus, clock }),
-    routes: new RoutesService({ db, repo: new RoutesRepository(db), router, clock, live, bus, drivers }),
+    routes: new RoutesService({ db, repo: routesRepo, router, clock, live, bus, drivers }),
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,

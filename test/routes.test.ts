@@ -167,7 +167,7 @@ describe('routes', () => {
     const set = await put('/api/admin/vehicle-capacities/VAN', admin.headers, { parcels: 2, kg: 30 });
     assert.equal(set.statusCode, 200);
     assert.deepEqual(
-      { ...set.json(), updatedAt: undefined },
+      { ...(set.json() as object), updatedAt: undefined },
       { vehicleType: 'VAN', parcels: 2, kg: 30, updatedAt: undefined },
     );
     const d = await courier(5, 'VAN');
@@ -201,7 +201,7 @@ describe('routes', () => {
     const empty = await get(t, '/api/drivers/me/route', d.headers);
     assert.equal(empty.statusCode, 200);
     assert.deepEqual(
-      { ...empty.json(), version: 0 },
+      { ...(empty.json() as object), version: 0 },
       { id: d.id, version: 0, stops: [], distanceMeters: 0, durationSeconds: 0 },
     );
 

@@ -140,4 +140,70 @@ export class RoutesRepository {
       .executeTakeFirst();
     return row?.version;
   }
+
+  /** The package batching evaluates: its stops, windows and weight. */
+  packageForBatch(db: Executor, id: string) {
+    return db
+      .selectFrom('packages as p')
+      .select([
+        'p.id',
+        'p.pickup',
+        'p.dropoff',
+        'p.pickup_window_start',
+        'p.pickup_window_end',
+        'p.dropoff_window_start',
+        'p.dropoff_window_end',
+        PACKAGE_KG.as('kg'),
+      ])
+      .where('p.id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /** The routes of several drivers at once (dispatch's candidates on a route): profile and capacity, active packages, stored order. */
+  async routesOf(db: Executor, driverIds: readonly string[]) {
+    // The caller passes at least one id (`in ()` is not SQL).
+    const [drivers, packages, orders] = await Promise.all([
+      db
+        .selectFrom('driver_profiles as d')
+        .innerJoin('vehicle_capacities as c', 'c.vehicle_type', 'd.vehicle_type')
+        .select([
+          'd.user_id',
+          'd.vehicle_type',
+          'd.active_jobs',
+          'd.max_active_jobs',
+          'c.parcels as capacity_parcels',
+          'c.kg as capacity_kg',
+        ])
+        .where('d.user_id', 'in', driverIds)
+        .execute(),
+      db
+        .selectFrom('packages as p')
+        .select([
+          'p.driver_id',
+          'p.id',
+          'p.status',
+          'p.pickup',
+          'p.dropoff',
+          'p.pickup_window_start',
+          'p.pickup_window_end',
+          'p.dropoff_window_start',
+          'p.dropoff_window_end',
+          PACKAGE_KG.as('kg'),
+        ])
+        .where('p.driver_id', 'in', driverIds)
+        .where('p.status', 'in', ACTIVE_PACKAGE)
+        .orderBy('p.created_at')
+        .orderBy('p.id')
+        .execute(),
+      db.selectFrom('driver_routes').select(['driver_id', 'stop_order']).where('driver_id', 'in', driverIds).execute(),
+    ]);
+    const out = new Map<string, { driver: (typeof drivers)[number]; packages: typeof packages; stopOrder: string[] }>();
+    for (const d of drivers) out.set(d.user_id, { driver: d, packages: [], stopOrder: [] });
+    for (const p of packages) out.get(p.driver_id!)?.packages.push(p);
+    for (const o of orders) {
+      const r = out.get(o.driver_id);
+      if (r) r.stopOrder = typeof o.stop_order === 'string' ? (JSON.parse(o.stop_order) as string[]) : o.stop_order;
+    }
+    return out;
+  }
 }
