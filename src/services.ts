@@ -287,6 +287,8 @@ export async function createServices(deps: Deps): Promise<Services> {
     ridesRepo,
     driverIndex: live.index,
     driverLocationTtlMs: config.drivers.locationTtlMs,
+    // Called only once requests run (the routes' service is built below, with the drivers').
+    routeEta: (driverId, jobId) => routes.dropoffEta(driverId, jobId),
   });
   const packages: PackageService = new PackageService({
     ...jobs,
@@ -355,6 +357,7 @@ export async function createServices(deps: Deps): Promise<Services> {
   });
   const earnings = new EarningsService({ db, clock, repo: new EarningsRepository() });
   const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
+  const routes = new RoutesService({ db, repo: routesRepo, router, clock, live, bus, drivers });
   return {
     tokens,
     router,
@@ -378,7 +381,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     }),
     drivers,
     profiles: new ProfilesService({ repo: profilesRepo, drivers, live, bus, clock }),
-    routes: new RoutesService({ db, repo: routesRepo, router, clock, live, bus, drivers }),
+    routes,
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,

@@ -44,7 +44,7 @@ describe('routes: batching in dispatch', () => {
     );
     assert.equal(res.statusCode, 201, res.body);
     await t.services.dispatch.idle();
-    return res.json() as { id: string };
+    return res.json() as { id: string; trackingUrl: string };
   }
 
   const offersOf = async (d: TestUser) => (await get(t, '/api/drivers/me/offers', d.headers)).json().offers;
@@ -74,6 +74,17 @@ describe('routes: batching in dispatch', () => {
 
     const route = (await get(t, '/api/drivers/me/route', a.headers)).json();
     assert.equal(route.stops.length, 4);
+
+    // The recipient's tracking: the route's ETA for its drop-off, and the stops before it.
+    for (const job of [first, second]) {
+      const view = (await t.app.inject({ url: `/api/tracking/${job.trackingUrl.split('/t/')[1]}` })).json();
+      const k = route.stops.findIndex(
+        (s: { jobId: string; kind: string }) => s.jobId === job.id && s.kind === 'DROPOFF',
+      );
+      assert.equal(view.stopsBefore, k);
+      const fromRoute = (Date.parse(route.stops[k].eta) - t.clock.nowMs()) / 1000;
+      assert.ok(Math.abs(view.etaSeconds - fromRoute) <= 1, `${view.etaSeconds} vs ${fromRoute}`);
+    }
 
     // A parcel to the other side of town adds far more than 8 minutes: B gets it, A is skipped.
     const far = await createPackage(shop, [-1.45, 36.95]);

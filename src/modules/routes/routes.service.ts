@@ -130,6 +130,16 @@ export class RoutesService {
     };
   }
 
+  /** Tracking (section 24): the route's ETA for the job's drop-off, seconds from now, and the pending stops before it. */
+  async dropoffEta(driverId: string, jobId: string): Promise<{ etaSeconds: number; stopsBefore: number } | undefined> {
+    const route = await this.route(driverId);
+    const pending = route.stops.filter((s) => s.status === 'PENDING');
+    const k = pending.findIndex((s) => s.jobId === jobId && s.kind === 'DROPOFF');
+    if (k < 0 || !pending[k]!.eta) return undefined;
+    const etaSeconds = Math.max(0, Math.round((Date.parse(pending[k]!.eta!) - this.deps.clock.nowMs()) / 1000));
+    return { etaSeconds, stopsBefore: k };
+  }
+
   /**
    * PUT /drivers/me/route/order: the pending stops in the driver's order. 409 ROUTE_CHANGED when the
    * version is old; 409 naming the stop when a drop-off would come before its pickup or a promised window
