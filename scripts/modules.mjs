@@ -25,6 +25,10 @@ export const modules = {
   'device-keys': { imports: ['drivers', 'matching'], about: 'device keys and the OsmAnd position intake' },
   routing: { imports: ['matching'], about: 'the router: straight, road graph, OSRM, Valhalla; routes and matrices' },
   pricing: { imports: ['matching', 'routing', 'scheduling'], about: 'tariffs, quotes, surge, routing' },
+  routes: {
+    imports: ['drivers', 'jobs', 'matching', 'routing'],
+    about: "a driver's route (section 24): maxActiveJobs, capacities, stops, reorder, insertion",
+  },
   // Money: ledger, payouts, invoices, earnings; none of them imports a job module.
   ledger: { imports: [], about: 'accounts, postings, balances, receipts' },
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },

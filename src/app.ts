@@ -26,6 +26,7 @@ import { authModule } from './modules/auth/auth.routes.js';
 import { adminModule } from './modules/admin/admin.routes.js';
 import { driversModule } from './modules/drivers/drivers.routes.js';
 import { profilesModule } from './modules/profiles/profiles.routes.js';
+import { routesModule } from './modules/routes/routes.routes.js';
 import { matchingModule } from './modules/matching/matching.routes.js';
 import { driverJobsModule } from './modules/jobs/driver-jobs.routes.js';
 import { packagesModule } from './modules/packages/packages.routes.js';
@@ -63,6 +64,7 @@ const API_MODULES: FeatureModule[] = [
   countryAdminModule,
   driversModule,
   profilesModule,
+  routesModule,
   matchingModule,
   packagesModule,
   ridesModule,

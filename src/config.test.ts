@@ -41,6 +41,7 @@ test('defaults follow the contract', () => {
     maxRadiusMeters: 15_000,
     retryIntervalMs: 30_000,
     maxReleases: 3,
+    batchMaxDetourMs: 480_000,
   });
   assert.equal(c.server.requestTimeoutMs, 30_000);
   assert.equal(c.server.headersTimeoutMs, 10_000);
@@ -58,6 +59,7 @@ test('dispatch settings: mode, durations and distances', () => {
     DISPATCH_MAX_RADIUS: '2.5km',
     DISPATCH_RETRY_INTERVAL: '1m',
     DISPATCH_MAX_RELEASES: '0',
+    BATCH_MAX_DETOUR: '5m',
   });
   assert.deepEqual(c.dispatch, {
     mode: 'broadcast',
@@ -66,6 +68,7 @@ test('dispatch settings: mode, durations and distances', () => {
     maxRadiusMeters: 2500,
     retryIntervalMs: 60_000,
     maxReleases: 0,
+    batchMaxDetourMs: 300_000,
   });
   assert.throws(
     () => loadConfig({ DISPATCH_MAX_RELEASES: '-1' }),

@@ -12,6 +12,7 @@ import type { CountriesService } from './modules/countries/countries.service.js'
 import type { DriversService } from './modules/drivers/drivers.service.js';
 import type { PositionIntake } from './modules/drivers/position-intake.js';
 import type { ProfilesService } from './modules/profiles/profiles.service.js';
+import type { RoutesService } from './modules/routes/routes.service.js';
 import type { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import type { DriverJobsService } from './modules/jobs/driver-jobs.service.js';
 import type { InvoiceService } from './modules/invoices/invoices.service.js';
@@ -63,6 +64,8 @@ export interface Services {
   drivers: DriversService;
   /** A driver's profile fields, the business's and the company's profiles. */
   profiles: ProfilesService;
+  /** Drivers' maxActiveJobs, vehicle capacities, a driver's route (section 24). */
+  routes: RoutesService;
   /** Drivers' keys for Traccar Client (OsmAnd positions). */
   deviceKeys: DeviceKeysService;
   driverJobs: DriverJobsService;

@@ -26,6 +26,9 @@ import { DriversService } from './modules/drivers/drivers.service.js';
 import { PositionIntake } from './modules/drivers/position-intake.js';
 import { ProfilesRepository } from './modules/profiles/profiles.repository.js';
 import { ProfilesService } from './modules/profiles/profiles.service.js';
+import { RoutesRepository } from './modules/routes/routes.repository.js';
+import { RoutesService } from './modules/routes/routes.service.js';
+import { RouteBatcher } from './modules/routes/batching.js';
 import { DeviceKeysRepository } from './modules/device-keys/device-keys.repository.js';
 import { DeviceKeysService } from './modules/device-keys/device-keys.service.js';
 import { DriverJobsRepository } from './modules/jobs/driver-jobs.repository.js';
@@ -178,6 +181,7 @@ export async function createServices(deps: Deps): Promise<Services> {
       : undefined,
   });
   const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
+  const routesRepo = new RoutesRepository(db);
   const dispatch: DispatchService = new DispatchService({
     repo: new DispatchRepository(db),
     bus,
@@ -191,6 +195,8 @@ export async function createServices(deps: Deps): Promise<Services> {
       RIDE: (id, auth, record) => rides.accept(id, auth, record),
     },
     offerMade: (driverId, offer) => push.offerMade(driverId, offer),
+    // Section 24: a package fits a running route (its cheapest insertion within BATCH_MAX_DETOUR).
+    batcher: new RouteBatcher({ db, repo: routesRepo, maxDetourMs: config.dispatch.batchMaxDetourMs }),
     // An offer's ETA by road (ROUTER other than straight); the candidates are still ranked by the straight estimate.
     roadEta:
       config.routing.kind === 'straight' ? undefined : (from, to, vehicleType) => router.route(from, to, vehicleType),
@@ -293,6 +299,8 @@ export async function createServices(deps: Deps): Promise<Services> {
     ridesRepo,
     driverIndex: live.index,
     driverLocationTtlMs: config.drivers.locationTtlMs,
+    // Called only once requests run (the routes' service is built below, with the drivers').
+    routeEta: (driverId, jobId) => routes.dropoffEta(driverId, jobId),
   });
   const packages: PackageService = new PackageService({
     followUps: new FollowUpsRepository(),
@@ -368,6 +376,7 @@ export async function createServices(deps: Deps): Promise<Services> {
   });
   const earnings = new EarningsService({ db, clock, repo: new EarningsRepository() });
   const drivers = new DriversService({ db, clock, repo: driversRepo, live, positions });
+  const routes = new RoutesService({ db, repo: routesRepo, router, clock, live, bus, drivers });
   return {
     tokens,
     router,
@@ -391,6 +400,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     }),
     drivers,
     profiles: new ProfilesService({ repo: profilesRepo, drivers, live, bus, clock }),
+    routes,
     deviceKeys,
     driverJobs: new DriverJobsService({ repo: new DriverJobsRepository(db), driverIndex: live.index }),
     packages,

@@ -21,6 +21,8 @@ export interface DispatchConfig {
   retryIntervalMs: number;
   /** A job released more than this many times is flagged for an admin (contract section 13). */
   maxReleases: number;
+  /** Section 24: a package is offered to a driver on a route when its stops add at most this (BATCH_MAX_DETOUR). */
+  batchMaxDetourMs: number;
 }
 
 /** Pricing (contract section 18): distances in metres, the surge cap in tenths (20 is ×2.0). */
@@ -103,6 +105,7 @@ export function readDispatch(r: EnvReader): DispatchConfig {
     maxRadiusMeters,
     retryIntervalMs: r.duration('DISPATCH_RETRY_INTERVAL', '30s', '1h'),
     maxReleases: r.int('DISPATCH_MAX_RELEASES', 3, 0, 1000),
+    batchMaxDetourMs: r.duration('BATCH_MAX_DETOUR', '8m', '2h'),
   };
 }
 

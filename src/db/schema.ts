@@ -13,6 +13,7 @@ import type { PricingTables } from './tables/pricing.js';
 import type { PushTables } from './tables/push.js';
 import type { RatingTables } from './tables/ratings.js';
 import type { RecurringTables } from './tables/recurring.js';
+import type { RouteTables } from './tables/routes.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
@@ -33,4 +34,5 @@ export interface Database
     RatingTables,
     MpesaTables,
     RecurringTables,
-    AlertTables {}
+    AlertTables,
+    RouteTables {}

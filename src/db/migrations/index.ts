@@ -24,6 +24,7 @@ import * as m0026 from './0026_recurring_jobs.js';
 import * as m0027 from './0027_mpesa.js';
 import * as m0028 from './0028_alerts.js';
 import * as m0029 from './0029_failed_deliveries.js';
+import * as m0030 from './0030_routes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0027_mpesa': m0027,
   '0028_alerts': m0028,
   '0029_failed_deliveries': m0029,
+  '0030_routes': m0030,
 };

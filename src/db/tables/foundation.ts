@@ -70,6 +70,9 @@ export interface DriverProfilesTable {
   last_location_at: Nullish<Date, Date | string>;
   active_job_type: Nullish<'PACKAGE' | 'RIDE'>;
   active_job_id: Nullish<string>;
+  /** Section 24 (migration 0030): how many jobs the driver may hold at once (1–20) and holds now. */
+  max_active_jobs: Generated<number>;
+  active_jobs: Generated<number>;
   updated_at: Generated<Date>;
 }
 

@@ -48,6 +48,7 @@ export async function dispatchLog(repo: DispatchRepository, maxReleases: number,
           radiusMeters: choice.radiusMeters,
           candidates: choice.candidates,
           skipped: choice.skipped,
+          ...(choice.batch ? { batch: choice.batch } : {}),
         },
       };
     }),

@@ -30,6 +30,15 @@ export const Offer = Type.Object(
       }),
     ),
     expiresAt: DateTime,
+    batch: Type.Optional(
+      Type.Object(
+        {
+          addedSeconds: Type.Integer({ description: "Seconds the job's two stops add to the driver's route" }),
+          stopsBefore: Type.Integer({ description: "The route's pending stops before the job's drop-off" }),
+        },
+        { description: 'Offered to a driver already on a route (section 24)' },
+      ),
+    ),
   },
   { description: 'A job offered to one driver until expiresAt: enough to decide, no contact details' },
 );
@@ -42,7 +51,18 @@ export const AdminReleaseParams = Type.Object({ jobType: JobType, id: Uuid }, { 
 
 const OfferState = Type.Union(['OPEN', 'ACCEPTED', 'DECLINED', 'LAPSED', 'WITHDRAWN'].map((s) => Type.Literal(s)));
 const SkipReason = Type.Union(
-  ['DECLINED', 'LAPSED', 'OFFERED_BEFORE', 'WITHDRAWN', 'RELEASED', 'HOLDING_OFFER'].map((s) => Type.Literal(s)),
+  [
+    'DECLINED',
+    'LAPSED',
+    'OFFERED_BEFORE',
+    'WITHDRAWN',
+    'RELEASED',
+    'HOLDING_OFFER',
+    'BATCH_FULL',
+    'BATCH_CAPACITY',
+    'BATCH_WINDOW',
+    'BATCH_DETOUR',
+  ].map((s) => Type.Literal(s)),
 );
 
 export const DispatchLog = Type.Object({
@@ -84,8 +104,21 @@ export const DispatchLog = Type.Object({
             description: 'Eligible drivers (ACTIVE, ONLINE, free, fitting, fresh position) considered, nearest first',
           }),
           skipped: Type.Array(Type.Object({ driverId: Type.String(), reason: SkipReason }), {
-            description: 'Nearer drivers passed over, and why',
+            description:
+              'Nearer drivers passed over, and why (BATCH_*: a driver on a route the job does not fit: full, capacity, a window, the detour)',
           }),
+          batch: Type.Optional(
+            Type.Object(
+              {
+                addedSeconds: Type.Integer(),
+                stopsBefore: Type.Integer(),
+                bestFreeEtaSeconds: Nullable(
+                  Type.Integer({ description: 'The ETA to the pickup of the best free driver it was ranked against' }),
+                ),
+              },
+              { description: "Chosen on its route (section 24): the detour against the best free driver's ETA" },
+            ),
+          ),
         },
         { description: 'Why this driver: busy drivers are never candidates (the live index holds free drivers only)' },
       ),

@@ -226,10 +226,17 @@ export class DispatchService implements DispatchHooks {
       excluded,
       preferred: job.preferredDriverId ?? null,
     };
-    const holding = new Set(await repo.holdingOffers(candidateIds(this.deps.index, base, 20)));
+    const ids = candidateIds(this.deps.index, base, 20);
+    const holding = new Set(await repo.holdingOffers(ids));
+    const batch = await this.batchFits(jobType, jobId, ids, now);
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
       const started = performance.now();
-      const picked = pickDriver(this.deps.index, { ...base, radiusMeters: config.dispatch.radiusMeters, holding });
+      const picked = pickDriver(this.deps.index, {
+        ...base,
+        radiusMeters: config.dispatch.radiusMeters,
+        holding,
+        batch,
+      });
       this.pickSeconds.observe((performance.now() - started) / 1000);
       if (!picked.choice) break;
       const way = this.deps.roadEta ? await this.byRoad(job, picked.choice) : picked.choice;
@@ -273,6 +280,19 @@ export class DispatchService implements DispatchHooks {
     return null;
   }
 
+  /** Section 24: the package's fit into the routes of the candidates already on one (none: no query). */
+  private async batchFits(jobType: JobTypeName, jobId: string, ids: readonly string[], nowMs: number) {
+    if (jobType !== 'PACKAGE' || !this.deps.batcher) return undefined;
+    const onRoute = [];
+    for (const id of ids) {
+      const d = this.deps.index.get(id);
+      if (d && d.activeJobs > 0)
+        onRoute.push({ id, position: d.position && { lat: d.position.lat, lng: d.position.lng } });
+    }
+    if (onRoute.length === 0) return undefined;
+    return this.deps.batcher.evaluate(jobId, onRoute, nowMs);
+  }
+
   /** The job's `dispatch` field changed: the read caches drop their copy (every instance). */
   private touched(jobType: JobTypeName, jobId: string): void {
     this.deps.bus.publish('job.changed', {
@@ -310,6 +330,9 @@ export class DispatchService implements DispatchHooks {
       earnings: job.earnings,
       customerRating: job.customerRating,
       expiresAt,
+      ...(choice.batch
+        ? { batch: { addedSeconds: choice.batch.addedSeconds, stopsBefore: choice.batch.stopsBefore } }
+        : {}),
     };
   }
 

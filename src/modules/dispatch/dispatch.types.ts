@@ -10,6 +10,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { DriverIndex } from '../matching/driver-index.js';
 import type { RecordAnswer } from '../../shared/record-answer.js';
 import type { DispatchRepository, DispatchJob } from './dispatch.repository.js';
+import type { BatchFit } from './policy.js';
 
 export const WAITING: Record<JobTypeName, string> = { PACKAGE: 'PENDING', RIDE: 'REQUESTED' };
 export const ORDER_TYPE = { PACKAGE: 'PACKAGE_DELIVERY', RIDE: 'RIDE' } as const;
@@ -29,6 +30,8 @@ export interface Offer {
   earnings: DispatchJob['earnings'];
   customerRating: DispatchJob['customerRating'];
   expiresAt: string;
+  /** Offered to a driver on a route (section 24): the seconds the job adds to it, the stops before its drop-off. */
+  batch?: { addedSeconds: number; stopsBefore: number };
 }
 
 /** Takes the job as a direct accept does; `record` stores a keyed request's answer in its transaction. */
@@ -44,6 +47,17 @@ export interface DispatchDeps {
   registry: Registry;
   /** How each kind of job is accepted (the packages' and rides' services, built after this one: called only once requests run). */
   acceptors: Record<JobTypeName, Acceptor>;
+  /**
+   * The job's fit into the routes of candidate drivers already on one (section 24, modules/routes);
+   * unset: drivers on a route are not offered packages.
+   */
+  batcher?: {
+    evaluate(
+      jobId: string,
+      drivers: readonly { id: string; position: { lat: number; lng: number } | null }[],
+      nowMs: number,
+    ): Promise<ReadonlyMap<string, BatchFit>>;
+  };
   /** Told of each offer this instance makes (Web Push to the driver's phones, modules/push); must not block. */
   offerMade?: (driverId: string, offer: Offer) => void;
   /**

@@ -9,7 +9,22 @@ import { etaSeconds } from '../matching/found-drivers-json.js';
 export const estimateEtaSeconds = (distanceMeters: number, vehicleType: VehicleType): number =>
   etaSeconds(distanceMeters, vehicleType);
 
-export type SkipReason = 'DECLINED' | 'LAPSED' | 'OFFERED_BEFORE' | 'WITHDRAWN' | 'RELEASED' | 'HOLDING_OFFER';
+export type SkipReason =
+  | 'DECLINED'
+  | 'LAPSED'
+  | 'OFFERED_BEFORE'
+  | 'WITHDRAWN'
+  | 'RELEASED'
+  | 'HOLDING_OFFER'
+  | 'BATCH_FULL'
+  | 'BATCH_CAPACITY'
+  | 'BATCH_WINDOW'
+  | 'BATCH_DETOUR';
+
+/** A driver on a route (section 24): the job's cheapest insertion into it, or why it does not fit. */
+export type BatchFit =
+  | { ok: true; addedSeconds: number; stopsBefore: number }
+  | { ok: false; reason: Extract<SkipReason, `BATCH_${string}`>; addedSeconds?: number };
 
 export interface Choice {
   driverId: string;
@@ -19,6 +34,11 @@ export interface Choice {
   /** Eligible drivers the search looked at (nearest first) before choosing. */
   candidates: number;
   skipped: { driverId: string; reason: SkipReason }[];
+  /**
+   * Chosen on its route (section 24): the seconds the job's stops add, the stops before its drop-off,
+   * and the ETA of the best free driver (not on a route) it was ranked against (null: none).
+   */
+  batch?: { addedSeconds: number; stopsBefore: number; bestFreeEtaSeconds: number | null };
 }
 
 export interface PickRequest {
@@ -38,6 +58,8 @@ export interface PickRequest {
    * service) and neither excluded nor holding an offer: the driver holding a failed job's parcel.
    */
   preferred?: string | null;
+  /** The job's fit into the routes of candidates already on one (none given: they are skipped as BATCH_FULL). */
+  batch?: ReadonlyMap<string, BatchFit>;
 }
 
 export interface PickResult {
@@ -47,6 +69,8 @@ export interface PickResult {
   /** Nearest eligible drivers not excluded (when nothing was chosen, those whose offer-holding stopped it). */
   candidates: number;
 }
+
+const NO_FIT: BatchFit = { ok: false, reason: 'BATCH_FULL' };
 
 /** Candidates looked at beyond the excluded ones: enough to step over drivers holding offers. */
 const SEARCH_SLACK = 20;
@@ -96,33 +120,48 @@ export function pickDriver(index: DriverIndex, req: PickRequest): PickResult {
       orderType: req.orderType,
       staleBefore: req.staleBefore,
     });
+    // A driver on a route is ranked by the time the job adds to its route, a free one by its ETA to the
+    // pickup (docs/routes.md); with one job at a time nobody is on a route and this is the ETA order.
     const ranked = found
-      .map((f) => ({
-        driverId: f.driver.id,
-        distanceMeters: f.distanceMeters,
-        etaSeconds: estimateEtaSeconds(f.distanceMeters, f.driver.vehicleType),
-      }))
-      .sort((a, b) => a.etaSeconds - b.etaSeconds || a.distanceMeters - b.distanceMeters);
+      .map((f) => {
+        const etaSeconds = estimateEtaSeconds(f.distanceMeters, f.driver.vehicleType);
+        const fit = f.driver.activeJobs > 0 ? (req.batch?.get(f.driver.id) ?? NO_FIT) : undefined;
+        return {
+          driverId: f.driver.id,
+          distanceMeters: f.distanceMeters,
+          etaSeconds,
+          fit,
+          rank: fit?.ok ? fit.addedSeconds : etaSeconds,
+        };
+      })
+      .sort((a, b) => a.rank - b.rank || a.distanceMeters - b.distanceMeters);
     candidates = ranked.length;
     const skipped: Choice['skipped'] = [];
     for (const c of ranked) {
-      const reason = req.excluded.get(c.driverId) ?? (req.holding.has(c.driverId) ? 'HOLDING_OFFER' : undefined);
+      const reason =
+        req.excluded.get(c.driverId) ??
+        (req.holding.has(c.driverId) ? 'HOLDING_OFFER' : c.fit && !c.fit.ok ? c.fit.reason : undefined);
       if (reason) {
         skipped.push({ driverId: c.driverId, reason });
         continue;
       }
-      return {
-        choice: {
-          driverId: c.driverId,
-          distanceMeters: Math.round(c.distanceMeters),
-          etaSeconds: c.etaSeconds,
-          radiusMeters: radius,
-          candidates,
-          skipped,
-        },
+      const choice: Choice = {
+        driverId: c.driverId,
+        distanceMeters: Math.round(c.distanceMeters),
+        etaSeconds: c.etaSeconds,
         radiusMeters: radius,
         candidates,
+        skipped,
       };
+      if (c.fit?.ok) {
+        const free = ranked.find((o) => !o.fit && !req.excluded.has(o.driverId) && !req.holding.has(o.driverId));
+        choice.batch = {
+          addedSeconds: c.fit.addedSeconds,
+          stopsBefore: c.fit.stopsBefore,
+          bestFreeEtaSeconds: free ? free.etaSeconds : null,
+        };
+      }
+      return { choice, radiusMeters: radius, candidates };
     }
   }
   return { choice: null, radiusMeters: radius, candidates };

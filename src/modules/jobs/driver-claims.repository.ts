@@ -1,4 +1,4 @@
-// The driver's one active job in SQL (driver_profiles.active_job_*): the conditional claim written in
+// The driver's active jobs in SQL (driver_profiles.active_job_*, active_jobs): the conditional claim written in
 // the job's status transaction, its release, what explains a refused claim (driver-claims.ts), and the
 // driver's availability (ONLINE, OFFLINE), which the claim reads.
 import { sql, type QueryCreator } from 'kysely';
@@ -7,13 +7,38 @@ import { runPrepared } from '../../db/prepared.js';
 import type { Executor } from '../../db/executor.js';
 import type { ClaimRequest } from './driver-claims.js';
 
-/** Marks the driver busy with this job when it is ACTIVE, ONLINE, free and fits the job; false otherwise. */
-export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date): Promise<boolean> {
-  const result = await trx
+/**
+ * Gives the driver this job when it is ACTIVE, ONLINE, fits the job and has room: no job at all, or
+ * (section 24) packages only, fewer than max_active_jobs of them. The count is changed under the
+ * driver's row lock (re-checked on the newest row by PostgreSQL), so concurrent claims never exceed
+ * it. Returns the driver's counts after the claim, or undefined when it did not apply.
+ */
+export async function claimDriverRow(
+  trx: Executor,
+  claim: ClaimRequest,
+  now: Date,
+): Promise<{ active_jobs: number; max_active_jobs: number } | undefined> {
+  return trx
     .updateTable('driver_profiles')
-    .set({ active_job_type: claim.jobType, active_job_id: claim.jobId, updated_at: now })
+    .set((eb) => ({
+      active_job_type: claim.jobType,
+      active_job_id: claim.jobId,
+      active_jobs: eb('active_jobs', '+', 1),
+      updated_at: now,
+    }))
     .where('user_id', '=', claim.driverId)
-    .where('active_job_id', 'is', null)
+    .where((eb) =>
+      claim.jobType === 'PACKAGE'
+        ? eb.or([
+            eb('active_job_id', 'is', null),
+            eb.and([
+              eb('active_job_type', '=', 'PACKAGE'),
+              eb('active_jobs', '>=', 1),
+              eb('active_jobs', '<', eb.ref('max_active_jobs')),
+            ]),
+          ])
+        : eb('active_job_id', 'is', null),
+    )
     .where('availability', '=', 'ONLINE')
     .where('vehicle_type', '=', claim.vehicleType)
     .where(sql<boolean>`${claim.orderType} = any(service_types)`)
@@ -26,8 +51,8 @@ export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date)
           .where('users.status', '=', 'ACTIVE'),
       ),
     )
+    .returning(['active_jobs', 'max_active_jobs'])
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
 }
 
 /** What decides whether a driver may take a job: status, availability, vehicle, services, current job. */
@@ -35,7 +60,16 @@ export function loadClaimState(db: Executor, driverId: string) {
   return db
     .selectFrom('driver_profiles as d')
     .innerJoin('users as u', 'u.id', 'd.user_id')
-    .select(['d.availability', 'd.vehicle_type', 'd.service_types', 'd.active_job_id', 'u.status'])
+    .select([
+      'd.availability',
+      'd.vehicle_type',
+      'd.service_types',
+      'd.active_job_id',
+      'd.active_job_type',
+      'd.active_jobs',
+      'd.max_active_jobs',
+      'u.status',
+    ])
     .where('d.user_id', '=', driverId)
     .executeTakeFirst();
 }
@@ -51,9 +85,23 @@ export function releaseMovedDriver(
   return db
     .updateTable('driver_profiles as d')
     .from('moved as m')
-    .set({ active_job_type: null, active_job_id: null, updated_at: now })
+    .set(releasedCounts(now))
     .whereRef('d.user_id', '=', 'm.driver_id')
-    .whereRef('d.active_job_id', '=', 'm.id');
+    .where((eb) => eb.or([eb('d.active_jobs', '>', 0), eb('d.active_job_id', '=', eb.ref('m.id'))]));
+}
+
+/**
+ * One job fewer (section 24): the count goes down under the row's lock; with none left the driver is
+ * free (active_job_* null). With some left, active_job_id keeps naming one job the driver took (its
+ * route lists them all).
+ */
+function releasedCounts(now: Date) {
+  return {
+    active_jobs: sql<number>`greatest(active_jobs - 1, 0)`,
+    active_job_type: sql<'PACKAGE' | 'RIDE' | null>`case when active_jobs <= 1 then null else active_job_type end`,
+    active_job_id: sql<string | null>`case when active_jobs <= 1 then null else active_job_id end`,
+    updated_at: now,
+  };
 }
 
 export async function releaseDriver(trx: Executor, driverId: string, jobId: string, now: Date): Promise<void> {
@@ -61,9 +109,9 @@ export async function releaseDriver(trx: Executor, driverId: string, jobId: stri
     trx,
     trx
       .updateTable('driver_profiles')
-      .set({ active_job_type: null, active_job_id: null, updated_at: now })
+      .set(releasedCounts(now))
       .where('user_id', '=', driverId)
-      .where('active_job_id', '=', jobId)
+      .where((eb) => eb.or([eb('active_jobs', '>', 0), eb('active_job_id', '=', jobId)]))
       .compile(),
   );
 }
@@ -91,3 +139,33 @@ export async function setOfflineOnSignOut(db: Executor, driverId: string, now: D
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
+
+/** The load of the driver's active packages (section 24: 1 parcel each; weightKg, else 1/5/15 kg by size) and its vehicle's capacity. */
+export function loadAndCapacity(db: Executor, driverId: string) {
+  return db
+    .selectFrom('driver_profiles as d')
+    .innerJoin('vehicle_capacities as c', 'c.vehicle_type', 'd.vehicle_type')
+    .select([
+      'c.parcels as capacity_parcels',
+      'c.kg as capacity_kg',
+      (eb) =>
+        eb
+          .selectFrom('packages as p')
+          .select(sql<number>`count(*)::int`.as('n'))
+          .whereRef('p.driver_id', '=', 'd.user_id')
+          .where('p.status', 'in', ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'])
+          .as('parcels'),
+      (eb) =>
+        eb
+          .selectFrom('packages as p')
+          .select(sql<number>`coalesce(sum(${PACKAGE_KG}), 0)::float8`.as('kg'))
+          .whereRef('p.driver_id', '=', 'd.user_id')
+          .where('p.status', 'in', ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'])
+          .as('kg'),
+    ])
+    .where('d.user_id', '=', driverId)
+    .executeTakeFirst();
+}
+
+/** A package's weight for capacity (section 24), in SQL over `p.parcel`. */
+export const PACKAGE_KG = sql<number>`coalesce((p.parcel->>'weightKg')::float8, case p.parcel->>'size' when 'MEDIUM' then 5 when 'LARGE' then 15 else 1 end)`;

@@ -1,13 +1,13 @@
-// A driver's one active job (driver_profiles.active_job_*): claimed with a conditional update in the
+// A driver's active jobs (driver_profiles.active_job_*, active_jobs: section 24): claimed with a conditional update in the
 // same transaction as the job's status change, released when the job ends. Shared by packages and rides.
 import type { DriverIndex } from '../matching/driver-index.js';
 import type { OrderType, VehicleType } from '../../db/schema.js';
 import type { Bus } from '../../shared/bus.js';
 import { AppError, conflict } from '../../shared/errors.js';
 import type { Executor } from '../../db/executor.js';
-import { loadClaimState } from './driver-claims.repository.js';
+import { claimDriverRow, loadAndCapacity, loadClaimState } from './driver-claims.repository.js';
 
-export { claimDriver, releaseDriver } from './driver-claims.repository.js';
+export { releaseDriver } from './driver-claims.repository.js';
 
 export type JobType = 'PACKAGE' | 'RIDE';
 
@@ -19,12 +19,38 @@ export interface ClaimRequest {
   orderType: OrderType;
 }
 
+/**
+ * Claims the driver for the job (in the job's transaction, after the job's row changed): false when
+ * the driver may not take it (explainClaimFailure says why). A driver taking a second package or more
+ * (section 24) must stay within its vehicle's capacity: 409 OVER_CAPACITY otherwise (the caller's
+ * transaction rolls back). Read after the claim holds the driver's row lock, so claims of the same
+ * driver see each other. With one job at a time (the default), no capacity applies (section 9 unchanged).
+ */
+export async function claimDriver(trx: Executor, claim: ClaimRequest, now: Date): Promise<boolean> {
+  const counts = await claimDriverRow(trx, claim, now);
+  if (!counts) return false;
+  if (counts.active_jobs > 1) {
+    const load = await loadAndCapacity(trx, claim.driverId);
+    if (load && ((load.parcels ?? 0) > load.capacity_parcels || (load.kg ?? 0) > load.capacity_kg + 1e-9))
+      throw conflict(
+        `This package would put the vehicle over its capacity (${load.capacity_parcels} parcels, ${load.capacity_kg} kg)`,
+        'OVER_CAPACITY',
+      );
+  }
+  return true;
+}
+
 /** Why claimDriver refused: a 409 (or 404 for a missing driver) the caller can act on. */
 export async function explainClaimFailure(db: Executor, claim: ClaimRequest): Promise<AppError> {
   const row = await loadClaimState(db, claim.driverId);
   if (!row) return new AppError(404, 'DRIVER_NOT_FOUND', 'Driver not found');
   if (row.status !== 'ACTIVE') return conflict('Driver account is not active', 'DRIVER_NOT_ACTIVE');
-  if (row.active_job_id !== null) return conflict('Driver already has an active job', 'DRIVER_BUSY');
+  if (row.active_job_id !== null) {
+    if (claim.jobType !== 'PACKAGE' || row.active_job_type !== 'PACKAGE' || row.max_active_jobs <= 1)
+      return conflict('Driver already has an active job', 'DRIVER_BUSY');
+    if (row.active_jobs >= row.max_active_jobs)
+      return conflict(`Driver already holds ${row.active_jobs} jobs, its maximum`, 'DRIVER_BUSY');
+  }
   if (row.availability !== 'ONLINE') return conflict('Driver is offline', 'DRIVER_OFFLINE');
   if (row.vehicle_type !== claim.vehicleType)
     return conflict(`This job needs a ${claim.vehicleType}`, 'VEHICLE_TYPE_MISMATCH');

@@ -34,7 +34,13 @@ export interface DriverAttributes {
   serviceTypes: readonly OrderType[];
   active: boolean;
   online: boolean;
+  /** Takes no more work: on a ride, or holding maxActiveJobs jobs (section 24). */
   busy: boolean;
+  /** Jobs held now (default: 1 when busy, else 0) and the driver's maximum (default 1). */
+  activeJobs?: number;
+  maxActiveJobs?: number;
+  /** The job held is a ride (exclusive: a driver with a ride takes nothing else). */
+  onRide?: boolean;
 }
 
 export interface Position {
@@ -46,6 +52,9 @@ export interface Position {
 }
 
 export interface DriverRecord extends DriverAttributes {
+  activeJobs: number;
+  maxActiveJobs: number;
+  onRide: boolean;
   serviceMask: number;
   position: Position | null;
   gridType: VehicleType | null;
@@ -191,6 +200,9 @@ export class DriverIndex {
         active: attrs.active,
         online: attrs.online,
         busy: attrs.busy,
+        activeJobs: 0,
+        maxActiveJobs: 1,
+        onRide: false,
         serviceTypes: SERVICE_LISTS[mask],
         serviceMask: mask,
         position: null,
@@ -211,8 +223,8 @@ export class DriverIndex {
       rec.serviceTypes = SERVICE_LISTS[rec.serviceMask];
       rec.active = attrs.active;
       rec.online = attrs.online;
-      rec.busy = attrs.busy;
     }
+    setJobs(rec, attrs.busy, attrs.activeJobs, attrs.maxActiveJobs, attrs.onRide);
     if (rec.active && rec.online) this.online += 1;
     if (position && (!rec.position || position.at > rec.position.at)) this.assignPosition(rec, position);
     this.place(rec);
@@ -238,7 +250,19 @@ export class DriverIndex {
   }
 
   setBusy(id: string, busy: boolean): void {
-    this.update(id, (rec) => (rec.busy = busy));
+    this.update(id, (rec) => {
+      rec.activeJobs = busy ? rec.maxActiveJobs : 0;
+      rec.onRide = false;
+      rec.busy = busy;
+    });
+  }
+
+  /** The driver took a job (`taken`) or one of its jobs ended or was handed back (section 24: it may hold several packages). */
+  jobChanged(id: string, taken: boolean, jobType: 'PACKAGE' | 'RIDE'): void {
+    this.update(id, (rec) => {
+      const activeJobs = taken ? rec.activeJobs + 1 : Math.max(rec.activeJobs - 1, 0);
+      setJobs(rec, false, activeJobs, rec.maxActiveJobs, jobType === 'RIDE');
+    });
   }
 
   remove(id: string): void {
@@ -474,7 +498,8 @@ export class DriverIndex {
     slots[o + Y] = Math.cos(lat) * Math.sin(lng);
     slots[o + Z] = Math.sin(lat);
     slots[o + AT] = p.at;
-    slots[o + MASK] = rec.serviceMask;
+    // A driver on a route (some packages, room for more) is offered no ride (section 24).
+    slots[o + MASK] = rec.activeJobs > 0 ? rec.serviceMask & ~SERVICE_BITS.RIDE : rec.serviceMask;
     slots[o + COUNTRY] = this.countryNumber(rec.countryId);
   }
 
@@ -585,4 +610,19 @@ class Search {
 
 function wrapDeg(d: number): number {
   return ((((d + 180) % 360) + 360) % 360) - 180;
+}
+
+/** The record's job counts (a record given none: busy means full, with one job at most). */
+function setJobs(
+  rec: DriverRecord,
+  busy: boolean,
+  activeJobs?: number,
+  maxActiveJobs?: number,
+  onRide?: boolean,
+): void {
+  const max = maxActiveJobs ?? 1;
+  rec.maxActiveJobs = max;
+  rec.activeJobs = activeJobs ?? (busy ? max : 0);
+  rec.onRide = (onRide ?? false) && rec.activeJobs > 0;
+  rec.busy = rec.onRide || rec.activeJobs >= max;
 }

@@ -27,6 +27,9 @@ export interface LiveRow {
   /** Milliseconds since the epoch, whole (as a Date of the timestamp would give: truncated, then rounded, exact on any PostgreSQL). */
   last_location_ms: number | null;
   busy: boolean;
+  active_jobs: number;
+  max_active_jobs: number;
+  active_job_type: 'PACKAGE' | 'RIDE' | null;
 }
 
 /** The driver's service types as the index's mask (SERVICE_BITS), computed by PostgreSQL. */
@@ -113,7 +116,13 @@ export class DriverLocationsRepository {
         >`round(extract(epoch from date_trunc('milliseconds', dp.last_location_at)) * 1000)::float8`.as(
           'last_location_ms',
         ),
-        sql<boolean>`dp.active_job_id is not null`.as('busy'),
+        // Full (section 24): on a ride, or holding max_active_jobs jobs (a job claimed before the count existed counts as one).
+        sql<boolean>`dp.active_job_type = 'RIDE' or greatest(dp.active_jobs, (dp.active_job_id is not null)::int) >= dp.max_active_jobs`.as(
+          'busy',
+        ),
+        sql<number>`greatest(dp.active_jobs, (dp.active_job_id is not null)::int)`.as('active_jobs'),
+        'dp.max_active_jobs',
+        'dp.active_job_type',
       ]);
   }
 }

@@ -160,9 +160,11 @@ export class LiveDrivers {
 
     this.unsubscribe.push(
       bus.subscribe('driver.changed', ({ driverId }) => void this.reload(driverId)),
-      bus.subscribe('driver.job', ({ driverId, busy }) => {
-        if (this.index.get(driverId)) this.index.setBusy(driverId, busy);
-        else void this.reload(driverId);
+      bus.subscribe('driver.job', ({ driverId, busy, jobType }) => {
+        const rec = this.index.get(driverId);
+        if (rec) this.index.jobChanged(driverId, busy, jobType);
+        // A driver holding several jobs (section 24): its counts are read again from PostgreSQL.
+        if (!rec || rec.maxActiveJobs > 1) void this.reload(driverId);
       }),
       bus.subscribe('user.changed', ({ userId, status }) => {
         if (status !== undefined) this.index.setActive(userId, status === 'ACTIVE');
@@ -421,6 +423,9 @@ export class LiveDrivers {
       active: row.active,
       online: row.online,
       busy: row.busy,
+      activeJobs: row.active_jobs,
+      maxActiveJobs: row.max_active_jobs,
+      onRide: row.active_job_type === 'RIDE',
     };
     const position =
       row.last_lat !== null && row.last_lng !== null && row.last_location_ms !== null

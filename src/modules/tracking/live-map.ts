@@ -189,7 +189,8 @@ export class LiveMap {
 }
 
 // The place too, not only the time: two positions in one whole second (OsmAnd sends seconds) differ only there.
-const stamp = (r: DriverRecord) => `${r.position!.at}:${r.position!.lat}:${r.position!.lng}:${r.busy ? 1 : 0}`;
+const stamp = (r: DriverRecord) =>
+  `${r.position!.at}:${r.position!.lat}:${r.position!.lng}:${r.activeJobs > 0 ? 1 : 0}`;
 
 function toLiveDriver(r: DriverRecord): LiveDriver {
   const p = r.position!;
@@ -198,7 +199,7 @@ function toLiveDriver(r: DriverRecord): LiveDriver {
     firstName: r.firstName,
     vehicleType: r.vehicleType,
     availability: r.online ? 'ONLINE' : 'OFFLINE',
-    onJob: r.busy,
+    onJob: r.activeJobs > 0,
     location: { lat: p.lat, lng: p.lng },
     updatedAt: new Date(p.at).toISOString(),
   };

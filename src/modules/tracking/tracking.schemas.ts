@@ -22,6 +22,12 @@ export const TrackingView = Type.Object({
   pickup: Type.Object({ location: Location }),
   dropoff: Type.Object({ location: Location }),
   etaSeconds: Nullable(Type.Integer()),
+  stopsBefore: Type.Optional(
+    Type.Integer({
+      description:
+        'Only for a package on its driver\'s route (section 24): the stops before its drop-off ("n stops before yours"); etaSeconds is then the route\'s ETA for the drop-off',
+    }),
+  ),
   // What the job is promised for (contract section 22).
   pickupWindow: Nullable(Type.Object({ start: DateTime, end: DateTime })),
   dropoffWindow: Nullable(Type.Object({ start: DateTime, end: DateTime })),

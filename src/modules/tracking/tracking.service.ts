@@ -39,6 +39,11 @@ export interface TrackingServiceDeps {
   ridesRepo: RidesRepository;
   driverIndex: DriverIndex;
   driverLocationTtlMs: number;
+  /**
+   * Section 24: a package on its driver's route, the route's ETA for its drop-off (router ETAs) and the
+   * pending stops before it; undefined when the job is not on the route.
+   */
+  routeEta?: (driverId: string, jobId: string) => Promise<{ etaSeconds: number; stopsBefore: number } | undefined>;
 }
 
 export class TrackingService implements RecipientNotifier {
@@ -55,8 +60,25 @@ export class TrackingService implements RecipientNotifier {
     return snap;
   }
 
-  publicView(snap: JobSnapshot) {
-    return publicState(snap, this.deps.clock.nowMs(), this.deps.driverLocationTtlMs);
+  /**
+   * The public view. A package whose driver holds several jobs (section 24, batching): its ETA is the
+   * route's for its drop-off, with the stops before it (`stopsBefore`; null otherwise).
+   */
+  async publicView(snap: JobSnapshot) {
+    const view: ReturnType<typeof publicState> & { stopsBefore?: number } = publicState(
+      snap,
+      this.deps.clock.nowMs(),
+      this.deps.driverLocationTtlMs,
+    );
+    const onRoute = snap.driverId ? (this.deps.driverIndex.get(snap.driverId)?.activeJobs ?? 0) > 1 : false;
+    if (onRoute && !snap.final && snap.jobType === 'PACKAGE' && this.deps.routeEta) {
+      const route = await this.deps.routeEta(snap.driverId!, snap.jobId);
+      if (route) {
+        view.etaSeconds = route.etaSeconds;
+        view.stopsBefore = route.stopsBefore;
+      }
+    }
+    return view;
   }
 
   /** A job the caller may read (else 404, as for the object itself). */
