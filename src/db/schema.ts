@@ -12,6 +12,7 @@ import type { PricingTables } from './tables/pricing.js';
 import type { PushTables } from './tables/push.js';
 import type { RatingTables } from './tables/ratings.js';
 import type { RecurringTables } from './tables/recurring.js';
+import type { SmsTables } from './tables/sms.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
@@ -31,4 +32,5 @@ export interface Database
     DeviceKeyTables,
     RatingTables,
     MpesaTables,
-    RecurringTables {}
+    RecurringTables,
+    SmsTables {}
