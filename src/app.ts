@@ -47,6 +47,7 @@ import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
 import { recurringModule } from './modules/recurring/recurring.routes.js';
+import { smsModule } from './modules/sms/sms.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -59,6 +60,7 @@ const API_MODULES: FeatureModule[] = [
   countriesModule,
   authModule,
   adminModule,
+  smsModule,
   countryAdminModule,
   driversModule,
   profilesModule,
