@@ -183,6 +183,7 @@ export async function createServices(deps: Deps): Promise<Services> {
           timeoutMs: config.push.timeoutMs,
           concurrency: config.push.concurrency,
           allowPrivateTargets: config.push.allowPrivateTargets,
+          readerOf: (userId) => locales.forUser(userId),
         })
       : undefined,
   });

@@ -221,7 +221,9 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
       ).find((n) => n.tag === `job-${rideId}`) as Shown | undefined;
     }
     assert.ok(shown, 'the customer app shows the moment');
-    assert.equal(shown.title, 'A driver accepted your ride');
+    // Title and body from the server's catalog, in the customer's language (English here).
+    assert.equal(shown.title, 'Your ride');
+    assert.equal(shown.body, 'A driver accepted your ride.');
     assert.equal(shown.data.url, `${base}/app/?ride=${rideId}`);
     await customer.close();
     assert.deepEqual(pageErrors, []);
