@@ -428,7 +428,7 @@ export async function createServices(deps: Deps): Promise<Services> {
         })
       : undefined,
     push,
-    invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
+    invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository(), locales }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,
