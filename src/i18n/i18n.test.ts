@@ -4,13 +4,33 @@ import { LOCALES } from '../shared/locales.js';
 import { countSegments, nonGsmCharacters } from '../sms/segments.js';
 import { CATALOGS, formatClock, translate, type MessageKey } from './i18n.js';
 
-const SMS_VALUES = { code: '123456', minutes: 10, time: '18:00', url: 'https://example.com/t/eyJhbGciOiJIUzI1NiJ9.abcdefghijklmnop' };
+const SMS_VALUES = {
+  code: '123456',
+  minutes: 10,
+  time: '18:00',
+  url: 'https://example.com/t/eyJhbGciOiJIUzI1NiJ9.abcdefghijklmnop',
+};
 
 test('every catalog has exactly the keys of the English one, and every message parses', () => {
   const keys = Object.keys(CATALOGS.en).sort();
   for (const locale of LOCALES) {
     assert.deepEqual(Object.keys(CATALOGS[locale]).sort(), keys, `${locale}: the same keys as en`);
-    for (const key of keys) assert.doesNotThrow(() => translate(locale, key as MessageKey, { ...SMS_VALUES, number: 'INV-1', month: '2026-10', date: '2026-11-01', currency: 'KES', count: 3, hasPrice: 'yes', area: 'A', price: 'KES 1.00' }), `${locale} ${key}`);
+    for (const key of keys)
+      assert.doesNotThrow(
+        () =>
+          translate(locale, key as MessageKey, {
+            ...SMS_VALUES,
+            number: 'INV-1',
+            month: '2026-10',
+            date: '2026-11-01',
+            currency: 'KES',
+            count: 3,
+            hasPrice: 'yes',
+            area: 'A',
+            price: 'KES 1.00',
+          }),
+        `${locale} ${key}`,
+      );
   }
 });
 

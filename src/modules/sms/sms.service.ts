@@ -41,9 +41,7 @@ export function renderSms(message: SmsMessage): string {
 }
 
 export class SmsService {
-  constructor(
-    private readonly deps: { sender: SmsSender; log: SmsLogRepository; clock: Clock; logger: Logger },
-  ) {}
+  constructor(private readonly deps: { sender: SmsSender; log: SmsLogRepository; clock: Clock; logger: Logger }) {}
 
   /** Whether sending finishes locally at once (console, file) rather than waiting on a provider. */
   get local(): boolean {
