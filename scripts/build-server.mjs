@@ -46,6 +46,8 @@ export async function buildServer(files = sources(), out = dist) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
+    // Node 20.10+ reads `with { type: 'json' }` (the catalogs); esbuild's node20 would drop it.
+    supported: { 'import-attributes': true },
     sourcemap: true,
     logLevel: 'warning',
   });

@@ -187,7 +187,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change the authenticated user's settings: the language (en, sw or fr; null: the browser's) */
+        patch: operations["patchAuthMe"];
         trace?: never;
     };
     "/api/auth/password/forgot": {
@@ -338,6 +339,23 @@ export interface paths {
         put?: never;
         /** Reactivate a suspended account */
         post: operations["postAdminUsersIdReactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SMS sent, newest first: masked recipient, template, locale, encoding and segments */
+        get: operations["getAdminSms"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2179,6 +2197,8 @@ export interface operations {
                             codMax: number;
                             /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
                             timeZone: string;
+                            /** @description The language of the country's people when their own choice is not known (section 27) */
+                            defaultLocale: "en" | "sw" | "fr";
                         }[];
                     };
                 };
@@ -2365,6 +2385,7 @@ export interface operations {
                             isPhoneVerified: boolean;
                             status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                             countryId: string | null;
+                            locale: ("en" | "sw" | "fr") | null;
                             /** Format: date-time */
                             createdAt: string;
                         };
@@ -2678,6 +2699,7 @@ export interface operations {
                             isPhoneVerified: boolean;
                             status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                             countryId: string | null;
+                            locale: ("en" | "sw" | "fr") | null;
                             /** Format: date-time */
                             createdAt: string;
                         };
@@ -2941,9 +2963,115 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAuthMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    locale?: ("en" | "sw" | "fr") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        phone: string;
+                        firstName: string;
+                        lastName: string;
+                        role: "CUSTOMER" | "DRIVER" | "BUSINESS" | "COMPANY" | "ADMIN";
+                        isEmailVerified: boolean;
+                        isPhoneVerified: boolean;
+                        status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
+                        countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Missing, invalid or expired credentials */
@@ -3288,6 +3416,7 @@ export interface operations {
                             isPhoneVerified: boolean;
                             status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                             countryId: string | null;
+                            locale: ("en" | "sw" | "fr") | null;
                             /** Format: date-time */
                             createdAt: string;
                         }[];
@@ -3420,6 +3549,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3544,6 +3674,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3656,6 +3787,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3786,6 +3918,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3916,6 +4049,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -4040,6 +4174,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -4132,6 +4267,111 @@ export interface operations {
             };
         };
     };
+    getAdminSms: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            sentAt: string;
+                            /** @description The number with its middle masked */
+                            recipient: string;
+                            /** @description Which message: code.LOGIN, tracking.CREATED, accountApproved… */
+                            template: string;
+                            /** @description en, sw or fr */
+                            locale: string;
+                            encoding: "GSM-7" | "UCS-2";
+                            segments: number;
+                            status: "SENT" | "FAILED";
+                            text: string | null;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postAdminCountries: {
         parameters: {
             query?: never;
@@ -4155,6 +4395,8 @@ export interface operations {
                     codMax?: number;
                     /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
                     timeZone?: string;
+                    /** @description en (English), sw (Swahili) or fr (French) */
+                    defaultLocale?: "en" | "sw" | "fr";
                 };
             };
         };
@@ -4181,6 +4423,8 @@ export interface operations {
                         codMax: number;
                         /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
                         timeZone: string;
+                        /** @description The language of the country's people when their own choice is not known (section 27) */
+                        defaultLocale: "en" | "sw" | "fr";
                     };
                 };
             };
@@ -4284,6 +4528,8 @@ export interface operations {
                     codMax?: number;
                     /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
                     timeZone?: string;
+                    /** @description en (English), sw (Swahili) or fr (French) */
+                    defaultLocale?: "en" | "sw" | "fr";
                 };
             };
         };
@@ -4310,6 +4556,8 @@ export interface operations {
                         codMax: number;
                         /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
                         timeZone: string;
+                        /** @description The language of the country's people when their own choice is not known (section 27) */
+                        defaultLocale: "en" | "sw" | "fr";
                     };
                 };
             };
@@ -5605,6 +5853,8 @@ export interface operations {
                                 contactPhone?: string;
                                 /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                                 notes?: string;
+                                /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactLocale?: string;
                             };
                             dropoff: {
                                 location: {
@@ -5618,6 +5868,8 @@ export interface operations {
                                 contactPhone?: string;
                                 /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                                 notes?: string;
+                                /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactLocale?: string;
                             };
                             parcel: {
                                 description: string;
@@ -5840,6 +6092,8 @@ export interface operations {
                         /** @description E.164: + and 7 to 15 digits */
                         contactPhone: string;
                         notes?: string;
+                        /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                        contactLocale?: "en" | "sw" | "fr";
                     };
                     vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                     /** Format: uuid */
@@ -5932,6 +6186,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         parcel: {
                             description: string;
@@ -6328,6 +6584,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -6341,6 +6599,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -6586,6 +6846,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -6599,6 +6861,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -6868,6 +7132,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -6881,6 +7147,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -7150,6 +7418,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -7163,6 +7433,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -7445,6 +7717,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -7458,6 +7732,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -7733,6 +8009,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -7746,6 +8024,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -8021,6 +8301,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8034,6 +8316,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -8310,6 +8594,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8323,6 +8609,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -8586,6 +8874,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8599,6 +8889,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -12243,6 +12535,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -12256,6 +12550,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -12909,6 +13205,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -12922,6 +13220,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -19604,6 +19904,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -19617,6 +19919,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -20441,6 +20745,8 @@ export interface operations {
                                     /** @description E.164: + and 7 to 15 digits */
                                     contactPhone: string;
                                     notes?: string;
+                                    /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                    contactLocale?: "en" | "sw" | "fr";
                                 };
                                 vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                                 /** Format: uuid */
@@ -20649,6 +20955,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         /** Format: uuid */
@@ -20759,6 +21067,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -20980,6 +21290,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -21297,6 +21609,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         /** Format: uuid */
@@ -21407,6 +21721,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -21638,6 +21954,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -21861,6 +22179,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
