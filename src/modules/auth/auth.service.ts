@@ -100,7 +100,10 @@ export class AuthService {
 
   /** The user's own settings (contract section 27: the language). */
   async updateMe(userId: string, change: { locale?: Locale | null }): Promise<UserResponse> {
-    const user = change.locale === undefined ? await this.deps.users.getById(userId) : await this.deps.users.setLocale(userId, change.locale);
+    const user =
+      change.locale === undefined
+        ? await this.deps.users.getById(userId)
+        : await this.deps.users.setLocale(userId, change.locale);
     if (!user) throw unauthorized('Session has been revoked', 'SESSION_REVOKED');
     return toUserResponse(user);
   }

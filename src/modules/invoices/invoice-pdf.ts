@@ -73,7 +73,11 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, locale: Locale 
   const doc = new PDFDocument({
     size: 'A4',
     margin: 50,
-    info: { Title: t('invoice.title', { number: invoice.number }), Author: 'Operator', CreationDate: new Date(invoice.issuedAt) },
+    info: {
+      Title: t('invoice.title', { number: invoice.number }),
+      Author: 'Operator',
+      CreationDate: new Date(invoice.issuedAt),
+    },
   });
   doc.registerFont(REGULAR, fonts.regular).registerFont(BOLD, fonts.bold);
   const chunks: Buffer[] = [];
@@ -115,7 +119,10 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, locale: Locale 
     doc.x = left;
   };
 
-  doc.font(BOLD).fontSize(18).text(t('invoice.title', { number: invoice.number }));
+  doc
+    .font(BOLD)
+    .fontSize(18)
+    .text(t('invoice.title', { number: invoice.number }));
   doc.moveDown(0.5);
   doc.font(REGULAR).fontSize(10);
   doc.text(t('invoice.period', { month: invoice.month }));
@@ -157,15 +164,7 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, locale: Locale 
   pair(t('invoice.total.closing'), money(invoice.closingBalance), true);
   pair(t('invoice.total.amountDue'), money(invoice.amountDue), true);
   doc.moveDown(1);
-  doc
-    .font(REGULAR)
-    .fontSize(8)
-    .text(
-      t('invoice.footnote'),
-      left,
-      doc.y,
-      { width },
-    );
+  doc.font(REGULAR).fontSize(8).text(t('invoice.footnote'), left, doc.y, { width });
   doc.end();
   return done;
 }

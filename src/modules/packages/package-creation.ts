@@ -201,7 +201,11 @@ export class PackageCreation {
     const creatorId = this.notifyOnAnnounce.get(pkg.id);
     if (creatorId && this.notifyOnAnnounce.delete(pkg.id)) {
       const { contactPhone: phone, contactLocale } = pkg.dropoff;
-      this.deps.notifier?.notify('CREATED', { phone, contactLocale, creatorId, countryId: pkg.countryId }, pkg.trackingUrl);
+      this.deps.notifier?.notify(
+        'CREATED',
+        { phone, contactLocale, creatorId, countryId: pkg.countryId },
+        pkg.trackingUrl,
+      );
     }
     const dueAt = this.dueOnAnnounce.get(pkg.id);
     if (dueAt) {

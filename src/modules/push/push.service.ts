@@ -135,7 +135,11 @@ export class PushService implements JobChangeWatcher {
       ({ locale }) => ({
         // Section 27: title and body in the driver's language.
         title: translate(locale, 'push.offer.title'),
-        body: translate(locale, 'push.offer.body', { hasPrice: priceText ? 'yes' : 'no', area, price: priceText ?? '' }),
+        body: translate(locale, 'push.offer.body', {
+          hasPrice: priceText ? 'yes' : 'no',
+          area,
+          price: priceText ?? '',
+        }),
         type: 'offer',
         offerId: offer.id,
         jobType: offer.jobType,

@@ -142,7 +142,9 @@ function Tracking({ token }: { token: string }) {
                     <p>{t('tracking.pickupWindow', { window: windowText(i18n, data.pickupWindow, data.timeZone) })}</p>
                   )}
                   {data.dropoffWindow && (
-                    <p>{t('tracking.dropoffWindow', { window: windowText(i18n, data.dropoffWindow, data.timeZone) })}</p>
+                    <p>
+                      {t('tracking.dropoffWindow', { window: windowText(i18n, data.dropoffWindow, data.timeZone) })}
+                    </p>
                   )}
                   {data.scheduledAt && (
                     <p>
