@@ -5,7 +5,7 @@
 // JavaScript instead of TypeScript through tsx keeps tsx's loader thread and its esbuild process out
 // of the running service (~60 MB of the `npm start` process tree, bench/RESULTS.md). esbuild is a
 // development dependency: after `npm ci --omit=dev`, run `npm run build` and `npm run start:prod`.
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { changedSince, filesUnder, root, runsAsScript, writeStamp } from './build-stamp.mjs';
@@ -14,9 +14,9 @@ const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 const stampIn = (out) => path.join(out, '.server-built');
 
-/** The server's sources: every .ts file under src/ but the tests. */
+/** The server's sources: every .ts file under src/ but the tests, and the JSON it imports (message catalogs). */
 export function sources(dir = src) {
-  return filesUnder(dir, (name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
+  return filesUnder(dir, (name) => (name.endsWith('.ts') && !name.endsWith('.test.ts')) || name.endsWith('.json'));
 }
 
 export function staleReason(files = sources(), out = dist) {
@@ -33,13 +33,21 @@ export async function buildServer(files = sources(), out = dist) {
     return { ok: false, message: 'esbuild is not installed: run `npm install` (with the dev dependencies), or `npm run build` then `node dist/server.js`' };
   }
   const started = new Date();
+  // JSON is imported as it is (`with { type: 'json' }`): copied beside the compiled files.
+  for (const file of files.filter((f) => f.endsWith('.json'))) {
+    const target = path.join(out, path.relative(src, file));
+    mkdirSync(path.dirname(target), { recursive: true });
+    copyFileSync(file, target);
+  }
   await esbuild.build({
-    entryPoints: files,
+    entryPoints: files.filter((f) => f.endsWith('.ts')),
     outdir: out,
     outbase: src,
     format: 'esm',
     platform: 'node',
     target: 'node20',
+    // Node 20.10+ reads `with { type: 'json' }` (the catalogs); esbuild's node20 would drop it.
+    supported: { 'import-attributes': true },
     sourcemap: true,
     logLevel: 'warning',
   });

@@ -13,8 +13,10 @@ export const modules = {
   // Time (section 22): pure window rules and the scheduled wake-up; its hooks are handed in (it imports no feature).
   scheduling: { imports: [], about: 'windows, booking ahead, lead time, the durable wake-up of scheduled jobs' },
   countries: { imports: ['scheduling'], about: 'countries (reference data) and their administration' },
-  auth: { imports: ['countries'], about: 'registration, login, SMS codes, passwords, sessions, accounts' },
-  admin: { imports: ['auth'], about: 'account approval and administration' },
+  locales: { imports: [], about: 'the language of whoever the server writes to (section 27)' },
+  sms: { imports: [], about: 'every SMS: catalog text, segments counted, the log, GET /admin/sms' },
+  auth: { imports: ['countries', 'locales', 'sms'], about: 'registration, login, SMS codes, passwords, sessions, accounts' },
+  admin: { imports: ['auth', 'locales', 'sms'], about: 'account approval and administration' },
   // Drivers and the live index.
   matching: { imports: ['auth', 'countries'], about: 'the live driver index, its loader and write-behind' },
   drivers: {
@@ -32,7 +34,7 @@ export const modules = {
   // Money: ledger, payouts, invoices, earnings; none of them imports a job module.
   ledger: { imports: [], about: 'accounts, postings, balances, receipts' },
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },
-  invoices: { imports: [], about: 'the monthly invoices' },
+  invoices: { imports: ['locales'], about: 'the monthly invoices' },
   earnings: { imports: ['drivers'], about: "drivers' and businesses' earnings" },
   mpesa: { imports: ['ledger', 'payouts'], about: 'M-Pesa (Daraja): the client, callbacks, STK payments, B2C payouts' },
   // Jobs: the core, then its two kinds.
@@ -50,7 +52,7 @@ export const modules = {
   recurring: { imports: ['packages'], about: 'recurring jobs: RRULE templates materialised as packages' },
   ratings: { imports: ['ledger'], about: 'ratings, averages, tips, alerts' },
   tracking: {
-    imports: ['matching', 'packages', 'rides', 'scheduling'],
+    imports: ['locales', 'matching', 'packages', 'rides', 'scheduling', 'sms'],
     about: 'tracking links, streams, the live map',
   },
   push: { imports: ['jobs', 'webhooks'], about: 'Web Push: subscriptions, VAPID keys, the sender' },

@@ -49,6 +49,7 @@ import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
 import { recurringModule } from './modules/recurring/recurring.routes.js';
 import { alertsModule } from './modules/alerts/alerts.routes.js';
+import { smsModule } from './modules/sms/sms.routes.js';
 
 declare module './http/context.js' {
   interface ModuleContext {
@@ -61,6 +62,7 @@ const API_MODULES: FeatureModule[] = [
   countriesModule,
   authModule,
   adminModule,
+  smsModule,
   countryAdminModule,
   driversModule,
   profilesModule,

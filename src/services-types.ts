@@ -33,7 +33,8 @@ import type { OptimizerService } from './modules/optimizer/optimizer.service.js'
 import type { GeocodingService } from './modules/geocoding/geocoding.service.js';
 import type { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js';
-import type { SmsSender } from './sms/sms.js';
+import type { SmsService } from './modules/sms/sms.service.js';
+import type { LocalesService } from './modules/locales/locales.service.js';
 import type { DispatchService } from './modules/dispatch/dispatch.service.js';
 import type { LiveMap } from './modules/tracking/live-map.js';
 import type { TrackingHub } from './modules/tracking/tracking-hub.js';
@@ -47,7 +48,10 @@ import type { AlertsService } from './modules/alerts/alerts.service.js';
 
 export interface Services {
   tokens: TokenService;
-  sms: SmsSender;
+  /** Every SMS: the catalog's text in the recipient's language, segments counted, logged (section 27). */
+  sms: SmsService;
+  /** The language of whoever the server writes to (section 27). */
+  locales: LocalesService;
   accounts: AccountService;
   codes: CodesService;
   sessions: SessionsService;

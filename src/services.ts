@@ -73,6 +73,11 @@ import { WebhookWorker } from './modules/webhooks/webhook-worker.js';
 import { WebhooksRepository } from './modules/webhooks/webhooks.repository.js';
 import { WebhooksService } from './modules/webhooks/webhooks.service.js';
 import { createSmsSender } from './sms/sms.js';
+import { formatClock } from './i18n/i18n.js';
+import { LocalesRepository } from './modules/locales/locales.repository.js';
+import { LocalesService } from './modules/locales/locales.service.js';
+import { SmsLogRepository } from './modules/sms/sms-log.repository.js';
+import { SmsService } from './modules/sms/sms.service.js';
 import { DispatchRepository } from './modules/dispatch/dispatch.repository.js';
 import { DispatchService } from './modules/dispatch/dispatch.service.js';
 import { LiveMap } from './modules/tracking/live-map.js';
@@ -110,7 +115,13 @@ export async function createServices(deps: Deps): Promise<Services> {
     accessTtlMs: config.auth.accessTokenTtlMs,
     clock,
   });
-  const sms = createSmsSender(config, deps.logger, clock);
+  const locales = new LocalesService({ repo: new LocalesRepository(db) });
+  const sms = new SmsService({
+    sender: createSmsSender(config, deps.logger, clock),
+    log: new SmsLogRepository(db),
+    clock,
+    logger: deps.logger,
+  });
   const users = new UsersRepository(db);
   const countries = new CountriesRepository(db);
   const profilesRepo = new ProfilesRepository(db);
@@ -121,6 +132,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     config,
     codeKey: createHmac('sha256', config.auth.jwtSecret).update('otp-code-key').digest('hex'),
     sms,
+    locales,
   });
   // A live session signed out: a driver goes OFFLINE (nobody is behind the phone), the phone's push goes
   // (drivers and push are built below; the hook runs only once requests arrive).
@@ -177,6 +189,7 @@ export async function createServices(deps: Deps): Promise<Services> {
           timeoutMs: config.push.timeoutMs,
           concurrency: config.push.concurrency,
           allowPrivateTargets: config.push.allowPrivateTargets,
+          readerOf: (userId) => locales.forUser(userId),
         })
       : undefined,
   });
@@ -263,10 +276,12 @@ export async function createServices(deps: Deps): Promise<Services> {
     kick: (jobType, jobId) => dispatch.kick(jobType, jobId),
     tellUnaccepted: async (ride) => {
       push.rideUnaccepted(ride.customerId, { jobId: ride.jobId, scheduledAt: ride.scheduledAt.toISOString() });
-      await sms.send(
-        ride.phone,
-        `No driver has accepted your ride at ${ride.scheduledAt.toISOString().slice(11, 16)} UTC yet: we keep looking until 10 minutes after it.`,
-      );
+      const { locale, timeZone } = await locales.forUser(ride.customerId);
+      await sms.send(ride.phone, {
+        template: 'rideUnaccepted',
+        locale,
+        values: { time: formatClock(ride.scheduledAt, locale, timeZone) },
+      });
     },
   });
   const timing = {
@@ -294,6 +309,7 @@ export async function createServices(deps: Deps): Promise<Services> {
     clock,
     logger: deps.logger,
     sms,
+    locales,
     links,
     packagesRepo,
     ridesRepo,
@@ -381,12 +397,13 @@ export async function createServices(deps: Deps): Promise<Services> {
     tokens,
     router,
     sms,
+    locales,
     accounts,
     codes,
     sessions,
     passwords,
     auth,
-    admin: new AdminService({ db, clock, sms, users, accounts, sessions }),
+    admin: new AdminService({ db, clock, sms, locales, users, accounts, sessions }),
     countries: new CountriesService({ repo: countries, clock }),
     live,
     positions,
@@ -440,7 +457,7 @@ export async function createServices(deps: Deps): Promise<Services> {
         })
       : undefined,
     push,
-    invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
+    invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository(), locales }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),
     geocoding: new GeocodingService({ config: config.geocoder, countryCode: (id) => countries.codeOf(id) }),
     proof,

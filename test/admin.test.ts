@@ -246,6 +246,8 @@ describe('administration', () => {
         minorUnits: 2,
         // None given: UTC until an admin sets the country's zone (section 22).
         timeZone: 'UTC',
+        // None given: English until an admin sets the country's language (section 27).
+        defaultLocale: 'en',
       },
     );
     const dup = await call('POST', '/admin/countries', {

@@ -83,6 +83,7 @@ describe('accounts and authentication', () => {
       'isEmailVerified',
       'isPhoneVerified',
       'lastName',
+      'locale',
       'phone',
       'role',
       'status',

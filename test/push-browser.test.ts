@@ -200,6 +200,7 @@ describe('driver app: push notifications in Chromium', { skip }, () => {
     await cdp.send('ServiceWorker.deliverPushMessage', {
       origin: base,
       registrationId: appRegistration,
+      // A payload without title and body (a server before section 27): the worker's own English line.
       data: JSON.stringify({ type: 'job', jobType: 'RIDE', jobId: rideId, status: 'ACCEPTED' }),
     });
     let shown: Shown | undefined;

@@ -82,7 +82,11 @@ describe('web push', () => {
 
     for (const s of [phone, tablet]) {
       const push = await receiver.next(s.id);
+      const priceText = `KES ${(offer.price.amount / 100).toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
       assert.deepEqual(push.payload, {
+        // Title and body in the driver's language (section 27): English here.
+        title: 'New offer',
+        body: `Pickup: Moi Avenue 1, Nairobi · ${priceText}`,
         type: 'offer',
         offerId: offer.id,
         jobType: 'PACKAGE',
@@ -91,7 +95,7 @@ describe('web push', () => {
         pickupArea: 'Moi Avenue 1, Nairobi',
         price: offer.price,
         // Formatted by the server (ISO 4217's decimals), so the service worker shows it as it is.
-        priceText: `KES ${(offer.price.amount / 100).toLocaleString('en', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`,
+        priceText,
       });
       assert.equal(push.ttl, '20', 'DISPATCH_OFFER_TTL from the offer');
       assert.equal(push.urgency, 'high');
@@ -162,7 +166,14 @@ describe('web push', () => {
     const [offer] = (await get(t, '/api/drivers/me/offers', driver.headers)).json().offers;
     assert.equal((await post(t, `/api/offers/${offer.id}/accept`, driver.headers)).statusCode, 200);
     let push = await receiver.next(sub.id);
-    assert.deepEqual(push.payload, { type: 'job', jobType: 'RIDE', jobId: rideId, status: 'ACCEPTED' });
+    assert.deepEqual(push.payload, {
+      title: 'Your ride',
+      body: 'A driver accepted your ride.',
+      type: 'job',
+      jobType: 'RIDE',
+      jobId: rideId,
+      status: 'ACCEPTED',
+    });
     assert.equal(push.urgency, 'high');
     assert.equal((await post(t, `/api/rides/${rideId}/arrive`, driver.headers)).statusCode, 200);
     push = await receiver.next(sub.id);

@@ -14,6 +14,7 @@ import type { PushTables } from './tables/push.js';
 import type { RatingTables } from './tables/ratings.js';
 import type { RecurringTables } from './tables/recurring.js';
 import type { RouteTables } from './tables/routes.js';
+import type { SmsTables } from './tables/sms.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
 export type * from './tables/foundation.js';
@@ -35,4 +36,5 @@ export interface Database
     MpesaTables,
     RecurringTables,
     AlertTables,
-    RouteTables {}
+    RouteTables,
+    SmsTables {}

@@ -19,6 +19,8 @@ export interface CountriesTable {
   cod_max: ColumnType<number, number | undefined, number>;
   /** IANA time zone of the country's days and slots (migration 0025). */
   time_zone: ColumnType<string, string | undefined, string>;
+  /** The language of its people when nothing else says (migration 0032, contract section 27). */
+  default_locale: ColumnType<string, string | undefined, string>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -34,6 +36,8 @@ export interface UsersTable {
   status: AccountStatus;
   status_reason: string | null;
   country_id: string | null;
+  /** en, sw or fr; null: the browser's or the country's (migration 0032). */
+  locale: ColumnType<string | null, string | null | undefined, string | null>;
   is_email_verified: Generated<boolean>;
   is_phone_verified: Generated<boolean>;
   created_at: Generated<Date>;

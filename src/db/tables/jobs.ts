@@ -11,6 +11,8 @@ export interface StopJson {
   contactName: string;
   contactPhone: string;
   notes?: string;
+  /** The drop-off contact's language (migration 0032: JSON only). */
+  contactLocale?: 'en' | 'sw' | 'fr';
 }
 
 export interface ParcelJson {

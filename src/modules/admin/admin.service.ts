@@ -2,13 +2,14 @@
 import { randomBytes } from 'node:crypto';
 import type { DB } from '../../db/database.js';
 import type { AccountStatus, Role } from '../../db/schema.js';
-import type { SmsSender } from '../../sms/sms.js';
 import type { Clock } from '../../shared/clock.js';
 import { conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toPage } from '../../shared/pagination.js';
 import type { AccountService, NewAccount } from '../auth/accounts.service.js';
 import type { SessionsService } from '../auth/sessions.service.js';
 import type { UsersRepository } from '../auth/users.repository.js';
+import type { LocalesService } from '../locales/locales.service.js';
+import type { SmsService } from '../sms/sms.service.js';
 import { toUserResponse, type UserResponse } from '../auth/users.schemas.js';
 
 type Transition = 'approve' | 'reject' | 'suspend' | 'reactivate';
@@ -17,7 +18,8 @@ export interface AdminServiceDeps {
   /** For the transaction of a status change and the revocation of the account's sessions. */
   db: DB;
   clock: Clock;
-  sms: SmsSender;
+  sms: SmsService;
+  locales: LocalesService;
   users: UsersRepository;
   accounts: AccountService;
   sessions: SessionsService;
@@ -77,7 +79,8 @@ export class AdminService {
     });
     this.deps.sessions.announceRevoked(userId, revoked, to);
     if (action === 'approve') {
-      await this.deps.sms.send(user.phone, 'Your account has been approved. You can now log in.');
+      const { locale } = await this.deps.locales.forUser(user.id);
+      await this.deps.sms.send(user.phone, { template: 'accountApproved', locale });
     }
     return toUserResponse(user);
   }

@@ -14,6 +14,7 @@ import {
   RegisterResponse,
   ResetPasswordBody,
   SendRegisterOtpBody,
+  UpdateMeBody,
   VerifyOtpBody,
   VerifyOtpResponse,
 } from './auth.schemas.js';
@@ -155,6 +156,21 @@ export const authModule: FeatureModule = async (app, ctx) => {
       },
     },
     async (request) => auth.me(request.auth.userId),
+  );
+
+  app.patch(
+    '/auth/me',
+    {
+      onRequest: ctx.guard.required(),
+      schema: {
+        tags,
+        summary: "Change the authenticated user's settings: the language (en, sw or fr; null: the browser's)",
+        security: bearer,
+        body: UpdateMeBody,
+        response: { 200: UserResponse, ...errors(400, 401, 403) },
+      },
+    },
+    async (request) => auth.updateMe(request.auth.userId, request.body),
   );
 
   app.post(

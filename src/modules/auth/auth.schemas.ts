@@ -1,6 +1,7 @@
 // Request and response schemas of the auth routes.
 import { Type } from '@sinclair/typebox';
-import { Body, Email, OrderType, Uuid, VehicleType } from '../../shared/schemas.js';
+import { LocaleSchema } from '../../i18n/schemas.js';
+import { Body, Email, Nullable, OrderType, Uuid, VehicleType } from '../../shared/schemas.js';
 import { UserResponse } from './users.schemas.js';
 
 const PhoneText = Type.String({ minLength: 1, maxLength: 32, description: 'E.164: + and digits, e.g. +254712345678' });
@@ -56,6 +57,8 @@ export const LoginBody = Body({
   rememberMe: Type.Optional(Type.Boolean({ description: 'longer refresh token lifetime' })),
 });
 
+// Contract section 27: one of en, sw, fr (anything else: 400); null gives the choice back to the browser.
+export const UpdateMeBody = Body({ locale: Type.Optional(Nullable(LocaleSchema)) }, { minProperties: 1 });
 export const CodeSessionBody = Body({ sessionId: Uuid, phone: PhoneText });
 export const VerifyOtpBody = Body({ sessionId: Uuid, phone: PhoneText, code: Code });
 export const RefreshTokenBody = Body({ refreshToken: Type.String({ minLength: 1, maxLength: 200 }) });

@@ -1,4 +1,5 @@
 // Registration and login with a code (contract section 4), over the codes, passwords and sessions parts.
+import type { Locale } from '../../shared/locales.js';
 import type { DB } from '../../db/database.js';
 import type { OrderType, Role, VehicleType } from '../../db/schema.js';
 import { STATUS_MESSAGES } from '../../shared/auth-context.js';
@@ -93,6 +94,16 @@ export class AuthService {
 
   async me(userId: string): Promise<UserResponse> {
     const user = await this.deps.users.getById(userId);
+    if (!user) throw unauthorized('Session has been revoked', 'SESSION_REVOKED');
+    return toUserResponse(user);
+  }
+
+  /** The user's own settings (contract section 27: the language). */
+  async updateMe(userId: string, change: { locale?: Locale | null }): Promise<UserResponse> {
+    const user =
+      change.locale === undefined
+        ? await this.deps.users.getById(userId)
+        : await this.deps.users.setLocale(userId, change.locale);
     if (!user) throw unauthorized('Session has been revoked', 'SESSION_REVOKED');
     return toUserResponse(user);
   }

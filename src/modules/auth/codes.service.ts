@@ -4,9 +4,10 @@ import { createHmac, randomInt, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../../config.js';
 import type { Executor } from '../../db/executor.js';
 import type { OtpPurpose } from '../../db/tables/auth.js';
-import type { SmsSender } from '../../sms/sms.js';
 import type { Clock } from '../../shared/clock.js';
 import { tooManyRequests, unauthorized } from '../../shared/errors.js';
+import type { LocalesService } from '../locales/locales.service.js';
+import type { SmsService } from '../sms/sms.service.js';
 import type { CodeStepRow, CodesRepository } from './codes.repository.js';
 import { sha256 } from './sessions.service.js';
 
@@ -23,17 +24,12 @@ export interface CodesServiceDeps {
   config: CodesConfig;
   /** Key for the HMAC under which codes are stored (derived from the JWT secret). */
   codeKey: string;
-  sms: SmsSender;
+  sms: SmsService;
+  locales: LocalesService;
 }
 
 export const sessionInvalid = () =>
   unauthorized('Verification session is invalid or has expired; start again', 'OTP_SESSION_INVALID');
-
-function humanDuration(ms: number): string {
-  const minutes = Math.round(ms / 60_000);
-  if (minutes >= 1) return `${minutes} minute${minutes === 1 ? '' : 's'}`;
-  return `${Math.max(1, Math.round(ms / 1000))} seconds`;
-}
 
 /**
  * `+*******78`: only the last two digits, behind a mask of fixed width, so the answer for an unknown
@@ -86,12 +82,11 @@ export class CodesService {
     return String(randomInt(0, 1_000_000)).padStart(6, '0');
   }
 
-  private async send(phone: string, code: string, purpose: OtpPurpose): Promise<void> {
-    const what = purpose === 'PASSWORD_RESET' ? 'password reset' : purpose === 'REGISTER' ? 'registration' : 'login';
-    await this.deps.sms.send(
-      phone,
-      `Your ${what} code is ${code}. It expires in ${humanDuration(this.deps.config.auth.otpTtlMs)}.`,
-    );
+  /** In the account's language (a registration has none yet: English). */
+  private async send(phone: string, code: string, purpose: OtpPurpose, userId: string | null): Promise<void> {
+    const { locale } = await this.deps.locales.forUser(userId);
+    const minutes = Math.max(1, Math.round(this.deps.config.auth.otpTtlMs / 60_000));
+    await this.deps.sms.send(phone, { template: `code.${purpose}`, locale, values: { code, minutes } });
   }
 
   /**
@@ -125,8 +120,8 @@ export class CodesService {
     if (!send) return id;
     // A provider's round trip would time a reset apart from one for no account: it is not awaited.
     if (purpose === 'PASSWORD_RESET' && !this.deps.sms.local)
-      void this.send(phone, code, purpose).catch(() => undefined);
-    else await this.send(phone, code, purpose);
+      void this.send(phone, code, purpose, userId).catch(() => undefined);
+    else await this.send(phone, code, purpose, userId);
     return id;
   }
 
@@ -186,7 +181,7 @@ export class CodesService {
     ) {
       throw resendLimit();
     }
-    await this.send(row.phone, code, 'LOGIN');
+    await this.send(row.phone, code, 'LOGIN', row.user_id);
   }
 
   /** A made-up phone for an e-mail with no account, the same every time (a password reset answers with it). */

@@ -120,6 +120,10 @@ export class UsersRepository {
       .execute();
   }
 
+  setLocale(id: string, locale: string | null): Promise<UserRow | undefined> {
+    return this.db.updateTable('users').set({ locale }).where('id', '=', id).returning(USER_COLUMNS).executeTakeFirst();
+  }
+
   markPhoneVerified(id: string): Promise<UserRow | undefined> {
     return this.db
       .updateTable('users')

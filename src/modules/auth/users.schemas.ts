@@ -2,6 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { UsersTable } from '../../db/schema.js';
+import { LocaleSchema } from '../../i18n/schemas.js';
+import type { Locale } from '../../shared/locales.js';
 import { Nullable, Role } from '../../shared/schemas.js';
 
 export const AccountStatus = Type.Union([
@@ -22,6 +24,11 @@ export const UserResponse = Type.Object({
   isPhoneVerified: Type.Boolean(),
   status: AccountStatus,
   countryId: Nullable(Type.String({ format: 'uuid' })),
+  locale: Nullable(
+    Type.Union(LocaleSchema.anyOf, {
+      description: "The language the user chose (PATCH /auth/me); null: the browser's, else the country's default",
+    }),
+  ),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type UserResponse = Static<typeof UserResponse>;
@@ -38,6 +45,7 @@ export const USER_COLUMNS = [
   'is_phone_verified',
   'status',
   'country_id',
+  'locale',
   'created_at',
 ] as const;
 
@@ -55,6 +63,7 @@ export function toUserResponse(row: UserRow): UserResponse {
     isPhoneVerified: row.is_phone_verified,
     status: row.status,
     countryId: row.country_id,
+    locale: (row.locale as Locale | null) ?? null,
     createdAt: new Date(row.created_at).toISOString(),
   };
 }

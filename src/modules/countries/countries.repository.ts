@@ -14,6 +14,7 @@ const COUNTRY_COLUMNS = [
   'dial_code',
   'cod_max',
   'time_zone',
+  'default_locale',
   'created_at',
   'updated_at',
 ] as const;

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Selectable } from 'kysely';
 import type { CountriesTable } from '../../db/schema.js';
 import { decimalsOf } from '../../shared/money.js';
+import { LocaleSchema } from '../../i18n/schemas.js';
 import { Body } from '../../shared/schemas.js';
 
 export const CountryResponse = Type.Object({
@@ -22,6 +23,9 @@ export const CountryResponse = Type.Object({
     description:
       "IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own",
   }),
+  defaultLocale: Type.Union(LocaleSchema.anyOf, {
+    description: "The language of the country's people when their own choice is not known (section 27)",
+  }),
 });
 
 export function toCountryResponse(row: Selectable<CountriesTable>) {
@@ -34,6 +38,7 @@ export function toCountryResponse(row: Selectable<CountriesTable>) {
     minorUnits: decimalsOf(row.currency),
     codMax: row.cod_max,
     timeZone: row.time_zone,
+    defaultLocale: row.default_locale as 'en' | 'sw' | 'fr',
   };
 }
 
@@ -63,6 +68,7 @@ export const CreateCountryBody = Body({
   dialCode: DialCode,
   codMax: Type.Optional(CodMax),
   timeZone: Type.Optional(TimeZone),
+  defaultLocale: Type.Optional(LocaleSchema),
 });
 export const UpdateCountryBody = Body(
   {
@@ -72,6 +78,7 @@ export const UpdateCountryBody = Body(
     dialCode: Type.Optional(DialCode),
     codMax: Type.Optional(CodMax),
     timeZone: Type.Optional(TimeZone),
+    defaultLocale: Type.Optional(LocaleSchema),
   },
   { minProperties: 1 },
 );

@@ -16,6 +16,8 @@ export interface CountryInput {
   codMax?: number;
   /** IANA time zone (section 22); UTC when absent. */
   timeZone?: string;
+  /** en, sw or fr (section 27); en when absent. */
+  defaultLocale?: string;
 }
 
 export class CountriesService {
@@ -39,6 +41,7 @@ export class CountriesService {
       dial_code: input.dialCode,
       ...(input.codMax !== undefined ? { cod_max: input.codMax } : {}),
       ...(input.timeZone !== undefined ? { time_zone: input.timeZone } : {}),
+      ...(input.defaultLocale !== undefined ? { default_locale: input.defaultLocale } : {}),
       created_at: now,
       updated_at: now,
     });
@@ -46,7 +49,7 @@ export class CountriesService {
   }
 
   async updateCountry(id: string, changes: Partial<CountryInput>) {
-    const { code, name, currency, dialCode, codMax, timeZone } = changes;
+    const { code, name, currency, dialCode, codMax, timeZone, defaultLocale } = changes;
     if (currency) assertIsoCurrency(currency);
     checkTimeZone(timeZone, 'body.timeZone');
     if (code && (await this.deps.repo.getIdByCode(code, id)))
@@ -58,6 +61,7 @@ export class CountriesService {
       ...(dialCode ? { dial_code: dialCode } : {}),
       ...(codMax !== undefined ? { cod_max: codMax } : {}),
       ...(timeZone !== undefined ? { time_zone: timeZone } : {}),
+      ...(defaultLocale !== undefined ? { default_locale: defaultLocale } : {}),
       updated_at: this.deps.clock.now(),
     });
     if (!row) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');

@@ -5,8 +5,19 @@
 // diacritics, Cyrillic or Greek print and copy as written (pdfkit's built-in Helvetica is Latin-1 only).
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { translator } from '../../i18n/i18n.js';
+import type { Locale } from '../../shared/locales.js';
 import { formatAmount } from '../../shared/money.js';
 import type { InvoiceLine, InvoiceTotals } from './invoice-lines.js';
+
+/** A line's words in the reader's language, from its kind (the stored description is English). */
+function lineKey(line: InvoiceLine) {
+  if (line.kind === 'DELIVERY' && line.jobType === 'RIDE') return 'invoice.line.RIDE' as const;
+  // A payout that failed comes back: the ledger credits it (docs/money.md).
+  if (line.kind === 'PAYOUT' && line.amount > 0) return 'invoice.line.PAYOUT_RETURNED' as const;
+  if (line.kind === 'OTHER') return undefined;
+  return `invoice.line.${line.kind}` as const;
+}
 
 export interface InvoiceDocument {
   number: string;
@@ -55,12 +66,18 @@ const printable = (text: string) => text.replace(/\p{Cc}/gu, ' ');
 
 const dateOnly = (iso: string) => iso.slice(0, 10);
 
-export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer> {
+/** The invoice in the reader's language (contract section 27): its labels from the server's catalog. */
+export async function renderInvoicePdf(invoice: InvoiceDocument, locale: Locale = 'en'): Promise<Buffer> {
   const { PDFDocument, fonts } = await loadTools();
+  const t = translator(locale);
   const doc = new PDFDocument({
     size: 'A4',
     margin: 50,
-    info: { Title: `Invoice ${invoice.number}`, Author: 'Operator', CreationDate: new Date(invoice.issuedAt) },
+    info: {
+      Title: t('invoice.title', { number: invoice.number }),
+      Author: 'Operator',
+      CreationDate: new Date(invoice.issuedAt),
+    },
   });
   doc.registerFont(REGULAR, fonts.regular).registerFont(BOLD, fonts.bold);
   const chunks: Buffer[] = [];
@@ -102,53 +119,52 @@ export async function renderInvoicePdf(invoice: InvoiceDocument): Promise<Buffer
     doc.x = left;
   };
 
-  doc.font(BOLD).fontSize(18).text(`Invoice ${invoice.number}`);
+  doc
+    .font(BOLD)
+    .fontSize(18)
+    .text(t('invoice.title', { number: invoice.number }));
   doc.moveDown(0.5);
   doc.font(REGULAR).fontSize(10);
-  doc.text(`Period: ${invoice.month} (UTC)`);
-  doc.text(`Issued: ${dateOnly(invoice.issuedAt)}`);
-  doc.text(`Currency: ${invoice.currency}`);
+  doc.text(t('invoice.period', { month: invoice.month }));
+  doc.text(t('invoice.issued', { date: dateOnly(invoice.issuedAt) }));
+  doc.text(t('invoice.currency', { currency: invoice.currency }));
   doc.moveDown(0.5);
-  doc.font(BOLD).text('Billed to');
+  doc.font(BOLD).text(t('invoice.billedTo'));
   doc.font(REGULAR).text(printable(invoice.business.name));
   if (invoice.business.address) doc.text(printable(invoice.business.address));
   doc.moveDown(1);
 
-  row(['Date', 'Description', 'Reference', 'Charge', 'Credit'], { bold: true });
+  const columns = ['date', 'description', 'reference', 'charge', 'credit'] as const;
+  row(
+    columns.map((c) => t(`invoice.column.${c}`)),
+    { bold: true },
+  );
   for (const line of invoice.lines) {
     row([
       dateOnly(line.date),
-      line.description,
+      ((key) => (key ? t(key) : line.description))(lineKey(line)),
       line.reference ?? '',
       line.amount < 0 ? money(-line.amount) : '',
       line.amount > 0 ? money(line.amount) : '',
     ]);
   }
-  if (!invoice.lines.length) row(['', 'No activity', '', '', '']);
+  if (!invoice.lines.length) row(['', t('invoice.noActivity'), '', '', '']);
   doc.moveDown(1);
 
-  const t = invoice.totals;
-  pair('Opening balance', money(invoice.openingBalance));
-  pair(`Deliveries (${t.deliveryCount})`, money(t.deliveries));
-  if (t.cancellationFees) pair('Cancellation fees', money(t.cancellationFees));
-  if (t.tips) pair('Tips', money(t.tips));
-  if (t.cashOnDelivery) pair('Cash on delivery collected', money(t.cashOnDelivery));
-  if (t.payments) pair('Payments received', money(t.payments));
-  if (t.payouts) pair('Payouts', money(t.payouts));
-  if (t.other) pair('Other', money(t.other));
-  pair('Net for the month', money(t.net), true);
-  pair('Closing balance', money(invoice.closingBalance), true);
-  pair('Amount due', money(invoice.amountDue), true);
+  const totals = invoice.totals;
+  pair(t('invoice.total.opening'), money(invoice.openingBalance));
+  pair(t('invoice.total.deliveries', { count: totals.deliveryCount }), money(totals.deliveries));
+  if (totals.cancellationFees) pair(t('invoice.total.cancellationFees'), money(totals.cancellationFees));
+  if (totals.tips) pair(t('invoice.total.tips'), money(totals.tips));
+  if (totals.cashOnDelivery) pair(t('invoice.total.cashOnDelivery'), money(totals.cashOnDelivery));
+  if (totals.payments) pair(t('invoice.total.payments'), money(totals.payments));
+  if (totals.payouts) pair(t('invoice.total.payouts'), money(totals.payouts));
+  if (totals.other) pair(t('invoice.total.other'), money(totals.other));
+  pair(t('invoice.total.net'), money(totals.net), true);
+  pair(t('invoice.total.closing'), money(invoice.closingBalance), true);
+  pair(t('invoice.total.amountDue'), money(invoice.amountDue), true);
   doc.moveDown(1);
-  doc
-    .font(REGULAR)
-    .fontSize(8)
-    .text(
-      'Balances: positive is owed to you, negative is what you owe. Charges lower the balance, credits raise it.',
-      left,
-      doc.y,
-      { width },
-    );
+  doc.font(REGULAR).fontSize(8).text(t('invoice.footnote'), left, doc.y, { width });
   doc.end();
   return done;
 }

@@ -15,6 +15,7 @@ import {
   type InvoiceTotals,
 } from './invoice-lines.js';
 import { monthOf, parseMonth, previousMonth } from './invoice-month.js';
+import type { LocalesService } from '../locales/locales.service.js';
 import { renderInvoicePdf, type InvoiceDocument } from './invoice-pdf.js';
 import type { InvoiceRow, InvoicesRepository, NewInvoice } from './invoices.repository.js';
 
@@ -60,7 +61,9 @@ const toSummary = (r: InvoiceRow): InvoiceSummary => ({
 const invoiceNotFound = () => notFound('Invoice not found', 'INVOICE_NOT_FOUND');
 
 export class InvoiceService {
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; repo: InvoicesRepository }) {}
+  constructor(
+    private readonly deps: { db: Kysely<Database>; clock: Clock; repo: InvoicesRepository; locales?: LocalesService },
+  ) {}
 
   /**
    * Issues the month's invoices: one per business account (business and currency) with entries in
@@ -150,7 +153,9 @@ export class InvoiceService {
   async pdf(id: string, businessId?: string): Promise<{ filename: string; pdf: Buffer }> {
     const invoice = await this.get(id, businessId);
     const doc: InvoiceDocument = invoice;
-    return { filename: `invoice-${invoice.number}.pdf`, pdf: await renderInvoicePdf(doc) };
+    // In the business's language (section 27), whoever downloads it.
+    const locale = (await this.deps.locales?.forUser(invoice.business.id))?.locale ?? 'en';
+    return { filename: `invoice-${invoice.number}.pdf`, pdf: await renderInvoicePdf(doc, locale) };
   }
 
   async list(query: { businessId?: string; month?: string; cursor?: string; limit?: number }) {

@@ -16,8 +16,16 @@ import { moneyFields, type PackagePresenter, type TrackingLinks } from './packag
 import type { PackagesRepository } from './packages.repository.js';
 import type { CreatePackageBody, FullPackage } from './packages.schemas.js';
 
+/** Who the tracking SMS goes to and what chooses its language (section 27). */
+export interface RecipientOfSms {
+  phone: string;
+  contactLocale?: string | null;
+  creatorId: string;
+  countryId: string;
+}
+
 export interface RecipientNotifier {
-  notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void;
+  notify(moment: 'CREATED' | 'IN_TRANSIT', to: RecipientOfSms, trackingUrl: string): void;
 }
 
 /** Delivery codes are kept as an HMAC, so a stolen database does not reveal codes by brute force alone. */
@@ -66,7 +74,7 @@ export interface PackageCreationDeps {
 
 export class PackageCreation {
   /** Packages created with notifyRecipient whose creation message waits for announce (after commit). */
-  private readonly notifyOnAnnounce = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+  private readonly notifyOnAnnounce = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   /** Scheduled packages created here, and when they wake: announce leaves them out of dispatch until then. */
   private readonly dueOnAnnounce = new LRUCache<string, Date>({ max: 10_000, ttl: 60_000 });
 
@@ -145,7 +153,8 @@ export class PackageCreation {
       time_zone: windows.timeZone ?? country.time_zone,
       ...followUp?.columns,
     });
-    if (body.notifyRecipient) this.notifyOnAnnounce.set(id, true);
+    // The creator, whose language the recipient's SMS falls back to.
+    if (body.notifyRecipient) this.notifyOnAnnounce.set(id, auth.userId);
     await this.deps.repo.addHistory(trx, id, {
       status: 'PENDING',
       reason: null,
@@ -205,8 +214,15 @@ export class PackageCreation {
 
   announce(pkg: FullPackage): number {
     // Here, not in create: after commit, and not again for an idempotent replay.
-    if (this.notifyOnAnnounce.delete(pkg.id))
-      this.deps.notifier?.notify('CREATED', pkg.dropoff.contactPhone, pkg.trackingUrl);
+    const creatorId = this.notifyOnAnnounce.get(pkg.id);
+    if (creatorId && this.notifyOnAnnounce.delete(pkg.id)) {
+      const { contactPhone: phone, contactLocale } = pkg.dropoff;
+      this.deps.notifier?.notify(
+        'CREATED',
+        { phone, contactLocale, creatorId, countryId: pkg.countryId },
+        pkg.trackingUrl,
+      );
+    }
     const dueAt = this.dueOnAnnounce.get(pkg.id);
     if (dueAt) {
       // Scheduled: offered from start − lead (this instance's timer, or any instance's poll), not now.

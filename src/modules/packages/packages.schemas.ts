@@ -1,6 +1,7 @@
 // Request and response schemas of the packages module.
 import { SlaField } from '../alerts/alerts.schemas.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { LocaleSchema } from '../../i18n/schemas.js';
 import { Body, DateTime, Location, Nullable, Phone, Uuid, VehicleType } from '../../shared/schemas.js';
 import { pageSchema, PaginationQuery } from '../../shared/pagination.js';
 import {
@@ -28,6 +29,20 @@ export const Stop = Type.Object(
     contactName: Text(200),
     contactPhone: Phone,
     notes: Type.Optional(Text(1000, 0)),
+  },
+  { additionalProperties: false },
+);
+
+/** The drop-off adds the recipient's language for the SMS they get (contract section 27). */
+export const DropoffStop = Type.Object(
+  {
+    ...Stop.properties,
+    contactLocale: Type.Optional(
+      Type.Union(LocaleSchema.anyOf, {
+        description:
+          "The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -64,7 +79,7 @@ export const ProofView = Type.Object(
 
 export const CreatePackageBody = Body({
   pickup: Stop,
-  dropoff: Stop,
+  dropoff: DropoffStop,
   vehicleType: VehicleType,
   countryId: Uuid,
   customerId: Type.Optional(Uuid),
@@ -129,6 +144,9 @@ export const StopView = Type.Object({
   contactName: Type.Optional(Type.String({ description: `The contact at this stop; ${HIDDEN_FROM_COMPANIES}` })),
   contactPhone: Type.Optional(Type.String({ description: `E.164; ${HIDDEN_FROM_COMPANIES}` })),
   notes: Type.Optional(Type.String({ description: `When given; ${HIDDEN_FROM_COMPANIES}` })),
+  contactLocale: Type.Optional(
+    Type.String({ description: `The drop-off contact's language, when given (section 27); ${HIDDEN_FROM_COMPANIES}` }),
+  ),
 });
 
 const packageProperties = {
@@ -214,7 +232,7 @@ export type FullPackage = PackageResponse & {
   customerId: string | null;
   reference: string | null;
   pickup: Static<typeof Stop>;
-  dropoff: Static<typeof Stop>;
+  dropoff: Static<typeof DropoffStop>;
 };
 
 const trackingUrl = Type.String({
@@ -227,7 +245,7 @@ export const CreatedPackageResponse = Type.Object({
   customerId: Nullable(Type.String()),
   reference: Nullable(Type.String()),
   pickup: Stop,
-  dropoff: Stop,
+  dropoff: DropoffStop,
   trackingUrl,
   deliveryCode: Type.Optional(Type.String({ pattern: '^[0-9]{4}$' })),
 });

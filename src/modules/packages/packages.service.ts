@@ -257,8 +257,11 @@ export class PackageService {
   async start(id: string, auth: AuthContext, record?: RecordAnswer) {
     const row = await this.moveRow(id, auth, 'IN_TRANSIT', { record, direct: {} });
     const started = this.respond(row);
-    if (row.notify_recipient)
-      this.deps.notifier?.notify('IN_TRANSIT', started.dropoff.contactPhone, started.trackingUrl);
+    if (row.notify_recipient) {
+      const { contactPhone: phone, contactLocale } = started.dropoff;
+      const to = { phone, contactLocale, creatorId: row.created_by, countryId: row.country_id };
+      this.deps.notifier?.notify('IN_TRANSIT', to, started.trackingUrl);
+    }
     return this.present(row, auth);
   }
 

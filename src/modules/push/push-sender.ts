@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { Agent, request } from 'undici';
 import type { Clock } from '../../shared/clock.js';
+import { DEFAULT_LOCALE, type Locale } from '../../shared/locales.js';
 import { guardedLookup } from '../webhooks/webhook-sender.js';
 import { isPublicAddress } from '../webhooks/url-safety.js';
 import type { PushRepository } from './push.repository.js';
@@ -59,7 +60,17 @@ export interface PushSenderDeps {
   timeoutMs: number;
   concurrency: number;
   allowPrivateTargets: boolean;
+  /** The recipient's language and time zone, for the texts a payload carries (contract section 27). */
+  readerOf?: (userId: string) => Promise<PushReader>;
 }
+
+export interface PushReader {
+  locale: Locale;
+  timeZone: string;
+}
+
+/** A payload, or one written for its reader (read only when the user has a subscription). */
+export type PushMessage = Record<string, unknown> | ((reader: PushReader) => Record<string, unknown>);
 
 type Subscription = { id: string; endpoint: string; p256dh: string; auth: string };
 
@@ -83,10 +94,12 @@ export class PushSender {
   }
 
   /** Queues one message to every subscription of the user; returns at once. */
-  toUser(userId: string, message: Record<string, unknown>, options: PushOptions): void {
+  toUser(userId: string, message: PushMessage, options: PushOptions): void {
     this.enqueue(options.kind, async () => {
       const subscriptions = await this.deps.repo.ofUser(userId);
-      const payload = JSON.stringify(message);
+      if (!subscriptions.length) return;
+      const reader = (await this.deps.readerOf?.(userId)) ?? { locale: DEFAULT_LOCALE, timeZone: 'UTC' };
+      const payload = JSON.stringify(typeof message === 'function' ? message(reader) : message);
       for (const s of subscriptions) this.enqueue(options.kind, () => this.send(s, payload, options));
     });
   }

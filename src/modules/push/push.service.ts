@@ -8,6 +8,7 @@ import type { DB } from '../../db/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { badRequest, conflict, notFound } from '../../shared/errors.js';
 import { formatMoney } from '../../shared/money.js';
+import { formatClock, translate, type MessageKey } from '../../i18n/i18n.js';
 import type { JobChangeWatcher } from '../jobs/lifecycle.js';
 import { checkWebhookUrl, type LookupAll, type UrlRules } from '../webhooks/url-safety.js';
 import type { PushRepository } from './push.repository.js';
@@ -125,20 +126,29 @@ export class PushService implements JobChangeWatcher {
     const ttlSeconds = (Date.parse(offer.expiresAt) - this.deps.clock.nowMs()) / 1000;
     if (ttlSeconds <= 0) return;
     const { lat, lng } = offer.pickup.location;
+    const area = offer.pickup.address ?? `${lat.toFixed(4)}, ${lng.toFixed(4)}`;
+    // Formatted here, with ISO 4217's decimals: the service worker shows it as it is (a phone's Intl
+    // takes CLDR's digits, which differ for some currencies).
+    const priceText = offer.price ? formatMoney(offer.price.amount, offer.price.currency) : undefined;
     sender.toUser(
       driverId,
-      {
+      ({ locale }) => ({
+        // Section 27: title and body in the driver's language.
+        title: translate(locale, 'push.offer.title'),
+        body: translate(locale, 'push.offer.body', {
+          hasPrice: priceText ? 'yes' : 'no',
+          area,
+          price: priceText ?? '',
+        }),
         type: 'offer',
         offerId: offer.id,
         jobType: offer.jobType,
         jobId: offer.jobId,
         deadline: offer.expiresAt,
-        pickupArea: offer.pickup.address ?? `${lat.toFixed(4)}, ${lng.toFixed(4)}`,
+        pickupArea: area,
         price: offer.price,
-        // Formatted here, with ISO 4217's decimals: the service worker shows it as it is (a phone's Intl
-        // takes CLDR's digits, which differ for some currencies).
-        ...(offer.price ? { priceText: formatMoney(offer.price.amount, offer.price.currency) } : {}),
-      },
+        ...(priceText ? { priceText } : {}),
+      }),
       { ttlSeconds, urgency: 'high', kind: 'offer' },
     );
   }
@@ -152,7 +162,14 @@ export class PushService implements JobChangeWatcher {
     if (!sender || !moment || !customerId) return;
     sender.toUser(
       customerId,
-      { type: 'job', jobType: change.jobType, jobId: change.jobId, status: change.status },
+      ({ locale }) => ({
+        title: translate(locale, `push.job.${change.jobType}.title`),
+        body: translate(locale, `push.job.${change.jobType}.${change.status}` as MessageKey),
+        type: 'job',
+        jobType: change.jobType,
+        jobId: change.jobId,
+        status: change.status,
+      }),
       { ...moment, kind: 'job' },
     );
   }
@@ -161,14 +178,18 @@ export class PushService implements JobChangeWatcher {
   rideUnaccepted(customerId: string, ride: { jobId: string; scheduledAt: string }): void {
     this.deps.sender?.toUser(
       customerId,
-      {
+      ({ locale, timeZone }) => ({
+        title: translate(locale, 'push.rideUnaccepted.title', {
+          time: formatClock(new Date(ride.scheduledAt), locale, timeZone),
+        }),
+        body: translate(locale, 'push.rideUnaccepted.body'),
         type: 'job',
         jobType: 'RIDE',
         jobId: ride.jobId,
         status: 'REQUESTED',
         notice: 'NOT_ACCEPTED_YET',
         scheduledAt: ride.scheduledAt,
-      },
+      }),
       { ttlSeconds: 600, urgency: 'high', kind: 'job' },
     );
   }

@@ -9,12 +9,14 @@ import type { AuthContext } from '../../shared/auth-context.js';
 import type { Bus } from '../../shared/bus.js';
 import type { Clock } from '../../shared/clock.js';
 import { forbidden } from '../../shared/errors.js';
-import type { SmsSender } from '../../sms/sms.js';
 import { newerPosition, type DriverIndex } from '../matching/driver-index.js';
 import { FINAL_PACKAGE_STATUSES } from '../packages/package-status.js';
 import type { PackageRow, PackagesRepository } from '../packages/packages.repository.js';
 import { canSee, packageNotFound } from '../packages/package-views.js';
+import type { LocalesService } from '../locales/locales.service.js';
+import type { RecipientOfSms } from '../packages/package-creation.js';
 import type { RecipientNotifier } from '../packages/packages.service.js';
+import type { SmsService } from '../sms/sms.service.js';
 import { FINAL_RIDE_STATUSES } from '../rides/ride-status.js';
 import type { RideRow, RidesRepository } from '../rides/rides.repository.js';
 import { rideNotFound, RideService } from '../rides/rides.service.js';
@@ -33,7 +35,8 @@ export interface TrackingServiceDeps {
   bus: Bus;
   clock: Clock;
   logger: Logger;
-  sms: SmsSender;
+  sms: SmsService;
+  locales: LocalesService;
   links: TrackingTokens;
   packagesRepo: PackagesRepository;
   ridesRepo: RidesRepository;
@@ -131,14 +134,13 @@ export class TrackingService implements RecipientNotifier {
     return { trackingUrl: this.deps.links.url(id, nonce) };
   }
 
-  /** SMS to the drop-off contact (notifyRecipient); a failed message never fails the request. */
-  notify(moment: 'CREATED' | 'IN_TRANSIT', to: string, trackingUrl: string): void {
-    const text =
-      moment === 'CREATED'
-        ? `A delivery is coming to you. Follow it live: ${trackingUrl}`
-        : `Your delivery is on its way. Follow it live: ${trackingUrl}`;
-    this.deps.sms
-      .send(to, text)
+  /** SMS to the drop-off contact (notifyRecipient), in their language; a failed message never fails the request. */
+  notify(moment: 'CREATED' | 'IN_TRANSIT', to: RecipientOfSms, trackingUrl: string): void {
+    this.deps.locales
+      .forRecipient(to)
+      .then((locale) =>
+        this.deps.sms.send(to.phone, { template: `tracking.${moment}`, locale, values: { url: trackingUrl } }),
+      )
       .catch((err: Error) => this.deps.logger.warn({ err: err.message, moment }, 'tracking link SMS failed'));
   }
 

@@ -24,9 +24,11 @@
       // The price as the server formatted it (ISO 4217's decimals; the phone's Intl may differ).
       const parts = [String(message.pickupArea || ''), typeof message.priceText === 'string' ? message.priceText : ''].filter(Boolean);
       return {
-        title: 'New offer',
+        // The server writes title and body in the driver's language (contract section 27); the
+        // English below is for a payload from a server before that.
+        title: typeof message.title === 'string' ? message.title : 'New offer',
         options: {
-          body: parts.join(' · '),
+          body: typeof message.body === 'string' ? message.body : parts.join(' · '),
           tag: 'offer-' + message.offerId,
           renotify: true,
           requireInteraction: true,
@@ -40,8 +42,12 @@
     }
     if (message && message.type === 'job' && typeof message.jobId === 'string') {
       return {
-        title: JOB_TEXT[message.status] || 'Your ' + (message.jobType === 'RIDE' ? 'ride' : 'package') + ' changed',
+        title:
+          typeof message.title === 'string'
+            ? message.title
+            : JOB_TEXT[message.status] || 'Your ' + (message.jobType === 'RIDE' ? 'ride' : 'package') + ' changed',
         options: {
+          ...(typeof message.body === 'string' ? { body: message.body } : {}),
           tag: 'job-' + message.jobId,
           icon: scope + 'icon-192.png',
           data: { url: scope + '?' + (message.jobType === 'RIDE' ? 'ride' : 'package') + '=' + encodeURIComponent(message.jobId) },

@@ -187,7 +187,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change the authenticated user's settings: the language (en, sw or fr; null: the browser's) */
+        patch: operations["patchAuthMe"];
         trace?: never;
     };
     "/api/auth/password/forgot": {
@@ -338,6 +339,23 @@ export interface paths {
         put?: never;
         /** Reactivate a suspended account */
         post: operations["postAdminUsersIdReactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SMS sent, newest first: masked recipient, template, locale, encoding and segments */
+        get: operations["getAdminSms"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2386,6 +2404,8 @@ export interface operations {
                             codMax: number;
                             /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
                             timeZone: string;
+                            /** @description The language of the country's people when their own choice is not known (section 27) */
+                            defaultLocale: "en" | "sw" | "fr";
                         }[];
                     };
                 };
@@ -2572,6 +2592,7 @@ export interface operations {
                             isPhoneVerified: boolean;
                             status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                             countryId: string | null;
+                            locale: ("en" | "sw" | "fr") | null;
                             /** Format: date-time */
                             createdAt: string;
                         };
@@ -2885,6 +2906,7 @@ export interface operations {
                             isPhoneVerified: boolean;
                             status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                             countryId: string | null;
+                            locale: ("en" | "sw" | "fr") | null;
                             /** Format: date-time */
                             createdAt: string;
                         };
@@ -3148,9 +3170,115 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAuthMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    locale?: ("en" | "sw" | "fr") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done: the resource as it is now */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        phone: string;
+                        firstName: string;
+                        lastName: string;
+                        role: "CUSTOMER" | "DRIVER" | "BUSINESS" | "COMPANY" | "ADMIN";
+                        isEmailVerified: boolean;
+                        isPhoneVerified: boolean;
+                        status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
+                        countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Missing, invalid or expired credentials */
@@ -3495,6 +3623,7 @@ export interface operations {
                             isPhoneVerified: boolean;
                             status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                             countryId: string | null;
+                            locale: ("en" | "sw" | "fr") | null;
                             /** Format: date-time */
                             createdAt: string;
                         }[];
@@ -3627,6 +3756,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3751,6 +3881,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3863,6 +3994,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -3993,6 +4125,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -4123,6 +4256,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -4247,6 +4381,7 @@ export interface operations {
                         isPhoneVerified: boolean;
                         status: "ACTIVE" | "PENDING_APPROVAL" | "REJECTED" | "SUSPENDED";
                         countryId: string | null;
+                        locale: ("en" | "sw" | "fr") | null;
                         /** Format: date-time */
                         createdAt: string;
                     };
@@ -4339,6 +4474,111 @@ export interface operations {
             };
         };
     };
+    getAdminSms: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested resource */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            sentAt: string;
+                            /** @description The number with its middle masked */
+                            recipient: string;
+                            /** @description Which message: code.LOGIN, tracking.CREATED, accountApproved… */
+                            template: string;
+                            /** @description en, sw or fr */
+                            locale: string;
+                            encoding: "GSM-7" | "UCS-2";
+                            segments: number;
+                            status: "SENT" | "FAILED";
+                            text: string | null;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postAdminCountries: {
         parameters: {
             query?: never;
@@ -4362,6 +4602,8 @@ export interface operations {
                     codMax?: number;
                     /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
                     timeZone?: string;
+                    /** @description en (English), sw (Swahili) or fr (French) */
+                    defaultLocale?: "en" | "sw" | "fr";
                 };
             };
         };
@@ -4388,6 +4630,8 @@ export interface operations {
                         codMax: number;
                         /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
                         timeZone: string;
+                        /** @description The language of the country's people when their own choice is not known (section 27) */
+                        defaultLocale: "en" | "sw" | "fr";
                     };
                 };
             };
@@ -4491,6 +4735,8 @@ export interface operations {
                     codMax?: number;
                     /** @description an IANA time zone such as Africa/Nairobi (another: 400 VALIDATION_FAILED) */
                     timeZone?: string;
+                    /** @description en (English), sw (Swahili) or fr (French) */
+                    defaultLocale?: "en" | "sw" | "fr";
                 };
             };
         };
@@ -4517,6 +4763,8 @@ export interface operations {
                         codMax: number;
                         /** @description IANA time zone of the country's days, slots and recurring rules (section 22), unless a job names its own */
                         timeZone: string;
+                        /** @description The language of the country's people when their own choice is not known (section 27) */
+                        defaultLocale: "en" | "sw" | "fr";
                     };
                 };
             };
@@ -6636,6 +6884,8 @@ export interface operations {
                                 contactPhone?: string;
                                 /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                                 notes?: string;
+                                /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactLocale?: string;
                             };
                             dropoff: {
                                 location: {
@@ -6649,6 +6899,8 @@ export interface operations {
                                 contactPhone?: string;
                                 /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                                 notes?: string;
+                                /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                                contactLocale?: string;
                             };
                             parcel: {
                                 description: string;
@@ -6889,6 +7141,8 @@ export interface operations {
                         /** @description E.164: + and 7 to 15 digits */
                         contactPhone: string;
                         notes?: string;
+                        /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                        contactLocale?: "en" | "sw" | "fr";
                     };
                     vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                     /** Format: uuid */
@@ -6981,6 +7235,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         parcel: {
                             description: string;
@@ -8035,6 +8291,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8048,6 +8306,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -8311,6 +8571,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8324,6 +8586,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -8611,6 +8875,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8624,6 +8890,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -8911,6 +9179,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -8924,6 +9194,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -9224,6 +9496,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -9237,6 +9511,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -9530,6 +9806,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -9543,6 +9821,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -9839,6 +10119,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -9852,6 +10134,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -10146,6 +10430,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -10159,6 +10445,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -10440,6 +10728,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -10453,6 +10743,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -14214,6 +14506,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -14227,6 +14521,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -14914,6 +15210,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -14927,6 +15225,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -21650,6 +21950,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         dropoff: {
                             location: {
@@ -21663,6 +21965,8 @@ export interface operations {
                             contactPhone?: string;
                             /** @description When given; absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
                             notes?: string;
+                            /** @description The drop-off contact's language, when given (section 27); absent in a company's view of a PENDING package none of its drivers holds (only what deciding to take it needs) */
+                            contactLocale?: string;
                         };
                         parcel: {
                             description: string;
@@ -22505,6 +22809,8 @@ export interface operations {
                                     /** @description E.164: + and 7 to 15 digits */
                                     contactPhone: string;
                                     notes?: string;
+                                    /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                    contactLocale?: "en" | "sw" | "fr";
                                 };
                                 vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                                 /** Format: uuid */
@@ -22713,6 +23019,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         /** Format: uuid */
@@ -22823,6 +23131,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -23044,6 +23354,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -23361,6 +23673,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                         /** Format: uuid */
@@ -23471,6 +23785,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -23702,6 +24018,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */
@@ -23925,6 +24243,8 @@ export interface operations {
                                 /** @description E.164: + and 7 to 15 digits */
                                 contactPhone: string;
                                 notes?: string;
+                                /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                                contactLocale?: "en" | "sw" | "fr";
                             };
                             vehicleType: "BIKE" | "CAR" | "VAN" | "TRUCK";
                             /** Format: uuid */

@@ -5,9 +5,10 @@ export type { MapPoint } from './types';
 
 const LeafletMap = lazy(() => import('./LeafletMap'));
 
-export function Map(props: MapProps) {
+/** `loadingLabel`: the words shown while the map's code loads (a translated page gives its own). */
+export function Map({ loadingLabel, ...props }: MapProps & { loadingLabel?: string }) {
   return (
-    <Suspense fallback={<div className="map map-loading">Loading map…</div>}>
+    <Suspense fallback={<div className="map map-loading">{loadingLabel ?? 'Loading map…'}</div>}>
       <LeafletMap {...props} />
     </Suspense>
   );
