@@ -85,15 +85,11 @@ import { TrackingHub } from './modules/tracking/tracking-hub.js';
 import { TrackingRepository } from './modules/tracking/tracking.repository.js';
 import { TrackingService } from './modules/tracking/tracking.service.js';
 import { TrackingTokens } from './modules/tracking/tracking-tokens.js';
-import { PushRepository } from './modules/push/push.repository.js';
-import { PushSender } from './modules/push/push-sender.js';
-import { PushService } from './modules/push/push.service.js';
-import { pushVapidKeys } from './modules/push/vapid-keys.js';
+import { createPush } from './modules/push/create-push.js';
 import { PostgresProofStorage, ProofRepository } from './modules/proof/proof.repository.js';
 import { ProofService } from './modules/proof/proof.service.js';
 import type { ProofStorage } from './modules/proof/proof-storage.js';
 import { S3ProofStorage } from './modules/proof/s3-storage.js';
-import { systemClock } from './shared/clock.js';
 import { AuthGuard } from './http/authenticate.js';
 import { SessionStateRepository } from './http/session-state.repository.js';
 import { createKeyedLimiter } from './http/rate-limit.js';
@@ -169,29 +165,12 @@ export async function createServices(deps: Deps): Promise<Services> {
     maxPlausibleSpeedKmh: config.drivers.maxPlausibleSpeedKmh,
   });
   const driversRepo = new DriversRepository(db);
-  const pushRepo = new PushRepository(db);
-  // The push module's keys: the environment's, or on the embedded default kept in DATA_DIR (generated once).
-  const vapid = await pushVapidKeys(config);
-  const push = new PushService({
+  const push = await createPush(config, {
     db,
-    repo: pushRepo,
     clock,
-    publicKey: vapid?.publicKey,
-    urlRules: { allowHttp: config.push.allowHttp, allowPrivateTargets: config.push.allowPrivateTargets },
-    sender: vapid
-      ? new PushSender({
-          repo: pushRepo,
-          clock,
-          wallClock: systemClock,
-          logger: deps.logger,
-          registry: deps.metrics.registry,
-          vapid,
-          timeoutMs: config.push.timeoutMs,
-          concurrency: config.push.concurrency,
-          allowPrivateTargets: config.push.allowPrivateTargets,
-          readerOf: (userId) => locales.forUser(userId),
-        })
-      : undefined,
+    logger: deps.logger,
+    registry: deps.metrics.registry,
+    readerOf: (userId) => locales.forUser(userId),
   });
   const router = createRouter(config.routing, { registry: deps.metrics.registry, logger: deps.logger });
   const routesRepo = new RoutesRepository(db);

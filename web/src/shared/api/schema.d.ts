@@ -7565,6 +7565,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         parcel: {
                             description: string;
@@ -7620,6 +7622,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
@@ -7885,6 +7895,8 @@ export interface operations {
                             /** @description E.164: + and 7 to 15 digits */
                             contactPhone: string;
                             notes?: string;
+                            /** @description The recipient's language for the tracking SMS (en, sw or fr); absent: the creator's, else the country's default */
+                            contactLocale?: "en" | "sw" | "fr";
                         };
                         parcel: {
                             description: string;
@@ -7940,6 +7952,14 @@ export interface operations {
                             end: string;
                         } | null;
                         timeZone: string | null;
+                        /** @description The promise (the windows, scheduledAt, or for an ASAP job the quote's ETA plus ASAP_SLACK) and the risk from the straight-line ETA: LATE once an end passed with its step not done, AT_RISK once an ETA passes an end less AT_RISK_MARGIN; null once the job ended */
+                        sla?: {
+                            /** Format: date-time */
+                            pickupBy: string;
+                            /** Format: date-time */
+                            dropoffBy: string;
+                            risk: "OK" | "AT_RISK" | "LATE";
+                        } | null;
                         /** @description Locked from the quote, or computed at creation (a scheduled package without a quote: when it enters dispatch); null only for packages created before prices existed */
                         price: {
                             /** @description In the minor unit of the currency */
