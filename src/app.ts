@@ -46,6 +46,7 @@ import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
+import { paymentsModule } from './modules/payments/payments.routes.js';
 import { recurringModule } from './modules/recurring/recurring.routes.js';
 
 declare module './http/context.js' {
@@ -82,6 +83,7 @@ const API_MODULES: FeatureModule[] = [
   proofModule,
   optimizerModule,
   mpesaModule,
+  paymentsModule,
   recurringModule,
 ];
 

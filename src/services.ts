@@ -46,6 +46,8 @@ import { SettlementService } from './modules/ledger/settlements.service.js';
 import { MpesaB2cPayouts } from './modules/mpesa/b2c-payouts.service.js';
 import { DarajaClient } from './modules/mpesa/daraja-client.js';
 import { MpesaRepository } from './modules/mpesa/mpesa.repository.js';
+import { PaymentsRepository } from './modules/payments/payments.repository.js';
+import { StkCollections } from './modules/payments/stk-collections.service.js';
 import { DriverLocationsRepository } from './modules/matching/driver-locations.repository.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
@@ -282,6 +284,20 @@ export async function createServices(deps: Deps): Promise<Services> {
     driverIndex: live.index,
     driverLocationTtlMs: config.drivers.locationTtlMs,
   });
+  // M-Pesa collections (section 26): packages open their prompt through it; it pays packages through packages.payable.
+  const stk = config.mpesa
+    ? new StkCollections({
+        db,
+        clock,
+        config: config.mpesa,
+        client: new DarajaClient({ ...config.mpesa, timeoutMs: config.mpesa.requestTimeoutMs, clock }),
+        ledger,
+        repo: new PaymentsRepository(),
+        callbacks: new MpesaRepository(),
+        logger: deps.logger,
+        secret: config.auth.jwtSecret,
+      })
+    : undefined;
   const packages: PackageService = new PackageService({
     ...jobs,
     ...timing,
@@ -291,7 +307,9 @@ export async function createServices(deps: Deps): Promise<Services> {
     links,
     notifier: tracking,
     outbox,
+    payments: stk,
   });
+  stk?.bind(packages.payable);
   const rides: RideService = new RideService({
     ...jobs,
     ...timing,
@@ -410,6 +428,7 @@ export async function createServices(deps: Deps): Promise<Services> {
           secret: config.auth.jwtSecret,
         })
       : undefined,
+    stk,
     push,
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository() }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),

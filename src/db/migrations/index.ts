@@ -22,6 +22,7 @@ import * as m0024 from './0024_receipt_lists.js';
 import * as m0025 from './0025_scheduling.js';
 import * as m0026 from './0026_recurring_jobs.js';
 import * as m0027 from './0027_mpesa.js';
+import * as m0031 from './0031_mpesa_stk.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0025_scheduling': m0025,
   '0026_recurring_jobs': m0026,
   '0027_mpesa': m0027,
+  '0031_mpesa_stk': m0031,
 };

@@ -94,6 +94,8 @@ export class DriverJobsRepository {
       .where(inBox(q))
       .where(notReleased('packages', q.driverId))
       .where(notScheduled('packages'))
+      // Paid by M-Pesa: open to drivers only once PAID (section 26).
+      .where((eb) => eb.or([eb('payment_method', '<>', 'MPESA'), eb('payment_state', '=', 'PAID')]))
       .orderBy(byDistance(q))
       .limit(q.limit)
       .execute();

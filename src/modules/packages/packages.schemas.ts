@@ -10,6 +10,7 @@ import {
   NullableMoney,
   ParcelSize,
   PaymentMethod,
+  JobPayment,
   QuoteIdField,
   StatusHistoryItem,
   ViewerMoneyFields,
@@ -77,6 +78,19 @@ export const CreatePackageBody = Body({
     }),
   ),
   paymentMethod: Type.Optional(PaymentMethod),
+  payment: Type.Optional(
+    Body(
+      {
+        phone: Type.Optional(
+          Type.String({
+            ...Phone,
+            description: "The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone",
+          }),
+        ),
+      },
+      { description: 'paymentMethod MPESA only' },
+    ),
+  ),
   cashOnDelivery: Type.Optional(
     Body(
       {
@@ -147,6 +161,14 @@ const packageProperties = {
   ),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
   paymentMethod: Type.Optional(PaymentMethod),
+  payment: Type.Optional(
+    Nullable(
+      Type.Object(JobPayment.properties, {
+        additionalProperties: false,
+        description: 'paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null',
+      }),
+    ),
+  ),
   cashOnDelivery: Type.Optional(
     Nullable(
       Type.Object(Money.properties, {
