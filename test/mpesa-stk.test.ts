@@ -86,7 +86,11 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     );
   const mpesaBookings = async (jobPrompts: { receipt: string | null; checkout_request_id: string | null }[]) => {
     const keys = jobPrompts.flatMap((p) => [`mpesa:${p.receipt}`, `mpesa:stk:${p.checkout_request_id}`]);
-    const rows = await t.db.selectFrom('ledger_transactions').select('source_key').where('source_key', 'in', keys).execute();
+    const rows = await t.db
+      .selectFrom('ledger_transactions')
+      .select('source_key')
+      .where('source_key', 'in', keys)
+      .execute();
     return rows.length;
   };
   async function settle() {
@@ -280,7 +284,10 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     assert.equal(refund.amount * 100, (await pkg(created.id)).price_amount);
     assert.equal((await pkg(created.id)).payment_state, 'REFUNDED');
     await stk().sweep();
-    assert.equal((await t.db.selectFrom('mpesa_refunds').select('id').where('job_id', '=', created.id).execute()).length, 1);
+    assert.equal(
+      (await t.db.selectFrom('mpesa_refunds').select('id').where('job_id', '=', created.id).execute()).length,
+      1,
+    );
     const balance = await sql<{ s: string }>`
       select coalesce(sum(e.amount), 0) as s from ledger_entries e join ledger_accounts a on a.id = e.account_id
       where a.party_id = ${who.id}`.execute(t.db);

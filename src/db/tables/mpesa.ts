@@ -4,13 +4,7 @@ import type { Nullish } from './foundation.js';
 
 export type B2cPaymentState = 'QUEUED' | 'SENT' | 'UNKNOWN' | 'PAID' | 'FAILED';
 export type MpesaCallbackKind =
-  | 'B2C_RESULT'
-  | 'B2C_TIMEOUT'
-  | 'STATUS_RESULT'
-  | 'STATUS_TIMEOUT'
-  | 'STK_RESULT'
-  | 'REFUND_RESULT'
-  | 'REFUND_TIMEOUT';
+  'B2C_RESULT' | 'B2C_TIMEOUT' | 'STATUS_RESULT' | 'STATUS_TIMEOUT' | 'STK_RESULT' | 'REFUND_RESULT' | 'REFUND_TIMEOUT';
 /** An STK Push (migration 0031): QUEUED (committed, not sent), SENT (Daraja took it), then PAID or FAILED. */
 export type StkPaymentState = 'QUEUED' | 'SENT' | 'PAID' | 'FAILED';
 /** A job's payment as it shows it (contract section 26). */

@@ -15,7 +15,7 @@ import { scheduledStart, validateWindows, type WindowRules } from '../scheduling
 import { moneyFields, type PackagePresenter, type TrackingLinks } from './package-views.js';
 import type { PackagesRepository } from './packages.repository.js';
 import { accountPhone } from './package-payments.repository.js';
-import type { JobPaymentsPort } from '../jobs/payment-port.js';
+import type { JobPaymentsPort } from '../payments/payment-port.js';
 import type { CreatePackageBody, FullPackage } from './packages.schemas.js';
 
 export interface RecipientNotifier {
@@ -123,7 +123,9 @@ export class PackageCreation {
     const deliveryCode = body.requireDeliveryCode ? String(randomInt(0, 10_000)).padStart(4, '0') : undefined;
     await this.deps.repo.insert(trx, {
       ...priceColumns(price),
-      ...(paying ? { price_amount: paying.amount, payment_phone: paying.phone, payment_state: 'PENDING' as const } : {}),
+      ...(paying
+        ? { price_amount: paying.amount, payment_phone: paying.phone, payment_state: 'PENDING' as const }
+        : {}),
       id,
       status: 'PENDING',
       vehicle_type: body.vehicleType,
@@ -216,7 +218,10 @@ export class PackageCreation {
   /** Who may pay by M-Pesa (section 26): a customer's package, M-Pesa configured, not booked for later. */
   private checkMpesa(auth: AuthContext, body: CreatePackageBody, windows: Parameters<typeof scheduledStart>[0]) {
     if (auth.role !== 'CUSTOMER')
-      throw badRequest("M-Pesa is for customers' packages: paymentMethod must be ACCOUNT or CASH", 'PAYMENT_METHOD_NOT_ALLOWED');
+      throw badRequest(
+        "M-Pesa is for customers' packages: paymentMethod must be ACCOUNT or CASH",
+        'PAYMENT_METHOD_NOT_ALLOWED',
+      );
     if (!this.deps.payments) throw badRequest('M-Pesa is not configured on this service', 'MPESA_DISABLED');
     if (body.cashOnDelivery !== undefined)
       throw badRequest('Cash on delivery is for business packages only', 'CASH_ON_DELIVERY_NOT_ALLOWED');

@@ -7,7 +7,7 @@ import type { AuthContext } from '../../shared/auth-context.js';
 import type { Clock } from '../../shared/clock.js';
 import type { DB } from '../../db/database.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
-import type { PayableJob, PayableJobs, PayableJobType } from '../jobs/payment-port.js';
+import type { PayableJob, PayableJobs, PayableJobType } from '../payments/payment-port.js';
 import type { PackagePaymentsRepository } from './package-payments.repository.js';
 
 type Row = NonNullable<Awaited<ReturnType<PackagePaymentsRepository['load']>>>;
@@ -37,7 +37,11 @@ export class PackagePayments implements PayableJobs {
       /** Offers a PENDING package to drivers (the lifecycle's offerNearby). */
       offer(row: Row): void;
       /** Cancels a PENDING package with no fee, running `inTransaction` in the change's transaction. */
-      cancel(id: string, reason: string, inTransaction: (trx: Transaction<Database>) => Promise<void>): Promise<boolean>;
+      cancel(
+        id: string,
+        reason: string,
+        inTransaction: (trx: Transaction<Database>) => Promise<void>,
+      ): Promise<boolean>;
     },
   ) {}
 

@@ -10,12 +10,12 @@ import {
   NullableMoney,
   ParcelSize,
   PaymentMethod,
-  JobPayment,
   QuoteIdField,
   StatusHistoryItem,
   ViewerMoneyFields,
 } from '../jobs/jobs.schemas.js';
 import { WindowFields, WindowViews } from '../scheduling/scheduling.schemas.js';
+import { JobPayment } from '../payments/payments.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 
 const Text = (max: number, min = 1) => Type.String({ minLength: min, maxLength: max });

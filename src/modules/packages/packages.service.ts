@@ -25,7 +25,7 @@ import { DeliveryCodes, PackageCreation, type RecipientNotifier } from './packag
 import { PackageReads } from './package-reads.js';
 import { PackagePayments } from './package-payments.js';
 import { PackagePaymentsRepository } from './package-payments.repository.js';
-import type { JobPaymentsPort } from '../jobs/payment-port.js';
+import type { JobPaymentsPort } from '../payments/payment-port.js';
 import {
   actorFor,
   canSee,

@@ -164,7 +164,10 @@ export class PaymentsRepository {
     trx: Executor,
     id: string,
     fields: Partial<
-      Pick<RefundRow, 'state' | 'conversation_id' | 'receipt' | 'result_code' | 'result_desc' | 'transaction_id' | 'result_at'>
+      Pick<
+        RefundRow,
+        'state' | 'conversation_id' | 'receipt' | 'result_code' | 'result_desc' | 'transaction_id' | 'result_at'
+      >
     >,
     onlyIn?: B2cPaymentState[],
   ): Promise<boolean> {

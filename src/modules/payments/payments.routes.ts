@@ -7,7 +7,7 @@ import type { FeatureModule } from '../../http/context.js';
 import { createKeyedLimiter } from '../../http/rate-limit.js';
 import { AppError } from '../../shared/errors.js';
 import { Body, IdParams, Phone, errorResponses as errors } from '../../shared/schemas.js';
-import { JobPayment } from '../jobs/jobs.schemas.js';
+import { JobPayment } from './payments.schemas.js';
 import { CALLBACK_ACK } from '../mpesa/daraja-callbacks.js';
 import { StkCollections } from './stk-collections.service.js';
 
@@ -39,7 +39,7 @@ export const paymentsModule: FeatureModule = async (app, { services, guard, deps
         tags: ['packages'],
         security: [{ bearerAuth: [] }],
         summary:
-          "Send a new M-Pesa prompt for a package whose payment FAILED (its creator or an admin). 409 PAYMENT_NOT_RETRYABLE once paid, cancelled or no longer waiting; 409 MPESA_PROMPT_PENDING while the last prompt is still on the phone",
+          'Send a new M-Pesa prompt for a package whose payment FAILED (its creator or an admin). 409 PAYMENT_NOT_RETRYABLE once paid, cancelled or no longer waiting; 409 MPESA_PROMPT_PENDING while the last prompt is still on the phone',
         params: IdParams,
         body: Type.Optional(RetryBody),
         response: { 202: JobPayment, ...errors(400, 401, 403, 404, 409) },

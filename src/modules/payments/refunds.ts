@@ -9,7 +9,7 @@ import type { MpesaConfig } from '../../config/mpesa.js';
 import type { Database } from '../../db/schema.js';
 import type { MpesaCallbackKind } from '../../db/tables/mpesa.js';
 import type { Clock } from '../../shared/clock.js';
-import type { PayableJobs } from '../jobs/payment-port.js';
+import type { PayableJobs } from './payment-port.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import { mpesaRefundEntries } from '../ledger/postings.js';
 import { parseB2cResult } from '../mpesa/daraja-callbacks.js';

@@ -14,7 +14,7 @@ import type { MpesaCallbackKind } from '../../db/tables/mpesa.js';
 import type { AuthContext } from '../../shared/auth-context.js';
 import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../shared/errors.js';
-import type { JobPaymentsPort, PayableJob, PayableJobs, PayableJobType } from '../jobs/payment-port.js';
+import type { JobPaymentsPort, PayableJob, PayableJobs, PayableJobType } from './payment-port.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import { mpesaPaymentEntries } from '../ledger/postings.js';
 import { darajaPhone, parseStkCallback } from '../mpesa/daraja-callbacks.js';

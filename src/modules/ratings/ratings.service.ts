@@ -11,7 +11,7 @@ import type { RecordAnswer } from '../../shared/record-answer.js';
 import { AppError, conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
-import { BASIS_POINTS, sourceKeys, tipEntries, type PartyRef, type PaymentMethod } from '../ledger/postings.js';
+import { BASIS_POINTS, sourceKeys, tipEntries, type PartyRef } from '../ledger/postings.js';
 import type { JobForRating, RatingListFilter, RatingsRepository } from './ratings.repository.js';
 import type { DriverRatingItem, DriverRatingsQuery, RateBody, RatingItem } from './ratings.schemas.js';
 

@@ -1,5 +1,5 @@
 // The port between jobs and the payments module (contract section 26; the structure rule: money code
-// reaches jobs through a port). Jobs open a payment in their creating transaction and hand it over
+// reaches jobs through a port, and never imports a job module). Jobs open a payment in their creating transaction and hand it over
 // after commit (JobPaymentsPort, implemented by payments/); payments tell a job it was paid, failed,
 // expired or refunded (PayableJobs, implemented by packages/). Neither imports the other.
 import type { Transaction } from 'kysely';
