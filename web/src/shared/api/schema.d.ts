@@ -1951,6 +1951,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/packages/{id}/payment/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a new M-Pesa prompt for a package whose payment FAILED (its creator or an admin). 409 PAYMENT_NOT_RETRYABLE once paid, cancelled or no longer waiting; 409 MPESA_PROMPT_PENDING while the last prompt is still on the phone */
+        post: operations["postPackagesIdPaymentRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recurring-jobs": {
         parameters: {
             query?: never;
@@ -5685,8 +5702,24 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                            payment?: {
+                                /** @enum {string} */
+                                method: "MPESA";
+                                /** @description The payer (E.164) */
+                                phone: string;
+                                /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                                state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                                /** @description The M-Pesa receipt, once paid */
+                                receipt?: string;
+                                /** @description What is charged, in minor units (whole shillings) */
+                                amount: number;
+                                currency: string;
+                                /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                                failure?: string;
+                            } | null;
                             /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                             cashOnDelivery?: {
                                 /** @description In the minor unit of the currency */
@@ -5876,8 +5909,13 @@ export interface operations {
                     timeZone?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
-                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                    paymentMethod?: "CASH" | "ACCOUNT";
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                    /** @description paymentMethod MPESA only */
+                    payment?: {
+                        /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                        phone?: string;
+                    };
                     /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                     cashOnDelivery?: {
                         /**
@@ -5999,8 +6037,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -6408,8 +6462,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -6666,8 +6736,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -6948,8 +7034,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -7230,8 +7332,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -7525,8 +7643,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -7813,8 +7947,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8101,8 +8251,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8390,8 +8556,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8666,8 +8848,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8920,8 +9118,8 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                             /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                             earnings?: {
                                 /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -9042,8 +9240,8 @@ export interface operations {
                      * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
                      */
                     quoteId?: string;
-                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                    paymentMethod?: "CASH" | "ACCOUNT";
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
                     /**
                      * Format: date-time
                      * @description A ride booked ahead: the driver is to be at the pickup then (at least RIDE_SCHEDULE_MIN_AHEAD, at most SCHEDULE_MAX_AHEAD ahead); absent: now
@@ -9137,8 +9335,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -9360,8 +9558,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -9559,8 +9757,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -9788,8 +9986,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -10011,8 +10209,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -10234,8 +10432,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -10457,8 +10655,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -10686,8 +10884,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12323,8 +12521,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -12452,8 +12666,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12989,8 +13203,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -13118,8 +13348,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -19684,8 +19914,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -20390,6 +20636,137 @@ export interface operations {
             };
         };
     };
+    postPackagesIdPaymentRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Another Kenyan M-Pesa number for this prompt (default: the last one) */
+                    phone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: queued */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        method: "MPESA";
+                        /** @description The payer (E.164) */
+                        phone: string;
+                        /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                        state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                        /** @description The M-Pesa receipt, once paid */
+                        receipt?: string;
+                        /** @description What is charged, in minor units (whole shillings) */
+                        amount: number;
+                        currency: string;
+                        /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                        failure?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getRecurringJobs: {
         parameters: {
             query?: {
@@ -20496,8 +20873,13 @@ export interface operations {
                                 timeZone?: string;
                                 /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                                 notifyRecipient?: boolean;
-                                /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                                paymentMethod?: "CASH" | "ACCOUNT";
+                                /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                                paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                                /** @description paymentMethod MPESA only */
+                                payment?: {
+                                    /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                    phone?: string;
+                                };
                                 /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                                 cashOnDelivery?: {
                                     /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -20704,8 +21086,13 @@ export interface operations {
                         timeZone?: string;
                         /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                         notifyRecipient?: boolean;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA only */
+                        payment?: {
+                            /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                            phone?: string;
+                        };
                         /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                         cashOnDelivery?: {
                             /**
@@ -20814,8 +21201,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -21035,8 +21427,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -21352,8 +21749,13 @@ export interface operations {
                         timeZone?: string;
                         /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                         notifyRecipient?: boolean;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA only */
+                        payment?: {
+                            /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                            phone?: string;
+                        };
                         /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                         cashOnDelivery?: {
                             /**
@@ -21462,8 +21864,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -21693,8 +22100,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -21916,8 +22328,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
