@@ -94,6 +94,7 @@ describe('packages', () => {
       'id',
       'orderType',
       'parcel',
+      'payment',
       'paymentMethod',
       'pickup',
       'pickupWindow',
