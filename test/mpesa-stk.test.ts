@@ -9,6 +9,8 @@ import { sql } from 'kysely';
 import { startSandbox, type Sandbox } from '../dev/mpesa-sandbox/server.js';
 import { buildTestApp, type TestApp } from './helpers/app.js';
 import { createUser, type TestUser } from './helpers/factories.js';
+import { createTestDatabase } from './helpers/database.js';
+import { ManualClock } from '../src/shared/clock.js';
 import { packageBody, post } from './packages-helpers.js';
 
 async function freePort(): Promise<number> {
@@ -194,9 +196,10 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     await settle();
     assert.equal((await pkg(created.id)).payment_state, 'PENDING');
     t.clock.advance(91_000);
+    // This sweep, or the loop's turn that got there first.
     await stk().sweep();
+    await until(async () => (await pkg(created.id)).payment_state === 'PAID');
     const row = await pkg(created.id);
-    assert.equal(row.payment_state, 'PAID');
     assert.equal(row.payment_receipt, null, 'the query gives no receipt');
     assert.equal((await dispatchRows(created.id)).length, 1);
     const [p] = await prompts(created.id);
@@ -247,7 +250,7 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     // When in doubt, M-Pesa is asked: the request was paid (for its own amount), so the package is.
     t.clock.advance(91_000);
     await stk().sweep();
-    assert.equal((await pkg(created.id)).payment_state, 'PAID');
+    await until(async () => (await pkg(created.id)).payment_state === 'PAID');
     assert.equal(await mpesaBookings(await prompts(created.id)), 1);
     assert.equal(await ledgerSum(), 0);
   });
@@ -258,6 +261,7 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     await until(async () => (await prompts(created.id))[0]?.checkout_request_id != null);
     t.clock.advance(10 * 60_000 + 1000);
     await stk().sweep();
+    await until(async () => (await pkg(created.id)).status === 'CANCELLED');
     const row = await pkg(created.id);
     assert.equal(row.status, 'CANCELLED');
     assert.equal(row.payment_state, 'CANCELLED');
@@ -273,7 +277,7 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     const cancelled = await post(t, `/api/packages/${created.id}/cancel`, who.headers, {});
     assert.equal(cancelled.statusCode, 200, cancelled.body);
     await stk().sweep();
-    await sandbox.idle();
+    await until(async () => (await pkg(created.id)).payment_state === 'REFUNDED');
     await settle();
     const refund = await t.db
       .selectFrom('mpesa_refunds')
@@ -316,5 +320,70 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
       payment: { phone: '+254708374149' },
     });
     assert.equal(cash.statusCode, 400);
+  });
+
+  test('restart drill: the process stops between the push and a callback that never comes; the next one resolves it by query', async () => {
+    const database = await createTestDatabase();
+    const clock = new ManualClock(new Date());
+    const env = {
+      MPESA_CONSUMER_KEY: 'sandbox-key',
+      MPESA_CONSUMER_SECRET: 'sandbox-secret',
+      MPESA_SHORTCODE: '174379',
+      MPESA_PASSKEY: sandbox.options.passkey,
+      MPESA_INITIATOR_NAME: 'testapi',
+      MPESA_SECURITY_CREDENTIAL: 'c2VjcmV0',
+      MPESA_CALLBACK_BASE_URL: 'http://127.0.0.1:9',
+      MPESA_BASE_URL: sandbox.url,
+    };
+    try {
+      const first = await buildTestApp({ env, database, clock });
+      const who = await createUser(first, { role: 'CUSTOMER', phone: '+254712347149' });
+      const res = await post(first, '/api/packages', who.headers, {
+        ...packageBody(who.countryId),
+        paymentMethod: 'MPESA',
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      const id = res.json().id as string;
+      const sent = () =>
+        first.db.selectFrom('mpesa_stk_payments').select(['checkout_request_id']).where('job_id', '=', id).execute();
+      await until(async () => (await sent())[0]?.checkout_request_id != null);
+      await first.close();
+
+      clock.advance(91_000);
+      const second = await buildTestApp({ env, database, clock });
+      try {
+        // The new process's loop (or this sweep) asks M-Pesa about the prompt it never heard back on.
+        await second.services.stk!.sweep();
+        const state = () =>
+          second.db
+            .selectFrom('packages')
+            .select(['payment_state', 'status'])
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow();
+        await until(async () => (await state()).payment_state === 'PAID');
+        const row = await second.db
+          .selectFrom('packages')
+          .select(['payment_state', 'status'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { payment_state: 'PAID', status: 'PENDING' });
+        const enrolled = await second.db
+          .selectFrom('dispatch_jobs')
+          .select('job_id')
+          .where('job_id', '=', id)
+          .execute();
+        assert.equal(enrolled.length, 1);
+        // Asked again, nothing more is booked.
+        clock.advance(91_000);
+        await second.services.stk!.sweep();
+        const bookings = await sql<{ n: number }>`
+          select count(*)::int as n from ledger_transactions where source_key like 'mpesa:stk:%'`.execute(second.db);
+        assert.equal(bookings.rows[0]!.n, 1);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await database.close();
+    }
   });
 });

@@ -4,6 +4,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { AuthContext } from '../../shared/auth-context.js';
+import { AppError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { DB } from '../../db/database.js';
 import type { DispatchHooks } from '../jobs/lifecycle.js';
@@ -118,7 +119,8 @@ export class PackagePayments implements PayableJobs {
         if (!(await this.deps.repo.setState(trx, jobId, 'CANCELLED', ['PENDING', 'FAILED']))) throw new PaidMeanwhile();
       });
     } catch (err) {
-      if (err instanceof PaidMeanwhile) return false;
+      // Paid meanwhile, or cancelled by another instance's sweep (or its creator) first.
+      if (err instanceof PaidMeanwhile || (err instanceof AppError && err.statusCode === 409)) return false;
       throw err;
     }
   }
