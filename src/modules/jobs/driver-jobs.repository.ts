@@ -85,22 +85,20 @@ export class DriverJobsRepository {
       .executeTakeFirst();
   }
 
+  /** Open packages near the driver; one paid by M-Pesa only once PAID (section 26). */
   openPackagesNear(q: NearSearch) {
-    return (
-      this.db
-        .selectFrom('packages')
-        .select([...NEAR_COLUMNS, 'parcel'])
-        .where('status', '=', 'PENDING')
-        .where('vehicle_type', '=', q.vehicleType)
-        .where(inBox(q))
-        .where(notReleased('packages', q.driverId))
-        .where(notScheduled('packages'))
-        // Paid by M-Pesa: open to drivers only once PAID (section 26).
-        .where((eb) => eb.or([eb('payment_method', '<>', 'MPESA'), eb('payment_state', '=', 'PAID')]))
-        .orderBy(byDistance(q))
-        .limit(q.limit)
-        .execute()
-    );
+    return this.db
+      .selectFrom('packages')
+      .select([...NEAR_COLUMNS, 'parcel'])
+      .where('status', '=', 'PENDING')
+      .where('vehicle_type', '=', q.vehicleType)
+      .where(inBox(q))
+      .where(notReleased('packages', q.driverId))
+      .where(notScheduled('packages'))
+      .where((eb) => eb.or([eb('payment_method', '<>', 'MPESA'), eb('payment_state', '=', 'PAID')]))
+      .orderBy(byDistance(q))
+      .limit(q.limit)
+      .execute();
   }
 
   openRidesNear(q: NearSearch) {
