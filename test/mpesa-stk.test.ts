@@ -170,6 +170,11 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     const shown = (await t.app.inject({ url: `/api/packages/${created.id}`, headers: who.headers })).json();
     assert.equal(shown.payment.state, 'FAILED');
     assert.match(shown.payment.failure, /cancel/i);
+    // Not to a driver either, while unpaid.
+    const driver = await createUser(t, { role: 'DRIVER', driver: { vehicleType: 'BIKE', availability: 'ONLINE' } });
+    const accept = await post(t, `/api/packages/${created.id}/accept`, driver.headers, {});
+    assert.equal(accept.statusCode, 409, accept.body);
+    assert.equal(accept.json().code, 'PAYMENT_PENDING');
     // Another customer may not retry it (404); the creator may, with a number that pays.
     const other = await customer();
     assert.equal((await post(t, `/api/packages/${created.id}/payment/retry`, other.headers, {})).statusCode, 404);
