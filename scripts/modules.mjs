@@ -36,7 +36,11 @@ export const modules = {
   payouts: { imports: ['ledger'], about: 'payouts to drivers and companies' },
   invoices: { imports: ['locales'], about: 'the monthly invoices' },
   earnings: { imports: ['drivers'], about: "drivers' and businesses' earnings" },
-  mpesa: { imports: ['ledger', 'payouts'], about: 'M-Pesa (Daraja): the client, callbacks, STK payments, B2C payouts' },
+  mpesa: { imports: ['ledger', 'payouts'], about: 'M-Pesa (Daraja): the client, callbacks, B2C payouts' },
+  payments: {
+    imports: ['ledger', 'mpesa'],
+    about: 'customers paying by M-Pesa STK Push, refunds; the port jobs are paid through',
+  },
   // Jobs: the core, then its two kinds.
   jobs: {
     imports: ['ledger', 'matching', 'pricing'],
@@ -45,7 +49,10 @@ export const modules = {
   webhooks: { imports: [], about: 'endpoints, the outbox, the delivery worker' },
   // Lateness (section 23): the pure SLA and alert rules, the monitor, the alert routes; the job kinds show its `sla`.
   alerts: { imports: ['matching', 'routing'], about: 'lateness alerts: SLA, the monitor, the exceptions queue' },
-  packages: { imports: ['alerts', 'jobs', 'matching', 'scheduling', 'webhooks'], about: 'packages, the business statement' },
+  packages: {
+    imports: ['alerts', 'jobs', 'matching', 'scheduling', 'webhooks', 'payments'],
+    about: 'packages, the business statement',
+  },
   rides: { imports: ['alerts', 'jobs', 'matching', 'scheduling'], about: 'rides' },
   dispatch: { imports: ['jobs', 'matching', 'packages', 'rides'], about: 'offers: policy, sweep, routes' },
   proof: { imports: ['packages'], about: 'proof of delivery: upload, images, storage' },
@@ -68,7 +75,7 @@ export const modules = {
 
 /** Edges the declaration itself may never hold, whatever is added: [from, to, why]. */
 export const never = [
-  ...['ledger', 'payouts', 'invoices', 'earnings', 'mpesa'].flatMap((money) =>
+  ...['ledger', 'payouts', 'invoices', 'earnings', 'mpesa', 'payments'].flatMap((money) =>
     ['jobs', 'packages', 'rides'].map((job) => [
       money,
       job,

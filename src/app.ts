@@ -47,6 +47,7 @@ import { ratingsModule } from './modules/ratings/ratings.routes.js';
 import { geocodingModule } from './modules/geocoding/geocoding.routes.js';
 import { proofModule } from './modules/proof/proof.routes.js';
 import { mpesaModule } from './modules/mpesa/mpesa.routes.js';
+import { paymentsModule } from './modules/payments/payments.routes.js';
 import { recurringModule } from './modules/recurring/recurring.routes.js';
 import { alertsModule } from './modules/alerts/alerts.routes.js';
 import { smsModule } from './modules/sms/sms.routes.js';
@@ -87,6 +88,7 @@ const API_MODULES: FeatureModule[] = [
   proofModule,
   optimizerModule,
   mpesaModule,
+  paymentsModule,
   recurringModule,
   alertsModule,
 ];

@@ -90,6 +90,8 @@ export function sharedWork(deps: Deps, services: Services, options: { webhookWor
     );
   const mpesaB2c = services.mpesaB2c;
   if (mpesaB2c) loops.push(periodic(deps, 'M-Pesa B2C', MPESA_SWEEP_INTERVAL_MS, () => mpesaB2c.sweep(), true));
+  const stk = services.stk;
+  if (stk) loops.push(periodic(deps, 'M-Pesa STK', MPESA_SWEEP_INTERVAL_MS, () => stk.sweep(), true));
   if (deps.config.dispatch.mode === 'offer') {
     // CLOCK_RATE (section 22): the loops that keep section 13's and 22's timing run that many times more often.
     const rate = clockRate(deps.clock);

@@ -22,6 +22,7 @@ import type { LedgerService } from './modules/ledger/ledger.service.js';
 import type { PayoutService } from './modules/payouts/payouts.service.js';
 import type { SettlementService } from './modules/ledger/settlements.service.js';
 import type { MpesaB2cPayouts } from './modules/mpesa/b2c-payouts.service.js';
+import type { StkCollections } from './modules/payments/stk-collections.service.js';
 import type { LiveDrivers } from './modules/matching/live-drivers.js';
 import type { MatchingService } from './modules/matching/matching.service.js';
 import type { PricingService } from './modules/pricing/pricing.service.js';
@@ -95,6 +96,8 @@ export interface Services {
   payouts: PayoutService;
   /** M-Pesa B2C payouts (section 26); undefined while M-Pesa is off. */
   mpesaB2c: MpesaB2cPayouts | undefined;
+  /** Customers paying by M-Pesa STK Push, and refunds (section 26); undefined without M-Pesa. */
+  stk: StkCollections | undefined;
   /** Web Push subscriptions and the pushes of offers and of customers' jobs (off without VAPID keys). */
   push: PushService;
   invoices: InvoiceService;

@@ -49,6 +49,7 @@ import { SettlementService } from './modules/ledger/settlements.service.js';
 import { MpesaB2cPayouts } from './modules/mpesa/b2c-payouts.service.js';
 import { DarajaClient } from './modules/mpesa/daraja-client.js';
 import { MpesaRepository } from './modules/mpesa/mpesa.repository.js';
+import { createStkCollections } from './modules/payments/create-stk.js';
 import { DriverLocationsRepository } from './modules/matching/driver-locations.repository.js';
 import { LiveDrivers } from './modules/matching/live-drivers.js';
 import { MatchingService } from './modules/matching/matching.service.js';
@@ -297,6 +298,14 @@ export async function createServices(deps: Deps): Promise<Services> {
     // Called only once requests run (the routes' service is built below, with the drivers').
     routeEta: (driverId, jobId) => routes.dropoffEta(driverId, jobId),
   });
+  // M-Pesa collections (section 26): packages open their prompt through it; it pays packages through packages.payable.
+  const stk = createStkCollections(config.mpesa, {
+    db,
+    clock,
+    ledger,
+    logger: deps.logger,
+    secret: config.auth.jwtSecret,
+  });
   const packages: PackageService = new PackageService({
     followUps: new FollowUpsRepository(),
     ...jobs,
@@ -308,7 +317,9 @@ export async function createServices(deps: Deps): Promise<Services> {
     notifier: tracking,
     outbox,
     sla: (facts) => alerts.sla(facts),
+    payments: stk,
   });
+  stk?.bind(packages.payable);
   const rides: RideService = new RideService({
     ...jobs,
     ...timing,
@@ -435,6 +446,7 @@ export async function createServices(deps: Deps): Promise<Services> {
           secret: config.auth.jwtSecret,
         })
       : undefined,
+    stk,
     push,
     invoices: new InvoiceService({ db, clock, repo: new InvoicesRepository(), locales }),
     ratings: new RatingsService({ db, repo: new RatingsRepository(db), ledger, bus, clock, config: config.ratings }),

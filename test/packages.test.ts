@@ -95,6 +95,7 @@ describe('packages', () => {
       'id',
       'orderType',
       'parcel',
+      'payment',
       'paymentMethod',
       'pickup',
       'pickupWindow',

@@ -20,6 +20,8 @@ export interface MpesaConfig {
   b2cMin: number;
   b2cMax: number;
   paymentTimeoutMs: number;
+  /** An STK Push with no callback after this is asked about by STK Push Query (and again after as long). */
+  stkQueryAfterMs: number;
   /** A B2C payment with no result after this is UNKNOWN and asked about by Transaction Status. */
   resultTimeoutMs: number;
   /** A Transaction Status with no answer after this is asked again. */
@@ -41,6 +43,7 @@ const REQUIRED = [
 export function readMpesa(r: EnvReader, { isProduction }: ServerConfig): MpesaConfig | undefined {
   // Durations first, so that durationSettings() lists them whether M-Pesa is on or not.
   const paymentTimeoutMs = r.duration('MPESA_PAYMENT_TIMEOUT', '10m', '1d');
+  const stkQueryAfterMs = r.duration('MPESA_STK_QUERY_AFTER', '90s', '1h');
   const resultTimeoutMs = r.duration('MPESA_RESULT_TIMEOUT', '5m', '1d');
   const statusTimeoutMs = r.duration('MPESA_STATUS_TIMEOUT', '2m', '1d');
   const requestTimeoutMs = r.duration('MPESA_REQUEST_TIMEOUT', '10s', '2m');
@@ -76,6 +79,7 @@ export function readMpesa(r: EnvReader, { isProduction }: ServerConfig): MpesaCo
     b2cMin,
     b2cMax,
     paymentTimeoutMs,
+    stkQueryAfterMs,
     resultTimeoutMs,
     statusTimeoutMs,
     requestTimeoutMs,

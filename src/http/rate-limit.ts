@@ -35,6 +35,10 @@ export const OUTSIDE_GLOBAL_LIMIT = new Set([
   '/api/hooks/daraja/b2c/:token/timeout',
   '/api/hooks/daraja/status/:token/result',
   '/api/hooks/daraja/status/:token/timeout',
+  // STK Push and refund callbacks (payments.routes.ts).
+  '/api/hooks/daraja/stk/:token/result',
+  '/api/hooks/daraja/refund/:token/result',
+  '/api/hooks/daraja/refund/:token/timeout',
 ]);
 
 type LimiterDeps = Pick<ModuleContext['deps'], 'config' | 'redis' | 'redisHealth' | 'logger'>;

@@ -1,6 +1,7 @@
 // Kysely types of the job tables: packages, rides and their status history (see src/db/migrations/0004).
 import type { ColumnType, Generated } from 'kysely';
 import type { Nullish, VehicleType } from './foundation.js';
+import type { JobPaymentState } from './mpesa.js';
 
 export type PackageStatus = 'PENDING' | 'ASSIGNED' | 'PICKED_UP' | 'IN_TRANSIT' | 'DELIVERED' | 'FAILED' | 'CANCELLED';
 export type RideStatus = 'REQUESTED' | 'ACCEPTED' | 'ARRIVED' | 'IN_PROGRESS' | 'COMPLETED' | 'CANCELLED' | 'EXPIRED';
@@ -74,6 +75,11 @@ export interface PackagesTable extends JobPriceColumns {
   follow_up_id: Nullish<string>;
   /** Offered to this driver first (who failed the original while holding the parcel). */
   preferred_driver_id: Nullish<string>;
+  /** payment_method MPESA only (migration 0031): the payer's phone (E.164) and the payment's state. */
+  payment_phone?: Nullish<string>;
+  payment_state?: Nullish<JobPaymentState>;
+  payment_receipt?: Nullish<string>;
+  payment_failure?: Nullish<string>;
 }
 
 export const FAIL_REASON_CODES = [
@@ -116,7 +122,8 @@ export interface JobPriceColumns {
   cash_collected: Nullish<number>;
 }
 
-export type PaymentMethod = 'CASH' | 'ACCOUNT';
+/** MPESA (migration 0031, contract section 26): a customer's package paid by STK Push before dispatch. */
+export type PaymentMethod = 'CASH' | 'ACCOUNT' | 'MPESA';
 
 export interface StatusHistoryItemJson {
   status: string;

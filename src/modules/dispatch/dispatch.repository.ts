@@ -34,7 +34,7 @@ const expectedEarnings = (row: {
   price_currency: string | null;
   commission_rate: number;
   price_breakdown: unknown;
-  payment_method: 'CASH' | 'ACCOUNT';
+  payment_method: 'CASH' | 'ACCOUNT' | 'MPESA';
 }): Money | null => {
   const e = jobEarnings({ ...row, status: 'PENDING', driver_id: null, cancellation_fee: null }, row.price_amount, 0);
   return e ? { amount: e.driver, currency: e.currency } : null;

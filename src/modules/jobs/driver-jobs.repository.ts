@@ -85,6 +85,7 @@ export class DriverJobsRepository {
       .executeTakeFirst();
   }
 
+  /** Open packages near the driver; one paid by M-Pesa only once PAID (section 26). */
   openPackagesNear(q: NearSearch) {
     return this.db
       .selectFrom('packages')
@@ -94,6 +95,7 @@ export class DriverJobsRepository {
       .where(inBox(q))
       .where(notReleased('packages', q.driverId))
       .where(notScheduled('packages'))
+      .where((eb) => eb.or([eb('payment_method', '<>', 'MPESA'), eb('payment_state', '=', 'PAID')]))
       .orderBy(byDistance(q))
       .limit(q.limit)
       .execute();

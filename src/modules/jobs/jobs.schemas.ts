@@ -122,9 +122,9 @@ export const ReleaseBody = Type.Object(
 );
 
 /** How a job is paid (section 21). */
-export const PaymentMethod = Type.Union([Type.Literal('CASH'), Type.Literal('ACCOUNT')], {
+export const PaymentMethod = Type.Union([Type.Literal('CASH'), Type.Literal('ACCOUNT'), Type.Literal('MPESA')], {
   description:
-    "CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only",
+    "CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only",
 });
 
 /** `earnings` on a job: shown only to its driver, the driver's company and admins (section 21). */

@@ -26,7 +26,9 @@ export type EntryCode =
   | 'BUSINESS_PAYMENT'
   | 'PAYOUT'
   | 'PAYOUT_PAID'
-  | 'PAYOUT_FAILED';
+  | 'PAYOUT_FAILED'
+  | 'MPESA_PAYMENT'
+  | 'MPESA_REFUND';
 
 export const ENTRY_CODES: readonly EntryCode[] = [
   'JOB_CHARGE',
@@ -42,6 +44,8 @@ export const ENTRY_CODES: readonly EntryCode[] = [
   'PAYOUT',
   'PAYOUT_PAID',
   'PAYOUT_FAILED',
+  'MPESA_PAYMENT',
+  'MPESA_REFUND',
 ];
 
 export interface EntryInput {
@@ -58,7 +62,8 @@ export interface TransactionInput {
   memo?: string;
 }
 
-export type PaymentMethod = 'CASH' | 'ACCOUNT';
+/** MPESA: paid by the payer into the MPESA account beforehand, so charged like ACCOUNT (section 26). */
+export type PaymentMethod = 'CASH' | 'ACCOUNT' | 'MPESA';
 
 /** Commission rates are basis points: 2000 is 20 %. */
 export const BASIS_POINTS = 10_000;
@@ -244,6 +249,27 @@ export function payoutPaidByMpesaEntries(input: { amount: number }): EntryInput[
   return [
     { account: { kind: 'PAYOUTS_CLEARING' }, amount: -input.amount, code: 'PAYOUT_PAID' },
     { account: { kind: 'MPESA' }, amount: input.amount, code: 'PAYOUT_PAID' },
+  ];
+}
+
+/**
+ * A job paid by STK Push (section 26): the money is on the operator's shortcode (MPESA), the payer
+ * credited it until the job charges it (jobCompletedEntries, or a cancellation fee).
+ */
+export function mpesaPaymentEntries(input: { payer: PartyRef; amount: number }): EntryInput[] {
+  assertMinorUnits('payment', input.amount);
+  return [
+    { account: input.payer, amount: input.amount, code: 'MPESA_PAYMENT' },
+    { account: { kind: 'MPESA' }, amount: -input.amount, code: 'MPESA_PAYMENT' },
+  ];
+}
+
+/** A paid job's refund sent back by B2C (section 26): the payer's credit leaves the shortcode. */
+export function mpesaRefundEntries(input: { payer: PartyRef; amount: number }): EntryInput[] {
+  assertMinorUnits('refund', input.amount);
+  return [
+    { account: input.payer, amount: -input.amount, code: 'MPESA_REFUND' },
+    { account: { kind: 'MPESA' }, amount: input.amount, code: 'MPESA_REFUND' },
   ];
 }
 

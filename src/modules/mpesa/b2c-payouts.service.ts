@@ -21,6 +21,8 @@ import { B2cSettling, MINOR_PER_SHILLING } from './b2c-settling.js';
 
 const MAX_STATUS_ASKS = 5;
 const BATCH = 200;
+/** The callbacks this service works (STK collections work theirs: payments/). */
+const B2C_KINDS: readonly MpesaCallbackKind[] = ['B2C_RESULT', 'B2C_TIMEOUT', 'STATUS_RESULT', 'STATUS_TIMEOUT'];
 
 export interface SendSummary {
   /** Lines handed to M-Pesa (as one or more payments). */
@@ -255,7 +257,7 @@ export class MpesaB2cPayouts {
     let outcome: string | undefined;
     try {
       outcome = await db.transaction().execute(async (trx) => {
-        const cb = await repo.claimCallback(trx, callbackId);
+        const cb = await repo.claimCallback(trx, callbackId, B2C_KINDS);
         if (!cb) return undefined;
         const result =
           cb.kind === 'B2C_RESULT' || cb.kind === 'B2C_TIMEOUT'
@@ -364,7 +366,7 @@ export class MpesaB2cPayouts {
   async sweep(): Promise<void> {
     const { db, repo, clock, config } = this.deps;
     const now = clock.nowMs();
-    for (const id of await repo.unprocessedCallbacks(db, new Date(now - 1000), BATCH)) await this.work(id);
+    for (const id of await repo.unprocessedCallbacks(db, new Date(now - 1000), BATCH, B2C_KINDS)) await this.work(id);
     await this.sendQueued();
     for (const p of await repo.unanswered(db, new Date(now - config.requestTimeoutMs - 5000), BATCH))
       await this.sendOne(p, 'SENT');

@@ -332,22 +332,34 @@ export class MpesaRepository {
   }
 
   /** One unprocessed callback, locked (SKIP LOCKED: two workers never work the same one). */
-  async claimCallback(trx: Executor, id: string): Promise<CallbackRow | undefined> {
+  async claimCallback(
+    trx: Executor,
+    id: string,
+    kinds: readonly MpesaCallbackKind[],
+  ): Promise<CallbackRow | undefined> {
     return trx
       .selectFrom('mpesa_callbacks')
       .select(['id', 'kind', 'token_hash', 'body'])
       .where('id', '=', id)
+      .where('kind', 'in', kinds)
       .where('processed_at', 'is', null)
       .forUpdate()
       .skipLocked()
       .executeTakeFirst();
   }
 
-  async unprocessedCallbacks(trx: Executor, before: Date, limit: number): Promise<string[]> {
+  /** Unworked callbacks of these kinds (each kind has one worker: B2C payouts, or STK collections). */
+  async unprocessedCallbacks(
+    trx: Executor,
+    before: Date,
+    limit: number,
+    kinds: readonly MpesaCallbackKind[],
+  ): Promise<string[]> {
     const rows = await trx
       .selectFrom('mpesa_callbacks')
       .select('id')
       .where('processed_at', 'is', null)
+      .where('kind', 'in', kinds)
       .where('received_at', '<', before)
       .orderBy('received_at')
       .limit(limit)

@@ -14,6 +14,8 @@ import type { SchedulingService } from '../scheduling/scheduling.service.js';
 import { scheduledStart, validateWindows, type WindowRules } from '../scheduling/windows.js';
 import { moneyFields, type PackagePresenter, type TrackingLinks } from './package-views.js';
 import type { PackagesRepository } from './packages.repository.js';
+import { accountPhone } from './package-payments.repository.js';
+import type { JobPaymentsPort } from '../payments/payment-port.js';
 import type { CreatePackageBody, FullPackage } from './packages.schemas.js';
 
 /** Who the tracking SMS goes to and what chooses its language (section 27). */
@@ -62,6 +64,8 @@ export interface PackageCreationDeps {
   /** Windows (contract section 22): their rules, and the wake-up of a scheduled package. */
   windows: WindowRules;
   scheduling?: Pick<SchedulingService, 'plan' | 'planned'>;
+  /** M-Pesa collections (section 26), when configured. */
+  payments?: JobPaymentsPort;
   /** Offers a new package to the drivers nearby (the lifecycle's offerNearby); returns how many. */
   offerNearby(job: {
     id: string;
@@ -77,6 +81,8 @@ export class PackageCreation {
   private readonly notifyOnAnnounce = new LRUCache<string, string>({ max: 10_000, ttl: 60_000 });
   /** Scheduled packages created here, and when they wake: announce leaves them out of dispatch until then. */
   private readonly dueOnAnnounce = new LRUCache<string, Date>({ max: 10_000, ttl: 60_000 });
+  /** M-Pesa packages created here: announce sends their prompt instead of offering them (paid first). */
+  private readonly payOnAnnounce = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
 
   constructor(private readonly deps: PackageCreationDeps) {}
 
@@ -98,7 +104,13 @@ export class PackageCreation {
     }
     const country = await countryMoney(trx, body.countryId);
     if (!country) throw notFound('Country not found', 'COUNTRY_NOT_FOUND');
-    const { paymentMethod, codAmount } = PackageCreation.payment(auth, body, country.cod_max);
+    const mpesa = body.paymentMethod === 'MPESA';
+    if (body.payment !== undefined && !mpesa)
+      throw badRequest('body.payment is for paymentMethod MPESA only', 'PAYMENT_METHOD_NOT_ALLOWED');
+    if (mpesa) this.checkMpesa(auth, body, windows);
+    const { paymentMethod, codAmount } = mpesa
+      ? { paymentMethod: 'MPESA' as const, codAmount: null }
+      : PackageCreation.payment(auth, body, country.cod_max);
     if (customerId !== null && auth.role !== 'CUSTOMER' && !(await customerExists(trx, customerId))) {
       throw notFound('Customer not found', 'CUSTOMER_NOT_FOUND');
     }
@@ -114,6 +126,14 @@ export class PackageCreation {
     });
     const price = followUp?.reprice ? await followUp.reprice(newPrice, trx) : newPrice;
 
+    // Paid by M-Pesa: whole shillings (the price rounded up is what is charged), a Kenyan payer.
+    const paying = mpesa
+      ? this.deps.payments!.check({
+          amount: price.amount,
+          currency: price.currency,
+          phone: body.payment?.phone ?? (await accountPhone(trx, auth.userId)) ?? '',
+        })
+      : undefined;
     const commissionRate = await this.deps.pricing.commissionRate(body.countryId, body.vehicleType, trx);
     const id = randomUUID();
     const now = this.deps.clock.now();
@@ -121,6 +141,9 @@ export class PackageCreation {
     const deliveryCode = body.requireDeliveryCode ? String(randomInt(0, 10_000)).padStart(4, '0') : undefined;
     await this.deps.repo.insert(trx, {
       ...priceColumns(price),
+      ...(paying
+        ? { price_amount: paying.amount, payment_phone: paying.phone, payment_state: 'PENDING' as const }
+        : {}),
       id,
       status: 'PENDING',
       vehicle_type: body.vehicleType,
@@ -161,14 +184,19 @@ export class PackageCreation {
       actorId: followUp?.actorId ?? auth.userId,
       at: now,
     });
-    await this.deps.dispatch?.enroll(trx, {
-      jobType: 'PACKAGE',
-      jobId: id,
-      vehicleType: body.vehicleType,
-      ...body.pickup.location,
-      at: now,
-    });
-    const start = scheduledStart(windows);
+    if (paying) {
+      // Not dispatchable until paid (PackagePayments.paid enrolls it): the prompt is sent after commit.
+      await this.deps.payments!.open(trx, { jobType: 'PACKAGE', jobId: id, ...paying, at: now });
+      this.payOnAnnounce.set(id, true);
+    } else
+      await this.deps.dispatch?.enroll(trx, {
+        jobType: 'PACKAGE',
+        jobId: id,
+        vehicleType: body.vehicleType,
+        ...body.pickup.location,
+        at: now,
+      });
+    const start = paying ? undefined : scheduledStart(windows);
     if (start) {
       const planned = await this.deps.scheduling?.plan(trx, {
         jobType: 'PACKAGE',
@@ -212,6 +240,23 @@ export class PackageCreation {
     return { paymentMethod: body.paymentMethod ?? 'ACCOUNT', codAmount: amount ?? null };
   }
 
+  /** Who may pay by M-Pesa (section 26): a customer's package, M-Pesa configured, not booked for later. */
+  private checkMpesa(auth: AuthContext, body: CreatePackageBody, windows: Parameters<typeof scheduledStart>[0]) {
+    if (auth.role !== 'CUSTOMER')
+      throw badRequest(
+        "M-Pesa is for customers' packages: paymentMethod must be ACCOUNT or CASH",
+        'PAYMENT_METHOD_NOT_ALLOWED',
+      );
+    if (!this.deps.payments) throw badRequest('M-Pesa is not configured on this service', 'MPESA_DISABLED');
+    if (body.cashOnDelivery !== undefined)
+      throw badRequest('Cash on delivery is for business packages only', 'CASH_ON_DELIVERY_NOT_ALLOWED');
+    if (scheduledStart(windows))
+      throw badRequest(
+        'A package booked for later cannot be paid by M-Pesa yet: pay in cash, or book it for now',
+        'MPESA_SCHEDULED_UNAVAILABLE',
+      );
+  }
+
   announce(pkg: FullPackage): number {
     // Here, not in create: after commit, and not again for an idempotent replay.
     const creatorId = this.notifyOnAnnounce.get(pkg.id);
@@ -223,6 +268,12 @@ export class PackageCreation {
         pkg.trackingUrl,
       );
     }
+    if (this.payOnAnnounce.delete(pkg.id)) {
+      this.deps.payments?.afterCommit(pkg.id);
+      return 0;
+    }
+    // An M-Pesa package replayed (Idempotency-Key) or not yet paid: never offered from here.
+    if (pkg.paymentMethod === 'MPESA') return 0;
     const dueAt = this.dueOnAnnounce.get(pkg.id);
     if (dueAt) {
       // Scheduled: offered from start − lead (this instance's timer, or any instance's poll), not now.

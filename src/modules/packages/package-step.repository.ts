@@ -64,6 +64,10 @@ export const PACKAGE_OWN_COLUMNS = [
   'p.previous_attempt_id',
   'p.return_of',
   'p.follow_up_id',
+  'p.payment_phone',
+  'p.payment_state',
+  'p.payment_receipt',
+  'p.payment_failure',
 ] as const;
 
 /** A status history item as the trigger of migration 0006 appends it to packages.status_history. */

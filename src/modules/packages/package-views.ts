@@ -137,6 +137,20 @@ export function shown(body: FullPackage, view: PackageView): PackageResponse {
   };
 }
 
+/** A package paid by M-Pesa: its `payment` (section 26); null for the other methods. */
+function paymentOf(row: PackageRow): FullPackage['payment'] {
+  if (row.payment_method !== 'MPESA' || row.price_amount === null || row.price_currency === null) return null;
+  return {
+    method: 'MPESA',
+    phone: row.payment_phone ?? '',
+    state: row.payment_state ?? 'PENDING',
+    ...(row.payment_receipt ? { receipt: row.payment_receipt } : {}),
+    amount: row.price_amount,
+    currency: row.price_currency,
+    ...(row.payment_failure ? { failure: row.payment_failure } : {}),
+  };
+}
+
 export function toResponse(row: PackageRow, trackingUrl: string): FullPackage {
   return {
     ...jobFields(row, 'PENDING'),
@@ -153,6 +167,7 @@ export function toResponse(row: PackageRow, trackingUrl: string): FullPackage {
     price: money(row.price_amount, row.price_currency),
     cancellationFee: money(row.cancellation_fee, row.price_currency),
     paymentMethod: row.payment_method,
+    payment: paymentOf(row),
     proofRequired: proofKinds(row.proof_required),
     proof: proofOf(row),
     trackingUrl,

@@ -52,6 +52,9 @@ const PACKAGE_JSON_SELECT = `
       'statusHistory', p.status_history,
       'price', case when p.price_amount is not null then json_build_object('amount', p.price_amount, 'currency', p.price_currency) end,
       'paymentMethod', p.payment_method,
+      'payment', case when p.payment_method = 'MPESA' then json_strip_nulls(json_build_object('method', 'MPESA',
+        'phone', p.payment_phone, 'state', p.payment_state, 'receipt', p.payment_receipt, 'amount', p.price_amount,
+        'currency', p.price_currency, 'failure', p.payment_failure)) end,
       'cancellationFee', case when p.cancellation_fee is not null then json_build_object('amount', p.cancellation_fee, 'currency', p.price_currency) end,
       'proofRequired', to_json(p.proof_required),
       'proof', case when p.proof_at is not null then json_strip_nulls(json_build_object(

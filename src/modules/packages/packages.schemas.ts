@@ -17,6 +17,7 @@ import {
   ViewerMoneyFields,
 } from '../jobs/jobs.schemas.js';
 import { WindowFields, WindowViews } from '../scheduling/scheduling.schemas.js';
+import { JobPayment } from '../payments/payments.schemas.js';
 import { PACKAGE_STATUSES } from './package-status.js';
 import { FAIL_REASON_CODES } from '../../db/tables/jobs.js';
 
@@ -94,6 +95,19 @@ export const CreatePackageBody = Body({
     }),
   ),
   paymentMethod: Type.Optional(PaymentMethod),
+  payment: Type.Optional(
+    Body(
+      {
+        phone: Type.Optional(
+          Type.String({
+            ...Phone,
+            description: "The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone",
+          }),
+        ),
+      },
+      { description: 'paymentMethod MPESA only' },
+    ),
+  ),
   cashOnDelivery: Type.Optional(
     Body(
       {
@@ -177,6 +191,14 @@ const packageProperties = {
   ),
   cancellationFee: NullableMoney('Charged when the creator cancels after a driver was assigned; else null'),
   paymentMethod: Type.Optional(PaymentMethod),
+  payment: Type.Optional(
+    Nullable(
+      Type.Object(JobPayment.properties, {
+        additionalProperties: false,
+        description: 'paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null',
+      }),
+    ),
+  ),
   cashOnDelivery: Type.Optional(
     Nullable(
       Type.Object(Money.properties, {

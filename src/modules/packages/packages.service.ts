@@ -24,6 +24,9 @@ import { FINAL_PACKAGE_STATUSES, PACKAGE_TRANSITIONS, type PackageActor } from '
 import { DeliveryCodes, PackageCreation, type RecipientNotifier } from './package-creation.js';
 import { PackageReads } from './package-reads.js';
 import type { SlaOf } from './package-views.js';
+import { PackagePayments } from './package-payments.js';
+import { PackagePaymentsRepository } from './package-payments.repository.js';
+import type { JobPaymentsPort } from '../payments/payment-port.js';
 import {
   actorFor,
   canSee,
@@ -77,6 +80,8 @@ export interface PackageServiceDeps {
   sla?: SlaOf;
   /** The failed package a re-attempt or return comes from, under lock (contract section 23). */
   followUps: FollowUpsRepository;
+  /** M-Pesa collections (section 26), when configured: the first prompt opened at creation. */
+  payments?: JobPaymentsPort;
 }
 
 type MoveOptions = {
@@ -106,6 +111,8 @@ export class PackageService {
   private readonly creation: PackageCreation;
   private readonly reads: PackageReads;
   private readonly followUps: PackageFollowUps;
+  /** What the payments module asks of packages (jobs/payment-port.ts). */
+  readonly payable: PackagePayments;
 
   constructor(private readonly deps: PackageServiceDeps) {
     this.codes = new DeliveryCodes(deps.secret);
@@ -144,6 +151,28 @@ export class PackageService {
     });
     this.reads = new PackageReads({ ...deps, presenter: this.presenter });
     this.followUps = new PackageFollowUps({ ...deps, creation: this.creation });
+    this.payable = new PackagePayments({
+      ...deps,
+      repo: new PackagePaymentsRepository(),
+      offer: (row) =>
+        this.lifecycle.offerNearby({
+          id: row.id,
+          vehicleType: row.vehicle_type,
+          lat: row.pickup_lat,
+          lng: row.pickup_lng,
+          parcelSize: json<{ size?: string }>(row.parcel as never).size ?? null,
+        }),
+      cancel: async (id, reason, inTransaction) => {
+        const row = await this.repo.load(id);
+        if (!row || row.status !== 'PENDING') return false;
+        await this.lifecycle.transition(row, 'CANCELLED', 'delivery.cancelled', row.created_by, {
+          reason,
+          set: { cancellation_fee: null },
+          answer: (trx) => inTransaction(trx),
+        });
+        return true;
+      },
+    });
   }
 
   close(): void {
@@ -241,6 +270,9 @@ export class PackageService {
   ): Promise<PackageResponse> {
     const actorId = auth.userId;
     const event = this.lifecycle.check(row.status, 'ASSIGNED', actor);
+    // Section 26: a package paid by M-Pesa goes to a driver only once paid.
+    if (row.payment_method === 'MPESA' && row.payment_state !== 'PAID')
+      throw conflict('This package waits for its M-Pesa payment', 'PAYMENT_PENDING');
     const view = actor === 'COMPANY' ? 'NO_LINK' : 'FULL';
     // An admin may give a package back to a driver who released it (say, after a mistaken release); nobody else.
     const assigned = await this.lifecycle.assign(row, 'ASSIGNED', event, driverId, actorId, {

@@ -1,4 +1,5 @@
 // Kysely for ratings, the rated parties' summaries, tips, and the few job columns they decide on.
+import type { PaymentMethod } from '../../db/tables/jobs.js';
 import { sql } from 'kysely';
 import type { Executor } from '../../db/executor.js';
 import type { DB } from '../../db/database.js';
@@ -12,7 +13,7 @@ export interface JobForRating {
   creator_id: string;
   business_id: string | null;
   /** How the job is paid (section 21): a tip is paid the same way. */
-  payment_method: 'CASH' | 'ACCOUNT';
+  payment_method: PaymentMethod;
   driver_id: string | null;
   driver_company_id: string | null;
   price_amount: number | null;

@@ -11,7 +11,7 @@ import type { RecordAnswer } from '../../shared/record-answer.js';
 import { AppError, conflict, notFound } from '../../shared/errors.js';
 import { decodeCursor, toRowPage } from '../../shared/pagination.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
-import { BASIS_POINTS, sourceKeys, tipEntries, type PartyRef, type PaymentMethod } from '../ledger/postings.js';
+import { BASIS_POINTS, sourceKeys, tipEntries, type PartyRef } from '../ledger/postings.js';
 import type { JobForRating, RatingListFilter, RatingsRepository } from './ratings.repository.js';
 import type { DriverRatingItem, DriverRatingsQuery, RateBody, RatingItem } from './ratings.schemas.js';
 
@@ -35,7 +35,10 @@ export interface RatingsServiceDeps {
 }
 
 /** How a tip is paid (contract section 21): the way its job is (a customer's CASH, a business's ACCOUNT unless it chose CASH). */
-export function paymentMethodOf(job: Pick<JobForRating, 'payment_method'>): PaymentMethod {
+export function paymentMethodOf(job: Pick<JobForRating, 'payment_method'>): 'CASH' | 'ACCOUNT' {
+  // Section 26: a tip on an M-Pesa job goes by a second prompt, which is not built yet.
+  if (job.payment_method === 'MPESA')
+    throw conflict('Tips on a job paid by M-Pesa are not available yet', 'MPESA_TIP_UNAVAILABLE');
   return job.payment_method;
 }
 

@@ -2125,6 +2125,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/packages/{id}/payment/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a new M-Pesa prompt for a package whose payment FAILED (its creator or an admin). 409 PAYMENT_NOT_RETRYABLE once paid, cancelled or no longer waiting; 409 MPESA_PROMPT_PENDING while the last prompt is still on the phone */
+        post: operations["postPackagesIdPaymentRetry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/recurring-jobs": {
         parameters: {
             query?: never;
@@ -6978,8 +6995,24 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                            payment?: {
+                                /** @enum {string} */
+                                method: "MPESA";
+                                /** @description The payer (E.164) */
+                                phone: string;
+                                /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                                state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                                /** @description The M-Pesa receipt, once paid */
+                                receipt?: string;
+                                /** @description What is charged, in minor units (whole shillings) */
+                                amount: number;
+                                currency: string;
+                                /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                                failure?: string;
+                            } | null;
                             /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                             cashOnDelivery?: {
                                 /** @description In the minor unit of the currency */
@@ -7179,8 +7212,13 @@ export interface operations {
                     timeZone?: string;
                     /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                     notifyRecipient?: boolean;
-                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                    paymentMethod?: "CASH" | "ACCOUNT";
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                    /** @description paymentMethod MPESA only */
+                    payment?: {
+                        /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                        phone?: string;
+                    };
                     /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                     cashOnDelivery?: {
                         /**
@@ -7314,8 +7352,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -7644,8 +7698,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -7974,8 +8044,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8405,8 +8491,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8685,8 +8787,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -8989,8 +9107,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -9293,8 +9427,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -9610,8 +9760,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -9920,8 +10086,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -10233,8 +10415,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -10544,8 +10742,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -10842,8 +11056,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -11114,8 +11344,8 @@ export interface operations {
                                 /** @description ISO 4217 */
                                 currency: string;
                             } | null;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                             /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                             earnings?: {
                                 /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -11236,8 +11466,8 @@ export interface operations {
                      * @description A quote of the caller (the id POST /quotes answered) for the same points, vehicle type and country: its price is locked. Without it, the price is computed at creation
                      */
                     quoteId?: string;
-                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                    paymentMethod?: "CASH" | "ACCOUNT";
+                    /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                    paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
                     /**
                      * Format: date-time
                      * @description A ride booked ahead: the driver is to be at the pickup then (at least RIDE_SCHEDULE_MIN_AHEAD, at most SCHEDULE_MAX_AHEAD ahead); absent: now
@@ -11341,8 +11571,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -11574,8 +11804,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -11783,8 +12013,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12022,8 +12252,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12255,8 +12485,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12488,8 +12718,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12721,8 +12951,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -12960,8 +13190,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -14620,8 +14850,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -14767,8 +15013,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -15324,8 +15570,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -15471,8 +15733,8 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod: "CASH" | "ACCOUNT" | "MPESA";
                         /** @description Only for the job's driver, its driver's company and admins (absent for everyone else). Before the job ends: what its price would give; once DELIVERED or COMPLETED: what was booked (a ride's fare); a cancellation with a fee: the fee's split; FAILED, EXPIRED or cancelled without a fee: zeros */
                         earnings?: {
                             /** @description the driver's earnings: (amount − bookingFee) − commission */
@@ -22064,8 +22326,24 @@ export interface operations {
                             /** @description ISO 4217 */
                             currency: string;
                         } | null;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA: where the M-Pesa payment stands (section 26); else null */
+                        payment?: {
+                            /** @enum {string} */
+                            method: "MPESA";
+                            /** @description The payer (E.164) */
+                            phone: string;
+                            /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                            state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                            /** @description The M-Pesa receipt, once paid */
+                            receipt?: string;
+                            /** @description What is charged, in minor units (whole shillings) */
+                            amount: number;
+                            currency: string;
+                            /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                            failure?: string;
+                        } | null;
                         /** @description Cash the driver collects at the drop-off for the business; null: none. Shown to the business, the driver (and its company) and admins */
                         cashOnDelivery?: {
                             /** @description In the minor unit of the currency */
@@ -22778,6 +23056,137 @@ export interface operations {
             };
         };
     };
+    postPackagesIdPaymentRetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Another Kenyan M-Pesa number for this prompt (default: the last one) */
+                    phone?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: queued */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        method: "MPESA";
+                        /** @description The payer (E.164) */
+                        phone: string;
+                        /** @description PENDING: the prompt is on the phone (or being sent); PAID; FAILED: declined, cancelled or unanswered (POST …/payment/retry sends a new prompt); CANCELLED: unpaid in MPESA_PAYMENT_TIMEOUT, the package cancelled; REFUNDED: paid, then cancelled or failed, and sent back by B2C */
+                        state: "PENDING" | "PAID" | "FAILED" | "CANCELLED" | "REFUNDED";
+                        /** @description The M-Pesa receipt, once paid */
+                        receipt?: string;
+                        /** @description What is charged, in minor units (whole shillings) */
+                        amount: number;
+                        currency: string;
+                        /** @description Why the last prompt failed (Daraja's ResultDesc) */
+                        failure?: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field) */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not allowed for this account */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests: wait Retry-After seconds */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected error (no detail is given) */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getRecurringJobs: {
         parameters: {
             query?: {
@@ -22886,8 +23295,13 @@ export interface operations {
                                 timeZone?: string;
                                 /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                                 notifyRecipient?: boolean;
-                                /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                                paymentMethod?: "CASH" | "ACCOUNT";
+                                /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                                paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                                /** @description paymentMethod MPESA only */
+                                payment?: {
+                                    /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                    phone?: string;
+                                };
                                 /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                                 cashOnDelivery?: {
                                     /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -23096,8 +23510,13 @@ export interface operations {
                         timeZone?: string;
                         /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                         notifyRecipient?: boolean;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA only */
+                        payment?: {
+                            /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                            phone?: string;
+                        };
                         /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                         cashOnDelivery?: {
                             /**
@@ -23208,8 +23627,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -23431,8 +23855,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -23750,8 +24179,13 @@ export interface operations {
                         timeZone?: string;
                         /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                         notifyRecipient?: boolean;
-                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                        paymentMethod?: "CASH" | "ACCOUNT";
+                        /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                        paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                        /** @description paymentMethod MPESA only */
+                        payment?: {
+                            /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                            phone?: string;
+                        };
                         /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                         cashOnDelivery?: {
                             /**
@@ -23862,8 +24296,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -24095,8 +24534,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
@@ -24320,8 +24764,13 @@ export interface operations {
                             timeZone?: string;
                             /** @description Send the drop-off contact the tracking link by SMS on creation and when the package is IN_TRANSIT */
                             notifyRecipient?: boolean;
-                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). A customer's job is CASH only */
-                            paymentMethod?: "CASH" | "ACCOUNT";
+                            /** @description CASH: the driver collects the amount (a ride's fare, else the price). ACCOUNT: the business is charged (invoiced). MPESA (section 26, when M-Pesa is configured): a customer's package paid by an STK Push prompt before it is dispatched. A customer's ride is CASH only */
+                            paymentMethod?: "CASH" | "ACCOUNT" | "MPESA";
+                            /** @description paymentMethod MPESA only */
+                            payment?: {
+                                /** @description The M-Pesa number that gets the prompt (E.164, Kenyan); default the account's phone */
+                                phone?: string;
+                            };
                             /** @description Cash the driver collects at the drop-off for the business (BUSINESS only); the driver confirms it as cashCollected to deliver */
                             cashOnDelivery?: {
                                 /** @description in the minor unit of the country's currency, at most the country's codMax */
