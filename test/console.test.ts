@@ -414,7 +414,7 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByText('Otieno, BIKE KMEA 123A').waitFor();
     await tracking.locator('.page-head .badge', { hasText: 'ASSIGNED' }).waitFor();
     await tracking.locator('.timeline li', { hasText: 'ASSIGNED' }).waitFor();
-    await tracking.getByText('Otieno, bike KMEA 123A').waitFor();
+    await tracking.getByText('Otieno, motorbike KMEA 123A').waitFor();
     const onPage = await driverMarker(page);
     const onTracking = await driverMarker(tracking);
 

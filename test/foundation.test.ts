@@ -23,6 +23,7 @@ describe('foundation', () => {
       'codMax',
       'code',
       'currency',
+      'defaultLocale',
       'dialCode',
       'id',
       'minorUnits',

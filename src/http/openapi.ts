@@ -27,6 +27,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'optimization', description: "Route optimization in VROOM's problem and solution shapes" },
   { name: 'recurring-jobs', description: "A business's recurring jobs: RRULE templates materialised as packages" },
   { name: 'alerts', description: 'Lateness alerts: the exceptions queue, acknowledge and resolve' },
+  { name: 'routes', description: "A driver's route: its stops and their order, maxActiveJobs, vehicle capacities" },
 ];
 
 const RATE_LIMIT_HEADERS = {
