@@ -265,6 +265,10 @@ describe('M-Pesa STK Push collections through the stand-in', () => {
     const created = await mpesaPackage(who);
     await until(async () => (await prompts(created.id))[0]?.checkout_request_id != null);
     t.clock.advance(10 * 60_000 + 1000);
+    // Never in dispatch while unpaid: the lateness monitor raises nothing for it (no offer.unanswered).
+    await t.services.alerts.monitor();
+    const alerts = await t.db.selectFrom('alerts').select('kind').where('job_id', '=', created.id).execute();
+    assert.deepEqual(alerts, []);
     await stk().sweep();
     await until(async () => (await pkg(created.id)).status === 'CANCELLED');
     const row = await pkg(created.id);

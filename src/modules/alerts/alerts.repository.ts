@@ -114,7 +114,8 @@ export class AlertsRepository {
         null::float8 as scheduled_ms, (p.price_inputs->>'durationSeconds')::float8 as duration_seconds,
         p.pickup_lat, p.pickup_lng,
         (p.dropoff->'location'->>'lat')::float8 as dropoff_lat, (p.dropoff->'location'->>'lng')::float8 as dropoff_lng,
-        dp.last_lat as driver_lat, dp.last_lng as driver_lng, dj.state as dispatch_state, ${ms('dj.entered_at')} as entered_ms,
+        dp.last_lat as driver_lat, dp.last_lng as driver_lng, dj.state as dispatch_state,
+        ${ms('coalesce(dj.entered_at, dj.created_at)')} as entered_ms,
         case when p.status = 'PENDING' then (select count(*)::int from dispatch_offers o where o.job_id = p.id) else 0 end as offers,
         w.driver_id as watch_driver_id, w.anchor_lat, w.anchor_lng, ${ms('w.anchor_at')} as anchor_ms, ${ms('w.arrived_at')} as arrived_ms,
         (select array_agg(a.kind) from alerts a where a.job_type = 'PACKAGE' and a.job_id = p.id) as raised
@@ -123,11 +124,13 @@ export class AlertsRepository {
       left join dispatch_jobs dj on dj.job_id = p.id
       left join alert_watch w on w.job_type = 'PACKAGE' and w.job_id = p.id
       where p.status in ('PENDING', 'ASSIGNED', 'PICKED_UP', 'IN_TRANSIT')
+        -- An M-Pesa package is not in dispatch until paid (section 26): nothing to alert on before.
+        and (p.payment_state is null or p.payment_state = 'PAID')
       union all
       select 'RIDE', r.id, r.status, r.vehicle_type, null, r.driver_id, dp.company_id,
         ${ms('r.created_at')}, null, null, null, ${ms('r.scheduled_at')}, (r.price_inputs->>'durationSeconds')::float8,
         r.pickup_lat, r.pickup_lng, r.destination_lat, r.destination_lng,
-        dp.last_lat, dp.last_lng, dj.state, ${ms('dj.entered_at')},
+        dp.last_lat, dp.last_lng, dj.state, ${ms('coalesce(dj.entered_at, dj.created_at)')},
         case when r.status = 'REQUESTED' then (select count(*)::int from dispatch_offers o where o.job_id = r.id) else 0 end,
         w.driver_id, w.anchor_lat, w.anchor_lng, ${ms('w.anchor_at')}, ${ms('w.arrived_at')},
         (select array_agg(a.kind) from alerts a where a.job_type = 'RIDE' and a.job_id = r.id)
