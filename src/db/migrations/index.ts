@@ -25,8 +25,8 @@ import * as m0027 from './0027_mpesa.js';
 import * as m0028 from './0028_alerts.js';
 import * as m0029 from './0029_failed_deliveries.js';
 import * as m0030 from './0030_routes.js';
-import * as m0032 from './0032_locales.js';
 import * as m0031 from './0031_mpesa_stk.js';
+import * as m0032 from './0032_locales.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -55,6 +55,6 @@ export const migrations: Record<string, Migration> = {
   '0028_alerts': m0028,
   '0029_failed_deliveries': m0029,
   '0030_routes': m0030,
-  '0032_locales': m0032,
   '0031_mpesa_stk': m0031,
+  '0032_locales': m0032,
 };

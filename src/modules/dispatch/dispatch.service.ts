@@ -226,7 +226,9 @@ export class DispatchService implements DispatchHooks {
       excluded,
       preferred: job.preferredDriverId ?? null,
     };
-    const ids = candidateIds(this.deps.index, base, 20);
+    const nearest = candidateIds(this.deps.index, base, 20);
+    // The preferred driver (a failed job's parcel holder) may be anywhere: its offers and route are read too.
+    const ids = base.preferred && !nearest.includes(base.preferred) ? [...nearest, base.preferred] : nearest;
     const holding = new Set(await repo.holdingOffers(ids));
     const batch = await this.batchFits(jobType, jobId, ids, now);
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {

@@ -68,3 +68,21 @@ test('a preferred driver who cannot take the job now is passed over for the near
   assert.equal(pickDriver(index, holding).choice?.driverId, 'near', 'holding another offer');
   assert.equal(pickDriver(index, request({ preferred: 'nobody' })).choice?.driverId, 'near', 'unknown driver');
 });
+
+test('a preferred driver already on a route gets the offer only when the job fits the route, with its batch', () => {
+  const onRoute = { activeJobs: 2, maxActiveJobs: 4 };
+  const index = new DriverIndex();
+  index.upsert(driver('near'), at(-1.2864, 36.8172));
+  index.upsert(driver('holder', onRoute), at(-1.29, 36.8172));
+  const fits = (fit: NonNullable<PickRequest['batch']> extends ReadonlyMap<string, infer F> ? F : never) =>
+    request({ preferred: 'holder', batch: new Map([['holder', fit]]) });
+
+  const fitting = pickDriver(index, fits({ ok: true, addedSeconds: 120, stopsBefore: 3 }));
+  assert.equal(fitting.choice?.driverId, 'holder');
+  assert.deepEqual(fitting.choice?.batch, { addedSeconds: 120, stopsBefore: 3, bestFreeEtaSeconds: null });
+
+  const tooFar = pickDriver(index, fits({ ok: false, reason: 'BATCH_DETOUR', addedSeconds: 900 }));
+  assert.equal(tooFar.choice?.driverId, 'near', 'the detour is too long: the nearest driver instead');
+  const unknownFit = pickDriver(index, request({ preferred: 'holder' }));
+  assert.equal(unknownFit.choice?.driverId, 'near', 'no fit computed: not offered as preferred');
+});

@@ -90,8 +90,11 @@ function preferredChoice(index: DriverIndex, req: PickRequest): Choice | null {
   const p = d?.position;
   if (!d || !p || !d.active || !d.online || d.busy || d.vehicleType !== req.vehicleType) return null;
   if (!d.serviceTypes.includes(req.orderType) || p.at < req.staleBefore) return null;
+  // On a route already: only when the job fits it as batching requires (detour, windows, capacity).
+  const fit = d.activeJobs > 0 ? (req.batch?.get(d.id) ?? NO_FIT) : undefined;
+  if (fit && !fit.ok) return null;
   const meters = distanceMeters(p.lat, p.lng, req.lat, req.lng);
-  return {
+  const choice: Choice = {
     driverId: d.id,
     distanceMeters: Math.round(meters),
     etaSeconds: estimateEtaSeconds(meters, d.vehicleType),
@@ -99,6 +102,9 @@ function preferredChoice(index: DriverIndex, req: PickRequest): Choice | null {
     candidates: 1,
     skipped: [],
   };
+  if (fit?.ok)
+    choice.batch = { addedSeconds: fit.addedSeconds, stopsBefore: fit.stopsBefore, bestFreeEtaSeconds: null };
+  return choice;
 }
 
 /**

@@ -26,6 +26,7 @@ export class FollowUpsRepository {
         'delivery_code_hash',
         'notify_recipient',
         'payment_method',
+        'payment_phone',
         'cod_amount',
         'proof_required',
         'time_zone',

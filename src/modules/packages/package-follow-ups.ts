@@ -86,6 +86,10 @@ export class PackageFollowUps {
       parcel: json<ParcelJson>(original.parcel),
       ...(original.reference !== null ? { reference: original.reference } : {}),
       paymentMethod: original.payment_method,
+      // M-Pesa: the prompt goes to the phone that paid the original (section 26).
+      ...(original.payment_method === 'MPESA' && original.payment_phone
+        ? { payment: { phone: original.payment_phone } }
+        : {}),
       notifyRecipient: original.notify_recipient,
       ...(proof.length ? { proofRequired: proof } : {}),
       ...(original.time_zone !== null ? { timeZone: original.time_zone } : {}),
