@@ -17,9 +17,9 @@ describe('worker', () => {
   });
   after(async () => t.close());
 
-  test('background work is listed in two groups: shared (webhook worker, sweeps, scheduled wake-ups, the tracking token backfill) and per process (write-behind, the live device keys, surge)', () => {
+  test('background work is listed in two groups: shared (webhook worker, sweeps, scheduled wake-ups, the lateness monitor, the tracking token backfill) and per process (write-behind, the live device keys, surge)', () => {
     const shared = sharedWork(t.deps, t.services, { webhookWorker: true }).map((l) => l.name);
-    assert.deepEqual(shared.slice(0, 9), [
+    assert.deepEqual(shared.slice(0, 10), [
       'ride expiry sweep',
       'purging expired codes',
       'purging expired quotes',
@@ -27,12 +27,13 @@ describe('worker', () => {
       'ledger roll-up',
       'monthly invoices',
       'recurring jobs',
+      'lateness monitor',
       'dispatch sweep',
       'scheduled wake-ups',
     ]);
-    assert.match(shared[9]!, /^webhook worker /);
-    assert.equal(shared.length, 10);
-    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 9);
+    assert.match(shared[10]!, /^webhook worker /);
+    assert.equal(shared.length, 11);
+    assert.deepEqual(sharedWork(t.deps, t.services, { webhookWorker: false }).length, 10);
     assert.deepEqual(
       perProcessWork(t.services).map((l) => l.name),
       ['driver index and position write-behind', 'device keys', 'surge'],
