@@ -14,7 +14,7 @@ import type { Clock } from '../../shared/clock.js';
 import { AppError, badRequest, conflict, notFound } from '../../shared/errors.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { PayoutsRepository } from '../payouts/payouts.repository.js';
-import { darajaPhone, parseB2cResult, parseStatusResult } from './daraja-callbacks.js';
+import { darajaPhone, matchB2cResult, parseStatusResult } from './daraja-callbacks.js';
 import { DarajaError, type DarajaClient } from './daraja-client.js';
 import type { MpesaRepository, PaymentRow } from './mpesa.repository.js';
 import { B2cSettling, MINOR_PER_SHILLING } from './b2c-settling.js';
@@ -236,16 +236,7 @@ export class MpesaB2cPayouts {
     const ids = [r.Result?.OriginatorConversationID, r.Result?.ConversationID, r.Result?.ResultCode].map((v) =>
       String(v ?? ''),
     );
-    const text = JSON.stringify(body ?? null);
-    const dedupeKey = `${kind}:${tokenHash.slice(0, 16)}:${ids.join(':')}:${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
-    const stored = await repo.storeCallback(db, {
-      id: randomUUID(),
-      dedupe_key: dedupeKey,
-      kind,
-      token_hash: tokenHash,
-      body: text,
-      received_at: clock.now(),
-    });
+    const stored = await repo.storeCallback(db, { kind, tokenHash, ids, body, at: clock.now() });
     if (stored.fresh) this.counters.callbacksStored++;
     else this.counters.callbacksRepeated++;
     return stored.id;
@@ -290,10 +281,8 @@ export class MpesaB2cPayouts {
     const found = await repo.paymentByToken(trx, tokenHash);
     if (!found) return 'UNMATCHED';
     const p = (await repo.payment(trx, found.id, { lock: true }))!;
-    const result = parseB2cResult(body);
-    if (!result || result.originatorConversationId !== p.originator_conversation_id) return 'MISMATCH';
-    if (p.conversation_id && result.conversationId !== p.conversation_id) return 'MISMATCH';
-    if (p.state === 'PAID' || p.state === 'FAILED') return 'DUPLICATE';
+    const result = matchB2cResult(p, body);
+    if (typeof result === 'string') return result;
     if (kind === 'B2C_TIMEOUT') {
       await repo.setPayment(trx, p.id, { state: 'UNKNOWN', result_desc: 'Queue timeout' });
       await this.settling.settleLine(trx, p.line_id);

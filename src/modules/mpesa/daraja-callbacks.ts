@@ -102,6 +102,21 @@ export function parseB2cResult(body: unknown): B2cResult | undefined {
   return out;
 }
 
+/**
+ * A B2C result (a payout line's or a refund's) read against the row it answers: MISMATCH when its
+ * conversation ids are not the row's, DUPLICATE when the row already ended, else the parsed result.
+ */
+export function matchB2cResult(
+  row: { originator_conversation_id: string | null; conversation_id: string | null; state: string },
+  body: unknown,
+): B2cResult | 'MISMATCH' | 'DUPLICATE' {
+  const result = parseB2cResult(body);
+  if (!result || result.originatorConversationId !== row.originator_conversation_id) return 'MISMATCH';
+  if (row.conversation_id && result.conversationId !== row.conversation_id) return 'MISMATCH';
+  if (row.state === 'PAID' || row.state === 'FAILED') return 'DUPLICATE';
+  return result;
+}
+
 export function parseStatusResult(body: unknown): StatusResult | undefined {
   const read = readResult(body);
   if (!read) return undefined;

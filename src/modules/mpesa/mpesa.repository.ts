@@ -1,5 +1,6 @@
 // SQL of M-Pesa B2C payouts (contract section 26): the payments of payout lines, their Transaction
 // Status queries, the stored callbacks, and the line and batch states they move.
+import { createHash, randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../db/executor.js';
 import type { PayoutLineStatus } from '../../db/tables/ledger.js';
@@ -304,18 +305,24 @@ export class MpesaRepository {
     await trx.updateTable('mpesa_status_queries').set(fields).where('id', '=', id).execute();
   }
 
-  /** Stores a callback; a repeat (same key) stores nothing. Returns the row's id, new or old. */
+  /**
+   * Stores a callback as received; a repeat (the same kind, token, ids and body) stores nothing.
+   * Returns the row's id, new or old, and whether it is new.
+   */
   async storeCallback(
     trx: Executor,
-    row: {
-      id: string;
-      dedupe_key: string;
-      kind: MpesaCallbackKind;
-      token_hash: string;
-      body: string;
-      received_at: Date;
-    },
+    received: { kind: MpesaCallbackKind; tokenHash: string; ids: readonly string[]; body: unknown; at: Date },
   ): Promise<{ id: string; fresh: boolean }> {
+    const text = JSON.stringify(received.body ?? null);
+    const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
+    const row = {
+      id: randomUUID(),
+      dedupe_key: `${received.kind}:${received.tokenHash.slice(0, 16)}:${received.ids.join(':')}:${digest}`,
+      kind: received.kind,
+      token_hash: received.tokenHash,
+      body: text,
+      received_at: received.at,
+    };
     const inserted = await trx
       .insertInto('mpesa_callbacks')
       .values(row)

@@ -9,7 +9,7 @@ import { AppError } from '../../shared/errors.js';
 import { Body, IdParams, Phone, errorResponses as errors } from '../../shared/schemas.js';
 import { JobPayment } from './payments.schemas.js';
 import { CALLBACK_ACK } from '../mpesa/daraja-callbacks.js';
-import { StkCollections } from './stk-collections.service.js';
+import { MpesaB2cPayouts } from '../mpesa/b2c-payouts.service.js';
 
 const TokenParams = Type.Object(
   { token: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$' }) },
@@ -69,7 +69,7 @@ export const paymentsModule: FeatureModule = async (app, { services, guard, deps
         },
       },
       async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply) => {
-        const tokenHash = StkCollections.hashToken(request.params.token);
+        const tokenHash = MpesaB2cPayouts.hashToken(request.params.token);
         if (perToken && !(await perToken(tokenHash)).allowed)
           throw new AppError(429, 'RATE_LIMITED', 'Too many callbacks for this request');
         const id =

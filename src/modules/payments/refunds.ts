@@ -2,7 +2,7 @@
 // the money back by B2C (what was paid less any cancellation fee, in whole shillings). One refund per
 // job (a unique row), with a stable OriginatorConversationID, so that no retry or restart pays it
 // twice; booked MPESA → payer by the refund's receipt when its result comes.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { MpesaConfig } from '../../config/mpesa.js';
@@ -12,7 +12,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { PayableJobs } from './payment-port.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import { mpesaRefundEntries } from '../ledger/postings.js';
-import { parseB2cResult } from '../mpesa/daraja-callbacks.js';
+import { matchB2cResult } from '../mpesa/daraja-callbacks.js';
 import { DarajaError, type DarajaClient } from '../mpesa/daraja-client.js';
 import { MpesaB2cPayouts } from '../mpesa/b2c-payouts.service.js';
 import type { MpesaRepository } from '../mpesa/mpesa.repository.js';
@@ -127,15 +127,7 @@ export class MpesaRefunds {
       logger.warn({ kind }, 'M-Pesa callback for an unknown token refused');
       return undefined;
     }
-    const text = JSON.stringify(body ?? null);
-    const stored = await callbacks.storeCallback(db, {
-      id: randomUUID(),
-      dedupe_key: `${kind}:${tokenHash.slice(0, 16)}:${createHash('sha256').update(text).digest('hex').slice(0, 32)}`,
-      kind,
-      token_hash: tokenHash,
-      body: text,
-      received_at: clock.now(),
-    });
+    const stored = await callbacks.storeCallback(db, { kind, tokenHash, ids: [], body, at: clock.now() });
     return stored.id;
   }
 
@@ -150,10 +142,8 @@ export class MpesaRefunds {
     const found = await repo.refundByToken(trx, tokenHash);
     if (!found) return 'UNMATCHED';
     const r = (await repo.refund(trx, found.id, { lock: true }))!;
-    const result = parseB2cResult(body);
-    if (!result || result.originatorConversationId !== r.originator_conversation_id) return 'MISMATCH';
-    if (r.conversation_id && result.conversationId !== r.conversation_id) return 'MISMATCH';
-    if (r.state === 'PAID' || r.state === 'FAILED') return 'DUPLICATE';
+    const result = matchB2cResult(r, body);
+    if (typeof result === 'string') return result;
     if (kind === 'REFUND_TIMEOUT') {
       await repo.setRefund(trx, r.id, { state: 'UNKNOWN', result_desc: 'Queue timeout' });
       return 'UNKNOWN';

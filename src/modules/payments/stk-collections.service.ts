@@ -5,7 +5,7 @@
 // CheckoutRequestID, its amount and phone, else nothing is booked and STK Push Query decides. A
 // paid prompt books payer ← MPESA in the ledger (keyed by the receipt, or by the CheckoutRequestID
 // when only the query knows it) and tells the job (PayableJobs), in one transaction.
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { MpesaConfig } from '../../config/mpesa.js';
@@ -18,6 +18,7 @@ import type { JobPaymentsPort, PayableJob, PayableJobs, PayableJobType } from '.
 import type { LedgerService } from '../ledger/ledger.service.js';
 import { mpesaPaymentEntries } from '../ledger/postings.js';
 import { darajaPhone, parseStkCallback } from '../mpesa/daraja-callbacks.js';
+import { MpesaB2cPayouts } from '../mpesa/b2c-payouts.service.js';
 import { DarajaError, type DarajaClient } from '../mpesa/daraja-client.js';
 import type { MpesaRepository } from '../mpesa/mpesa.repository.js';
 import type { PaymentsRepository, StkRow } from './payments.repository.js';
@@ -76,10 +77,6 @@ export class StkCollections implements JobPaymentsPort {
     return createHmac('sha256', this.tokenKey).update(`${kind}:${id}`).digest('base64url').slice(0, 32);
   }
 
-  static hashToken(token: string): string {
-    return createHash('sha256').update(token).digest('hex');
-  }
-
   // --- the port jobs call -------------------------------------------------------------------------
 
   check(input: { amount: number; currency: string; phone: string }): { amount: number; phone: string } {
@@ -109,7 +106,7 @@ export class StkCollections implements JobPaymentsPort {
       job_id: job.jobId,
       amount: Math.ceil(job.amount / MINOR),
       phone: darajaPhone(job.phone)!,
-      token_hash: StkCollections.hashToken(this.token('stk', id)),
+      token_hash: MpesaB2cPayouts.hashToken(this.token('stk', id)),
       created_at: job.at,
     });
   }
@@ -149,7 +146,7 @@ export class StkCollections implements JobPaymentsPort {
         job_id: jobId,
         amount: Math.ceil(locked.amount / MINOR),
         phone: darajaPhone(target)!,
-        token_hash: StkCollections.hashToken(this.token('stk', id)),
+        token_hash: MpesaB2cPayouts.hashToken(this.token('stk', id)),
         created_at: now,
       });
       await this.payable.pending(trx, jobType, jobId, target);
@@ -243,22 +240,19 @@ export class StkCollections implements JobPaymentsPort {
   /** Stores a callback at /api/hooks/daraja/stk/:token/result (committed); undefined for an unknown token. */
   async receive(token: string, body: unknown): Promise<string | undefined> {
     const { db, repo, callbacks, clock, logger } = this.deps;
-    const tokenHash = StkCollections.hashToken(token);
+    const tokenHash = MpesaB2cPayouts.hashToken(token);
     if (!(await repo.stkByToken(db, tokenHash))) {
       this.counters.callbacksUnknownToken++;
       logger.warn({ kind: 'STK_RESULT' }, 'M-Pesa callback for an unknown token refused');
       return undefined;
     }
     const parsed = parseStkCallback(body);
-    const text = JSON.stringify(body ?? null);
-    const dedupeKey = `STK_RESULT:${tokenHash.slice(0, 16)}:${parsed?.checkoutRequestId ?? ''}:${parsed?.resultCode ?? ''}:${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
     const stored = await callbacks.storeCallback(db, {
-      id: randomUUID(),
-      dedupe_key: dedupeKey,
       kind: 'STK_RESULT',
-      token_hash: tokenHash,
-      body: text,
-      received_at: clock.now(),
+      tokenHash,
+      ids: [parsed?.checkoutRequestId ?? '', parsed?.resultCode ?? ''],
+      body,
+      at: clock.now(),
     });
     if (stored.fresh) this.counters.callbacksStored++;
     else this.counters.callbacksRepeated++;
