@@ -9,6 +9,19 @@ import { PACKAGE_KG } from '../jobs/driver-claims.repository.js';
 
 export const ACTIVE_PACKAGE = ['ASSIGNED', 'PICKED_UP', 'IN_TRANSIT'] as const;
 
+/** What a route's stops are built from: a package's stops, windows and load. */
+const STOP_COLUMNS = [
+  'p.id',
+  'p.status',
+  'p.pickup',
+  'p.dropoff',
+  'p.pickup_window_start',
+  'p.pickup_window_end',
+  'p.dropoff_window_start',
+  'p.dropoff_window_end',
+  PACKAGE_KG.as('kg'),
+] as const;
+
 export class RoutesRepository {
   constructor(private readonly db: DB) {}
 
@@ -71,19 +84,7 @@ export class RoutesRepository {
   activePackages(db: Executor, driverId: string) {
     return db
       .selectFrom('packages as p')
-      .select([
-        'p.id',
-        'p.status',
-        'p.pickup',
-        'p.dropoff',
-        'p.pickup_window_start',
-        'p.pickup_window_end',
-        'p.dropoff_window_start',
-        'p.dropoff_window_end',
-        'p.updated_at',
-        'p.created_at',
-        PACKAGE_KG.as('kg'),
-      ])
+      .select([...STOP_COLUMNS, 'p.updated_at', 'p.created_at'])
       .where('p.driver_id', '=', driverId)
       .where('p.status', 'in', ACTIVE_PACKAGE)
       .orderBy('p.created_at')
@@ -178,18 +179,7 @@ export class RoutesRepository {
         .execute(),
       db
         .selectFrom('packages as p')
-        .select([
-          'p.driver_id',
-          'p.id',
-          'p.status',
-          'p.pickup',
-          'p.dropoff',
-          'p.pickup_window_start',
-          'p.pickup_window_end',
-          'p.dropoff_window_start',
-          'p.dropoff_window_end',
-          PACKAGE_KG.as('kg'),
-        ])
+        .select(['p.driver_id', ...STOP_COLUMNS])
         .where('p.driver_id', 'in', driverIds)
         .where('p.status', 'in', ACTIVE_PACKAGE)
         .orderBy('p.created_at')
